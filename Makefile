@@ -1,0 +1,59 @@
+# kreact's two commands are `make demo` and `make test`; everything they need
+# is built here from pinned Go modules.
+
+GO      ?= go
+BIN     := $(CURDIR)/bin
+CP      := hack/controlplane
+export KREACT_BIN_DIR := $(BIN)
+
+.PHONY: all build controlplane test unit vet fmt-check leftovers bench demo cluster-up cluster-down clean
+
+all: build
+
+## build: the kreact binary in bin/
+build:
+	$(GO) build -o $(BIN)/kreact ./cmd/kreact
+
+## controlplane: etcd, kube-apiserver, kube-controller-manager and kubectl in bin/
+## (about 10 minutes on 2 cores the first time; nothing to do afterwards)
+controlplane: $(BIN)/etcd $(BIN)/kube-apiserver
+
+$(BIN)/etcd: $(CP)/etcd/go.mod $(CP)/etcd/go.sum $(CP)/etcd/main.go
+	cd $(CP)/etcd && $(GO) build -o $(BIN)/etcd .
+
+$(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kubectl &: $(CP)/go.mod $(CP)/go.sum $(wildcard $(CP)/*/main.go)
+	@echo "building kube-apiserver, kube-controller-manager and kubectl from k8s.io/kubernetes (slow the first time)"
+	cd $(CP) && $(GO) build -o $(BIN)/ ./kube-apiserver ./kube-controller-manager ./kubectl
+	@touch $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kubectl
+
+## test: formatting, vet, every unit and e2e test with -race, and a check that
+## no control-plane process is left running
+test: controlplane fmt-check vet
+	$(GO) test -race -timeout 30m ./...
+	$(MAKE) --no-print-directory leftovers
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+leftovers:
+	@if pgrep -f '$(BIN)/(etcd|kube-apiserver|kube-controller-manager)' >/dev/null; then \
+		echo "control-plane processes left running:"; pgrep -af '$(BIN)/(etcd|kube-apiserver|kube-controller-manager)'; exit 1; \
+	else echo "no control-plane process left running"; fi
+
+## bench: the benchmarks, with memory figures
+bench: controlplane
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## cluster-up / cluster-down: a local control plane for people (kubeconfig in .kreact-dev/)
+cluster-up: controlplane
+	$(GO) run ./hack/cluster up
+
+cluster-down:
+	$(GO) run ./hack/cluster down
+
+clean:
+	rm -rf $(BIN) .kreact-dev

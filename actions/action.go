@@ -1,0 +1,68 @@
+package actions
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Verb is what an action does.
+type Verb string
+
+// The action verbs a rule can ask for. They are also the verbs a rule
+// declares in its permissions.
+const (
+	// Create creates Object.
+	Create Verb = "create"
+	// Apply server-side applies Object with field manager "kreact".
+	Apply Verb = "apply"
+	// Patch sends Patch with PatchType (merge or JSON patch).
+	Patch Verb = "patch"
+	// Delete deletes the named object.
+	Delete Verb = "delete"
+	// Event records a Kubernetes Event about the named object.
+	Event Verb = "event"
+	// HTTP sends an HTTP request to a URL the rule allows.
+	HTTP Verb = "http"
+)
+
+// Action is one request a rule made. It is plain data: scripts build it, the
+// queue carries it and a worker executes it.
+type Action struct {
+	// Rule is the name of the rule that asked for the action.
+	Rule string
+	// Verb is what to do.
+	Verb Verb
+	// Resource is the target's resolved resource; zero for HTTP.
+	Resource schema.GroupVersionResource
+	// Kind and APIVersion of the target, for events and logs.
+	Kind, APIVersion string
+	// Namespaced is true when Resource is namespace-scoped.
+	Namespaced bool
+	// Namespace and Name of the target object. Name may be empty for a
+	// create that uses metadata.generateName.
+	Namespace, Name string
+	// UID of the target object, when known (events).
+	UID types.UID
+	// Object is the body of a create or apply.
+	Object map[string]any
+	// PatchType is types.MergePatchType or types.JSONPatchType for Patch.
+	PatchType types.PatchType
+	// PatchData is the JSON patch body for Patch.
+	PatchData []byte
+	// EventType ("Normal" or "Warning"), Reason and Message describe an Event.
+	EventType, Reason, Message string
+	// Request describes an HTTP action.
+	Request *HTTPRequest
+	// DryRun sends the request with dryRun=All (HTTP: not sent, only logged).
+	DryRun bool
+	// Origin is where the script asked for it, "file:line:col", for logs.
+	Origin string
+}
+
+// HTTPRequest is the request of an HTTP action.
+type HTTPRequest struct {
+	Method  string
+	URL     string
+	Headers map[string]string
+	Body    []byte
+}
