@@ -59,7 +59,11 @@ func Start(opts Options) (c *Cluster, err error) {
 			return nil, err
 		}
 	}
-	for _, bin := range []string{"etcd", "kube-apiserver", "kube-controller-manager"} {
+	bins := []string{"etcd", "kube-apiserver"}
+	if opts.ControllerManager {
+		bins = append(bins, "kube-controller-manager")
+	}
+	for _, bin := range bins {
 		if _, err := os.Stat(filepath.Join(opts.BinDir, bin)); err != nil {
 			return nil, fmt.Errorf("control-plane binary %s missing in %s (run `make controlplane`): %w", bin, opts.BinDir, err)
 		}

@@ -1,10 +1,10 @@
 package testcluster_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
-	"context"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -35,7 +35,8 @@ func TestSmokeCRDLifecycle(t *testing.T) {
 	widgets := dyn.Resource(crd.GVR()).Namespace("default")
 	// Discovery of a new CRD is eventually consistent with Established.
 	var watcher watch.Interface
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		// The watch must outlive the poll, so it gets the test's context.
 		w, err := widgets.Watch(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil

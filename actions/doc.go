@@ -1,0 +1,30 @@
+// Package actions carries what rules ask for (create, server-side apply,
+// patch, delete, a Kubernetes Event, an HTTP request) from the script that
+// asked to the API server.
+//
+// Each rule gets its own Queue, so a rule whose actions fail, or that is
+// rate limited, never delays another rule. A Queue is a client-go typed
+// rate-limiting workqueue keyed by the target object; the actions for one
+// object wait in a FIFO beside the queue. The workqueue never hands one key
+// to two workers at once, so the actions on one object run one at a time, in
+// the order the rule asked for them, while different objects proceed in
+// parallel and in no particular order.
+//
+// Failures are classified:
+//   - the API server is unreachable or overloaded (connection errors,
+//     timeouts, 429, 503): the action waits with exponential backoff and is
+//     retried for as long as the queue runs; this does not count against the
+//     retry limit, so an API server that goes away loses no queued action;
+//   - a failure worth retrying (conflict, internal error): retried with
+//     backoff up to the rule's retry limit, then logged with its cause and
+//     counted as given up;
+//   - a request the server refuses for good (forbidden, invalid, bad
+//     request): logged with the verb and resource and counted as failed at
+//     once;
+//   - creating what already exists and deleting what is already gone count
+//     as done: actions are idempotent, since two leaders may briefly overlap.
+//
+// Dry-run sends the same requests with dryRun=All, so the API server still
+// validates them, and logs what would have happened; HTTP requests are only
+// logged.
+package actions

@@ -1,0 +1,226 @@
+package actions
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+)
+
+// FieldManager is the field manager of every write kreact makes.
+const FieldManager = "kreact"
+
+var eventsGVR = schema.GroupVersionResource{Version: "v1", Resource: "events"}
+
+// execute performs one action against the API server (or the HTTP target).
+func (q *Queue) execute(ctx context.Context, a Action) error {
+	var dryRun []string
+	if a.DryRun {
+		dryRun = []string{metav1.DryRunAll}
+	}
+	target := q.resourceClient(a.Resource, a.Namespace)
+	var err error
+	switch a.Verb {
+	case Create:
+		_, err = target.Create(ctx, &unstructured.Unstructured{Object: a.Object}, metav1.CreateOptions{DryRun: dryRun, FieldManager: FieldManager})
+		if apierrors.IsAlreadyExists(err) {
+			q.log.Debug("create: already exists", actionAttrs(a)...)
+			err = nil
+		}
+	case Apply:
+		_, err = target.Apply(ctx, a.Name, &unstructured.Unstructured{Object: a.Object}, metav1.ApplyOptions{DryRun: dryRun, FieldManager: FieldManager, Force: true})
+	case Patch:
+		_, err = target.Patch(ctx, a.Name, a.PatchType, a.PatchData, metav1.PatchOptions{DryRun: dryRun, FieldManager: FieldManager})
+	case Delete:
+		policy := metav1.DeletePropagationBackground
+		err = target.Delete(ctx, a.Name, metav1.DeleteOptions{DryRun: dryRun, PropagationPolicy: &policy})
+		if apierrors.IsNotFound(err) {
+			err = nil
+		}
+	case Event:
+		_, err = q.resourceClient(eventsGVR, eventNamespace(a)).Create(ctx, eventObject(a, time.Now()), metav1.CreateOptions{DryRun: dryRun})
+	case HTTP:
+		err = q.sendHTTP(ctx, a)
+	default:
+		err = &permanentError{fmt.Errorf("unknown action verb %q", a.Verb)}
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", a.Verb, describeTarget(a), err)
+	}
+	if a.DryRun {
+		q.log.Info("dry-run: would "+string(a.Verb), actionAttrs(a)...)
+	} else {
+		q.log.Info(string(a.Verb)+" done", actionAttrs(a)...)
+	}
+	return nil
+}
+
+func (q *Queue) resourceClient(gvr schema.GroupVersionResource, namespace string) dynamic.ResourceInterface {
+	if namespace == "" {
+		return q.client.Resource(gvr)
+	}
+	return q.client.Resource(gvr).Namespace(namespace)
+}
+
+func (q *Queue) sendHTTP(ctx context.Context, a Action) error {
+	r := a.Request
+	if r == nil {
+		return &permanentError{errors.New("http action without a request")}
+	}
+	if a.DryRun {
+		return nil
+	}
+	method := r.Method
+	if method == "" {
+		method = http.MethodPost
+	}
+	req, err := http.NewRequestWithContext(ctx, method, r.URL, bytes.NewReader(r.Body))
+	if err != nil {
+		return &permanentError{err}
+	}
+	for k, v := range r.Headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := q.opts.HTTPClient.Do(req)
+	if err != nil {
+		return &unreachableError{err}
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	switch {
+	case resp.StatusCode < 300:
+		return nil
+	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
+		return fmt.Errorf("HTTP %s", resp.Status)
+	default:
+		return &permanentError{fmt.Errorf("HTTP %s", resp.Status)}
+	}
+}
+
+// eventNamespace is where an Event about a's target lives: the object's
+// namespace, or "default" for cluster-scoped objects, as kubectl does.
+func eventNamespace(a Action) string {
+	if a.Namespace != "" {
+		return a.Namespace
+	}
+	return metav1.NamespaceDefault
+}
+
+// eventObject builds a core/v1 Event about the action's target.
+func eventObject(a Action, now time.Time) *unstructured.Unstructured {
+	ts := now.UTC().Format(time.RFC3339)
+	eventType := a.EventType
+	if eventType == "" {
+		eventType = "Normal"
+	}
+	involved := map[string]any{
+		"apiVersion": a.APIVersion,
+		"kind":       a.Kind,
+		"name":       a.Name,
+	}
+	if a.Namespace != "" {
+		involved["namespace"] = a.Namespace
+	}
+	if a.UID != "" {
+		involved["uid"] = string(a.UID)
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1",
+		"kind":       "Event",
+		"metadata": map[string]any{
+			"generateName": strings.ToLower(a.Name) + ".",
+			"namespace":    eventNamespace(a),
+		},
+		"involvedObject":     involved,
+		"type":               eventType,
+		"reason":             a.Reason,
+		"message":            a.Message,
+		"source":             map[string]any{"component": "kreact"},
+		"reportingComponent": "kreact",
+		"reportingInstance":  a.Rule,
+		"firstTimestamp":     ts,
+		"lastTimestamp":      ts,
+		"count":              int64(1),
+	}}
+}
+
+func describeTarget(a Action) string {
+	if a.Verb == HTTP && a.Request != nil {
+		return a.Request.URL
+	}
+	name := a.Name
+	if a.Namespace != "" {
+		name = a.Namespace + "/" + name
+	}
+	return resourceName(a) + " " + name
+}
+
+// errorClass says what to do about a failed attempt.
+type errorClass int
+
+const (
+	done        errorClass = iota // no error
+	retriable                     // try again, up to the retry limit
+	unreachable                   // the server is not there: wait, no limit
+	permanent                     // retrying cannot help
+)
+
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+type unreachableError struct{ err error }
+
+func (e *unreachableError) Error() string { return e.err.Error() }
+func (e *unreachableError) Unwrap() error { return e.err }
+
+func classify(err error) errorClass {
+	var perm *permanentError
+	var unreach *unreachableError
+	var netErr net.Error
+	switch {
+	case err == nil:
+		return done
+	case errors.As(err, &perm):
+		return permanent
+	case errors.As(err, &unreach):
+		return unreachable
+	case apierrors.IsForbidden(err), apierrors.IsUnauthorized(err), apierrors.IsInvalid(err),
+		apierrors.IsBadRequest(err), apierrors.IsNotFound(err), apierrors.IsMethodNotSupported(err),
+		apierrors.IsNotAcceptable(err), apierrors.IsUnsupportedMediaType(err), apierrors.IsRequestEntityTooLargeError(err):
+		return permanent
+	case apierrors.IsServiceUnavailable(err), apierrors.IsTooManyRequests(err), apierrors.IsServerTimeout(err),
+		apierrors.IsTimeout(err), errors.As(err, &netErr), isConnectionError(err):
+		return unreachable
+	default:
+		return retriable
+	}
+}
+
+// isConnectionError recognises transport failures client-go reports as plain
+// errors (a closed connection, EOF while the server restarts).
+func isConnectionError(err error) bool {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return true
+	}
+	msg := err.Error()
+	for _, s := range []string{"connection refused", "connection reset", "http2: client connection lost", "i/o timeout", "no such host", "EOF"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+

@@ -1,0 +1,339 @@
+package actions
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// Options configure a Queue. The zero value is usable.
+type Options struct {
+	// Name names the queue in logs and workqueue metrics, usually the rule's
+	// name. Empty means "actions".
+	Name string
+	// Workers is how many actions run at once. Zero means 1.
+	Workers int
+	// Retries is how many times a failed action is retried before it is
+	// given up. Zero means 5; negative means never retry.
+	Retries int
+	// RateLimit is the number of actions per second the queue executes.
+	// Zero means 10; negative means unlimited.
+	RateLimit float64
+	// Burst is how many actions may run at once above RateLimit. Zero
+	// means twice RateLimit (at least 1).
+	Burst int
+	// BaseDelay and MaxDelay bound the exponential backoff between retries.
+	// Zero means 100ms and 30s.
+	BaseDelay, MaxDelay time.Duration
+	// DryRun executes every action as a dry run, whatever the action says.
+	DryRun bool
+	// DrainTimeout bounds how long Run waits, once its context ends, for
+	// queued actions to finish. Zero means 10s.
+	DrainTimeout time.Duration
+	// Logger receives a line per action executed, retried or failed. Nil
+	// means slog.Default().
+	Logger *slog.Logger
+	// HTTPClient sends HTTP actions. Nil means a client with a 10s timeout.
+	HTTPClient *http.Client
+	// MetricsProvider receives the workqueue's metrics. Nil means client-go's
+	// global provider (which does nothing unless one is registered).
+	MetricsProvider workqueue.MetricsProvider
+	// OnResult, if set, is called after every attempt, from a worker
+	// goroutine. It must not block.
+	OnResult func(Result)
+}
+
+// Outcome says how one attempt at an action ended.
+type Outcome string
+
+// The outcomes of an attempt.
+const (
+	Succeeded Outcome = "succeeded"
+	Retrying  Outcome = "retrying" // failed, will be tried again
+	Failed    Outcome = "failed"   // refused for good by the server
+	GaveUp    Outcome = "gave-up"  // retries exhausted
+	Waiting   Outcome = "waiting"  // API server unreachable; will retry
+)
+
+// Result reports one attempt at an action.
+type Result struct {
+	Action  Action
+	Outcome Outcome
+	Err     error
+}
+
+// Stats counts what a Queue did. Counters only grow.
+type Stats struct {
+	Succeeded, Retried, Failed, GaveUp int64
+}
+
+// Queue executes the actions of one rule. Enqueue may be called from any
+// goroutine; Run must be called once.
+type Queue struct {
+	opts    Options
+	client  dynamic.Interface
+	log     *slog.Logger
+	queue   workqueue.TypedRateLimitingInterface[targetKey]
+	limiter *rate.Limiter
+
+	mu      sync.Mutex
+	pending map[targetKey][]Action
+	seq     uint64
+
+	succeeded, retried, failed, gaveUp atomic.Int64
+}
+
+// NewQueue returns a Queue that executes actions with client.
+func NewQueue(client dynamic.Interface, opts Options) *Queue {
+	if opts.Name == "" {
+		opts.Name = "actions"
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 1
+	}
+	if opts.Retries == 0 {
+		opts.Retries = 5
+	}
+	if opts.RateLimit == 0 {
+		opts.RateLimit = 10
+	}
+	if opts.Burst <= 0 {
+		opts.Burst = max(1, int(2*opts.RateLimit))
+	}
+	if opts.BaseDelay <= 0 {
+		opts.BaseDelay = 100 * time.Millisecond
+	}
+	if opts.MaxDelay <= 0 {
+		opts.MaxDelay = 30 * time.Second
+	}
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = 10 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	limit := rate.Limit(opts.RateLimit)
+	if opts.RateLimit < 0 {
+		limit = rate.Inf
+	}
+	q := &Queue{
+		opts:    opts,
+		client:  client,
+		log:     opts.Logger.With("queue", opts.Name),
+		limiter: rate.NewLimiter(limit, opts.Burst),
+		pending: map[targetKey][]Action{},
+	}
+	q.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[targetKey](opts.BaseDelay, opts.MaxDelay),
+		workqueue.TypedRateLimitingQueueConfig[targetKey]{Name: opts.Name, MetricsProvider: opts.MetricsProvider},
+	)
+	return q
+}
+
+// Enqueue adds an action behind the other actions on the same object. It
+// never blocks. Actions enqueued after Run has returned are dropped with a
+// log line.
+func (q *Queue) Enqueue(a Action) {
+	if q.queue.ShuttingDown() {
+		q.log.Warn("action dropped: queue is shut down", actionAttrs(a)...)
+		return
+	}
+	q.mu.Lock()
+	q.seq++
+	key := keyOf(a, q.seq)
+	q.pending[key] = append(q.pending[key], a)
+	q.mu.Unlock()
+	q.queue.Add(key)
+}
+
+// Len returns how many actions wait to be executed.
+func (q *Queue) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := 0
+	for _, actions := range q.pending {
+		n += len(actions)
+	}
+	return n
+}
+
+// Stats returns the queue's counters.
+func (q *Queue) Stats() Stats {
+	return Stats{
+		Succeeded: q.succeeded.Load(),
+		Retried:   q.retried.Load(),
+		Failed:    q.failed.Load(),
+		GaveUp:    q.gaveUp.Load(),
+	}
+}
+
+// Run executes actions until ctx ends, then stops taking new ones, lets the
+// queued ones finish for up to Options.DrainTimeout and returns.
+func (q *Queue) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	// Workers use their own context so that draining can still execute.
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	for range q.opts.Workers {
+		wg.Go(func() {
+			for q.processNext(workCtx) {
+			}
+		})
+	}
+	<-ctx.Done()
+	drained := make(chan struct{})
+	go func() {
+		q.queue.ShutDownWithDrain()
+		close(drained)
+	}()
+	select {
+	case <-drained:
+	case <-time.After(q.opts.DrainTimeout):
+		cancelWork()
+		q.queue.ShutDown()
+	}
+	wg.Wait()
+	if n := q.Len(); n > 0 {
+		q.log.Warn("stopped with actions not executed", "count", n)
+	}
+	return nil
+}
+
+// processNext executes the oldest action on one object. It returns false
+// when the queue has shut down.
+func (q *Queue) processNext(ctx context.Context) bool {
+	key, shutdown := q.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer q.queue.Done(key)
+
+	q.mu.Lock()
+	actions := q.pending[key]
+	q.mu.Unlock()
+	if len(actions) == 0 {
+		q.queue.Forget(key)
+		return true
+	}
+	a := actions[0]
+	if err := q.limiter.Wait(ctx); err != nil {
+		q.queue.AddRateLimited(key)
+		return true
+	}
+	if q.opts.DryRun {
+		a.DryRun = true
+	}
+	err := q.execute(ctx, a)
+	switch class := classify(err); {
+	case class == done:
+		q.succeeded.Add(1)
+		q.report(a, Succeeded, nil)
+		q.pop(key)
+	case class == unreachable && ctx.Err() == nil:
+		// Not the action's fault: wait for the server without using up
+		// retries. The per-item backoff still grows, up to MaxDelay.
+		q.report(a, Waiting, err)
+		q.log.Warn("API server unavailable; action will be retried", append(actionAttrs(a), "error", err)...)
+		q.queue.AddRateLimited(key)
+		return true
+	case class == retriable && q.queue.NumRequeues(key) < q.opts.Retries:
+		q.retried.Add(1)
+		q.report(a, Retrying, err)
+		q.log.Info("action failed; retrying", append(actionAttrs(a), "attempt", q.queue.NumRequeues(key)+1, "error", err)...)
+		q.queue.AddRateLimited(key)
+		return true
+	case class == permanent:
+		q.failed.Add(1)
+		q.report(a, Failed, err)
+		q.log.Error("action refused", append(actionAttrs(a), "error", err)...)
+		q.pop(key)
+	default:
+		q.gaveUp.Add(1)
+		q.report(a, GaveUp, err)
+		q.log.Error("action gave up after retries", append(actionAttrs(a), "retries", q.queue.NumRequeues(key), "error", err)...)
+		q.pop(key)
+	}
+	return true
+}
+
+// pop removes the head action of key and requeues the key if more wait.
+func (q *Queue) pop(key targetKey) {
+	q.queue.Forget(key)
+	q.mu.Lock()
+	rest := q.pending[key][1:]
+	if len(rest) == 0 {
+		delete(q.pending, key)
+	} else {
+		q.pending[key] = rest
+	}
+	q.mu.Unlock()
+	if len(rest) > 0 {
+		q.queue.Add(key)
+	}
+}
+
+func (q *Queue) report(a Action, o Outcome, err error) {
+	if q.opts.OnResult != nil {
+		q.opts.OnResult(Result{Action: a, Outcome: o, Err: err})
+	}
+}
+
+// targetKey identifies the object an action is about; actions with the same
+// key run in order.
+type targetKey struct {
+	group, resource, namespace, name string
+}
+
+func keyOf(a Action, seq uint64) targetKey {
+	switch {
+	case a.Verb == HTTP && a.Request != nil:
+		return targetKey{resource: "http", name: a.Request.URL}
+	case a.Name == "":
+		// A create with generateName has no identity yet: nothing to order
+		// it against.
+		return targetKey{group: a.Resource.Group, resource: a.Resource.Resource, namespace: a.Namespace, name: fmt.Sprintf("#%d", seq)}
+	default:
+		return targetKey{group: a.Resource.Group, resource: a.Resource.Resource, namespace: a.Namespace, name: a.Name}
+	}
+}
+
+// actionAttrs are the log attributes naming an action and its target.
+func actionAttrs(a Action) []any {
+	attrs := []any{"rule", a.Rule, "verb", string(a.Verb)}
+	if a.Verb == HTTP && a.Request != nil {
+		return append(attrs, "url", a.Request.URL)
+	}
+	attrs = append(attrs, "resource", resourceName(a))
+	if a.Namespace != "" {
+		attrs = append(attrs, "namespace", a.Namespace)
+	}
+	if a.Name != "" {
+		attrs = append(attrs, "name", a.Name)
+	}
+	if a.Origin != "" {
+		attrs = append(attrs, "origin", a.Origin)
+	}
+	if a.DryRun {
+		attrs = append(attrs, "dryRun", true)
+	}
+	return attrs
+}
+
+// resourceName is the kubectl form of the target's resource, "deployments.apps".
+func resourceName(a Action) string {
+	if a.Resource.Group == "" {
+		return a.Resource.Resource
+	}
+	return a.Resource.Resource + "." + a.Resource.Group
+}
