@@ -223,4 +223,3 @@ func isConnectionError(err error) bool {
 	}
 	return false
 }
-
