@@ -41,6 +41,9 @@ type Action struct {
 	// Namespace and Name of the target object. Name may be empty for a
 	// create that uses metadata.generateName.
 	Namespace, Name string
+	// Subresource, if set, targets a subresource of the object, such as
+	// "status", for Apply and Patch.
+	Subresource string
 	// UID of the target object, when known (events).
 	UID types.UID
 	// Object is the body of a create or apply.

@@ -39,9 +39,9 @@ func (q *Queue) execute(ctx context.Context, a Action) error {
 			err = nil
 		}
 	case Apply:
-		_, err = target.Apply(ctx, a.Name, &unstructured.Unstructured{Object: a.Object}, metav1.ApplyOptions{DryRun: dryRun, FieldManager: FieldManager, Force: true})
+		_, err = target.Apply(ctx, a.Name, &unstructured.Unstructured{Object: a.Object}, metav1.ApplyOptions{DryRun: dryRun, FieldManager: FieldManager, Force: true}, subresources(a)...)
 	case Patch:
-		_, err = target.Patch(ctx, a.Name, a.PatchType, a.PatchData, metav1.PatchOptions{DryRun: dryRun, FieldManager: FieldManager})
+		_, err = target.Patch(ctx, a.Name, a.PatchType, a.PatchData, metav1.PatchOptions{DryRun: dryRun, FieldManager: FieldManager}, subresources(a)...)
 	case Delete:
 		policy := metav1.DeletePropagationBackground
 		err = target.Delete(ctx, a.Name, metav1.DeleteOptions{DryRun: dryRun, PropagationPolicy: &policy})
@@ -64,6 +64,13 @@ func (q *Queue) execute(ctx context.Context, a Action) error {
 		q.log.Info(string(a.Verb)+" done", actionAttrs(a)...)
 	}
 	return nil
+}
+
+func subresources(a Action) []string {
+	if a.Subresource == "" {
+		return nil
+	}
+	return []string{a.Subresource}
 }
 
 func (q *Queue) resourceClient(gvr schema.GroupVersionResource, namespace string) dynamic.ResourceInterface {
@@ -162,6 +169,9 @@ func describeTarget(a Action) string {
 	name := a.Name
 	if a.Namespace != "" {
 		name = a.Namespace + "/" + name
+	}
+	if a.Subresource != "" {
+		name += " (" + a.Subresource + ")"
 	}
 	return resourceName(a) + " " + name
 }

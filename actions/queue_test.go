@@ -278,3 +278,33 @@ func TestHTTPActionSendsTheRequest(t *testing.T) {
 		t.Fatal("HTTP action never arrived")
 	}
 }
+
+func TestPatchStatusSubresource(t *testing.T) {
+	ctx := t.Context()
+	dyn := dynamic.NewForConfigOrDie(cluster.Config())
+	crd := testcluster.CRD{Group: "actions.kreact.dev", Kind: "Job", Plural: "jobs"}
+	if err := testcluster.CreateCRD(ctx, dyn, crd); err != nil {
+		t.Fatal(err)
+	}
+	createNamespace(t, "status")
+	jobs := dyn.Resource(crd.GVR()).Namespace("status")
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "actions.kreact.dev/v1", "kind": "Job", "metadata": map[string]any{"name": "j"}}}
+	eventually(t, "the custom resource to be creatable", func() bool {
+		_, err := jobs.Create(ctx, obj, metav1.CreateOptions{})
+		return err == nil || apierrors.IsAlreadyExists(err)
+	})
+	q, res := startQueue(t, actions.Options{Name: "status"})
+	q.Enqueue(actions.Action{Verb: actions.Patch, Resource: crd.GVR(), Namespace: "status", Name: "j", Subresource: "status",
+		PatchType: types.MergePatchType, PatchData: []byte(`{"status":{"phase":"Done"},"spec":{"ignored":true}}`)})
+	eventually(t, "the status patch to succeed", func() bool { return res.count(actions.Succeeded) == 1 })
+	got, err := jobs.Get(ctx, "j", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if phase, _, _ := unstructured.NestedString(got.Object, "status", "phase"); phase != "Done" {
+		t.Errorf("status.phase = %q, want Done", phase)
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(got.Object, "spec", "ignored"); found {
+		t.Error("a status patch changed spec")
+	}
+}
