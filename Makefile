@@ -16,7 +16,7 @@ build:
 
 ## controlplane: etcd, kube-apiserver, kube-controller-manager and kubectl in bin/
 ## (about 10 minutes on 2 cores the first time; nothing to do afterwards)
-controlplane: $(BIN)/etcd $(BIN)/kube-apiserver
+controlplane: $(BIN)/etcd $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kubectl
 
 $(BIN)/etcd: $(CP)/etcd/go.mod $(CP)/etcd/go.sum $(CP)/etcd/main.go
 	cd $(CP)/etcd && $(GO) build -o $(BIN)/etcd .
@@ -43,6 +43,11 @@ leftovers:
 	@if pgrep -f '$(BIN)/(etcd|kube-apiserver|kube-controller-manager)' >/dev/null; then \
 		echo "control-plane processes left running:"; pgrep -af '$(BIN)/(etcd|kube-apiserver|kube-controller-manager)'; exit 1; \
 	else echo "no control-plane process left running"; fi
+
+## demo: build everything, start a local control plane, run kreact with the
+## example rules, provoke each rule, show what kreact did and clean up
+demo: controlplane build
+	$(GO) run ./hack/demo
 
 ## bench: the benchmarks, with memory figures
 bench: controlplane

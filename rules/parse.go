@@ -1,0 +1,264 @@
+package rules
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// ParseFile reads the rule file at path and parses it with Parse.
+func ParseFile(path string) ([]*Rule, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	return Parse(path, data)
+}
+
+// Parse parses the rules in data, one per YAML document, and validates
+// them. path names the file in positions, and script files are read
+// relative to its directory. Documents that are empty (or only comments)
+// are skipped.
+//
+// The error, if any, is an ErrorList with every problem found, sorted by
+// position; the rules are then nil. Parse does not compile scripts and does
+// not check resource names against a cluster; see Rule.Resolve.
+func Parse(path string, data []byte) ([]*Rule, error) {
+	var errs ErrorList
+	rules := parse(path, data, &errs)
+	checkDuplicateNames(rules, &errs)
+	if len(errs) > 0 {
+		errs.Sort()
+		return nil, errs
+	}
+	return rules, nil
+}
+
+// Load parses every rule file in paths and checks that rule names are
+// unique across all of them. A path that is a directory contributes its
+// *.yaml and *.yml files, in name order; it is not read recursively, and
+// names starting with "." are skipped (editor backups, and the "..data"
+// directories of a mounted ConfigMap). A file named explicitly is read
+// whatever its extension; a file named twice is read once.
+//
+// The error, if any, is an ErrorList with every problem in every file,
+// sorted by position; the rules are then nil.
+func Load(paths ...string) ([]*Rule, error) {
+	var errs ErrorList
+	var all []*Rule
+	for _, file := range expand(paths, &errs) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			errs = append(errs, fileError(file, err))
+			continue
+		}
+		all = append(all, parse(file, data, &errs)...)
+	}
+	checkDuplicateNames(all, &errs)
+	if len(errs) > 0 {
+		errs.Sort()
+		return nil, errs
+	}
+	return all, nil
+}
+
+// expand lists the files that paths stand for, without duplicates.
+func expand(paths []string, errs *ErrorList) []string {
+	var files []string
+	seen := make(map[string]bool)
+	add := func(f string) {
+		f = filepath.Clean(f)
+		key := f
+		if abs, err := filepath.Abs(f); err == nil {
+			key = abs
+		}
+		if !seen[key] {
+			seen[key] = true
+			files = append(files, f)
+		}
+	}
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			*errs = append(*errs, fileError(p, err))
+			continue
+		}
+		if !fi.IsDir() {
+			add(p)
+			continue
+		}
+		entries, err := os.ReadDir(p)
+		if err != nil {
+			*errs = append(*errs, fileError(p, err))
+			continue
+		}
+		for _, e := range entries {
+			name := e.Name()
+			ext := filepath.Ext(name)
+			if strings.HasPrefix(name, ".") || (ext != ".yaml" && ext != ".yml") {
+				continue
+			}
+			full := filepath.Join(p, name)
+			// Follow symlinks (ConfigMap mounts are made of them) and
+			// skip directories that happen to be named *.yaml.
+			if fi, err := os.Stat(full); err != nil {
+				*errs = append(*errs, fileError(full, err))
+				continue
+			} else if fi.IsDir() {
+				continue
+			}
+			add(full)
+		}
+	}
+	return files
+}
+
+func fileError(path string, err error) *Error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &Error{Pos: Position{File: path}, Msg: err.Error()}
+}
+
+func checkDuplicateNames(rules []*Rule, errs *ErrorList) {
+	first := make(map[string]*Rule, len(rules))
+	for _, r := range rules {
+		if r.Name == "" {
+			continue
+		}
+		if prev, dup := first[r.Name]; dup {
+			errs.Addf(r.Pos, "duplicate rule name %q (also at %s)", r.Name, prev.Pos)
+			continue
+		}
+		first[r.Name] = r
+	}
+}
+
+// parse decodes every document of one file, adding problems to errs.
+//
+// The file is cut into documents at "---" lines before YAML sees it, so that
+// a syntax error in one document does not hide the problems of the others.
+// Each document is parsed with the lines before it blanked out, which keeps
+// yaml.v3's line numbers those of the file.
+func parse(path string, data []byte, errs *ErrorList) []*Rule {
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
+	d := &decoder{file: path, lines: lines, errs: errs}
+	var rules []*Rule
+	for _, doc := range splitDocuments(lines) {
+		src := strings.Repeat("\n", doc.start-1) + strings.Join(lines[doc.start-1:doc.end], "\n")
+		dec := yaml.NewDecoder(strings.NewReader(src))
+		for {
+			var n yaml.Node
+			err := dec.Decode(&n)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				syntaxError(path, lines, doc, err, errs)
+				break
+			}
+			if r := d.rule(&n); r != nil {
+				rules = append(rules, r)
+			}
+		}
+	}
+	return rules
+}
+
+// document is a range of lines [start, end], 1-based and inclusive.
+type document struct{ start, end int }
+
+// splitDocuments cuts lines at document markers: "---" at the start of a
+// line, alone or followed by a space. YAML allows nothing else to begin that
+// way, even inside a multi-line string.
+func splitDocuments(lines []string) []document {
+	var docs []document
+	start := 1
+	for i, l := range lines {
+		n := i + 1
+		if n > start && (l == "---" || strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "---\t")) {
+			docs = append(docs, document{start, n - 1})
+			start = n
+		}
+	}
+	return append(docs, document{start, len(lines)})
+}
+
+// syntaxError reports the YAML syntax error err of one document.
+//
+// yaml.v3 reports a line, often that of the enclosing block rather than of
+// the mistake, and no column. The line found by syntaxLine is better: the
+// first line from which on the document no longer parses. The column is
+// that of the tab when the line is indented with one, the most common
+// mistake, and otherwise the line's first character.
+func syntaxError(path string, lines []string, doc document, err error, errs *ErrorList) {
+	msg := err.Error()
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msg = strings.Join(te.Errors, "; ")
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	line := doc.start
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if num, text, ok := strings.Cut(rest, ": "); ok {
+			if n, err := strconv.Atoi(num); err == nil {
+				line, msg = n, text
+			}
+		}
+	}
+	if l, ok := syntaxLine(lines, doc); ok {
+		line = l
+	}
+	line = min(max(line, doc.start), doc.end)
+	text := lines[line-1]
+	ws := len(text) - len(strings.TrimLeft(text, " \t"))
+	if tab := strings.IndexByte(text[:ws], '\t'); tab >= 0 {
+		errs.Add(Position{File: path, Line: line, Col: tab + 1}, "tab character in indentation; YAML indents with spaces only")
+		return
+	}
+	errs.Add(Position{File: path, Line: line, Col: ws + 1}, "invalid YAML: "+msg)
+}
+
+// maxSyntaxScan bounds the work of syntaxLine, which is quadratic in the
+// length of the document.
+const maxSyntaxScan = 2000
+
+// syntaxLine returns the line after the longest prefix of doc that parses:
+// every longer prefix, up to the whole document, is broken. A mistake in a
+// line makes it and everything after it unparseable, while the lines
+// before it still parse; a construct left open at the end of a prefix (a
+// flow list continued on the next line) also fails, but the longest prefix
+// that parses lies past it.
+func syntaxLine(lines []string, doc document) (int, bool) {
+	if doc.end-doc.start > maxSyntaxScan {
+		return 0, false
+	}
+	for end := doc.end - 1; end >= doc.start; end-- {
+		if parses(lines[doc.start-1 : end]) {
+			return end + 1, true
+		}
+	}
+	return doc.start, true
+}
+
+func parses(lines []string) bool {
+	dec := yaml.NewDecoder(strings.NewReader(strings.Join(lines, "\n")))
+	for {
+		var n yaml.Node
+		switch err := dec.Decode(&n); {
+		case err == io.EOF:
+			return true
+		case err != nil:
+			return false
+		}
+	}
+}

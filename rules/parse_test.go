@@ -1,0 +1,397 @@
+package rules
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kreact/kreact/actions"
+)
+
+var update = flag.Bool("update", false, "rewrite the .golden files in testdata/invalid")
+
+// TestInvalidGolden parses every file in testdata/invalid and compares the
+// complete error output with the file's .golden twin.
+func TestInvalidGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/invalid/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no test files")
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			rules, err := ParseFile(file)
+			if err == nil {
+				t.Fatalf("ParseFile(%s) succeeded with %d rules, want errors", file, len(rules))
+			}
+			if rules != nil {
+				t.Errorf("ParseFile returned %d rules with an error, want nil", len(rules))
+			}
+			var list ErrorList
+			if !errors.As(err, &list) {
+				t.Fatalf("error is %T, want ErrorList", err)
+			}
+			for _, e := range list {
+				if e.Pos.File != file || e.Pos.Line < 1 {
+					t.Errorf("error without a position in %s: %v", file, e)
+				}
+			}
+			got := err.Error() + "\n"
+			golden := strings.TrimSuffix(file, ".yaml") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -run TestInvalidGolden -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("errors differ from %s (run with -update to accept)\ngot:\n%s\nwant:\n%s", golden, got, want)
+			}
+		})
+	}
+}
+
+func TestParseValid(t *testing.T) {
+	tests := []struct {
+		file string
+		want []*Rule
+	}{
+		{
+			file: "testdata/valid/full.yaml",
+			want: []*Rule{{
+				Name:        "restart-on-config-change",
+				Description: "Restart Deployments when a ConfigMap they mount changes.",
+				Pos:         Position{"testdata/valid/full.yaml", 5, 9},
+				Watch: []Watch{{
+					Resource:      "configmaps",
+					Namespaces:    []string{"default", "prod"},
+					LabelSelector: "app in (web,api)",
+					FieldSelector: "metadata.name!=kube-root-ca.crt",
+					Pos:           Position{"testdata/valid/full.yaml", 9, 17},
+					namespacesPos: Position{"testdata/valid/full.yaml", 10, 19},
+				}},
+				Events: []Event{EventAdd, EventUpdate},
+				IgnoreChanges: []FieldPath{
+					{"status"},
+					{"metadata", "annotations", "example.com/last-seen"},
+				},
+				Reads: []Ref{{"deployments.apps", Position{"testdata/valid/full.yaml", 17, 11}}},
+				Permissions: []Permission{{
+					Resources: []Ref{{"deployments.apps", Position{"testdata/valid/full.yaml", 19, 19}}},
+					Verbs:     []actions.Verb{actions.Patch, actions.Event},
+					Pos:       Position{"testdata/valid/full.yaml", 19, 7},
+				}},
+				HTTP: []string{"http://127.0.0.1:9999/hooks/"},
+				Script: `function onUpdate(oldObj, obj, ctx) {
+  for (const d of kreact.list("deployments.apps", obj.metadata.namespace)) {
+    ctx.log("would restart " + d.metadata.name);
+  }
+}
+`,
+				ScriptPos: Position{"testdata/valid/full.yaml", 24, 5},
+				Workers:   2,
+				Timeout:   500 * time.Millisecond,
+				Retries:   0,
+				RateLimit: 2.5,
+				Burst:     3,
+				DryRun:    true,
+				Source:    "testdata/valid/full.yaml",
+			}},
+		},
+		{
+			file: "testdata/valid/minimal.yaml",
+			want: []*Rule{{
+				Name:      "log-pods",
+				Pos:       Position{"testdata/valid/minimal.yaml", 4, 9},
+				Watch:     []Watch{{Resource: "pods", Pos: Position{"testdata/valid/minimal.yaml", 7, 17}}},
+				Events:    []Event{EventAdd, EventUpdate, EventDelete},
+				Script:    "function onAdd(obj, ctx) { ctx.log(obj.metadata.name) }",
+				ScriptPos: Position{"testdata/valid/minimal.yaml", 8, 12},
+				Workers:   DefaultWorkers,
+				Timeout:   DefaultTimeout,
+				Retries:   DefaultRetries,
+				RateLimit: DefaultRateLimit,
+				Burst:     20,
+				Source:    "testdata/valid/minimal.yaml",
+			}},
+		},
+		{
+			file: "testdata/valid/multi.yaml",
+			want: []*Rule{
+				{
+					Name:   "label-new-namespaces",
+					Pos:    Position{"testdata/valid/multi.yaml", 5, 9},
+					Watch:  []Watch{{Resource: "namespaces", Pos: Position{"testdata/valid/multi.yaml", 8, 17}}},
+					Events: []Event{EventAdd},
+					Permissions: []Permission{{
+						// An alias has the anchored value and its own
+						// position.
+						Resources: []Ref{{"namespaces", Position{"testdata/valid/multi.yaml", 11, 19}}},
+						Verbs:     []actions.Verb{actions.Patch},
+						Pos:       Position{"testdata/valid/multi.yaml", 11, 7},
+					}},
+					Script:     multiScript,
+					ScriptFile: "label-namespaces.js",
+					ScriptPos:  Position{filepath.Join("testdata", "valid", "label-namespaces.js"), 1, 1},
+					Workers:    1,
+					Timeout:    time.Second,
+					Retries:    5,
+					RateLimit:  10,
+					Burst:      20,
+					Source:     "testdata/valid/multi.yaml",
+				},
+				{
+					Name: "relabel-namespaces",
+					Pos:  Position{"testdata/valid/multi.yaml", 18, 9},
+					Watch: []Watch{{
+						Resource:      "namespaces",
+						LabelSelector: "!kreact.dev/labelled",
+						Pos:           Position{"testdata/valid/multi.yaml", 21, 17},
+					}},
+					Events:        []Event{EventUpdate},
+					IgnoreChanges: []FieldPath{{"status"}, {"metadata", "labels"}},
+					Permissions: []Permission{{
+						Resources: []Ref{{"namespaces", Position{"testdata/valid/multi.yaml", 26, 20}}},
+						Verbs:     []actions.Verb{actions.Patch},
+						Pos:       Position{"testdata/valid/multi.yaml", 26, 7},
+					}},
+					Script:     multiScript,
+					ScriptFile: "label-namespaces.js",
+					ScriptPos:  Position{filepath.Join("testdata", "valid", "label-namespaces.js"), 1, 1},
+					Workers:    1,
+					Timeout:    time.Second,
+					Retries:    5,
+					RateLimit:  0.5,
+					Burst:      1,
+					Source:     "testdata/valid/multi.yaml",
+				},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(tt.file), func(t *testing.T) {
+			got, err := ParseFile(tt.file)
+			if err != nil {
+				t.Fatalf("ParseFile: %v", err)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %d rules, want %d", len(got), len(tt.want))
+			}
+			for i := range got {
+				if !reflect.DeepEqual(got[i], tt.want[i]) {
+					t.Errorf("rule %d:\ngot  %+v\nwant %+v", i, *got[i], *tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+const multiScript = `function onAdd(obj, ctx) {
+  kreact.patch(obj, {metadata: {labels: {"kreact.dev/labelled": "true"}}});
+}
+
+function onUpdate(oldObj, obj, ctx) {
+  onAdd(obj, ctx);
+}
+`
+
+func TestDefaults(t *testing.T) {
+	const head = "apiVersion: kreact.dev/v1alpha1\nkind: Rule\nmetadata: {name: r}\nspec:\n  watch: [{resource: pods}]\n  script: x\n"
+	tests := []struct {
+		name  string
+		extra string
+		check func(*Rule) bool
+	}{
+		{"events default to all", "", func(r *Rule) bool { return reflect.DeepEqual(r.Events, AllEvents()) }},
+		{"events null is all", "  events:\n", func(r *Rule) bool { return reflect.DeepEqual(r.Events, AllEvents()) }},
+		{"events in canonical order", "  events: [delete, add]\n", func(r *Rule) bool {
+			return reflect.DeepEqual(r.Events, []Event{EventAdd, EventDelete})
+		}},
+		{"workers", "", func(r *Rule) bool { return r.Workers == 1 }},
+		{"timeout", "", func(r *Rule) bool { return r.Timeout == time.Second }},
+		{"timeout null", "  timeout: null\n", func(r *Rule) bool { return r.Timeout == time.Second }},
+		{"retries", "", func(r *Rule) bool { return r.Retries == 5 }},
+		{"retries zero is kept", "  retries: 0\n", func(r *Rule) bool { return r.Retries == 0 }},
+		{"rate limit", "", func(r *Rule) bool { return r.RateLimit == 10 }},
+		{"burst is twice the rate", "  rateLimit: 7\n", func(r *Rule) bool { return r.Burst == 14 }},
+		{"burst rounds up", "  rateLimit: 0.7\n", func(r *Rule) bool { return r.Burst == 2 }},
+		{"burst at least one", "  rateLimit: 0.1\n", func(r *Rule) bool { return r.Burst == 1 }},
+		{"burst set", "  burst: 1\n", func(r *Rule) bool { return r.Burst == 1 }},
+		{"dry run off", "", func(r *Rule) bool { return !r.DryRun }},
+		{"hex integer", "  workers: 0x10\n", func(r *Rule) bool { return r.Workers == 16 }},
+		{"integer rate", "  rateLimit: 3\n", func(r *Rule) bool { return r.RateLimit == 3 }},
+		{"nothing ignored", "", func(r *Rule) bool { return r.IgnoreChanges == nil && len(r.IgnoredPaths()) == 2 }},
+		{"no permissions", "", func(r *Rule) bool { return r.Permissions == nil && r.Reads == nil && r.HTTP == nil }},
+		{"script position", "", func(r *Rule) bool { return r.ScriptPos == Position{"r.yaml", 6, 11} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rules, err := Parse("r.yaml", []byte(head+tt.extra))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rules) != 1 {
+				t.Fatalf("got %d rules", len(rules))
+			}
+			if !tt.check(rules[0]) {
+				t.Errorf("check failed for %+v", *rules[0])
+			}
+		})
+	}
+}
+
+func TestScriptPosition(t *testing.T) {
+	const src = `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: positions
+spec:
+  watch:
+    - resource: pods
+  script: |
+
+      function onAdd(obj) {
+        throw new Error("x");
+      }
+`
+	rules, err := Parse("p.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rules[0]
+	if want := (Position{"p.yaml", 9, 7}); r.ScriptPos != want {
+		t.Errorf("ScriptPos = %v, want %v", r.ScriptPos, want)
+	}
+	// Line 3 of the script ("  throw ...") column 3 is the "t" of throw.
+	if got, want := r.ScriptPosition(3, 3), (Position{"p.yaml", 11, 9}); got != want {
+		t.Errorf("ScriptPosition(3, 3) = %v, want %v", got, want)
+	}
+	lines := strings.Split(src, "\n")
+	if got := lines[11-1][9-1:][:5]; got != "throw" {
+		t.Errorf("position points at %q, want throw", got)
+	}
+	if got := r.ScriptPosition(0, 0); got != (Position{File: "p.yaml"}) {
+		t.Errorf("ScriptPosition(0, 0) = %v", got)
+	}
+
+	const indented = "apiVersion: kreact.dev/v1alpha1\nkind: Rule\nmetadata: {name: p}\nspec:\n  watch: [{resource: pods}]\n  script: |2\n      extra(); // indented by two more\n    done();\n"
+	rules, err = Parse("i.yaml", []byte(indented))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Position{"i.yaml", 7, 5}); rules[0].ScriptPos != want {
+		t.Errorf("explicit indentation: ScriptPos = %v, want %v (script %q)", rules[0].ScriptPos, want, rules[0].Script)
+	}
+}
+
+func TestParseSkipsEmptyDocuments(t *testing.T) {
+	for _, src := range []string{"", "# nothing\n", "---\n---\n", "\ufeff# bom\n"} {
+		rules, err := Parse("e.yaml", []byte(src))
+		if err != nil || len(rules) != 0 {
+			t.Errorf("Parse(%q) = %d rules, %v; want none, nil", src, len(rules), err)
+		}
+	}
+}
+
+func TestParseCRLF(t *testing.T) {
+	src := "apiVersion: kreact.dev/v1alpha1\r\nkind: Rule\r\nmetadata:\r\n  name: crlf\r\nspec:\r\n  watch: [{resource: pods}]\r\n  script: |\r\n    a();\r\n  workers: x\r\n"
+	_, err := Parse("c.yaml", []byte(src))
+	if err == nil || err.Error() != `c.yaml:9:12: spec.workers: expected an integer, got string "x"` {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rule := func(name string) string {
+		return "apiVersion: kreact.dev/v1alpha1\nkind: Rule\nmetadata:\n  name: " + name + "\nspec:\n  watch: [{resource: pods}]\n  script: x\n"
+	}
+	write("b.yaml", rule("b"))
+	write("a.yml", rule("a")+"---\n"+rule("a2"))
+	write("notes.txt", "not yaml: [")
+	write(".backup.yaml", "not yaml: [")
+	write("sub/c.yaml", rule("c"))
+	write("..data/d.yaml", rule("d"))
+	write("other/e.yaml", rule("e"))
+	write("other/f.rules", rule("f"))
+
+	rules, err := Load(dir, filepath.Join(dir, "b.yaml"), filepath.Join(dir, "other", "f.rules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range rules {
+		names = append(names, r.Name)
+	}
+	if want := []string{"a", "a2", "b", "f"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("loaded %v, want %v", names, want)
+	}
+
+	if err := os.Symlink(filepath.Join(dir, "b.yaml"), filepath.Join(dir, "other", "link.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	write("other/g.yaml", rule("b"))
+	write("other/h.yaml", "kind: [")
+	_, err = Load(dir, filepath.Join(dir, "other"), filepath.Join(dir, "missing"))
+	if err == nil {
+		t.Fatal("Load succeeded, want duplicate name errors")
+	}
+	got := strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), "")
+	// other/link.yaml is b.yaml again under another name: a symlink is
+	// followed and counts as a file of its own.
+	want := `missing: no such file or directory
+other/g.yaml:4:9: duplicate rule name "b" (also at b.yaml:4:9)
+other/h.yaml:1:1: invalid YAML: did not find expected node content
+other/link.yaml:4:9: duplicate rule name "b" (also at b.yaml:4:9)`
+	if got != want {
+		t.Errorf("Load errors:\n%s\nwant:\n%s", got, want)
+	}
+	var list ErrorList
+	if !errors.As(err, &list) || len(list.Unwrap()) != 4 {
+		t.Errorf("error %T does not unwrap to 4 errors", err)
+	}
+}
+
+func TestSyntaxErrorPositions(t *testing.T) {
+	const head = "apiVersion: kreact.dev/v1alpha1\nkind: Rule\nmetadata:\n  name: s\nspec:\n"
+	tests := []struct {
+		name string
+		body string
+		want string
+	}{
+		{"mapping value in plain scalar", "  watch: a: b\n", "s.yaml:6:3: invalid YAML: mapping values are not allowed in this context"},
+		{"unclosed quote", "  script: \"abc\n  workers: 1\n", "s.yaml:6:3: invalid YAML: found unexpected end of stream"},
+		{"tab after spaces", "  watch:\n  \t- resource: pods\n", "s.yaml:7:3: tab character in indentation; YAML indents with spaces only"},
+		{"dedented key", "  watch:\n    - resource: pods\n script: x\n", "s.yaml:8:2: invalid YAML: did not find expected key"},
+		{"multi-line flow list is fine, later error", "  watch: [\n    {resource: pods}]\n  events: [add\n", "s.yaml:8:3: invalid YAML: did not find expected ',' or ']'"},
+		{"tab inside a literal block is text", "  watch: [{resource: pods}]\n  script: |\n    a();\n    \tb();\n  workers: [\n", "s.yaml:10:3: invalid YAML: did not find expected node content"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("s.yaml", []byte(head+tt.body))
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("err = %v\nwant  %s", err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,291 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/discovery"
+)
+
+// Resolver turns a resource reference as users write it ("deploy",
+// "deployments.apps", "apps/v1 Deployment", a CRD's plural or short name)
+// into the resource it names. The restmapper package implements it; its
+// error should say what is wrong and suggest close names, since Resolve
+// shows it to the user as it is.
+type Resolver interface {
+	Resolve(ref string) (discovery.Resource, error)
+}
+
+// Resolved is a rule whose resource references have been resolved against
+// a cluster's discovery. It is plain data, not changed after Resolve; any
+// number of goroutines may call its methods.
+type Resolved struct {
+	// Rule is the rule that was resolved.
+	Rule *Rule
+	// Watch holds one entry per spec.watch entry, in order.
+	Watch []ResolvedWatch
+	// Reads are the resources of spec.reads, without duplicates. The
+	// watched resources are readable too; see Readable.
+	Reads []discovery.Resource
+	// Permissions are the verbs allowed per resource, merged from every
+	// entry of spec.permissions, in canonical verb order. They are keyed by
+	// group and resource, not version: a permission on deployments.apps
+	// covers every version of it, as in RBAC.
+	Permissions map[schema.GroupResource][]actions.Verb
+}
+
+// ResolvedWatch is a watch entry and the resource it names.
+type ResolvedWatch struct {
+	Watch    Watch
+	Resource discovery.Resource
+}
+
+// Resolve resolves every resource reference of the rule with res and checks
+// what needs to know the resource: namespaces only on namespaced resources,
+// watched resources that can be listed and watched, permission verbs that
+// the resource supports (when the resolver reports verbs), and no two watch
+// entries that would deliver the same change twice.
+//
+// The error, if any, is an ErrorList with a positioned error for every
+// problem; the result is then nil. A reference that appears several times
+// is resolved once.
+func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
+	var errs ErrorList
+	type result struct {
+		res discovery.Resource
+		err error
+	}
+	cache := make(map[string]result)
+	resolve := func(ref string, pos Position, path string) (discovery.Resource, bool) {
+		c, ok := cache[ref]
+		if !ok {
+			c.res, c.err = res.Resolve(ref)
+			cache[ref] = c
+		}
+		if c.err != nil {
+			errs.Addf(pos, "%s: %v", path, c.err)
+			return discovery.Resource{}, false
+		}
+		return c.res, true
+	}
+
+	out := &Resolved{Rule: r, Permissions: make(map[schema.GroupResource][]actions.Verb)}
+	var watchIndex []int // the spec.watch index of each out.Watch
+	for i, w := range r.Watch {
+		path := index("spec.watch", i)
+		rs, ok := resolve(w.Resource, w.Pos, path+".resource")
+		if !ok {
+			continue
+		}
+		gr := rs.GVR.GroupResource()
+		if !rs.Namespaced && len(w.Namespaces) > 0 {
+			pos := w.namespacesPos
+			if !pos.IsValid() {
+				pos = w.Pos
+			}
+			errs.Addf(pos, "%s.namespaces: %s is cluster-scoped; leave namespaces out", path, gr)
+		}
+		if len(rs.Verbs) > 0 && (!slices.Contains(rs.Verbs, "list") || !slices.Contains(rs.Verbs, "watch")) {
+			errs.Addf(w.Pos, "%s.resource: %s cannot be watched: the server does not allow list and watch on it", path, gr)
+		}
+		for j, prev := range out.Watch {
+			if overlaps(prev, w, rs) {
+				errs.Addf(w.Pos, "%s: watches the same objects as spec.watch[%d] (at %s); each change would be handled twice",
+					path, watchIndex[j], prev.Watch.Pos.lineCol())
+				break
+			}
+		}
+		out.Watch = append(out.Watch, ResolvedWatch{Watch: w, Resource: rs})
+		watchIndex = append(watchIndex, i)
+	}
+
+	for i, ref := range r.Reads {
+		rs, ok := resolve(ref.Name, ref.Pos, index("spec.reads", i))
+		if ok && !slices.ContainsFunc(out.Reads, func(x discovery.Resource) bool { return x.GVR == rs.GVR }) {
+			out.Reads = append(out.Reads, rs)
+		}
+	}
+
+	for i, p := range r.Permissions {
+		path := index("spec.permissions", i)
+		for j, ref := range p.Resources {
+			rs, ok := resolve(ref.Name, ref.Pos, index(path+".resources", j))
+			if !ok {
+				continue
+			}
+			gr := rs.GVR.GroupResource()
+			for _, v := range p.Verbs {
+				if need := serverVerb(v); need != "" && len(rs.Verbs) > 0 && !slices.Contains(rs.Verbs, need) {
+					errs.Addf(ref.Pos, "%s: %s does not support %s (the server allows %s)",
+						index(path+".resources", j), gr, v, strings.Join(rs.Verbs, ", "))
+				}
+			}
+			out.Permissions[gr] = mergeVerbs(out.Permissions[gr], p.Verbs)
+		}
+	}
+
+	if len(errs) > 0 {
+		errs.Sort()
+		return nil, errs
+	}
+	return out, nil
+}
+
+// overlaps reports whether watch w of resource rs would see the same
+// objects as prev: same resource (any version), same selectors, and
+// namespaces in common.
+func overlaps(prev ResolvedWatch, w Watch, rs discovery.Resource) bool {
+	if prev.Resource.GVR.GroupResource() != rs.GVR.GroupResource() ||
+		strings.TrimSpace(prev.Watch.LabelSelector) != strings.TrimSpace(w.LabelSelector) ||
+		strings.TrimSpace(prev.Watch.FieldSelector) != strings.TrimSpace(w.FieldSelector) {
+		return false
+	}
+	if len(prev.Watch.Namespaces) == 0 || len(w.Namespaces) == 0 {
+		return true
+	}
+	for _, ns := range w.Namespaces {
+		if slices.Contains(prev.Watch.Namespaces, ns) {
+			return true
+		}
+	}
+	return false
+}
+
+// serverVerb is the API verb an action verb needs on its own resource, or
+// "" when it needs none there (event creates an Event elsewhere).
+func serverVerb(v actions.Verb) string {
+	switch v {
+	case actions.Create:
+		return "create"
+	case actions.Apply, actions.Patch:
+		return "patch"
+	case actions.Delete:
+		return "delete"
+	}
+	return ""
+}
+
+// mergeVerbs adds verbs to have and returns them in canonical order.
+func mergeVerbs(have, verbs []actions.Verb) []actions.Verb {
+	var out []actions.Verb
+	for _, v := range PermissionVerbs() {
+		if slices.Contains(have, v) || slices.Contains(verbs, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// PermissionError is the error of a check that refuses an action, a read or
+// an HTTP call because the rule did not declare it.
+type PermissionError struct {
+	// Rule is the rule's name.
+	Rule string
+	// Verb is the refused action verb, or "read".
+	Verb string
+	// Target is the resource ("deployments.apps") or URL.
+	Target string
+	// Field is the spec field that would allow it: "spec.permissions",
+	// "spec.reads" or "spec.http".
+	Field string
+}
+
+// Error says what was refused and how to allow it, e.g. `rule "x" may not
+// patch deployments.apps: add it to spec.permissions`.
+func (e *PermissionError) Error() string {
+	switch e.Field {
+	case "spec.http":
+		return fmt.Sprintf("rule %q may not call %s: add a prefix of it to spec.http", e.Rule, e.Target)
+	case "spec.permissions":
+		return fmt.Sprintf("rule %q may not %s %s: add {resources: [%s], verbs: [%s]} to spec.permissions",
+			e.Rule, e.Verb, e.Target, e.Target, e.Verb)
+	}
+	return fmt.Sprintf("rule %q may not %s %s: add it to %s", e.Rule, e.Verb, e.Target, e.Field)
+}
+
+// Allows returns nil when the rule's permissions allow verb on the resource
+// gvr (in any version), and a *PermissionError otherwise. For actions.Event,
+// gvr is the resource of the object the Event is about. actions.HTTP is
+// checked by URL with Rule.AllowsHTTP, never here.
+func (r *Resolved) Allows(verb actions.Verb, gvr schema.GroupVersionResource) error {
+	if verb == actions.HTTP {
+		return errors.New("rules: http actions are allowed by URL; use Rule.AllowsHTTP")
+	}
+	if slices.Contains(r.Permissions[gvr.GroupResource()], verb) {
+		return nil
+	}
+	return &PermissionError{Rule: r.Rule.Name, Verb: string(verb), Target: gvr.GroupResource().String(), Field: "spec.permissions"}
+}
+
+// Readable returns nil when the rule's script may read the resource gvr (in
+// any version) from the cache, because it is watched or listed in
+// spec.reads, and a *PermissionError otherwise.
+func (r *Resolved) Readable(gvr schema.GroupVersionResource) error {
+	gr := gvr.GroupResource()
+	same := func(x discovery.Resource) bool { return x.GVR.GroupResource() == gr }
+	if slices.ContainsFunc(r.Reads, same) ||
+		slices.ContainsFunc(r.Watch, func(w ResolvedWatch) bool { return same(w.Resource) }) {
+		return nil
+	}
+	return &PermissionError{Rule: r.Rule.Name, Verb: "read", Target: gr.String(), Field: "spec.reads"}
+}
+
+// AllowsHTTP returns nil when rawURL starts with one of the rule's
+// spec.http prefixes, and an error otherwise (a *PermissionError when the
+// URL is well-formed but not allowed).
+//
+// Prefixes match by URL, not by text: the scheme and host (with the
+// default port made explicit) must be equal, and the path must be the
+// prefix's path or lie below it: "http://h/hooks" allows "/hooks" and
+// "/hooks/x" but not "/hooksx"; "http://h/hooks/" allows only paths below
+// "/hooks/". URLs with credentials or with "." or ".." path segments are
+// refused. The query is not part of the match.
+func (r *Rule) AllowsHTTP(rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return fmt.Errorf("rule %q: invalid URL %q: %w", r.Name, rawURL, err)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
+		return fmt.Errorf("rule %q: invalid URL %q: want an absolute http:// or https:// URL", r.Name, rawURL)
+	case u.User != nil:
+		return fmt.Errorf("rule %q: invalid URL %q: credentials do not belong in the URL", r.Name, rawURL)
+	case hasDotSegment(u.Path) || hasDotSegment(u.EscapedPath()):
+		return fmt.Errorf("rule %q: invalid URL %q: path has . or .. segments", r.Name, rawURL)
+	}
+	for _, s := range r.HTTP {
+		p, err := parseHTTPPrefix(s)
+		if err == nil && matchPrefix(p, u) {
+			return nil
+		}
+	}
+	return &PermissionError{Rule: r.Name, Verb: "call", Target: rawURL, Field: "spec.http"}
+}
+
+func matchPrefix(p, u *url.URL) bool {
+	if !strings.EqualFold(p.Scheme, u.Scheme) || hostPort(p) != hostPort(u) {
+		return false
+	}
+	pp, up := p.EscapedPath(), u.EscapedPath()
+	switch {
+	case pp == "" || pp == "/":
+		return true
+	case strings.HasSuffix(pp, "/"):
+		return strings.HasPrefix(up, pp)
+	}
+	return up == pp || strings.HasPrefix(up, pp+"/")
+}
+
+func hostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Hostname()) + ":" + port
+}

@@ -1,0 +1,242 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/discovery"
+)
+
+// fakeResolver knows a few resources by the names kubectl accepts and
+// counts the calls.
+type fakeResolver struct {
+	calls map[string]int
+}
+
+var _ Resolver = (*fakeResolver)(nil)
+
+func (f *fakeResolver) Resolve(ref string) (discovery.Resource, error) {
+	if f.calls == nil {
+		f.calls = make(map[string]int)
+	}
+	f.calls[ref]++
+	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+	switch ref {
+	case "deploy", "deployments", "deployments.apps", "apps/v1 Deployment":
+		return discovery.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},
+			Kind: "Deployment", Namespaced: true, Verbs: all}, nil
+	case "cm", "configmaps":
+		return discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
+			Kind: "ConfigMap", Namespaced: true, Verbs: all}, nil
+	case "nodes", "no":
+		return discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"},
+			Kind: "Node", Verbs: all}, nil
+	case "componentstatuses":
+		return discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "componentstatuses"},
+			Kind: "ComponentStatus", Verbs: []string{"get", "list"}}, nil
+	case "widgets.example.com":
+		// A resolver that does not report verbs.
+		return discovery.Resource{GVR: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"},
+			Kind: "Widget", Namespaced: true}, nil
+	}
+	if strings.HasPrefix(ref, "deploym") {
+		return discovery.Resource{}, fmt.Errorf("unknown resource %q; did you mean \"deployments.apps\"?", ref)
+	}
+	return discovery.Resource{}, fmt.Errorf("unknown resource %q", ref)
+}
+
+func mustParse(t *testing.T, src string) *Rule {
+	t.Helper()
+	rules, err := Parse("r.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) != 1 {
+		t.Fatalf("got %d rules, want 1", len(rules))
+	}
+	return rules[0]
+}
+
+const resolveOK = `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata: {name: ok}
+spec:
+  watch:
+    - resource: cm
+      namespaces: [default]
+    - resource: configmaps
+      namespaces: [prod]
+    - resource: configmaps
+      namespaces: [default]
+      labelSelector: app=web
+    - resource: nodes
+  reads: [deploy, deployments.apps, widgets.example.com]
+  permissions:
+    - resources: [deploy]
+      verbs: [patch, event]
+    - resources: [deployments.apps, widgets.example.com]
+      verbs: [delete, patch]
+    - resources: [nodes]
+      verbs: [event]
+  http: [http://127.0.0.1:9999/hooks/]
+  script: x
+`
+
+func TestResolve(t *testing.T) {
+	r := mustParse(t, resolveOK)
+	fake := &fakeResolver{}
+	res, err := r.Resolve(fake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rule != r {
+		t.Error("Resolved.Rule is not the rule")
+	}
+	if fake.calls["configmaps"] != 1 || fake.calls["deploy"] != 1 {
+		t.Errorf("references resolved more than once: %v", fake.calls)
+	}
+	var watched []string
+	for _, w := range res.Watch {
+		watched = append(watched, w.Watch.Resource+"="+w.Resource.GVR.String())
+	}
+	wantWatched := []string{"cm=/v1, Resource=configmaps", "configmaps=/v1, Resource=configmaps",
+		"configmaps=/v1, Resource=configmaps", "nodes=/v1, Resource=nodes"}
+	if !reflect.DeepEqual(watched, wantWatched) {
+		t.Errorf("watch = %v, want %v", watched, wantWatched)
+	}
+	if len(res.Reads) != 2 {
+		t.Errorf("reads = %v, want deployments and widgets once each", res.Reads)
+	}
+	deployments := schema.GroupResource{Group: "apps", Resource: "deployments"}
+	wantPerms := map[schema.GroupResource][]actions.Verb{
+		deployments: {actions.Patch, actions.Delete, actions.Event},
+		{Group: "example.com", Resource: "widgets"}: {actions.Patch, actions.Delete},
+		{Resource: "nodes"}:                         {actions.Event},
+	}
+	if !reflect.DeepEqual(res.Permissions, wantPerms) {
+		t.Errorf("permissions = %v, want %v", res.Permissions, wantPerms)
+	}
+
+	deployV1 := deployments.WithVersion("v1")
+	tests := []struct {
+		name string
+		err  error
+		want string // "" for allowed
+	}{
+		{"patch deployments", res.Allows(actions.Patch, deployV1), ""},
+		{"other version", res.Allows(actions.Delete, deployments.WithVersion("v1beta2")), ""},
+		{"event about a node", res.Allows(actions.Event, schema.GroupVersionResource{Version: "v1", Resource: "nodes"}), ""},
+		{"create deployments", res.Allows(actions.Create, deployV1),
+			`rule "ok" may not create deployments.apps: add {resources: [deployments.apps], verbs: [create]} to spec.permissions`},
+		{"patch configmaps", res.Allows(actions.Patch, schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}),
+			`rule "ok" may not patch configmaps: add {resources: [configmaps], verbs: [patch]} to spec.permissions`},
+		{"http via Allows", res.Allows(actions.HTTP, schema.GroupVersionResource{}),
+			`rules: http actions are allowed by URL; use Rule.AllowsHTTP`},
+		{"read watched", res.Readable(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}), ""},
+		{"read listed", res.Readable(deployV1), ""},
+		{"read secrets", res.Readable(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}),
+			`rule "ok" may not read secrets: add it to spec.reads`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			switch {
+			case tt.want == "" && tt.err != nil:
+				t.Errorf("refused: %v", tt.err)
+			case tt.want != "" && (tt.err == nil || tt.err.Error() != tt.want):
+				t.Errorf("err = %v, want %s", tt.err, tt.want)
+			}
+		})
+	}
+	var pe *PermissionError
+	if err := res.Allows(actions.Create, deployV1); !errors.As(err, &pe) || pe.Verb != "create" || pe.Target != "deployments.apps" {
+		t.Errorf("Allows error %#v is not a *PermissionError naming create deployments.apps", err)
+	}
+}
+
+func TestResolveErrors(t *testing.T) {
+	const src = `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata: {name: broken}
+spec:
+  watch:
+    - resource: deploymnts
+    - resource: nodes
+      namespaces: [default]
+    - resource: componentstatuses
+    - resource: configmaps
+      namespaces: [a, b]
+    - resource: cm
+      namespaces: [b]
+    - resource: configmaps
+      labelSelector: app=web
+  reads: [secretz, deploymnts]
+  permissions:
+    - resources: [componentstatuses]
+      verbs: [create, event]
+  script: x
+`
+	r := mustParse(t, src)
+	_, err := r.Resolve(&fakeResolver{})
+	if err == nil {
+		t.Fatal("Resolve succeeded")
+	}
+	want := `r.yaml:6:17: spec.watch[0].resource: unknown resource "deploymnts"; did you mean "deployments.apps"?
+r.yaml:8:19: spec.watch[1].namespaces: nodes is cluster-scoped; leave namespaces out
+r.yaml:9:17: spec.watch[2].resource: componentstatuses cannot be watched: the server does not allow list and watch on it
+r.yaml:12:17: spec.watch[4]: watches the same objects as spec.watch[3] (at 10:17); each change would be handled twice
+r.yaml:16:11: spec.reads[0]: unknown resource "secretz"
+r.yaml:16:20: spec.reads[1]: unknown resource "deploymnts"; did you mean "deployments.apps"?
+r.yaml:18:19: spec.permissions[0].resources[0]: componentstatuses does not support create (the server allows get, list)`
+	if err.Error() != want {
+		t.Errorf("Resolve errors:\n%v\nwant:\n%s", err, want)
+	}
+	var list ErrorList
+	if !errors.As(err, &list) {
+		t.Errorf("error is %T, want ErrorList", err)
+	}
+}
+
+func TestAllowsHTTP(t *testing.T) {
+	r := &Rule{Name: "h", HTTP: []string{
+		"http://127.0.0.1:9999/hooks/",
+		"https://Example.COM/api",
+		"http://whole-host.test",
+	}}
+	tests := []struct {
+		url     string
+		allowed bool
+	}{
+		{"http://127.0.0.1:9999/hooks/x", true},
+		{"http://127.0.0.1:9999/hooks/a/b?q=1", true},
+		{"http://127.0.0.1:9999/hooks", false}, // the prefix ends with '/'
+		{"http://127.0.0.1:9999/hooksx", false},
+		{"http://127.0.0.1:9998/hooks/x", false},
+		{"https://127.0.0.1:9999/hooks/x", false},
+		{"http://127.0.0.1:9999/hooks/../admin", false},
+		{"http://127.0.0.1:9999/hooks/%2e%2e/admin", false},
+		{"https://example.com/api", true},
+		{"https://example.com:443/api/v1", true},
+		{"https://example.com/apis", false},
+		{"https://example.com.evil.test/api", false},
+		{"http://whole-host.test:80/anything", true},
+		{"http://user:pw@whole-host.test/", false},
+		{"/relative", false},
+		{"::", false},
+	}
+	for _, tt := range tests {
+		err := r.AllowsHTTP(tt.url)
+		if (err == nil) != tt.allowed {
+			t.Errorf("AllowsHTTP(%q) = %v, want allowed=%v", tt.url, err, tt.allowed)
+		}
+	}
+	err := r.AllowsHTTP("http://other.test/")
+	if want := `rule "h" may not call http://other.test/: add a prefix of it to spec.http`; err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %s", err, want)
+	}
+}

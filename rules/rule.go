@@ -1,0 +1,204 @@
+package rules
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/kreact/kreact/actions"
+)
+
+// APIVersion and Kind are the only apiVersion and kind a rule document may
+// have.
+const (
+	APIVersion = "kreact.dev/v1alpha1"
+	Kind       = "Rule"
+)
+
+// Defaults and limits of the spec fields. A field that is left out (or set
+// to null) gets its default; a value outside its limits is an error.
+const (
+	DefaultWorkers   = 1
+	MaxWorkers       = 64
+	DefaultTimeout   = time.Second
+	MinTimeout       = time.Millisecond
+	MaxTimeout       = time.Minute
+	DefaultRetries   = 5
+	MaxRetries       = 100
+	DefaultRateLimit = 10.0
+	MaxRateLimit     = 10000.0
+	MaxBurst         = 100000
+	MinEvery         = time.Second
+	MaxEvery         = 24 * time.Hour
+)
+
+// Event is a kind of change a rule reacts to.
+type Event string
+
+// The events of spec.events. Each calls the script function of the same
+// name: onAdd(obj, ctx), onUpdate(oldObj, obj, ctx), onDelete(obj, ctx).
+const (
+	EventAdd    Event = "add"
+	EventUpdate Event = "update"
+	EventDelete Event = "delete"
+)
+
+// AllEvents returns the events in their canonical order, the default of
+// spec.events.
+func AllEvents() []Event { return []Event{EventAdd, EventUpdate, EventDelete} }
+
+// Rule is one validated rule document. Parse, ParseFile and Load return
+// rules whose every field is set: defaults are filled in, Script holds the
+// script text even when it came from ScriptFile.
+//
+// A Rule is plain data and not changed after loading; any number of
+// goroutines may read it.
+type Rule struct {
+	// Name is metadata.name, unique across everything loaded together.
+	Name string
+	// Description is metadata.description, free text.
+	Description string
+	// Pos is where metadata.name is, or where the document starts when
+	// the name is missing.
+	Pos Position
+
+	// Watch lists the resources whose changes call the script; at least
+	// one.
+	Watch []Watch
+	// Events are the changes that call the script, in canonical order
+	// (add, update, delete) and without duplicates.
+	Events []Event
+	// IgnoreChanges are field paths an update may touch without calling
+	// onUpdate; see IgnoredPaths for the complete set.
+	IgnoreChanges []FieldPath
+	// Reads are resources, besides the watched ones, that the script may
+	// read from the cache with kreact.get and kreact.list.
+	Reads []Ref
+	// Permissions are what the rule's actions may do to which resources.
+	// Anything else is refused when the action is asked for.
+	Permissions []Permission
+	// HTTP are the URL prefixes kreact.http may call; see AllowsHTTP.
+	HTTP []string
+
+	// Script is the JavaScript source, inline or read from ScriptFile.
+	Script string
+	// ScriptFile is spec.scriptFile as written (relative to the rule file),
+	// empty for an inline script.
+	ScriptFile string
+	// ScriptPos is where line 1, column 1 of Script is: the script file
+	// (path as opened, 1, 1), or for an inline script the first content
+	// line of the YAML value and its indentation. ScriptPosition maps a
+	// position in Script through it.
+	ScriptPos Position
+
+	// Every, if not zero, is how often the script's onTick(ctx) is called:
+	// periodic sweeps such as TTL expiry, where no change arrives when the
+	// time is up.
+	Every time.Duration
+	// Workers is how many script runtimes run handlers of this rule in
+	// parallel.
+	Workers int
+	// Timeout bounds each handler call.
+	Timeout time.Duration
+	// Retries is how many times a failed action is retried before it is
+	// dropped.
+	Retries int
+	// RateLimit is the rule's sustained action rate, per second.
+	RateLimit float64
+	// Burst is how many actions may run at once above RateLimit.
+	Burst int
+	// DryRun sends every action of the rule with dryRun=All (HTTP: logs
+	// instead of sending). The --dry-run flag turns it on for all rules.
+	DryRun bool
+
+	// Source is the path of the YAML file the rule came from.
+	Source string
+}
+
+// Watch is one entry of spec.watch: a resource, and optionally the
+// namespaces and selectors that narrow what is watched.
+type Watch struct {
+	// Resource is the resource as the user typed it, e.g. "deploy",
+	// "deployments.apps", "apps/v1 Deployment"; Resolve turns it into a
+	// discovery.Resource.
+	Resource string
+	// Namespaces limits the watch to these namespaces; empty means all
+	// namespaces (and is required for cluster-scoped resources).
+	Namespaces []string
+	// LabelSelector and FieldSelector are in kubectl syntax and have been
+	// checked with labels.Parse and fields.ParseSelector.
+	LabelSelector string
+	FieldSelector string
+	// Pos is where Resource is written.
+	Pos Position
+
+	namespacesPos Position
+}
+
+// Ref is a resource reference as written, with its position.
+type Ref struct {
+	Name string
+	Pos  Position
+}
+
+// Permission is one entry of spec.permissions: the verbs the rule's actions
+// may use on the resources.
+//
+// The event verb is granted on the resource of the object the Event is
+// about (the involved object), not on "events": {resources: [deployments],
+// verbs: [event]} lets the rule record Events about Deployments.
+type Permission struct {
+	Resources []Ref
+	Verbs     []actions.Verb
+	// Pos is where the entry starts.
+	Pos Position
+}
+
+// PermissionVerbs returns the verbs spec.permissions accepts, in canonical
+// order. actions.HTTP is not one of them: HTTP calls are allowed by
+// spec.http.
+func PermissionVerbs() []actions.Verb {
+	return []actions.Verb{actions.Create, actions.Apply, actions.Patch, actions.Delete, actions.Event}
+}
+
+// Handles reports whether the rule reacts to event e.
+func (r *Rule) Handles(e Event) bool { return slices.Contains(r.Events, e) }
+
+// IgnoredPaths returns the paths an update may change without calling
+// onUpdate: spec.ignoreChanges plus metadata.resourceVersion and
+// metadata.managedFields, which are always ignored. An update whose every
+// change is at or below one of these paths is not delivered.
+func (r *Rule) IgnoredPaths() []FieldPath {
+	paths := make([]FieldPath, 0, len(r.IgnoreChanges)+2)
+	paths = append(paths,
+		FieldPath{"metadata", "resourceVersion"},
+		FieldPath{"metadata", "managedFields"},
+	)
+	for _, p := range r.IgnoreChanges {
+		if !slices.ContainsFunc(paths, p.Equal) {
+			paths = append(paths, p)
+		}
+	}
+	return paths
+}
+
+// ScriptPosition maps a 1-based line and column in Script (as a JavaScript
+// engine reports them) to the position in the file the user edits. It is
+// exact for script files and for inline scripts written as literal block
+// scalars (script: |); for other inline styles only line 1 is exact.
+func (r *Rule) ScriptPosition(line, col int) Position {
+	p := r.ScriptPos
+	if line < 1 || p.Line < 1 {
+		return Position{File: p.File}
+	}
+	out := Position{File: p.File, Line: p.Line + line - 1}
+	if col >= 1 && p.Col >= 1 {
+		out.Col = p.Col + col - 1
+	}
+	return out
+}
+
+// String returns the rule's name and where it is defined, for logs.
+func (r *Rule) String() string {
+	return fmt.Sprintf("%s (%s)", r.Name, r.Pos)
+}

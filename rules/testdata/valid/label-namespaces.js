@@ -1,0 +1,7 @@
+function onAdd(obj, ctx) {
+  kreact.patch(obj, {metadata: {labels: {"kreact.dev/labelled": "true"}}});
+}
+
+function onUpdate(oldObj, obj, ctx) {
+  onAdd(obj, ctx);
+}
