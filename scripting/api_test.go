@@ -1,0 +1,461 @@
+package scripting
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kreact/kreact/actions"
+)
+
+func TestJSONValidation(t *testing.T) {
+	tests := []struct {
+		call string
+		want string // the exception message
+	}{
+		{`kreact.patch(obj, {spec: {replicas: NaN}})`, `TypeError: patch: spec.replicas is NaN`},
+		{`kreact.patch(obj, {spec: {replicas: 1 / 0}})`, `TypeError: patch: spec.replicas is +Inf`},
+		{`kreact.patch(obj, {spec: {replicas: -1 / 0}})`, `TypeError: patch: spec.replicas is -Inf`},
+		{`kreact.patch(obj, {spec: {fn() {}}})`, `TypeError: patch: spec.fn is a function`},
+		{`kreact.patch(obj, {spec: {x: undefined}})`, `TypeError: patch: spec.x is undefined`},
+		{`kreact.patch(obj, {spec: {list: [1, undefined]}})`, `TypeError: patch: spec.list[1] is undefined`},
+		{`kreact.patch(obj, {spec: {list: [1, , 3]}})`, `TypeError: patch: spec.list[1] is undefined`},
+		{`kreact.patch(obj, {spec: {s: Symbol("x")}})`, `TypeError: patch: spec.s is a symbol`},
+		{`kreact.patch(obj, {spec: {big: 10n}})`, `TypeError: patch: spec.big is a BigInt`},
+		{`kreact.patch(obj, {spec: {m: new Map()}})`, `TypeError: patch: spec.m is a Map, not JSON data`},
+		{`kreact.patch(obj, {metadata: {annotations: {"a.b/c": NaN}}})`, `TypeError: patch: metadata.annotations["a.b/c"] is NaN`},
+		{`kreact.patch(obj, (() => { const o = {a: {}}; o.a.self = o; return o; })())`, `TypeError: patch: a.self is a circular reference`},
+		{`kreact.patch(obj, (() => { let o = {}; for (let i = 0; i < 200; i++) o = {n: o}; return o; })())`, `TypeError: patch: ` + strings.Repeat("n.", 99) + `n is nested more than 100 levels deep`},
+		{`kreact.patch(obj, {data: "x".repeat(4 << 20)})`, `TypeError: patch: data is too large (more than 3145728 bytes)`},
+		{`kreact.patch(obj, [1])`, `TypeError: patch: the patch must be an object`},
+		{`kreact.patch(obj)`, `TypeError: patch: patch is undefined`},
+		{`kreact.patch(obj, {spec: {d: new Date(NaN)}})`, `TypeError: patch: spec.d is an invalid Date`},
+		{`kreact.apply({apiVersion: "v1", kind: "ConfigMap", metadata: {name: "x", namespace: "default"}, data: {f: () => 1}})`, `TypeError: apply: data.f is a function`},
+		{`kreact.create({apiVersion: "v1", kind: "ConfigMap", metadata: {generateName: "x-"}})`, `TypeError: create: metadata.namespace is required for configmaps`},
+		{`kreact.apply({apiVersion: "v1", kind: "ConfigMap", metadata: {generateName: "x-", namespace: "default"}})`, `TypeError: apply: the object needs metadata.name`},
+		{`kreact.apply({kind: "ConfigMap", metadata: {name: "x"}})`, `TypeError: apply: the object needs apiVersion and kind`},
+		{`kreact.apply({apiVersion: "v1", kind: "Nope", metadata: {name: "x"}})`, `Error: apply: resolve v1 Nope: no matches for kind "Nope" in version "v1"`},
+		{`kreact.jsonPatch(obj, [{op: "boom", path: "/x"}])`, `TypeError: jsonPatch: ops[0].op must be one of add, remove, replace, move, copy, test`},
+		{`kreact.jsonPatch(obj, [{op: "add", path: "x", value: 1}])`, `TypeError: jsonPatch: ops[0].path must be a JSON pointer ("" or "/...")`},
+		{`kreact.jsonPatch(obj, [{op: "replace", path: "/x"}])`, `TypeError: jsonPatch: ops[0] (replace) needs a value`},
+		{`kreact.jsonPatch(obj, [{op: "move", path: "/x"}])`, `TypeError: jsonPatch: ops[0].from must be a JSON pointer ("" or "/...")`},
+		{`kreact.jsonPatch(obj, [])`, `TypeError: jsonPatch: ops must be a non-empty array of operations`},
+		{`kreact.delete({resource: "deploy", name: "x"})`, `TypeError: delete: a namespace is required for deployments.apps`},
+		{`kreact.delete({resource: "deploy", namespace: "default"})`, `TypeError: delete: target has no name`},
+		{`kreact.delete({resource: "nope", namespace: "default", name: "x"})`, `Error: delete: resolve "nope": the server doesn't have a resource type "nope"`},
+		{`kreact.delete({kind: "Deployment", name: "x"})`, `TypeError: delete: target needs apiVersion and kind, or resource`},
+		{`kreact.delete({resource: 7, name: "x"})`, `TypeError: delete: target resource must be a string`},
+		{`kreact.delete("web")`, `TypeError: delete: target must be an object or a reference like {resource, namespace, name}`},
+		{`kreact.patch(obj, {}, {subresource: "log"})`, `TypeError: patch: options.subresource must be "status" or "scale", not "log"`},
+		{`kreact.patch(obj, {}, "status")`, `TypeError: patch: options must be an object like {subresource: "status"}`},
+		{`kreact.event(obj, {type: "Info", reason: "R"})`, `TypeError: event: type must be "Normal" or "Warning", not "Info"`},
+		{`kreact.event(obj, {message: "m"})`, `TypeError: event: reason is required`},
+		{`kreact.http({url: "file:///etc/passwd"})`, `TypeError: http: url must be an absolute http or https URL, not "file:///etc/passwd"`},
+		{`kreact.http({url: "https://example.com", method: "GE T"})`, `TypeError: http: invalid method "GE T"`},
+		{`kreact.http({url: "https://example.com", headers: {"X-A": "a\nb"}})`, `TypeError: http: header "X-A" must be a valid name with a single-line string value`},
+		{`kreact.http({url: "https://example.com", body: {n: NaN}})`, `TypeError: http: body.n is NaN`},
+		{`kreact.hash({f: function () {}})`, `TypeError: hash: f is a function`},
+		{`kreact.clone({n: NaN})`, `TypeError: clone: n is NaN`},
+		{`kreact.list("deploy", {labelSelector: "a in (b"})`, `TypeError: list: labelSelector: unable to parse requirement: found '', expected: ',' or ')'`},
+		{`kreact.get("deploy", "default")`, `TypeError: get: want get(resource, namespace, name) with strings`},
+		{`kreact.log("x", {f: NaN})`, `TypeError: log: f is NaN`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.call, func(t *testing.T) {
+			h := newFakeHost()
+			src := "function onAdd(obj) {\n  const x = 1;\n  " + tt.call + ";\n}"
+			r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
+			err := r.Call(addEvent)
+			var se *ScriptError
+			if !errors.As(err, &se) {
+				t.Fatalf("Call = %v, want a ScriptError", err)
+			}
+			if se.Message != tt.want {
+				t.Errorf("message = %s\nwant      %s", se.Message, tt.want)
+			}
+			// The error points at the script line that made the call.
+			if !strings.HasPrefix(se.Position, "rule.js:3:") {
+				t.Errorf("Position = %s, want line 3", se.Position)
+			}
+			if a := h.recorded(); len(a) != 0 {
+				t.Errorf("actions queued: %+v", a)
+			}
+		})
+	}
+}
+
+func TestActions(t *testing.T) {
+	web := addEvent.Object
+	base := func(verb actions.Verb) actions.Action {
+		return actions.Action{
+			Rule: "test-rule", Verb: verb, Resource: deployments.GVR, Kind: "Deployment", APIVersion: "apps/v1",
+			Namespaced: true, Namespace: "default", Name: "web",
+		}
+	}
+	with := func(a actions.Action, f func(*actions.Action)) actions.Action { f(&a); return a }
+	cm := func(a *actions.Action) {
+		a.Resource, a.Kind, a.APIVersion, a.Name = configMaps.GVR, "ConfigMap", "v1", "web-config"
+	}
+	tests := []struct {
+		name string
+		call string
+		want actions.Action
+	}{
+		{
+			name: "patch the event object",
+			call: `kreact.patch(obj, {spec: {replicas: obj.spec.replicas * 2}, metadata: {annotations: {"a.b/c": null}}})`,
+			want: with(base(actions.Patch), func(a *actions.Action) {
+				a.UID = "uid-web"
+				a.PatchType = types.MergePatchType
+				a.PatchData = []byte(`{"metadata":{"annotations":{"a.b/c":null}},"spec":{"replicas":4}}`)
+			}),
+		},
+		{
+			name: "patch by resource reference",
+			call: `kreact.patch({resource: "cm", namespace: "default", name: "web-config"}, {data: {k: "v"}})`,
+			want: with(base(actions.Patch), func(a *actions.Action) {
+				cm(a)
+				a.PatchType = types.MergePatchType
+				a.PatchData = []byte(`{"data":{"k":"v"}}`)
+			}),
+		},
+		{
+			name: "json patch by kind reference",
+			call: `kreact.jsonPatch({apiVersion: "apps/v1", kind: "Deployment", namespace: "default", name: "web"}, [
+    {op: "test", path: "/spec/replicas", value: 2},
+    {op: "replace", path: "/spec/replicas", value: 3},
+    {op: "copy", from: "/a", path: "/b"},
+    {op: "remove", path: "/metadata/labels/tier"}])`,
+			want: with(base(actions.Patch), func(a *actions.Action) {
+				a.PatchType = types.JSONPatchType
+				a.PatchData = []byte(`[{"op":"test","path":"/spec/replicas","value":2},{"op":"replace","path":"/spec/replicas","value":3},{"from":"/a","op":"copy","path":"/b"},{"op":"remove","path":"/metadata/labels/tier"}]`)
+			}),
+		},
+		{
+			name: "create with generateName",
+			call: `kreact.create({apiVersion: "v1", kind: "ConfigMap", metadata: {generateName: "web-", namespace: obj.metadata.namespace}, data: {n: 1.5, i: 2.0}})`,
+			want: with(base(actions.Create), func(a *actions.Action) {
+				cm(a)
+				a.Name = ""
+				a.Object = map[string]any{
+					"apiVersion": "v1", "kind": "ConfigMap",
+					"metadata": map[string]any{"generateName": "web-", "namespace": "default"},
+					"data":     map[string]any{"n": 1.5, "i": int64(2)},
+				}
+			}),
+		},
+		{
+			name: "apply drops managedFields",
+			call: `kreact.apply({apiVersion: "v1", kind: "ConfigMap", metadata: {name: "web-config", namespace: "default", managedFields: [{}]}, data: {hash: kreact.hash(obj.spec)}})`,
+			want: with(base(actions.Apply), func(a *actions.Action) {
+				cm(a)
+				a.Object = map[string]any{
+					"apiVersion": "v1", "kind": "ConfigMap",
+					"metadata": map[string]any{"name": "web-config", "namespace": "default"},
+					"data":     map[string]any{"hash": hashOf(t, web.Object["spec"])},
+				}
+			}),
+		},
+		{
+			name: "apply a cluster-scoped object",
+			call: `kreact.apply({apiVersion: "v1", kind: "Namespace", metadata: {name: "team-a", namespace: "ignored"}})`,
+			want: actions.Action{
+				Rule: "test-rule", Verb: actions.Apply, Resource: namespaces.GVR, Kind: "Namespace", APIVersion: "v1", Name: "team-a",
+				Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "team-a", "namespace": "ignored"}},
+			},
+		},
+		{
+			name: "patch the status subresource",
+			call: `kreact.patch(obj, {status: {seen: true}}, {subresource: "status"})`,
+			want: with(base(actions.Patch), func(a *actions.Action) {
+				a.UID = "uid-web"
+				a.Subresource = "status"
+				a.PatchType = types.MergePatchType
+				a.PatchData = []byte(`{"status":{"seen":true}}`)
+			}),
+		},
+		{
+			name: "json patch the scale subresource",
+			call: `kreact.jsonPatch(obj, [{op: "replace", path: "/spec/replicas", value: 0}], {subresource: "scale"})`,
+			want: with(base(actions.Patch), func(a *actions.Action) {
+				a.UID = "uid-web"
+				a.Subresource = "scale"
+				a.PatchType = types.JSONPatchType
+				a.PatchData = []byte(`[{"op":"replace","path":"/spec/replicas","value":0}]`)
+			}),
+		},
+		{
+			name: "apply the status subresource",
+			call: `kreact.apply({apiVersion: "apps/v1", kind: "Deployment", metadata: {name: "web", namespace: "default"}, status: {observedGeneration: 1}}, {subresource: "status"})`,
+			want: with(base(actions.Apply), func(a *actions.Action) {
+				a.Subresource = "status"
+				a.Object = map[string]any{
+					"apiVersion": "apps/v1", "kind": "Deployment",
+					"metadata": map[string]any{"name": "web", "namespace": "default"},
+					"status":   map[string]any{"observedGeneration": int64(1)},
+				}
+			}),
+		},
+		{
+			name: "delete",
+			call: `kreact.delete(obj)`,
+			want: with(base(actions.Delete), func(a *actions.Action) { a.UID = "uid-web" }),
+		},
+		{
+			name: "event",
+			call: `kreact.event(obj, {type: "Warning", reason: "TooFewReplicas", message: "only " + obj.spec.replicas})`,
+			want: with(base(actions.Event), func(a *actions.Action) {
+				a.UID = "uid-web"
+				a.EventType, a.Reason, a.Message = "Warning", "TooFewReplicas", "only 2"
+			}),
+		},
+		{
+			name: "event defaults to Normal",
+			call: `kreact.event({resource: "deploy", namespace: "default", name: "web"}, {reason: "Seen"})`,
+			want: with(base(actions.Event), func(a *actions.Action) { a.EventType, a.Reason = "Normal", "Seen" }),
+		},
+		{
+			name: "http with a JSON body",
+			call: `kreact.http({url: "https://hooks.example.com/x?a=1", headers: {"X-Token": "t"}, body: {name: obj.metadata.name, n: 1, html: "<b>"}})`,
+			want: actions.Action{Rule: "test-rule", Verb: actions.HTTP, Request: &actions.HTTPRequest{
+				Method: "POST", URL: "https://hooks.example.com/x?a=1",
+				Headers: map[string]string{"X-Token": "t", "Content-Type": "application/json"},
+				Body:    []byte(`{"html":"<b>","n":1,"name":"web"}`),
+			}},
+		},
+		{
+			name: "http with a string body",
+			call: `kreact.http({url: "http://svc.ns:8080/hook", method: "put", body: "plain", headers: {"content-type": "text/plain"}})`,
+			want: actions.Action{Rule: "test-rule", Verb: actions.HTTP, Request: &actions.HTTPRequest{
+				Method: "PUT", URL: "http://svc.ns:8080/hook",
+				Headers: map[string]string{"content-type": "text/plain"},
+				Body:    []byte("plain"),
+			}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newFakeHost()
+			src := "function onAdd(obj, ctx) {\n  const r = " + tt.call + ";\n  if (r !== undefined) throw new Error('returned ' + r);\n}"
+			r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
+			if err := r.Call(addEvent); err != nil {
+				t.Fatal(err)
+			}
+			got := h.recorded()
+			if len(got) != 1 {
+				t.Fatalf("%d actions, want 1: %+v", len(got), got)
+			}
+			want := tt.want
+			want.Origin = position("rule.js", src, tt.call[strings.Index(tt.call, "("):])
+			if !reflect.DeepEqual(got[0], want) {
+				t.Errorf("action:\n%s\nwant:\n%s", dump(got[0]), dump(want))
+			}
+		})
+	}
+}
+
+func dump(a actions.Action) string {
+	s := fmt.Sprintf("%+v", a)
+	if a.PatchData != nil {
+		s += "\nPatchData: " + string(a.PatchData)
+	}
+	if a.Request != nil {
+		s += fmt.Sprintf("\nRequest: %+v body %s", *a.Request, a.Request.Body)
+	}
+	return s
+}
+
+func hashOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := canonicalJSON(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func TestActionOptions(t *testing.T) {
+	h := newFakeHost()
+	src := `function onAdd(obj) {
+  for (let i = 0; i < 3; i++) kreact.delete(obj);
+}`
+	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{Rule: "limited", MaxActions: 2, DryRun: true})
+	err := r.Call(addEvent)
+	if err == nil || !strings.Contains(err.Error(), "delete: more than 2 actions in one call") {
+		t.Fatalf("Call = %v, want the action limit", err)
+	}
+	got := h.recorded()
+	if len(got) != 2 || !got[0].DryRun || got[0].Rule != "limited" {
+		t.Errorf("actions = %+v", got)
+	}
+	// The count starts over with each call.
+	h.actions = nil
+	_ = r.Call(addEvent)
+	if n := len(h.recorded()); n != 2 {
+		t.Errorf("second call queued %d actions, want 2", n)
+	}
+}
+
+var errForbidden = errors.New("rule may not patch deployments.apps")
+
+func TestEnqueueError(t *testing.T) {
+	src := `function onAdd(obj) {
+  try {
+    kreact.patch(obj, {spec: {replicas: 1}});
+  } catch (e) {
+    kreact.log("caught " + e.name + ": " + e.message);
+  }
+  kreact.delete(obj);
+}`
+	h := newFakeHost()
+	h.enqueueErr = errForbidden
+	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
+	err := r.Call(addEvent)
+	if !errors.Is(err, errForbidden) {
+		t.Fatalf("Call = %v, want it to wrap the host's error", err)
+	}
+	var se *ScriptError
+	if !errors.As(err, &se) || se.Position != position("rule.js", src, "(obj);\n}") {
+		t.Errorf("error = %v, want it at the delete", err)
+	}
+	if got := h.messages(); len(got) != 1 || got[0] != "caught Error: patch deployments.apps default/web: rule may not patch deployments.apps" {
+		t.Errorf("logs = %q", got)
+	}
+}
+
+func TestHashAndLog(t *testing.T) {
+	src := `function onAdd(obj) {
+  const a = kreact.hash({x: 1, y: [true, null, "s"], z: {b: 2, a: 1}});
+  const b = kreact.hash({z: {a: 1, b: 2}, y: [true, null, "s"], x: 1.0});
+  kreact.log(a === b ? "stable" : "unstable");
+  kreact.log(kreact.hash(obj.spec) === kreact.hash(kreact.clone(obj.spec)) ? "same" : "different");
+  kreact.log(kreact.hash("abc"));
+  kreact.warn("careful", {replicas: obj.spec.replicas, labels: obj.metadata.labels});
+  kreact.error({not: "a string"});
+  console.log("console", 1, true, null, undefined, {a: [1]}, obj.metadata.labels, () => 1);
+  console.warn("w");
+  console.error("e");
+  console.debug("d");
+}`
+	h := newFakeHost()
+	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{Rule: "hashing"})
+	if err := r.Call(addEvent); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(`"abc"`))
+	want := []logRecord{
+		{slog.LevelInfo, "stable", nil},
+		{slog.LevelInfo, "same", nil},
+		{slog.LevelInfo, hex.EncodeToString(sum[:]), nil},
+		{slog.LevelWarn, "careful", map[string]any{"replicas": int64(2), "labels": map[string]any{"app": "web", "tier": "web"}}},
+		{slog.LevelError, `{"not":"a string"}`, nil},
+		{slog.LevelInfo, `console 1 true null undefined {"a":[1]} {"app":"web","tier":"web"} () => 1`, nil},
+		{slog.LevelWarn, "w", nil},
+		{slog.LevelError, "e", nil},
+		{slog.LevelDebug, "d", nil},
+	}
+	if len(h.logs) != len(want) {
+		t.Fatalf("logs = %+v", h.logs)
+	}
+	for i, w := range want {
+		got := h.logs[i]
+		if got.Level != w.Level || got.Msg != w.Msg {
+			t.Errorf("log %d = %v %q, want %v %q", i, got.Level, got.Msg, w.Level, w.Msg)
+		}
+		if origin, _ := got.Attrs["origin"].(string); got.Attrs["rule"] != "hashing" || !strings.HasPrefix(origin, "rule.js:") {
+			t.Errorf("log %d attrs = %v", i, got.Attrs)
+		}
+		for k, v := range w.Attrs {
+			if !reflect.DeepEqual(got.Attrs[k], v) {
+				t.Errorf("log %d attr %s = %#v, want %#v", i, k, got.Attrs[k], v)
+			}
+		}
+	}
+	if got := h.logs[3].Attrs["origin"]; got != position("rule.js", src, `("careful"`) {
+		t.Errorf("origin of kreact.warn = %v", got)
+	}
+}
+
+func TestLogLimit(t *testing.T) {
+	src := `function onAdd(obj) {
+  kreact.log("é".repeat(10000));
+  for (let i = 0; i < 1000; i++) console.log("line " + i);
+}`
+	h := newFakeHost()
+	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
+	if err := r.Call(addEvent); err != nil {
+		t.Fatal(err)
+	}
+	got := h.messages()
+	if len(got) != maxLogsPerCall+1 || !strings.Contains(got[maxLogsPerCall], "dropping the rest") {
+		t.Errorf("%d log records, last %q", len(got), got[len(got)-1])
+	}
+	if first := got[0]; len(first) > maxLogSize+len("…") || !strings.HasSuffix(first, "é…") {
+		t.Errorf("long message not cut at a character boundary: %d bytes, ends %q", len(first), first[len(first)-8:])
+	}
+}
+
+// TestConfigHashRule runs testdata/config-hash.js, a rule written against
+// kreact.d.ts (tsc --checkJs accepts it), on a ConfigMap update.
+func TestConfigHashRule(t *testing.T) {
+	const file = "testdata/config-hash.js"
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Compile(file, string(src), CompileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.HasHandler(Add) || !p.HasHandler(Update) {
+		t.Fatal("want only onUpdate")
+	}
+	cm := func(v string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "web-config", "namespace": "default"},
+			"data":     map[string]any{"key": v},
+		}}
+	}
+	uses := func(d *unstructured.Unstructured, config string) *unstructured.Unstructured {
+		d.SetLabels(map[string]string{"config": config})
+		return d
+	}
+	h := newFakeHost(
+		uses(deployment("default", "web", 1), "web-config"),
+		uses(deployment("default", "api", 1), "other-config"),
+		uses(deployment("prod", "web", 1), "web-config"),
+	)
+	r, err := NewRuntime(p, h, RuntimeOptions{Rule: "config-hash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	oldCM, newCM := cm("a"), cm("b")
+	ev := Event{Type: Update, OldObject: oldCM, Object: newCM, Resource: configMaps,
+		Changed: ChangedPaths(oldCM.Object, newCM.Object, []string{"status"})}
+	if err := r.Call(ev); err != nil {
+		t.Fatal(err)
+	}
+	got := h.recorded()
+	if len(got) != 2 || got[0].Verb != actions.Patch || got[1].Verb != actions.Event {
+		t.Fatalf("actions: %+v", got)
+	}
+	hash := hashOf(t, map[string]any{"key": "b"})
+	if want := `{"spec":{"template":{"metadata":{"annotations":{"example.com/config-hash":"` + hash + `"}}}}}`; string(got[0].PatchData) != want || got[0].Namespace != "default" || got[0].Name != "web" {
+		t.Errorf("patch = %s %s/%s", got[0].PatchData, got[0].Namespace, got[0].Name)
+	}
+	if got[1].Message != "web-config changed at 2026-03-04T05:06:07.000Z" {
+		t.Errorf("event message = %q", got[1].Message)
+	}
+}

@@ -1,0 +1,134 @@
+package scripting
+
+import (
+	"encoding/json"
+	"log/slog"
+	"strconv"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/discovery"
+)
+
+// benchHost resolves Deployments and drops actions, so that the benchmarks
+// measure the handler, not the fake.
+type benchHost struct{ n int }
+
+func (h *benchHost) ResolveResource(string) (discovery.Resource, error) { return deployments, nil }
+func (h *benchHost) ResolveKind(string, string) (discovery.Resource, error) {
+	return deployments, nil
+}
+func (h *benchHost) Get(discovery.Resource, string, string) (*unstructured.Unstructured, error) {
+	return nil, nil
+}
+func (h *benchHost) List(discovery.Resource, string, labels.Selector) ([]*unstructured.Unstructured, error) {
+	return nil, nil
+}
+func (h *benchHost) Enqueue(actions.Action) error         { h.n++; return nil }
+func (h *benchHost) Log(slog.Level, string, ...slog.Attr) {}
+func (h *benchHost) Now() time.Time                       { return time.Time{} }
+
+// The handler both benchmarks run: scale a Deployment to the replica count
+// its annotation asks for, unless it is paused or already there.
+const benchScript = `function onUpdate(oldObj, newObj, ctx) {
+  const want = newObj.metadata.annotations["example.com/replicas"];
+  if (want === undefined || newObj.spec.paused) return;
+  const n = parseInt(want, 10);
+  if (newObj.spec.replicas === n && oldObj.spec.replicas === n) return;
+  kreact.patch(newObj, {spec: {replicas: n}});
+}`
+
+func benchEvent() Event {
+	oldObj := deployment("default", "web", 2)
+	newObj := deployment("default", "web", 2)
+	return Event{Type: Update, OldObject: oldObj, Object: newObj, Changed: []string{"metadata.annotations"}, Resource: deployments}
+}
+
+func BenchmarkOnUpdate(b *testing.B) {
+	h := &benchHost{}
+	r := mustRuntime(b, "rule.js", benchScript, h, RuntimeOptions{Rule: "bench"})
+	ev := benchEvent()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := r.Call(ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if h.n == 0 {
+		b.Fatal("no action")
+	}
+}
+
+// goHandler is benchScript written in Go against the same Host.
+func goHandler(h Host, ev Event) error {
+	want, ok := ev.Object.GetAnnotations()["example.com/replicas"]
+	if !ok {
+		return nil
+	}
+	if paused, _, _ := unstructured.NestedBool(ev.Object.Object, "spec", "paused"); paused {
+		return nil
+	}
+	n, err := strconv.ParseInt(want, 10, 64)
+	if err != nil {
+		return nil
+	}
+	cur, _, _ := unstructured.NestedInt64(ev.Object.Object, "spec", "replicas")
+	old, _, _ := unstructured.NestedInt64(ev.OldObject.Object, "spec", "replicas")
+	if cur == n && old == n {
+		return nil
+	}
+	res, err := h.ResolveKind(ev.Object.GetAPIVersion(), ev.Object.GetKind())
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(map[string]any{"spec": map[string]any{"replicas": n}})
+	if err != nil {
+		return err
+	}
+	return h.Enqueue(actions.Action{
+		Rule: "bench", Verb: actions.Patch, Resource: res.GVR, Kind: res.Kind,
+		APIVersion: res.GVR.GroupVersion().String(), Namespaced: res.Namespaced,
+		Namespace: ev.Object.GetNamespace(), Name: ev.Object.GetName(), UID: ev.Object.GetUID(),
+		PatchType: types.MergePatchType, PatchData: data, Origin: "rule.go:1:1",
+	})
+}
+
+func BenchmarkGoHandlerBaseline(b *testing.B) {
+	h := &benchHost{}
+	ev := benchEvent()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := goHandler(h, ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if h.n == 0 {
+		b.Fatal("no action")
+	}
+}
+
+// TestBenchmarkHandlersAgree keeps the two benchmarks honest: both must
+// queue the same action.
+func TestBenchmarkHandlersAgree(t *testing.T) {
+	js, native := newFakeHost(), newFakeHost()
+	r := mustRuntime(t, "rule.js", benchScript, js, RuntimeOptions{Rule: "bench"})
+	if err := r.Call(benchEvent()); err != nil {
+		t.Fatal(err)
+	}
+	if err := goHandler(native, benchEvent()); err != nil {
+		t.Fatal(err)
+	}
+	a, g := js.recorded(), native.recorded()
+	if len(a) != 1 || len(g) != 1 {
+		t.Fatalf("actions: %+v, %+v", a, g)
+	}
+	a[0].Origin, g[0].Origin = "", ""
+	if dump(a[0]) != dump(g[0]) {
+		t.Errorf("script action:\n%s\nGo action:\n%s", dump(a[0]), dump(g[0]))
+	}
+}

@@ -1,0 +1,78 @@
+package scripting
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestChangedPaths(t *testing.T) {
+	base := func() map[string]any { return deployment("default", "web", 2).Object }
+	edit := func(f func(m map[string]any)) map[string]any {
+		m := base()
+		f(m)
+		return m
+	}
+	md := func(m map[string]any) map[string]any { return m["metadata"].(map[string]any) }
+	spec := func(m map[string]any) map[string]any { return m["spec"].(map[string]any) }
+
+	tests := []struct {
+		name   string
+		newObj map[string]any
+		ignore []string
+		want   []string
+	}{
+		{"identical", base(), nil, nil},
+		{"resourceVersion and managedFields only", edit(func(m map[string]any) {
+			md(m)["resourceVersion"] = "43"
+			md(m)["managedFields"] = []any{map[string]any{"manager": "kubectl"}}
+		}), nil, nil},
+		{"spec field", edit(func(m map[string]any) { spec(m)["replicas"] = int64(3) }), nil, []string{"spec.replicas"}},
+		{"int64 and float64 of the same value are equal", edit(func(m map[string]any) { spec(m)["replicas"] = float64(2) }), nil, nil},
+		{"label added", edit(func(m map[string]any) { md(m)["labels"].(map[string]any)["new"] = "x" }), nil, []string{"metadata.labels.new"}},
+		{"dotted key", edit(func(m map[string]any) { md(m)["annotations"].(map[string]any)["a.b/c"] = "changed" }), nil,
+			[]string{`metadata.annotations["a.b/c"]`}},
+		{"labels removed", edit(func(m map[string]any) { delete(md(m), "labels") }), nil, []string{"metadata.labels"}},
+		{"deep change reported at depth 3", edit(func(m map[string]any) {
+			spec(m)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"] = "nginx:1.28"
+		}), nil, []string{"spec.template.spec"}},
+		{"status ignored", edit(func(m map[string]any) { m["status"] = map[string]any{"readyReplicas": int64(3)} }), []string{"status"}, nil},
+		{"status reported", edit(func(m map[string]any) { m["status"] = map[string]any{"readyReplicas": int64(3)} }), nil, []string{"status.readyReplicas"}},
+		{"prefix matches whole segments only", edit(func(m map[string]any) { m["statusX"] = "x" }), []string{"status"}, []string{"statusX"}},
+		{"ignored path below the depth limit", edit(func(m map[string]any) {
+			spec(m)["template"].(map[string]any)["spec"].(map[string]any)["containers"] = []any{}
+		}), []string{"spec.template.spec.containers"}, nil},
+		{"ignored path below the depth limit, other change", edit(func(m map[string]any) {
+			tpl := spec(m)["template"].(map[string]any)["spec"].(map[string]any)
+			tpl["containers"] = []any{}
+			tpl["hostNetwork"] = true
+		}), []string{"spec.template.spec.containers"}, []string{"spec.template.spec"}},
+		{"several, sorted", edit(func(m map[string]any) {
+			spec(m)["paused"] = true
+			m["data"] = map[string]any{"key": "v"}
+			md(m)["labels"].(map[string]any)["app"] = "other"
+		}), nil, []string{"data", "metadata.labels.app", "spec.paused"}},
+		{"list element changed", edit(func(m map[string]any) { m["items"] = []any{int64(1)} }), nil, []string{"items"}},
+		{"type change", edit(func(m map[string]any) { spec(m)["ratio"] = "0.5" }), nil, []string{"spec.ratio"}},
+		{"null to value", edit(func(m map[string]any) { m["extra"] = nil }), nil, []string{"extra"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old := base()
+			if got := ChangedPaths(old, tt.newObj, tt.ignore); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("ChangedPaths = %q, want %q", got, tt.want)
+			}
+			if !reflect.DeepEqual(old, base()) {
+				t.Error("ChangedPaths modified its argument")
+			}
+		})
+	}
+}
+
+func TestJSONEqualLargeIntegers(t *testing.T) {
+	if jsonEqual(int64(1<<53+1), int64(1<<53)) {
+		t.Error("int64 values beyond 2^53 compared equal")
+	}
+	if !jsonEqual(map[string]any{"a": []any{int64(1), 2.0}}, map[string]any{"a": []any{1.0, int64(2)}}) {
+		t.Error("equal numbers of different types compared unequal")
+	}
+}

@@ -1,0 +1,232 @@
+package scripting
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/ast"
+	"github.com/dop251/goja/file"
+	"github.com/dop251/goja/parser"
+)
+
+// CompileOptions places a script inside the file it was read from, so that
+// reported positions point into that file.
+type CompileOptions struct {
+	// LineOffset is the number of file lines above the script's first line:
+	// the line of the first script line minus one. Zero means the script
+	// starts on the first line of the file.
+	LineOffset int
+	// ColumnOffset is the indentation of the script block in its file (for a
+	// YAML block scalar, the number of spaces the block strips from every
+	// line). It is added to every reported column. Zero means the script is
+	// not indented.
+	ColumnOffset int
+}
+
+// Program is a compiled rule script. It is immutable and safe to share: every
+// Runtime of a rule runs the same Program.
+type Program struct {
+	name      string
+	colOffset int
+	// empty marks the source lines (0-based, offset lines included) that
+	// are empty: they had no indentation to strip, so positions on them
+	// (the end of the input) are not shifted.
+	empty []bool
+	prg   *goja.Program
+	// lookup evaluates to the array [onAdd, onUpdate, onDelete], with
+	// undefined for the handlers the script does not declare.
+	lookup   *goja.Program
+	handlers [numEventTypes]bool
+}
+
+// Name returns the file name the program was compiled with.
+func (p *Program) Name() string { return p.name }
+
+// HasHandler reports whether the script declares the handler for t at top
+// level (onAdd, onUpdate, onDelete or onTick, as a function, var, let or
+// const). A handler the script does not declare is never called, so an
+// engine can skip watching events nobody handles. Handlers set any other way
+// (globalThis.onAdd = ...) are not recognised.
+func (p *Program) HasHandler(t EventType) bool {
+	i, ok := t.index()
+	return ok && p.handlers[i]
+}
+
+// Error is a problem at one position of a script. Its Error method formats
+// it as "file:line:col: message".
+type Error struct {
+	// File is the script's file name as given to Compile.
+	File string
+	// Line and Col are 1-based; Col counts bytes.
+	Line, Col int
+	// Message describes the problem.
+	Message string
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Message)
+}
+
+// ErrorList is several problems found in one script, in source order. Its
+// Error method prints one per line. errors.As(err, &*Error) finds the first.
+type ErrorList []*Error
+
+// Error implements error.
+func (l ErrorList) Error() string {
+	var b strings.Builder
+	for i, e := range l {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the problems as errors.
+func (l ErrorList) Unwrap() []error {
+	errs := make([]error, len(l))
+	for i, e := range l {
+		errs[i] = e
+	}
+	return errs
+}
+
+// Compile parses and compiles a rule script once, in strict mode. name is the
+// file the script was read from; it names positions in errors and stacks.
+//
+// A syntax error is returned as an *Error, several as an ErrorList. Source
+// maps are disabled, so a "//# sourceMappingURL=" comment cannot make the
+// process read a file.
+//
+// Compile is safe for concurrent use.
+func Compile(name, source string, opts CompileOptions) (*Program, error) {
+	configureRegexp()
+	if opts.LineOffset < 0 || opts.ColumnOffset < 0 {
+		return nil, fmt.Errorf("compile %s: negative offset", name)
+	}
+	p := &Program{name: name, colOffset: opts.ColumnOffset}
+	// Leading newlines put goja's own line numbers (also those a script
+	// sees in err.stack) on the file's lines; columns are shifted when
+	// positions are reported, see position.
+	src := strings.Repeat("\n", opts.LineOffset) + source
+	if p.colOffset > 0 {
+		lines := strings.Split(src, "\n")
+		p.empty = make([]bool, len(lines))
+		for i, l := range lines {
+			p.empty[i] = strings.TrimRight(l, "\r") == ""
+		}
+	}
+
+	// goja.Parse folds the parser's ErrorList into one message without
+	// positions; parser.ParseFile, which it wraps, keeps them.
+	tree, err := parser.ParseFile(nil, name, src, 0, parser.WithDisableSourceMaps)
+	if err != nil {
+		return nil, p.parseError(err)
+	}
+	prg, err := goja.CompileAST(tree, true)
+	if err != nil {
+		return nil, p.compileError(err)
+	}
+	p.prg = prg
+
+	var refs [numEventTypes]string
+	for i := range refs {
+		refs[i] = "undefined"
+	}
+	for _, name := range declaredNames(tree) {
+		for i, h := range handlerNames {
+			if name == h {
+				p.handlers[i] = true
+				refs[i] = h
+			}
+		}
+	}
+	p.lookup, err = goja.Compile("<kreact>", "["+strings.Join(refs[:], ",")+"]", true)
+	if err != nil {
+		return nil, fmt.Errorf("compile %s: handler lookup: %w", name, err)
+	}
+	return p, nil
+}
+
+// declaredNames lists the names declared at the top level of a script.
+func declaredNames(tree *ast.Program) []string {
+	var names []string
+	addBindings := func(list []*ast.Binding) {
+		for _, b := range list {
+			if id, ok := b.Target.(*ast.Identifier); ok {
+				names = append(names, id.Name.String())
+			}
+		}
+	}
+	for _, st := range tree.Body {
+		switch st := st.(type) {
+		case *ast.FunctionDeclaration:
+			if st.Function.Name != nil {
+				names = append(names, st.Function.Name.Name.String())
+			}
+		case *ast.VariableStatement:
+			addBindings(st.List)
+		case *ast.LexicalDeclaration:
+			addBindings(st.List)
+		}
+	}
+	return names
+}
+
+func (p *Program) parseError(err error) error {
+	var list parser.ErrorList
+	if !errors.As(err, &list) || len(list) == 0 {
+		return &Error{File: p.name, Line: 1, Col: 1, Message: err.Error()}
+	}
+	list.Sort()
+	out := make(ErrorList, 0, len(list))
+	for _, e := range list {
+		se := p.newError(e.Position, e.Message)
+		if n := len(out); n > 0 && (*out[n-1] == *se || se.Message == "Unexpected end of input") {
+			// After an error the parser often runs on to the end of
+			// the input; that second error is only an echo.
+			continue
+		}
+		out = append(out, se)
+	}
+	if len(out) == 1 {
+		return out[0]
+	}
+	return out
+}
+
+func (p *Program) compileError(err error) error {
+	var se *goja.CompilerSyntaxError
+	if errors.As(err, &se) && se.File != nil {
+		return p.newError(se.File.Position(se.Offset), se.Message)
+	}
+	return &Error{File: p.name, Line: 1, Col: 1 + p.colOffset, Message: err.Error()}
+}
+
+func (p *Program) newError(pos file.Position, msg string) *Error {
+	pos = p.adjust(pos)
+	return &Error{File: pos.Filename, Line: pos.Line, Col: pos.Column, Message: msg}
+}
+
+// adjust moves a position of this program's code by the column offset.
+// Positions of other code (eval) are left as they are.
+func (p *Program) adjust(pos file.Position) file.Position {
+	if pos.Filename == p.name && pos.Line > 0 && pos.Line <= len(p.empty) && !p.empty[pos.Line-1] {
+		pos.Column += p.colOffset
+	}
+	if pos.Filename == "" {
+		pos.Filename = "<eval>"
+	}
+	return pos
+}
+
+// position formats a position as "file:line:col".
+func (p *Program) position(pos file.Position) string {
+	pos = p.adjust(pos)
+	return pos.Filename + ":" + strconv.Itoa(pos.Line) + ":" + strconv.Itoa(pos.Column)
+}

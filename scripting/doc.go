@@ -1,0 +1,90 @@
+// Package scripting runs the JavaScript of kreact's reaction rules in goja.
+//
+// A rule script declares top-level handlers, each optional:
+//
+//	function onAdd(obj, ctx) { ... }
+//	function onUpdate(oldObj, newObj, ctx) { ... }
+//	function onDelete(obj, ctx) { ... }
+//	function onTick(ctx) { ... }       // periodic, without an object
+//
+// and reaches the cluster only through the kreact global (kreact.get,
+// kreact.patch, kreact.apply, ...), which validates what the script asks for
+// and hands actions.Action values to a Host. kreact.d.ts in this directory
+// declares the whole script API for editors.
+//
+// # Compile once, one runtime per goroutine
+//
+// Compile parses and compiles a script once into an immutable Program. A
+// goja.Runtime is single-threaded, so every worker goroutine builds its own
+// Runtime with NewRuntime, which runs the shared Program's top level once
+// and looks the handlers up once; Runtime.Call then costs a function call
+// into an already warm runtime. A handler the script does not declare costs
+// nothing: Call returns before touching goja.
+//
+// Positions matter because users read them: syntax errors, exception stacks
+// and the Origin of every action are "file:line:col" in the rule's own file,
+// even when the script sits indented inside YAML (CompileOptions places it).
+//
+// # Read-only views
+//
+// Objects come from informer caches, which must never be modified. Wrapping
+// a map with Runtime.ToValue would give the script a live, writable window
+// into the cache, and copying every object before every call would cost more
+// than the call. Handlers, kreact.get and kreact.list therefore see read-only
+// views (goja DynamicObject and DynamicArray) that convert fields lazily,
+// when the script reads them. Any write or delete throws a TypeError;
+// kreact.clone returns a plain, writable copy. Everything a script hands
+// back (patches, objects, request bodies) is converted by this package
+// rather than by goja's Export, so that NaN, functions, undefined, cycles
+// and other non-JSON values fail with a TypeError naming the path, at the
+// script line that passed them.
+//
+// # Timeouts and interrupts
+//
+// Every call, and the top level when a runtime is built, has a deadline
+// (RuntimeOptions.Timeout). goja checks Runtime.Interrupt only between
+// instructions, never inside built-in functions, so:
+//
+//   - ClearInterrupt runs before every call: an Interrupt that arrived
+//     after the previous call ended must not stop the next one.
+//   - A call that was interrupted may have left the script's global state
+//     half updated: the next Call rebuilds the goja runtime from the
+//     Program.
+//   - Backtracking regular expressions have a match timeout
+//     (RegexpMatchTimeout, set through regexp2.DefaultMatchTimeout, the
+//     package's only process-wide effect).
+//   - Some built-ins take super-linear time on hostile input (JSON.stringify
+//     of a value nested 200,000 deep takes minutes: its cycle check is
+//     quadratic) and cannot be interrupted. So each Runtime runs the script
+//     on a goroutine of its own, and Call waits for it at most Timeout plus
+//     a grace period; after that it abandons the call: that goroutine
+//     finishes on its own time, with a discarded goja runtime that can no
+//     longer queue actions, and a new goroutine serves the next call. Call
+//     refuses to run while two abandoned calls are still running. The
+//     caller is never held longer than Timeout plus the grace period. The
+//     goroutine is long-lived rather than one per call: a fresh goroutine
+//     would regrow its stack for goja's deep call chains on every call, and
+//     measured about 50% more CPU per call.
+//
+// Deep recursion ends in a stack overflow error (MaxCallStackSize), not in a
+// crash. goja has no memory limit: values handed to the host are capped in
+// size and nesting, and the deadline bounds how long a script can allocate.
+//
+// # Sandbox
+//
+// goja has no require, file system or network access. Source maps are
+// disabled both in Compile and for eval, so a sourceMappingURL comment
+// cannot make the process read a file. Date.now() and new Date() use the
+// Host's clock, so rules can be tested offline with a fixed time.
+//
+// # Concurrency
+//
+// Compile, ChangedPaths and a Program's methods are safe for concurrent use.
+// A Runtime is not: one goroutine at a time may call it, and Close it when
+// done (a Runtime that is garbage collected stops its goroutine too). Host
+// methods are called from the Runtime's goroutine, one at a time per
+// Runtime; a Host shared by several Runtimes must be safe for concurrent
+// use. Objects handed in through Event or returned by the Host are never
+// modified and not kept after Call returns, unless the script stores them in
+// its global state (where they stay read-only).
+package scripting

@@ -1,0 +1,160 @@
+package scripting
+
+import (
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/discovery"
+)
+
+// EventType is the kind of change a handler reacts to.
+type EventType string
+
+// The event types, one per handler.
+const (
+	// Add calls onAdd(obj, ctx).
+	Add EventType = "add"
+	// Update calls onUpdate(oldObj, newObj, ctx).
+	Update EventType = "update"
+	// Delete calls onDelete(obj, ctx).
+	Delete EventType = "delete"
+	// Tick calls onTick(ctx), periodically (a rule's spec.every), with no
+	// object: for sweeps such as TTL expiry, where no change arrives when
+	// the time is up.
+	Tick EventType = "tick"
+)
+
+const numEventTypes = 4
+
+var handlerNames = [numEventTypes]string{"onAdd", "onUpdate", "onDelete", "onTick"}
+
+func (t EventType) index() (int, bool) {
+	switch t {
+	case Add:
+		return 0, true
+	case Update:
+		return 1, true
+	case Delete:
+		return 2, true
+	case Tick:
+		return 3, true
+	}
+	return 0, false
+}
+
+// Handler returns the name of the script function that handles t, or "" for
+// an unknown type.
+func (t EventType) Handler() string {
+	if i, ok := t.index(); ok {
+		return handlerNames[i]
+	}
+	return ""
+}
+
+// Event is one change to hand to a rule's handler. The objects usually come
+// from an informer cache: scripts see them through read-only views and
+// nothing in this package writes to them.
+type Event struct {
+	// Type selects the handler.
+	Type EventType
+	// Object is the object added or deleted, or the new object of an
+	// update. Nil is passed to the script as null. Unused for Tick.
+	Object *unstructured.Unstructured
+	// OldObject is the previous object of an update; unused otherwise.
+	OldObject *unstructured.Unstructured
+	// Initial is true for an add that comes from the initial list.
+	Initial bool
+	// Changed lists the paths that changed in an update, as ChangedPaths
+	// reports them. The caller decides whether to call at all; an empty
+	// list is passed on as is.
+	Changed []string
+	// Resource is the watched resource the object belongs to; zero for
+	// Tick.
+	Resource discovery.Resource
+}
+
+// Host is what a script can reach outside its runtime. The engine implements
+// it; tests use a fake. A Runtime calls it from the goroutine that runs the
+// script (not the caller of Runtime.Call), one call at a time per Runtime;
+// several Runtimes may share one Host. A method that blocks delays only the
+// script: Call gives up on it after the timeout (except Enqueue, below).
+type Host interface {
+	// ResolveResource maps a reference as kubectl takes it ("deploy",
+	// "deployments.apps", "deployments.v1.apps") to a resource.
+	ResolveResource(ref string) (discovery.Resource, error)
+	// ResolveKind maps an apiVersion and a kind to a resource.
+	ResolveKind(apiVersion, kind string) (discovery.Resource, error)
+	// Get returns the named object, or nil and no error when it does not
+	// exist. The returned object is not modified.
+	Get(res discovery.Resource, namespace, name string) (*unstructured.Unstructured, error)
+	// List returns the objects of res in namespace ("" for all namespaces)
+	// that match selector. The returned objects are not modified.
+	List(res discovery.Resource, namespace string, selector labels.Selector) ([]*unstructured.Unstructured, error)
+	// Enqueue queues an action. The host checks the rule's permissions;
+	// an error is thrown into the script as an exception. It must not
+	// block: Call waits for it even past the timeout, so that no action is
+	// queued after Call has returned.
+	Enqueue(a actions.Action) error
+	// Log writes a log record on behalf of the script.
+	Log(level slog.Level, msg string, attrs ...slog.Attr)
+	// Now is the script's clock: kreact.now(), Date.now() and new Date().
+	Now() time.Time
+}
+
+// ErrStuck is the Err of the ScriptError that Runtime.Call returns without
+// running the script while earlier calls of the same Runtime are still stuck
+// in built-in code after their timeout.
+var ErrStuck = errors.New("earlier calls are still stuck in built-in code")
+
+// ScriptError is a script failure: an uncaught exception, a timeout, a stack
+// overflow. Its Error method names the position, the message, the rule and
+// the handler: "file:line:col: message (rule r, onUpdate)".
+type ScriptError struct {
+	// Rule is RuntimeOptions.Rule.
+	Rule string
+	// Handler is the handler that failed, or "" for the script's top level.
+	Handler string
+	// Position is "file:line:col" of the innermost script frame where the
+	// exception was thrown or the script was stopped; "" when unknown.
+	Position string
+	// Message is the exception as the script would print it, e.g.
+	// "TypeError: patch: spec.replicas is NaN", or what stopped it.
+	Message string
+	// Stack lists the script frames, innermost first, one
+	// "at function (file:line:col)" per line.
+	Stack string
+	// Timeout is true when the call ran out of time.
+	Timeout bool
+	// Err is the underlying error: a goja error, ErrStuck, or the error
+	// of a Host method that the script did not catch.
+	Err error
+}
+
+// Error implements error.
+func (e *ScriptError) Error() string {
+	var b strings.Builder
+	if e.Position != "" {
+		b.WriteString(e.Position)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Message)
+	b.WriteString(" (rule ")
+	b.WriteString(e.Rule)
+	b.WriteString(", ")
+	if e.Handler != "" {
+		b.WriteString(e.Handler)
+	} else {
+		b.WriteString("top level")
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+// Unwrap returns Err.
+func (e *ScriptError) Unwrap() error { return e.Err }

@@ -1,0 +1,197 @@
+// Type declarations for kreact rule scripts, for editor completion and
+// checking. Reference them from a rule file with
+//
+//   /// <reference path="path/to/kreact.d.ts" />
+//
+// Scripts run in strict mode in goja (ES2020-ish): no require, no modules,
+// no file system or network; everything outside the script goes through
+// `kreact`. Every call has a deadline (1s by default).
+
+/** JSON data: what objects contain and what actions accept. */
+type JSONValue = string | number | boolean | null | JSONValue[] | { [key: string]: JSONValue };
+
+/**
+ * A Kubernetes object as a script sees it. Objects passed to handlers and
+ * returned by kreact.get/list are read-only views of the informer cache:
+ * any write or delete throws a TypeError ("object is read-only; use
+ * kreact.clone(obj)"). Keys are enumerated in sorted order.
+ */
+interface KubeObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: ObjectMeta;
+  readonly spec?: any;
+  readonly status?: any;
+  readonly data?: { readonly [key: string]: string };
+  readonly [key: string]: any;
+}
+
+interface ObjectMeta {
+  readonly name: string;
+  readonly namespace?: string;
+  readonly uid?: string;
+  readonly generateName?: string;
+  readonly resourceVersion?: string;
+  readonly generation?: number;
+  readonly creationTimestamp?: string;
+  readonly deletionTimestamp?: string;
+  readonly labels?: { readonly [key: string]: string };
+  readonly annotations?: { readonly [key: string]: string };
+  readonly ownerReferences?: ReadonlyArray<{
+    readonly apiVersion: string;
+    readonly kind: string;
+    readonly name: string;
+    readonly uid: string;
+    readonly controller?: boolean;
+    readonly blockOwnerDeletion?: boolean;
+  }>;
+  readonly finalizers?: ReadonlyArray<string>;
+  readonly [key: string]: any;
+}
+
+/** A writable copy of a KubeObject, as kreact.clone returns it. */
+type Mutable<T> = T extends ReadonlyArray<infer E>
+  ? Mutable<E>[]
+  : T extends object
+    ? { -readonly [K in keyof T]: Mutable<T[K]> }
+    : T;
+
+/** The object an action acts on. */
+type Target =
+  /** An object: apiVersion, kind, metadata.namespace, metadata.name (and metadata.uid, when known). */
+  | KubeObject
+  | Mutable<KubeObject>
+  /** A resource as kubectl takes it: "deploy", "deployments.apps", "configmaps". */
+  | { resource: string; namespace?: string; name: string }
+  | { apiVersion: string; kind: string; namespace?: string; name: string };
+
+/** The last argument of every handler. Read-only. */
+interface Ctx {
+  /** The rule's name. */
+  readonly rule: string;
+  readonly event: "add" | "update" | "delete" | "tick";
+  /** True for an add that comes from the initial list of a watch. */
+  readonly initial: boolean;
+  /**
+   * On update, the paths that changed, sorted: "spec.replicas",
+   * "metadata.labels.app", 'metadata.annotations["example.com/x"]'.
+   * Paths go at most three keys deep; deeper changes and changed lists are
+   * reported at that depth. Empty for add, delete and tick.
+   */
+  readonly changed: ReadonlyArray<string>;
+  /** The watched resource, "deployments.apps"-style ("configmaps" for the core group); "" for tick. */
+  readonly resource: string;
+}
+
+/**
+ * The handlers a rule script may declare at top level (each optional), as
+ * `function onAdd(obj, ctx) {...}` or `const onAdd = (obj, ctx) => {...}`.
+ * In a checked JavaScript file, type them with JSDoc:
+ *
+ *   /** @type {OnUpdate} *\/
+ *   const onUpdate = (oldObj, newObj, ctx) => { ... };
+ *
+ * or `/** @param {KubeObject} obj @param {Ctx} ctx *\/ function onAdd(obj, ctx) {...}`.
+ */
+/** Called when an object appears (also for each object of the initial list). */
+type OnAdd = (obj: KubeObject, ctx: Ctx) => void | Promise<void>;
+/** Called when an object changes in a way that matters (ctx.changed is not empty). */
+type OnUpdate = (oldObj: KubeObject, newObj: KubeObject, ctx: Ctx) => void | Promise<void>;
+/** Called when an object is deleted, with its last known state. */
+type OnDelete = (obj: KubeObject, ctx: Ctx) => void | Promise<void>;
+/** Called every spec.every, without an object (ctx.event is "tick", ctx.resource is ""). */
+type OnTick = (ctx: Ctx) => void | Promise<void>;
+
+interface ListOptions {
+  /** Namespace to list in; all namespaces when omitted. */
+  namespace?: string;
+  /** A label selector as kubectl takes it: "app=web,tier in (a,b)". */
+  labelSelector?: string;
+}
+
+interface EventSpec {
+  /** Default "Normal". */
+  type?: "Normal" | "Warning";
+  /** A short CamelCase reason, required. */
+  reason: string;
+  message?: string;
+}
+
+/** Options of apply, patch and jsonPatch. */
+interface WriteOptions {
+  /** Write a subresource of the object instead of the object itself. */
+  subresource?: "status" | "scale";
+}
+
+interface HTTPRequest {
+  /** An absolute http or https URL; the rule must allow it. */
+  url: string;
+  /** Default "POST". */
+  method?: string;
+  headers?: { [name: string]: string };
+  /** A string is sent as is; any other value is sent as JSON (with Content-Type: application/json unless set). */
+  body?: string | JSONValue;
+}
+
+/**
+ * The kreact API. Values handed to kreact must be JSON data: functions,
+ * symbols, undefined, NaN, Infinity, Maps, cycles... throw a TypeError
+ * naming the path ("patch: spec.replicas is NaN"). Dates become RFC 3339
+ * strings. Integral numbers are sent as integers.
+ *
+ * Actions (create, apply, patch, jsonPatch, delete, event, http) are
+ * queued, not executed: they return undefined at once and run after the
+ * handler returns, subject to the rule's permissions (a refusal is thrown
+ * as an Error). At most 100 per call by default.
+ */
+declare const kreact: {
+  /** A plain, writable deep copy (JSON semantics). */
+  clone<T>(value: T): Mutable<T>;
+
+  /** The object, read-only, or null when it does not exist. namespace is ignored for cluster-scoped resources. */
+  get(resource: string, namespace: string | null, name: string): KubeObject | null;
+  /** Matching objects, read-only. */
+  list(resource: string, options?: ListOptions): ReadonlyArray<KubeObject>;
+
+  /** Create an object (metadata.name or metadata.generateName; metadata.namespace for namespaced kinds). */
+  create(obj: object): void;
+  /** Server-side apply an object (field manager "kreact"); metadata.managedFields is dropped. */
+  apply(obj: object, options?: WriteOptions): void;
+  /** JSON merge patch (RFC 7386): null deletes a key. */
+  patch(target: Target, mergePatch: { [key: string]: JSONValue }, options?: WriteOptions): void;
+  /** JSON patch (RFC 6902). */
+  jsonPatch(
+    target: Target,
+    ops: Array<
+      | { op: "add" | "replace" | "test"; path: string; value: JSONValue }
+      | { op: "remove"; path: string }
+      | { op: "move" | "copy"; from: string; path: string }
+    >,
+    options?: WriteOptions,
+  ): void;
+  /** Delete the object. */
+  delete(target: Target): void;
+  /** Record a Kubernetes Event about the object. */
+  event(target: Target, event: EventSpec): void;
+  /** Send an HTTP request. */
+  http(request: HTTPRequest): void;
+
+  /** Hex SHA-256 of the value's canonical JSON (sorted keys): hash(obj.data) changes when the data does. */
+  hash(value: JSONValue | KubeObject): string;
+  /** The host's clock (fixed in tests). Date.now() and new Date() use the same clock. */
+  now(): Date;
+
+  /** Log at info level; fields are added as structured attributes. */
+  log(message: any, fields?: { [key: string]: JSONValue }): void;
+  warn(message: any, fields?: { [key: string]: JSONValue }): void;
+  error(message: any, fields?: { [key: string]: JSONValue }): void;
+};
+
+/** Logs through the host: arguments are joined with spaces, data printed as JSON. At most 100 records per call. */
+declare const console: {
+  log(...args: any[]): void;
+  info(...args: any[]): void;
+  debug(...args: any[]): void;
+  warn(...args: any[]): void;
+  error(...args: any[]): void;
+};

@@ -1,0 +1,528 @@
+package scripting
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dop251/goja"
+)
+
+// RuntimeOptions configures a Runtime.
+type RuntimeOptions struct {
+	// Rule names the rule in actions, errors, logs and ctx.rule. The zero
+	// value leaves it empty.
+	Rule string
+	// Timeout bounds one handler call, and the script's top-level code when
+	// the runtime is built. Zero means one second.
+	Timeout time.Duration
+	// MaxCallStackSize bounds the script's call depth; deeper recursion
+	// fails the call with a stack overflow. Zero means 1024 frames.
+	MaxCallStackSize int
+	// MaxActions bounds the actions one call may ask for; the next one
+	// throws. Zero means 100.
+	MaxActions int
+	// DryRun marks every action the script asks for as a dry run.
+	DryRun bool
+}
+
+const (
+	defaultTimeout          = time.Second
+	defaultMaxCallStackSize = 1024
+	defaultMaxActions       = 100
+	// abandonGrace is how long a call may overrun its timeout, stuck in
+	// built-in code that Interrupt cannot stop, before Call gives up on it.
+	abandonGrace = 250 * time.Millisecond
+	// maxStuck is how many abandoned calls may still be running before
+	// Call refuses to start more: each one holds a CPU.
+	maxStuck = 2
+	// maxLogsPerCall and maxLogSize bound what one call may log.
+	maxLogsPerCall = 100
+	maxLogSize     = 4 << 10
+)
+
+// ErrClosed is returned by Runtime.Call after Runtime.Close.
+var ErrClosed = errors.New("runtime closed")
+
+// Runtime runs one Program's handlers. It owns a goja.Runtime, built from
+// the Program, which it replaces after a timeout, and a goroutine that runs
+// the script so that Call can return even when the script is stuck in a
+// built-in function that goja cannot interrupt.
+//
+// A Runtime is not safe for concurrent use: give each worker goroutine its
+// own. Call blocks until the handler returns or, at the latest, about
+// Timeout+250ms after it started. Host methods are called from the
+// Runtime's goroutine, never concurrently for one Runtime. Close releases
+// the goroutine; a Runtime that is garbage collected releases it too.
+type Runtime struct {
+	cfg *config
+
+	// env is the current goja runtime; nil after a timeout until the next
+	// Call builds a new one.
+	env *env
+	// timer measures timeouts; only Call uses it.
+	timer *time.Timer
+	// done receives the result of a call from the worker. A new channel
+	// replaces it when a call is abandoned.
+	done   chan error
+	worker *workerBox
+	closed bool
+}
+
+// config is what a Runtime and its goroutines share. It holds no reference
+// to the Runtime, so that an unreachable Runtime can be collected and its
+// goroutine stopped.
+type config struct {
+	p     *Program
+	host  Host
+	opts  RuntimeOptions
+	grace time.Duration
+	// inflight counts worker goroutines, abandoned ones included.
+	inflight sync.WaitGroup
+	// stuck counts abandoned calls that are still running.
+	stuck atomic.Int32
+}
+
+// env is one goja.Runtime with the program run in it and the API
+// installed. Everything in it belongs to the goroutine running the script,
+// except the fields that mu guards.
+type env struct {
+	cfg      *config
+	vm       *goja.Runtime
+	handlers [numEventTypes]goja.Callable
+	date     goja.Value
+
+	// Reset by Runtime.run before each call.
+	handler string
+	actions int
+	logs    int
+
+	// poisoned is set by the script goroutine when the runtime must not
+	// be used again (timeout, internal panic).
+	poisoned bool
+
+	// mu orders the end of a call against its abandonment, and keeps
+	// actions from being queued after Call has given up on the call.
+	mu        sync.Mutex
+	finished  bool
+	abandoned atomic.Bool
+
+	// Scratch space, reused from call to call.
+	stackBuf  []goja.StackFrame
+	pathBuf   []any
+	parentBuf []*goja.Object
+}
+
+// job is one call handed to the worker goroutine.
+type job struct {
+	e    *env
+	fn   func() error
+	done chan<- error
+}
+
+// workerBox holds the channel to the current worker goroutine.
+type workerBox struct {
+	mu   sync.Mutex
+	jobs chan job
+}
+
+// get returns the current worker's channel, starting a worker if there is
+// none.
+func (b *workerBox) get(cfg *config) chan job {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.jobs == nil {
+		b.jobs = make(chan job)
+		cfg.inflight.Add(1)
+		go work(cfg, b.jobs)
+	}
+	return b.jobs
+}
+
+// stop lets the current worker exit once it is idle.
+func (b *workerBox) stop() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.jobs != nil {
+		close(b.jobs)
+		b.jobs = nil
+	}
+}
+
+// work runs jobs until jobs is closed or a job is abandoned: an abandoned
+// worker finishes its job on its own time and exits; a new worker serves
+// the next call.
+func work(cfg *config, jobs <-chan job) {
+	defer cfg.inflight.Done()
+	for j := range jobs {
+		err := j.e.exec(j.fn)
+		j.e.mu.Lock()
+		j.e.finished = true
+		abandoned := j.e.abandoned.Load()
+		j.e.mu.Unlock()
+		j.done <- err
+		if abandoned {
+			cfg.stuck.Add(-1)
+			return
+		}
+	}
+}
+
+// timeoutError is the value the runtime is interrupted with.
+type timeoutError struct{ d time.Duration }
+
+func (e *timeoutError) Error() string { return fmt.Sprintf("timed out after %v", e.d) }
+
+// NewRuntime builds a runtime for p: a goja.Runtime with the kreact and
+// console globals, in which the script's top-level code has run once and
+// its handlers have been looked up. A failure of the top-level code is a
+// *ScriptError.
+//
+// host must be safe to call from a goroutine other than the caller's (see
+// Runtime). The returned Runtime must be used by one goroutine at a time.
+func NewRuntime(p *Program, host Host, opts RuntimeOptions) (*Runtime, error) {
+	if p == nil || p.prg == nil {
+		return nil, errors.New("new runtime: nil program")
+	}
+	if host == nil {
+		return nil, errors.New("new runtime: nil host")
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = defaultTimeout
+	}
+	if opts.MaxCallStackSize <= 0 {
+		opts.MaxCallStackSize = defaultMaxCallStackSize
+	}
+	if opts.MaxActions <= 0 {
+		opts.MaxActions = defaultMaxActions
+	}
+	configureRegexp()
+	r := &Runtime{
+		cfg:    &config{p: p, host: host, opts: opts, grace: abandonGrace},
+		timer:  time.NewTimer(time.Hour),
+		done:   make(chan error, 1),
+		worker: &workerBox{},
+	}
+	r.timer.Stop()
+	e, err := r.newEnv()
+	if err != nil {
+		r.worker.stop()
+		return nil, err
+	}
+	r.env = e
+	// A Runtime dropped without Close must not leave its goroutine behind.
+	runtime.AddCleanup(r, (*workerBox).stop, r.worker)
+	return r, nil
+}
+
+// Program returns the program the runtime runs.
+func (r *Runtime) Program() *Program { return r.cfg.p }
+
+// Close stops the runtime's goroutine. A call that was abandoned after its
+// timeout may still be running; it ends on its own. Close is idempotent;
+// Call returns ErrClosed afterwards.
+func (r *Runtime) Close() {
+	r.closed = true
+	r.env = nil
+	r.worker.stop()
+}
+
+// Call runs the handler for ev.Type. It returns nil at once, without
+// touching the script, when the script has no such handler.
+//
+// A script failure is a *ScriptError: an uncaught exception, a stack
+// overflow, or a timeout (Timeout set). After a timeout the runtime is
+// rebuilt, on the next call, from the Program: the script's global state
+// starts over. While earlier calls are still stuck in built-in code that
+// cannot be interrupted, Call fails at once with a ScriptError wrapping
+// ErrStuck.
+//
+// ev and the objects in it are not modified and not kept after Call
+// returns, unless the script keeps them in its global state.
+func (r *Runtime) Call(ev Event) error {
+	i, ok := ev.Type.index()
+	switch {
+	case !ok:
+		return fmt.Errorf("call: unknown event type %q", ev.Type)
+	case r.closed:
+		return ErrClosed
+	case !r.cfg.p.handlers[i]:
+		return nil
+	}
+	return r.call(i, ev)
+}
+
+// call is Call's slow path, apart so that a missing handler does not pay
+// for ev escaping to the heap.
+func (r *Runtime) call(i int, ev Event) error {
+	if n := r.cfg.stuck.Load(); n >= maxStuck {
+		return &ScriptError{
+			Rule:     r.cfg.opts.Rule,
+			Handler:  handlerNames[i],
+			Position: r.cfg.p.name,
+			Message:  fmt.Sprintf("not run: %d earlier calls are still stuck in built-in code", n),
+			Timeout:  true,
+			Err:      ErrStuck,
+		}
+	}
+	if r.env == nil {
+		e, err := r.newEnv()
+		if err != nil {
+			return err
+		}
+		r.env = e
+	}
+	e := r.env
+	err := r.run(e, handlerNames[i], func() error { return e.call(i, &ev) })
+	// poisoned is read only when the worker finished the call.
+	if e.abandoned.Load() || e.poisoned {
+		r.env = nil
+	}
+	return err
+}
+
+// newEnv builds a goja runtime and runs the program's top level in it.
+func (r *Runtime) newEnv() (*env, error) {
+	p := r.cfg.p
+	e := &env{cfg: r.cfg, vm: goja.New()}
+	e.install()
+	err := r.run(e, "", func() error {
+		if _, err := e.vm.RunProgram(p.prg); err != nil {
+			return err
+		}
+		v, err := e.vm.RunProgram(p.lookup)
+		if err != nil {
+			return err
+		}
+		list := v.(*goja.Object)
+		for i, name := range handlerNames {
+			if !p.handlers[i] {
+				continue
+			}
+			fn, ok := goja.AssertFunction(list.Get(fmt.Sprint(i)))
+			if !ok {
+				return fmt.Errorf("%s is declared but is not a function", name)
+			}
+			e.handlers[i] = fn
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if e.abandoned.Load() || e.poisoned {
+		return nil, errors.New("new runtime: runtime unusable after its top level ran")
+	}
+	return e, nil
+}
+
+// run hands fn, which calls into the script, to the worker goroutine and
+// waits for it. At the timeout it interrupts the script; if the script does
+// not stop within the grace period (stuck in a built-in function, which
+// goja cannot interrupt), run abandons the call: the worker and its goja
+// runtime are left to finish on their own and may no longer queue actions.
+func (r *Runtime) run(e *env, handler string, fn func() error) error {
+	cfg := r.cfg
+	e.handler = handler
+	e.actions = 0
+	e.logs = 0
+	e.mu.Lock()
+	e.finished = false
+	e.mu.Unlock()
+	// A late Interrupt of the previous call must not stop this one.
+	e.vm.ClearInterrupt()
+
+	r.worker.get(cfg) <- job{e: e, fn: fn, done: r.done}
+	r.timer.Reset(cfg.opts.Timeout)
+	select {
+	case err := <-r.done:
+		r.timer.Stop()
+		return err
+	case <-r.timer.C:
+	}
+	e.vm.Interrupt(&timeoutError{cfg.opts.Timeout})
+	r.timer.Reset(cfg.grace)
+	select {
+	case err := <-r.done:
+		r.timer.Stop()
+		return err
+	case <-r.timer.C:
+	}
+
+	e.mu.Lock()
+	if e.finished {
+		e.mu.Unlock()
+		return <-r.done
+	}
+	e.abandoned.Store(true)
+	cfg.stuck.Add(1)
+	e.mu.Unlock()
+	// The stuck worker keeps the old channels; the next call gets new ones.
+	r.worker.stop()
+	r.done = make(chan error, 1)
+	return &ScriptError{
+		Rule:     cfg.opts.Rule,
+		Handler:  handler,
+		Position: cfg.p.name,
+		Message: fmt.Sprintf("timed out after %v and did not stop within %v (stuck in a built-in function); runtime discarded",
+			cfg.opts.Timeout, cfg.grace),
+		Timeout: true,
+		Err:     &timeoutError{cfg.opts.Timeout},
+	}
+}
+
+// exec runs fn on the script goroutine and turns its failure into a
+// *ScriptError. It recovers panics: a bug must not take the process down
+// from a goroutine nobody waits on.
+func (e *env) exec(fn func() error) (err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			e.poisoned = true
+			err = &ScriptError{
+				Rule:     e.cfg.opts.Rule,
+				Handler:  e.handler,
+				Position: e.cfg.p.name,
+				Message:  fmt.Sprintf("internal error: %v", x),
+				Err:      fmt.Errorf("panic: %v\n%s", x, debug.Stack()),
+			}
+		}
+	}()
+	if err := fn(); err != nil {
+		return e.scriptError(err)
+	}
+	return nil
+}
+
+// call runs handler i with the event's arguments.
+func (e *env) call(i int, ev *Event) error {
+	ctx := e.vm.NewDynamicObject(&ctxView{e: e, ev: ev})
+	var ret goja.Value
+	var err error
+	switch ev.Type {
+	case Update:
+		ret, err = e.handlers[i](goja.Undefined(), e.object(ev.OldObject), e.object(ev.Object), ctx)
+	case Tick:
+		ret, err = e.handlers[i](goja.Undefined(), ctx)
+	default:
+		ret, err = e.handlers[i](goja.Undefined(), e.object(ev.Object), ctx)
+	}
+	if err != nil {
+		return err
+	}
+	return e.settled(ret)
+}
+
+var promiseType = reflect.TypeOf((*goja.Promise)(nil))
+
+// settled checks the promise an async handler returns. goja runs promise
+// jobs before the outermost call returns, so a handler that awaits only
+// kreact calls has settled by now.
+func (e *env) settled(ret goja.Value) error {
+	o, ok := ret.(*goja.Object)
+	if !ok || o.ExportType() != promiseType {
+		return nil
+	}
+	p := o.Export().(*goja.Promise)
+	switch p.State() {
+	case goja.PromiseStateRejected:
+		return &rejection{e.safeString(p.Result())}
+	case goja.PromiseStatePending:
+		return &rejection{"the handler returned a promise that did not settle"}
+	}
+	return nil
+}
+
+// rejection is a rejected or pending promise returned by a handler.
+type rejection struct{ msg string }
+
+func (r *rejection) Error() string { return r.msg }
+
+// scriptError describes a failure of the script. Converting an exception to
+// a string may run script code (a thrown object's toString), so it runs
+// here, on the script goroutine, still under the timeout.
+func (e *env) scriptError(err error) *ScriptError {
+	se := &ScriptError{Rule: e.cfg.opts.Rule, Handler: e.handler, Err: err}
+	var (
+		interrupted *goja.InterruptedError
+		overflow    *goja.StackOverflowError
+		ex          *goja.Exception
+		rej         *rejection
+	)
+	switch {
+	case errors.As(err, &interrupted):
+		se.Timeout = true
+		e.poisoned = true
+		if te, ok := interrupted.Value().(*timeoutError); ok {
+			se.Message = te.Error()
+		} else {
+			se.Message = fmt.Sprint(interrupted.Value())
+		}
+		se.Position, se.Stack = e.describe(interrupted.Stack())
+	case errors.As(err, &overflow):
+		se.Message = fmt.Sprintf("RangeError: maximum call stack size (%d) exceeded", e.cfg.opts.MaxCallStackSize)
+		se.Position, se.Stack = e.describe(overflow.Stack())
+	case errors.As(err, &ex):
+		se.Message = e.safeString(ex.Value())
+		se.Position, se.Stack = e.describe(ex.Stack())
+	case errors.As(err, &rej):
+		se.Message = "promise rejected: " + rej.msg
+		se.Position = e.cfg.p.name
+	default:
+		se.Message = err.Error()
+		se.Position = e.cfg.p.name
+	}
+	return se
+}
+
+// safeString converts a thrown value to a string. It may run script code;
+// if that fails too, it says so rather than failing again.
+func (e *env) safeString(v goja.Value) (s string) {
+	if v == nil {
+		return "undefined"
+	}
+	defer func() {
+		if x := recover(); x != nil {
+			if _, ok := x.(*goja.InterruptedError); ok {
+				e.poisoned = true
+			}
+			s = "(exception that cannot be converted to a string)"
+		}
+	}()
+	if ex := e.vm.Try(func() { s = v.String() }); ex != nil {
+		return "(exception that cannot be converted to a string)"
+	}
+	return s
+}
+
+// describe returns the position of the innermost script frame and the
+// stack, with positions moved to the rule file.
+func (e *env) describe(frames []goja.StackFrame) (pos, stack string) {
+	var b strings.Builder
+	for i := range frames {
+		f := &frames[i]
+		p := f.Position()
+		b.WriteString("at ")
+		b.WriteString(f.FuncName())
+		if p.Line == 0 {
+			b.WriteString(" (native)\n")
+			continue
+		}
+		s := e.cfg.p.position(p)
+		if pos == "" {
+			pos = s
+		}
+		b.WriteString(" (")
+		b.WriteString(s)
+		b.WriteString(")\n")
+	}
+	if pos == "" {
+		pos = e.cfg.p.name
+	}
+	return pos, strings.TrimSuffix(b.String(), "\n")
+}

@@ -1,0 +1,234 @@
+package scripting
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+
+	"github.com/dop251/goja"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// readOnlyMessage is the TypeError a script gets when it writes to a view.
+const readOnlyMessage = "object is read-only; use kreact.clone(obj)"
+
+// The views below show Go data (an informer's objects) to a script without
+// copying it and without letting the script change it. Each is a goja
+// DynamicObject or DynamicArray: reads convert on demand, nested maps and
+// slices are wrapped lazily and the wrapper is kept so that obj.spec ===
+// obj.spec; every write or delete throws a TypeError.
+
+// objectView is a read-only view of a map[string]any.
+type objectView struct {
+	e    *env
+	m    map[string]any
+	keys []string
+	kids []child
+}
+
+type child struct {
+	key string
+	v   goja.Value
+}
+
+var (
+	objectViewType  = reflect.TypeOf((*objectView)(nil))
+	arrayViewType   = reflect.TypeOf((*arrayView)(nil))
+	listViewType    = reflect.TypeOf((*listView)(nil))
+	stringsViewType = reflect.TypeOf((*stringsView)(nil))
+)
+
+func (o *objectView) Get(key string) goja.Value {
+	x, ok := o.m[key]
+	if !ok {
+		return nil
+	}
+	switch x.(type) {
+	case map[string]any, []any:
+		for _, c := range o.kids {
+			if c.key == key {
+				return c.v
+			}
+		}
+		v := o.e.wrap(x)
+		o.kids = append(o.kids, child{key, v})
+		return v
+	}
+	return o.e.scalar(x)
+}
+
+func (o *objectView) Has(key string) bool {
+	_, ok := o.m[key]
+	return ok
+}
+
+func (o *objectView) Keys() []string {
+	if o.keys == nil {
+		o.keys = make([]string, 0, len(o.m))
+		for k := range o.m {
+			o.keys = append(o.keys, k)
+		}
+		// Go maps have no order; sorted keys make Object.keys and
+		// JSON.stringify deterministic.
+		slices.Sort(o.keys)
+	}
+	return o.keys
+}
+
+func (o *objectView) Set(string, goja.Value) bool { panic(o.e.vm.NewTypeError(readOnlyMessage)) }
+func (o *objectView) Delete(string) bool          { panic(o.e.vm.NewTypeError(readOnlyMessage)) }
+
+// arrayView is a read-only view of a []any.
+type arrayView struct {
+	e    *env
+	s    []any
+	kids []goja.Value
+}
+
+func (a *arrayView) Len() int { return len(a.s) }
+
+func (a *arrayView) Get(i int) goja.Value {
+	if i < 0 || i >= len(a.s) {
+		return nil
+	}
+	switch x := a.s[i].(type) {
+	case map[string]any, []any:
+		if a.kids == nil {
+			a.kids = make([]goja.Value, len(a.s))
+		}
+		if a.kids[i] == nil {
+			a.kids[i] = a.e.wrap(x)
+		}
+		return a.kids[i]
+	default:
+		return a.e.scalar(x)
+	}
+}
+
+func (a *arrayView) Set(int, goja.Value) bool { panic(a.e.vm.NewTypeError(readOnlyMessage)) }
+func (a *arrayView) SetLen(int) bool          { panic(a.e.vm.NewTypeError(readOnlyMessage)) }
+
+// listView is a read-only array of objects, as kreact.list returns them.
+type listView struct {
+	e     *env
+	items []*unstructured.Unstructured
+	kids  []goja.Value
+}
+
+func (l *listView) Len() int { return len(l.items) }
+
+func (l *listView) Get(i int) goja.Value {
+	if i < 0 || i >= len(l.items) {
+		return nil
+	}
+	if l.kids == nil {
+		l.kids = make([]goja.Value, len(l.items))
+	}
+	if l.kids[i] == nil {
+		l.kids[i] = l.e.object(l.items[i])
+	}
+	return l.kids[i]
+}
+
+func (l *listView) Set(int, goja.Value) bool { panic(l.e.vm.NewTypeError(readOnlyMessage)) }
+func (l *listView) SetLen(int) bool          { panic(l.e.vm.NewTypeError(readOnlyMessage)) }
+
+// stringsView is a read-only array of strings (ctx.changed).
+type stringsView struct {
+	e *env
+	s []string
+}
+
+func (a *stringsView) Len() int { return len(a.s) }
+
+func (a *stringsView) Get(i int) goja.Value {
+	if i < 0 || i >= len(a.s) {
+		return nil
+	}
+	return a.e.vm.ToValue(a.s[i])
+}
+
+func (a *stringsView) Set(int, goja.Value) bool { panic(a.e.vm.NewTypeError(readOnlyMessage)) }
+func (a *stringsView) SetLen(int) bool          { panic(a.e.vm.NewTypeError(readOnlyMessage)) }
+
+// ctxView is the read-only ctx argument of a handler.
+type ctxView struct {
+	e       *env
+	ev      *Event
+	changed goja.Value
+}
+
+var ctxKeys = []string{"rule", "event", "initial", "changed", "resource"}
+
+func (c *ctxView) Get(key string) goja.Value {
+	switch key {
+	case "rule":
+		return c.e.vm.ToValue(c.e.cfg.opts.Rule)
+	case "event":
+		return c.e.vm.ToValue(string(c.ev.Type))
+	case "initial":
+		return c.e.vm.ToValue(c.ev.Initial)
+	case "changed":
+		if c.changed == nil {
+			c.changed = c.e.vm.NewDynamicArray(&stringsView{e: c.e, s: c.ev.Changed})
+		}
+		return c.changed
+	case "resource":
+		return c.e.vm.ToValue(resourceName(c.ev.Resource))
+	}
+	return nil
+}
+
+func (c *ctxView) Has(key string) bool { return slices.Contains(ctxKeys, key) }
+func (c *ctxView) Keys() []string      { return ctxKeys }
+
+func (c *ctxView) Set(string, goja.Value) bool { panic(c.e.vm.NewTypeError(readOnlyMessage)) }
+func (c *ctxView) Delete(string) bool          { panic(c.e.vm.NewTypeError(readOnlyMessage)) }
+
+// object returns a read-only view of u, or null for nil.
+func (e *env) object(u *unstructured.Unstructured) goja.Value {
+	if u == nil || u.Object == nil {
+		return goja.Null()
+	}
+	return e.vm.NewDynamicObject(&objectView{e: e, m: u.Object})
+}
+
+// wrap returns a read-only view of a map or slice.
+func (e *env) wrap(x any) goja.Value {
+	switch x := x.(type) {
+	case map[string]any:
+		return e.vm.NewDynamicObject(&objectView{e: e, m: x})
+	case []any:
+		return e.vm.NewDynamicArray(&arrayView{e: e, s: x})
+	}
+	return e.scalar(x)
+}
+
+// scalar converts a JSON scalar as unstructured holds them. Anything else
+// (a typed map or slice that a careless producer left in an object) goes
+// through encoding/json so that the script still sees plain, read-only data.
+func (e *env) scalar(x any) goja.Value {
+	switch x := x.(type) {
+	case nil:
+		return goja.Null()
+	case string, int64, float64, bool, int, int32, uint32:
+		return e.vm.ToValue(x)
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return e.vm.ToValue(i)
+		}
+		f, _ := x.Float64()
+		return e.vm.ToValue(f)
+	case map[string]any, []any:
+		return e.wrap(x)
+	}
+	b, err := json.Marshal(x)
+	if err != nil {
+		return goja.Null()
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return goja.Null()
+	}
+	return e.wrap(v)
+}
