@@ -130,7 +130,7 @@ func NewQueue(client dynamic.Interface, opts Options) *Queue {
 	q := &Queue{
 		opts:    opts,
 		client:  client,
-		log:     opts.Logger.With("queue", opts.Name),
+		log:     opts.Logger,
 		limiter: rate.NewLimiter(limit, opts.Burst),
 		pending: map[targetKey][]Action{},
 	}
@@ -205,7 +205,7 @@ func (q *Queue) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	if n := q.Len(); n > 0 {
-		q.log.Warn("stopped with actions not executed", "count", n)
+		q.log.Warn("stopped with actions not executed", "queue", q.opts.Name, "count", n)
 	}
 	return nil
 }
