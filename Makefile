@@ -30,6 +30,7 @@ $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kubectl &: $(CP)/go.
 ## no control-plane process is left running
 test: controlplane fmt-check vet
 	$(GO) test -race -timeout 30m ./...
+	$(GO) run ./cmd/kreact test examples/tests
 	$(MAKE) --no-print-directory leftovers
 
 vet:

@@ -1,6 +1,10 @@
 package rules
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,5 +45,30 @@ spec:
 				t.Errorf("Every = %v, want %v", rs[0].Every, tt.want)
 			}
 		})
+	}
+}
+
+func TestLoadEachKeepsGoodFiles(t *testing.T) {
+	dir := t.TempDir()
+	good := "apiVersion: kreact.dev/v1alpha1\nkind: Rule\nmetadata: {name: %s}\nspec:\n  watch: [{resource: configmaps}]\n  script: \"function onAdd() {}\"\n"
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	write("a.yaml", fmt.Sprintf(good, "a"))
+	broken := write("b.yaml", fmt.Sprintf(good, "b")+"  bogus: 1\n")
+	dup := write("c.yaml", fmt.Sprintf(good, "a"))
+	rs, failed, err := LoadEach(dir)
+	if len(rs) != 1 || rs[0].Name != "a" {
+		t.Fatalf("LoadEach rules = %v, want only a", rs)
+	}
+	if !slices.Equal(failed, []string{broken, dup}) {
+		t.Errorf("failed = %v, want [%s %s]", failed, broken, dup)
+	}
+	if err == nil || !strings.Contains(err.Error(), "b.yaml:7:3: unknown field") || !strings.Contains(err.Error(), `duplicate rule name "a"`) {
+		t.Errorf("err = %v, want the unknown field and the duplicate", err)
 	}
 }

@@ -69,6 +69,51 @@ func Load(paths ...string) ([]*Rule, error) {
 	return all, nil
 }
 
+// LoadEach is Load for a long-running process that must keep going when one
+// file is broken: it returns the rules of every file that parses, the files
+// that do not (Source of the rules they may have held), and an ErrorList of
+// every problem. A rule whose name another file already used is dropped and
+// reported; its file counts as failed.
+func LoadEach(paths ...string) (rules []*Rule, failed []string, err error) {
+	var errs ErrorList
+	for _, file := range expand(paths, &errs) {
+		data, rerr := os.ReadFile(file)
+		if rerr != nil {
+			errs = append(errs, fileError(file, rerr))
+			failed = append(failed, file)
+			continue
+		}
+		var fileErrs ErrorList
+		rs := parse(file, data, &fileErrs)
+		if len(fileErrs) > 0 {
+			errs = append(errs, fileErrs...)
+			failed = append(failed, file)
+			continue
+		}
+		rules = append(rules, rs...)
+	}
+	var dupErrs ErrorList
+	checkDuplicateNames(rules, &dupErrs)
+	if len(dupErrs) > 0 {
+		errs = append(errs, dupErrs...)
+		dups := map[Position]bool{}
+		for _, e := range dupErrs {
+			dups[e.Pos] = true
+		}
+		kept := rules[:0]
+		for _, r := range rules {
+			if dups[r.Pos] {
+				failed = append(failed, r.Source)
+				continue
+			}
+			kept = append(kept, r)
+		}
+		rules = kept
+	}
+	errs.Sort()
+	return rules, failed, errs.Err()
+}
+
 // expand lists the files that paths stand for, without duplicates.
 func expand(paths []string, errs *ErrorList) []string {
 	var files []string

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/kreact/kreact/internal/testcluster"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite the golden files of kreact validate, test and rbac in testdata")
+
+// run runs kreact in-process and returns its exit code and output.
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut syncBuffer
+	code = runMain(t.Context(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// transcript is what a golden file of a command holds.
+func transcript(code int, stdout, stderr string) string {
+	return fmt.Sprintf("exit %d\n-- stdout --\n%s-- stderr --\n%s", code, stdout, stderr)
+}
+
+// golden compares got with the file at path, or rewrites it with -update.
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *updateGolden {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run the test with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (run with -update to accept):\n--- want\n%s\n--- got\n%s", path, want, got)
+	}
+}
+
+// TestValidateGolden runs `kreact validate` over rule files that each make
+// one kind of mistake.
+func TestValidateGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/validate/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no rule files in testdata/validate: %v", err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			code, stdout, stderr := run(t, "validate", "-f", file)
+			golden(t, strings.TrimSuffix(file, ".yaml")+".golden", transcript(code, stdout, stderr))
+			wantOK := strings.HasPrefix(filepath.Base(file), "valid") || strings.HasPrefix(filepath.Base(file), "handlers")
+			if (code == exitOK) != wantOK {
+				t.Errorf("exit code %d", code)
+			}
+			if !wantOK && code != exitInvalid {
+				t.Errorf("exit code %d, want %d", code, exitInvalid)
+			}
+		})
+	}
+}
+
+func TestValidateExamples(t *testing.T) {
+	code, stdout, stderr := run(t, "validate", "-f", "../../examples", "--crd", "../../examples/crds/backup.yaml")
+	if code != exitOK || stderr != "" || !strings.HasPrefix(stdout, "ok: 5 rules in 5 files") {
+		t.Errorf("kreact validate of the examples: %s", transcript(code, stdout, stderr))
+	}
+	// Without the CRD, the Backup rule's "bk" does not resolve offline.
+	code, _, stderr = run(t, "validate", "-f", "../../examples")
+	if code != exitInvalid || !strings.Contains(stderr, `"bk": no such resource`) || !strings.Contains(stderr, "hint: custom resources resolve with --crd") {
+		t.Errorf("kreact validate without --crd: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestValidateAgainstCluster resolves names with the cluster's discovery:
+// a custom resource is unknown until its CRD is installed.
+func TestValidateAgainstCluster(t *testing.T) {
+	dir := t.TempDir()
+	rule := filepath.Join(dir, "gadgets.yaml")
+	writeFile(t, rule, `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: gadgets
+spec:
+  watch:
+    - resource: gdg
+  events: [add]
+  permissions:
+    - resources: [gadgets.validate.kreact.dev]
+      verbs: [patch]
+  script: |
+    function onAdd(obj, ctx) {}
+`)
+	args := []string{"validate", "-f", rule, "--kubeconfig", cluster.KubeconfigPath()}
+	code, _, stderr := run(t, args...)
+	if code != exitInvalid || !strings.Contains(stderr, `gadgets.yaml:7:17: spec.watch[0].resource: "gdg": no such resource`) {
+		t.Fatalf("before the CRD exists: exit %d\n%s", code, stderr)
+	}
+	if strings.Contains(stderr, "hint:") {
+		t.Errorf("the --crd hint is for offline use only:\n%s", stderr)
+	}
+
+	dyn := dynamicClient(t)
+	crd := testcluster.CRD{Group: "validate.kreact.dev", Kind: "Gadget", Plural: "gadgets", ShortNames: []string{"gdg"}}
+	if err := testcluster.CreateCRD(t.Context(), dyn, crd); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = testcluster.DeleteCRD(context.Background(), dyn, crd) })
+	code, stdout, stderr := run(t, args...)
+	if code != exitOK || stdout != "ok: 1 rule in 1 file\n" {
+		t.Errorf("after the CRD exists: %s", transcript(code, stdout, stderr))
+	}
+}
+
+// durations are the only part of a test report that changes between runs.
+var durations = regexp.MustCompile(`\((\d+(\.\d+)?(ns|µs|ms|s|m)|0s)\)`)
+
+// TestExampleRuleTestsPass runs `kreact test examples/tests`, as CI should.
+func TestExampleRuleTestsPass(t *testing.T) {
+	code, stdout, stderr := run(t, "test", "../../examples/tests")
+	if code != exitOK || !strings.HasPrefix(lastLine(stdout), "ok") {
+		t.Errorf("kreact test examples/tests: %s", transcript(code, stdout, stderr))
+	}
+	if n := strings.Count(stdout, "--- PASS: "); n < 20 {
+		t.Errorf("%d cases passed, want the examples' 20 or more", n)
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+func TestTestCommandExitCodes(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		out  string
+	}{
+		{"failing case", []string{"test", "../../ruletest/testdata/broken.yaml"}, exitError, "FAIL\t4 of 4 cases in 1 file failed"},
+		{"invalid file", []string{"test", "../../ruletest/testdata/invalid.yaml"}, exitInvalid, ""},
+		{"missing file", []string{"test", "testdata/nope.yaml"}, exitInvalid, ""},
+		{"no ./tests", []string{"test"}, exitUsage, ""},
+		{"passing", []string{"test", "-v", "../../ruletest/testdata/pass.yaml"}, exitOK, "ok  \t7 cases in 1 file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := run(t, tt.args...)
+			if code != tt.code || !strings.Contains(stdout, tt.out) {
+				t.Errorf("%s", transcript(code, stdout, stderr))
+			}
+		})
+	}
+}
+
+// TestTestCommandGolden keeps the report of a failing test file as users
+// see it.
+func TestTestCommandGolden(t *testing.T) {
+	code, stdout, stderr := run(t, "test", "../../ruletest/testdata/broken.yaml")
+	golden(t, "testdata/test/broken.golden", transcript(code, durations.ReplaceAllString(stdout, "(X)"), stderr))
+}
+
+// TestRBACGolden keeps the RBAC generated for the examples, and for rules
+// that watch only some namespaces.
+func TestRBACGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"examples", []string{"rbac", "-f", "../../examples", "--crd", "../../examples/crds/backup.yaml"}},
+		{"namespaced", []string{"rbac", "-f", "testdata/rbac/namespaced.yaml", "--name", "reactor", "-n", "ops", "--leader-elect"}},
+		{"invalid", []string{"rbac", "-f", "testdata/validate/unknown-resource.yaml"}},
+		{"bad-name", []string{"rbac", "-f", "testdata/rbac/namespaced.yaml", "--name", "Kreact"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := run(t, tt.args...)
+			golden(t, "testdata/rbac/"+tt.name+".golden", transcript(code, stdout, stderr))
+		})
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,144 @@
+// Command kreact watches Kubernetes resources and runs JavaScript reaction
+// rules on every change. See `kreact help`.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes. They are part of the CLI's contract (see the README).
+const (
+	exitOK      = 0 // success
+	exitError   = 1 // a runtime failure, or a failing `kreact test`
+	exitUsage   = 2 // bad flags or arguments
+	exitInvalid = 3 // invalid input: rule files, resource names, test files
+	exitCluster = 4 // cannot reach or authenticate to the cluster
+)
+
+// usageError is a mistake in the command line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// invalidError wraps problems in what the user wrote (rule files, names).
+type invalidError struct{ err error }
+
+func (e *invalidError) Error() string { return e.err.Error() }
+func (e *invalidError) Unwrap() error { return e.err }
+
+// clusterError wraps failures to reach the API server.
+type clusterError struct{ err error }
+
+func (e *clusterError) Error() string { return e.err.Error() }
+func (e *clusterError) Unwrap() error { return e.err }
+
+// errTestsFailed is returned by `kreact test` when a case fails; the report
+// is already printed.
+var errTestsFailed = errors.New("tests failed")
+
+// command is one subcommand.
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"run", "run reaction rules against a cluster", runCmd},
+		{"watch", "print add/update/delete events of resources", watchCmd},
+		{"validate", "check rule files without running them", validateCmd},
+		{"test", "run rule tests offline, without a cluster", testCmd},
+		{"rbac", "print the least-privilege RBAC a rule set needs", rbacCmd},
+		{"version", "print the version", versionCmd},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := runMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// runMain dispatches to a subcommand and maps its error to an exit code.
+func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		if len(args) > 1 {
+			return runMain(ctx, []string{args[1], "--help"}, stdout, stderr)
+		}
+		printHelp(stdout)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return exitCode(c.run(ctx, args[1:], stdout, stderr), stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "kreact: unknown command %q; see `kreact help`\n", args[0])
+	return exitUsage
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	var usage *usageError
+	var invalid *invalidError
+	var cluster *clusterError
+	switch {
+	case err == nil, errors.Is(err, errHelp):
+		return exitOK
+	case errors.Is(err, errTestsFailed):
+		return exitError
+	case errors.As(err, &usage):
+		fmt.Fprintf(stderr, "kreact: %v\n", err)
+		return exitUsage
+	case errors.As(err, &invalid):
+		fmt.Fprintf(stderr, "%v\n", err)
+		return exitInvalid
+	case errors.As(err, &cluster):
+		fmt.Fprintf(stderr, "kreact: %v\n", err)
+		return exitCluster
+	default:
+		fmt.Fprintf(stderr, "kreact: %v\n", err)
+		return exitError
+	}
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprint(w, `kreact watches any Kubernetes resource, built-in or custom, and runs
+JavaScript reaction rules on every add, update and delete.
+
+Usage:
+  kreact COMMAND [flags]
+
+Commands:
+`)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Run 'kreact COMMAND --help' for a command's flags.
+
+Exit codes: 0 ok, 1 error or failing tests, 2 usage, 3 invalid rules or
+resource names, 4 cannot reach the cluster.
+`)
+}
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func versionCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
+	fs := newFlagSet("version", "kreact version", "Print kreact's version.")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "kreact", version)
+	return nil
+}

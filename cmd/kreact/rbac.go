@@ -1,0 +1,405 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/rules"
+)
+
+// rbacVerbOrder is the order verbs are printed in, kubectl's.
+var rbacVerbOrder = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+
+// grant is what one resource needs, in the cluster or in one namespace,
+// and why.
+type grant struct {
+	gr    schema.GroupResource
+	verbs map[string]bool
+	// why maps a reason ("rule x", "kreact") to what it does.
+	why map[string]map[string]bool
+}
+
+// grants is a set of grants keyed by resource.
+type grants map[schema.GroupResource]*grant
+
+func (g grants) add(gr schema.GroupResource, who, what string, verbs ...string) {
+	x, ok := g[gr]
+	if !ok {
+		x = &grant{gr: gr, verbs: map[string]bool{}, why: map[string]map[string]bool{}}
+		g[gr] = x
+	}
+	for _, v := range verbs {
+		x.verbs[v] = true
+	}
+	if x.why[who] == nil {
+		x.why[who] = map[string]bool{}
+	}
+	x.why[who][what] = true
+}
+
+// Scripts target subresources with an option of kreact.apply, kreact.patch
+// and kreact.jsonPatch: {subresource: "status"} or {subresource: "scale"}.
+// A rule's declared patch or apply covers the subresources (the rule format
+// has no separate permission for them), so a rule gets patch on
+// RESOURCE/SUB for every resource it may patch or apply, for each
+// subresource its script names. The test is textual: a literal
+// subresource: "status" names status; a script that mentions subresource
+// otherwise (an option built at run time) gets every subresource kreact
+// supports; a comment that mentions it grants a little more than needed.
+// Which resources have which subresources is not known offline, so the
+// grant covers every resource the rule may patch or apply: on one without
+// that subresource (configmaps/status) it is inert, as RBAC on a path that
+// does not exist allows nothing.
+var (
+	subresourceLiteral  = regexp.MustCompile(`\bsubresource\s*:\s*["'\x60](\w+)["'\x60]`)
+	mentionsSubresource = regexp.MustCompile(`\bsubresource\b`)
+	allSubresources     = []string{"scale", "status"}
+)
+
+// subresourcesOf returns the subresources a script may target, sorted.
+func subresourcesOf(script string) []string {
+	var out []string
+	for _, m := range subresourceLiteral.FindAllStringSubmatch(script, -1) {
+		if slices.Contains(allSubresources, m[1]) && !slices.Contains(out, m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	if len(out) == 0 && mentionsSubresource.MatchString(script) {
+		return allSubresources
+	}
+	slices.Sort(out)
+	return out
+}
+
+// actionVerbs maps an action verb to the RBAC verbs it needs on its own
+// resource. Server-side apply is a PATCH request, but when it creates the
+// object the API server also authorizes create
+// (TestServerSideApplyThatCreatesNeedsCreate checks this against a real API
+// server), so apply needs both.
+var actionVerbs = map[actions.Verb][]string{
+	actions.Create: {"create"},
+	actions.Apply:  {"create", "patch"},
+	actions.Patch:  {"patch"},
+	actions.Delete: {"delete"},
+}
+
+var (
+	eventsGR      = schema.GroupResource{Resource: "events"}
+	crdsGR        = schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
+	apiServicesGR = schema.GroupResource{Group: "apiregistration.k8s.io", Resource: "apiservices"}
+	leasesGR      = schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}
+)
+
+// rbacFor computes what a rule set needs: cluster-wide grants, and grants
+// per namespace for resources that every watch limits to namespaces.
+func rbacFor(rs []*rules.Resolved) (cluster grants, namespaced map[string]grants) {
+	cluster, namespaced = grants{}, map[string]grants{}
+	// kreact itself: discovery refreshes when CRDs or APIServices change
+	// (metadata informers: list and watch).
+	cluster.add(crdsGR, "kreact", "discovery", "list", "watch")
+	cluster.add(apiServicesGR, "kreact", "discovery", "list", "watch")
+
+	// Reads: a resource is read cluster-wide when some rule watches it in
+	// all namespaces or lists it in spec.reads (cached in all namespaces);
+	// otherwise only in the namespaces its watches name.
+	allNamespaces := map[schema.GroupResource]bool{}
+	for _, r := range rs {
+		for _, w := range r.Watch {
+			if len(w.Watch.Namespaces) == 0 {
+				allNamespaces[w.Resource.GVR.GroupResource()] = true
+			}
+		}
+		for _, res := range r.Reads {
+			allNamespaces[res.GVR.GroupResource()] = true
+		}
+	}
+	readVerbs := []string{"get", "list", "watch"}
+	for _, r := range rs {
+		who := "rule " + r.Rule.Name
+		for _, w := range r.Watch {
+			gr := w.Resource.GVR.GroupResource()
+			if allNamespaces[gr] {
+				cluster.add(gr, who, "watch", readVerbs...)
+				continue
+			}
+			for _, ns := range w.Watch.Namespaces {
+				if namespaced[ns] == nil {
+					namespaced[ns] = grants{}
+				}
+				namespaced[ns].add(gr, who, "watch", readVerbs...)
+			}
+		}
+		for _, res := range r.Reads {
+			cluster.add(res.GVR.GroupResource(), who, "read", readVerbs...)
+		}
+
+		// Actions may target any namespace: cluster-wide.
+		subs := subresourcesOf(r.Rule.Script)
+		for gr, verbs := range r.Permissions {
+			for _, v := range verbs {
+				if v == actions.Event {
+					cluster.add(eventsGR, who, "event", "create")
+					continue
+				}
+				cluster.add(gr, who, string(v), actionVerbs[v]...)
+				if v == actions.Patch || v == actions.Apply {
+					for _, sub := range subs {
+						cluster.add(schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/" + sub}, who, string(v)+" "+sub, "patch")
+					}
+				}
+			}
+		}
+	}
+	return cluster, namespaced
+}
+
+type rbacFlags struct {
+	files       []string
+	name        string
+	namespace   string
+	leaderElect bool
+	res         resourceFlags
+}
+
+func rbacCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	var f rbacFlags
+	fs := newFlagSet("rbac", "kreact rbac -f FILE|DIR [-f ...] [--name kreact] [--namespace kreact-system] [--leader-elect] [--crd FILE ...]",
+		`Print, as YAML, the least-privilege RBAC that kreact needs to run the rules:
+a ServiceAccount, a ClusterRole and ClusterRoleBinding, a Role and
+RoleBinding per namespace where resources are watched only in named
+namespaces, and with --leader-elect a Role for the Lease.
+
+  watched resources          get, list, watch (in the watched namespaces
+                             when every watch of the resource names some)
+  spec.reads                 get, list, watch in all namespaces
+  create, patch, delete      create, patch, delete on the resource, in all
+                             namespaces
+  apply                      create and patch: server-side apply is a PATCH
+                             request, but creating an object with it needs
+                             create too
+  event                      create on events
+  subresources               patch on RESOURCE/status (or /scale) for the
+                             resources a rule may patch or apply, when its
+                             script names that subresource ({subresource:
+                             "status"}): a declared patch or apply covers
+                             the resource's subresources
+  kreact itself              list, watch on customresourcedefinitions and
+                             apiservices (discovery refresh)
+  --leader-elect             get, create, update on leases in --namespace
+
+Resource names resolve as for 'kreact validate' (--crd, --kubeconfig).
+Apply the output with 'kubectl apply -f -'.`)
+	fs.listVar(&f.files, "filename", "f", "rule file or directory (repeatable)")
+	fs.stringVar(&f.name, "name", "", "kreact", "name of the ServiceAccount, roles and bindings")
+	fs.stringVar(&f.namespace, "namespace", "n", "kreact-system", "namespace of the ServiceAccount (and of the Lease with --leader-elect)")
+	fs.boolVar(&f.leaderElect, "leader-elect", "", false, "also grant what leader election needs on its Lease in --namespace")
+	f.res.register(fs)
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	f.files = append(f.files, fs.Args()...)
+	if len(f.files) == 0 {
+		return &usageError{"rbac: no rule files: use -f FILE|DIR"}
+	}
+	for flag, v := range map[string]string{"--name": f.name, "--namespace": f.namespace} {
+		if errs := validation.IsDNS1123Label(v); len(errs) > 0 {
+			return &usageError{fmt.Sprintf("rbac: %s %q: %s", flag, v, strings.Join(errs, "; "))}
+		}
+	}
+	rs, err := rules.Load(f.files...)
+	if err != nil {
+		return &invalidError{err}
+	}
+	mapper, err := f.res.mapper(ctx)
+	if err != nil {
+		return err
+	}
+	var resolved []*rules.Resolved
+	var errs rules.ErrorList
+	for _, r := range rs {
+		res, err := r.Resolve(mapper)
+		if err != nil {
+			addRuleErrors(&errs, err)
+			continue
+		}
+		resolved = append(resolved, res)
+	}
+	if len(errs) > 0 {
+		errs.Sort()
+		return &invalidError{errs}
+	}
+	cluster, namespaced := rbacFor(resolved)
+	if f.leaderElect {
+		if namespaced[f.namespace] == nil {
+			namespaced[f.namespace] = grants{}
+		}
+	}
+	out, err := renderRBAC(f, rs, cluster, namespaced)
+	if err != nil {
+		return err
+	}
+	_, err = stdout.Write(out)
+	return err
+}
+
+func addRuleErrors(errs *rules.ErrorList, err error) {
+	var list rules.ErrorList
+	if errors.As(err, &list) {
+		*errs = append(*errs, list...)
+		return
+	}
+	errs.Add(rules.Position{}, err.Error())
+}
+
+// renderRBAC prints the objects, each resource's rule with a comment
+// saying which rules need it.
+func renderRBAC(f rbacFlags, rs []*rules.Rule, cluster grants, namespaced map[string]grants) ([]byte, error) {
+	names := make([]string, len(rs))
+	for i, r := range rs {
+		names[i] = r.Name
+	}
+	slices.Sort(names)
+	subject := seq(false, mapping("kind", "ServiceAccount", "name", f.name, "namespace", f.namespace))
+	var docs []*yaml.Node
+
+	sa := mapping("apiVersion", "v1", "kind", "ServiceAccount", "metadata", mapping("name", f.name, "namespace", f.namespace))
+	sa.HeadComment = fmt.Sprintf("Generated by `kreact rbac` for %d rules: %s.\n"+
+		"Grants what the rules declare (spec.watch, spec.reads, spec.permissions)\n"+
+		"and what kreact itself needs, nothing more; regenerate it when rules change.", len(rs), strings.Join(names, ", "))
+	docs = append(docs, sa)
+
+	docs = append(docs,
+		mapping("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "ClusterRole",
+			"metadata", mapping("name", f.name), "rules", policyRules(cluster)),
+		mapping("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "ClusterRoleBinding",
+			"metadata", mapping("name", f.name),
+			"roleRef", mapping("apiGroup", "rbac.authorization.k8s.io", "kind", "ClusterRole", "name", f.name),
+			"subjects", subject))
+
+	for _, ns := range slices.Sorted(maps.Keys(namespaced)) {
+		g := namespaced[ns]
+		if len(g) > 0 {
+			role := mapping("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "Role",
+				"metadata", mapping("name", f.name, "namespace", ns), "rules", policyRules(g))
+			role.HeadComment = fmt.Sprintf("Resources watched only in named namespaces: %s.", ns)
+			docs = append(docs, role,
+				mapping("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "RoleBinding",
+					"metadata", mapping("name", f.name, "namespace", ns),
+					"roleRef", mapping("apiGroup", "rbac.authorization.k8s.io", "kind", "Role", "name", f.name),
+					"subjects", subject))
+		}
+		if f.leaderElect && ns == f.namespace {
+			name := f.name + "-leader-election"
+			lease := grants{}
+			lease.add(leasesGR, "kreact", "leader election", "get", "create", "update")
+			role := mapping("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "Role",
+				"metadata", mapping("name", name, "namespace", ns), "rules", policyRules(lease))
+			role.HeadComment = "Leader election (--leader-elect): the Lease in kreact's namespace."
+			docs = append(docs, role,
+				mapping("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "RoleBinding",
+					"metadata", mapping("name", name, "namespace", ns),
+					"roleRef", mapping("apiGroup", "rbac.authorization.k8s.io", "kind", "Role", "name", name),
+					"subjects", subject))
+		}
+	}
+
+	var b bytes.Buffer
+	for i, d := range docs {
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		enc := yaml.NewEncoder(&b)
+		enc.SetIndent(2)
+		if err := enc.Encode(d); err != nil {
+			return nil, err
+		}
+		if err := enc.Close(); err != nil {
+			return nil, err
+		}
+	}
+	return b.Bytes(), nil
+}
+
+// policyRules returns one PolicyRule per resource, sorted by API group and
+// resource, each with a comment naming who needs it for what.
+func policyRules(g grants) *yaml.Node {
+	list := slices.Collect(maps.Values(g))
+	slices.SortFunc(list, func(a, b *grant) int {
+		return cmp.Or(cmp.Compare(a.gr.Group, b.gr.Group), cmp.Compare(a.gr.Resource, b.gr.Resource))
+	})
+	out := seq(false)
+	for _, x := range list {
+		var verbs []string
+		for _, v := range rbacVerbOrder {
+			if x.verbs[v] {
+				verbs = append(verbs, v)
+			}
+		}
+		var why []string
+		for _, who := range slices.Sorted(maps.Keys(x.why)) {
+			why = append(why, fmt.Sprintf("%s (%s)", who, strings.Join(slices.Sorted(maps.Keys(x.why[who])), ", ")))
+		}
+		rule := mapping("apiGroups", seq(true, x.gr.Group), "resources", seq(true, x.gr.Resource), "verbs", strs(verbs))
+		rule.HeadComment = strings.Join(why, ", ")
+		out.Content = append(out.Content, rule)
+	}
+	return out
+}
+
+// strs builds a flow sequence of strings.
+func strs(ss []string) *yaml.Node {
+	s := seq(true)
+	for _, x := range ss {
+		s.Content = append(s.Content, scalar(x))
+	}
+	return s
+}
+
+// mapping builds a YAML mapping from keys and values (strings or nodes).
+func mapping(kv ...any) *yaml.Node {
+	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m.Content = append(m.Content, scalar(kv[i].(string)), value(kv[i+1]))
+	}
+	return m
+}
+
+func value(v any) *yaml.Node {
+	switch v := v.(type) {
+	case *yaml.Node:
+		return v
+	case string:
+		return scalar(v)
+	}
+	panic(fmt.Sprintf("rbac: unexpected %T", v))
+}
+
+func scalar(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+}
+
+// seq builds a sequence of strings or nodes, in flow style ([a, b]) when
+// flow is true.
+func seq(flow bool, items ...any) *yaml.Node {
+	s := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	if flow {
+		s.Style = yaml.FlowStyle
+	}
+	for _, it := range items {
+		s.Content = append(s.Content, value(it))
+	}
+	return s
+}

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/yaml"
+)
+
+func dynamicClient(t *testing.T) dynamic.Interface {
+	t.Helper()
+	return dynamic.NewForConfigOrDie(cluster.Config())
+}
+
+func typedClient(t *testing.T) kubernetes.Interface {
+	t.Helper()
+	return kubernetes.NewForConfigOrDie(cluster.Config())
+}
+
+var (
+	namespacesGVR      = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	configMapsGVR      = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	networkPoliciesGVR = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}
+	// rbacKinds are the kinds `kreact rbac` prints.
+	rbacKinds = map[string]schema.GroupVersionResource{
+		"ServiceAccount":     {Version: "v1", Resource: "serviceaccounts"},
+		"ClusterRole":        {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+		"ClusterRoleBinding": {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
+		"Role":               {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+		"RoleBinding":        {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+	}
+)
+
+func createNamespace(t *testing.T, name string) {
+	t.Helper()
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
+	if _, err := dynamicClient(t).Resource(namespacesGVR).Create(t.Context(), ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
+// applyManifests creates the objects of a multi-document YAML stream, as
+// `kubectl apply -f -` would, and deletes the cluster-scoped ones when the
+// test ends (the namespaced ones go with their namespace).
+func applyManifests(t *testing.T, manifests string) {
+	t.Helper()
+	dyn := dynamicClient(t)
+	for doc := range strings.SplitSeq(manifests, "\n---\n") {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatalf("parse %q: %v", doc, err)
+		}
+		u := &unstructured.Unstructured{Object: obj}
+		gvr, ok := rbacKinds[u.GetKind()]
+		if !ok {
+			t.Fatalf("unexpected kind %q in kreact rbac output", u.GetKind())
+		}
+		client := dyn.Resource(gvr)
+		if ns := u.GetNamespace(); ns != "" {
+			if _, err := dyn.Resource(gvr).Namespace(ns).Create(t.Context(), u, metav1.CreateOptions{}); err != nil {
+				t.Fatalf("create %s %s/%s: %v", u.GetKind(), ns, u.GetName(), err)
+			}
+			continue
+		}
+		if _, err := client.Create(t.Context(), u, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+		t.Cleanup(func() { _ = client.Delete(context.Background(), u.GetName(), metav1.DeleteOptions{}) })
+	}
+}
+
+// serviceAccountConfig returns a client config that authenticates as the
+// ServiceAccount with a token from the TokenRequest API.
+func serviceAccountConfig(t *testing.T, namespace, name string) *rest.Config {
+	t.Helper()
+	expiry := int64(3600)
+	tr, err := typedClient(t).CoreV1().ServiceAccounts(namespace).CreateToken(t.Context(), name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("token for %s/%s: %v", namespace, name, err)
+	}
+	admin := cluster.Config()
+	return &rest.Config{Host: admin.Host, TLSClientConfig: rest.TLSClientConfig{CAData: admin.CAData}, BearerToken: tr.Status.Token}
+}
+
+// writeKubeconfig writes a kubeconfig file for cfg's server and token.
+func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	kc := clientcmdapi.Config{
+		Clusters:       map[string]*clientcmdapi.Cluster{"e2e": {Server: cfg.Host, CertificateAuthorityData: cfg.CAData}},
+		AuthInfos:      map[string]*clientcmdapi.AuthInfo{"e2e": {Token: cfg.BearerToken}},
+		Contexts:       map[string]*clientcmdapi.Context{"e2e": {Cluster: "e2e", AuthInfo: "e2e"}},
+		CurrentContext: "e2e",
+	}
+	if err := clientcmd.WriteToFile(kc, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestServerSideApplyThatCreatesNeedsCreate settles what `kreact rbac`
+// grants for kreact.apply: server-side apply is a PATCH request, but when
+// it creates the object the API server also checks the create verb.
+func TestServerSideApplyThatCreatesNeedsCreate(t *testing.T) {
+	ctx := t.Context()
+	const ns, sa = "kreact-ssa-probe", "applier"
+	createNamespace(t, ns)
+	kube := typedClient(t)
+	if _, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "configmaps"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"patch"}}},
+	}
+	if _, err := kube.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "configmaps"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "configmaps"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: ns}},
+	}
+	if _, err := kube.RbacV1().RoleBindings(ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "existing"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	client := dynamic.NewForConfigOrDie(serviceAccountConfig(t, ns, sa)).Resource(configMapsGVR).Namespace(ns)
+	configMap := func(name string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": name, "namespace": ns},
+			"data":     map[string]any{"k": "v"},
+		}}
+	}
+	apply := func(name string) error {
+		_, err := client.Apply(ctx, name, configMap(name), metav1.ApplyOptions{FieldManager: "kreact", Force: true})
+		return err
+	}
+
+	// The role takes effect once the authorizer's cache has it: then
+	// patch alone applies to an object that exists...
+	eventually(t, "server-side apply of an existing ConfigMap with patch", func() bool { return apply("existing") == nil })
+	// ...and does not create one.
+	err := apply("created")
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `cannot create resource "configmaps"`) {
+		t.Fatalf("server-side apply of a new ConfigMap with patch only: %v, want forbidden to create", err)
+	}
+
+	role.Rules[0].Verbs = []string{"create", "patch"}
+	if _, err := kube.RbacV1().Roles(ns).Update(ctx, role, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "server-side apply of a new ConfigMap with create and patch", func() bool { return apply("created") == nil })
+}
+
+// TestRBACIsSufficientForExampleRules applies what `kreact rbac -f
+// examples/` prints, runs `kreact run` as that ServiceAccount and checks
+// that the namespace-defaults rule's actions succeed, and that an action a
+// rule did not declare is refused by kreact itself.
+func TestRBACIsSufficientForExampleRules(t *testing.T) {
+	ctx := t.Context()
+	const ns, sa = "kreact-rbac-e2e", "kreact-e2e"
+	createNamespace(t, ns)
+	code, manifests, stderr := run(t, "rbac", "-f", "../../examples", "--crd", "../../examples/crds/backup.yaml", "--name", sa, "--namespace", ns)
+	if code != exitOK {
+		t.Fatalf("kreact rbac: %s", transcript(code, manifests, stderr))
+	}
+	applyManifests(t, manifests)
+	saConfig := serviceAccountConfig(t, ns, sa)
+	kubeconfig := writeKubeconfig(t, saConfig)
+	// The authorizer caches RBAC objects: wait until it knows the new
+	// ClusterRole (all its rules come at once), so that kreact's first
+	// lists are not refused for a moment.
+	saClient := dynamic.NewForConfigOrDie(saConfig)
+	eventually(t, "the ServiceAccount to be allowed to list namespaces", func() bool {
+		_, err := saClient.Resource(namespacesGVR).List(ctx, metav1.ListOptions{Limit: 1})
+		return err == nil
+	})
+
+	extra := t.TempDir()
+	writeFile(t, filepath.Join(extra, "undeclared.yaml"), `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: undeclared
+spec:
+  watch:
+    - resource: namespaces
+  events: [add]
+  script: |
+    function onAdd(ns, ctx) {
+      if (ns.metadata.name === "team-rbac-e2e") {
+        kreact.delete({resource: "configmaps", namespace: ns.metadata.name, name: "settings"});
+      }
+    }
+`)
+	c := startCLI(t, "run", "-f", "../../examples", "-f", extra, "--kubeconfig", kubeconfig)
+	eventually(t, "kreact to sync its caches as the ServiceAccount", func() bool {
+		return strings.Contains(c.stderr.String(), "caches synced")
+	})
+
+	const team = "team-rbac-e2e"
+	createNamespace(t, team)
+	dyn := dynamicClient(t)
+	eventually(t, "namespace-defaults to label "+team, func() bool {
+		got, err := dyn.Resource(namespacesGVR).Get(ctx, team, metav1.GetOptions{})
+		return err == nil && got.GetLabels()["kreact.dev/managed"] == "true" && got.GetLabels()["team"] == "unassigned"
+	})
+	eventually(t, "namespace-defaults to apply the NetworkPolicy in "+team, func() bool {
+		_, err := dyn.Resource(networkPoliciesGVR).Namespace(team).Get(ctx, "default-deny-ingress", metav1.GetOptions{})
+		return err == nil
+	})
+	eventually(t, "kreact to refuse the undeclared delete", func() bool {
+		return strings.Contains(c.stderr.String(), `rule \"undeclared\" may not delete configmaps: add {resources: [configmaps], verbs: [delete]} to spec.permissions`)
+	})
+	if code := c.stop(); code != exitOK {
+		t.Errorf("kreact run exited %d", code)
+	}
+	if logs := c.stderr.String(); strings.Contains(strings.ToLower(logs), "forbidden") {
+		t.Errorf("the generated RBAC is not sufficient: kreact got 403s:\n%s", logs)
+	}
+}

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/internal/kube"
+	"github.com/kreact/kreact/internal/kubeconfig"
+	"github.com/kreact/kreact/rules"
+)
+
+type runFlags struct {
+	files          []string
+	dryRun         bool
+	reloadInterval time.Duration
+	cluster        clusterFlags
+	log            logFlags
+	serve          serveFlags
+	leader         leaderFlags
+}
+
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f runFlags
+	fs := newFlagSet("run", "kreact run -f FILE|DIR [-f ...] [flags]",
+		`Load reaction rules and run them against the cluster until SIGINT or SIGTERM.
+Every rule is validated first; all problems are reported as file:line:col.
+Editing a rule file reloads it; an edit that does not validate keeps the
+previous rules running and logs why. With --leader-elect, every replica keeps
+its caches warm and only the holder of the lease runs the rules; a replica
+that loses the lease exits at once.`)
+	fs.listVar(&f.files, "filename", "f", "rule file or directory (repeatable)")
+	fs.boolVar(&f.dryRun, "dry-run", "", false, "send every action with dryRun=All and log it instead of changing the cluster")
+	fs.DurationVar(&f.reloadInterval, "reload-interval", 2*time.Second, "how often to check rule files for changes (0 disables reloading)")
+	f.cluster.register(fs)
+	f.log.register(fs)
+	f.serve.register(fs)
+	f.leader.register(fs)
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if len(f.files) == 0 {
+		return &usageError{"run: no rule files: use -f FILE|DIR"}
+	}
+	if fs.NArg() > 0 {
+		return &usageError{fmt.Sprintf("run: unexpected argument %q", fs.Arg(0))}
+	}
+	logger, err := f.log.logger(stderr)
+	if err != nil {
+		return err
+	}
+	// A broken rule file is reported and skipped: the other rules run.
+	rs, failed, loadErr := rules.LoadEach(f.files...)
+	if len(rs) == 0 {
+		if loadErr == nil {
+			loadErr = fmt.Errorf("no rules in %s", strings.Join(f.files, ", "))
+		}
+		return &invalidError{loadErr}
+	}
+	logRuleErrors(logger, "rule files with errors are not running", loadErr)
+	cfg, _, err := kubeconfig.Load(kubeconfig.Flags{Kubeconfig: f.cluster.kubeconfig, Context: f.cluster.context, UserAgent: "kreact/" + version})
+	if err != nil {
+		return &clusterError{err}
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stack, err := kube.Start(ctx, cfg, kube.Options{Logger: logger})
+	if err != nil {
+		return &clusterError{err}
+	}
+	obs := newObserver()
+	obs.watchInformers(stack.Informers.Status)
+	f.leader.notify = obs.setLeading
+	eng := engine.New(stack.Client, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
+		DryRun:          f.dryRun,
+		Logger:          logger,
+		Observer:        obs,
+		MetricsProvider: obs.workqueueProvider(),
+	})
+	engineDone := make(chan error, 1)
+	go func() { engineDone <- eng.Run(ctx) }()
+	stopAll := func() error {
+		cancel()
+		err := <-engineDone
+		return errors.Join(err, stack.Wait())
+	}
+	if err := f.serve.start(ctx, logger, obs, eng); err != nil {
+		_ = stopAll()
+		return err
+	}
+	if f.leader.enabled {
+		// Standby replicas fill the caches now, so that taking over costs
+		// no initial list.
+		stopWarm, err := eng.Warm(rs)
+		if err != nil {
+			_ = stopAll()
+			return err
+		}
+		defer stopWarm()
+	}
+
+	err = f.leader.run(ctx, cfg, logger, func(leadCtx context.Context) error {
+		if err := eng.Load(leadCtx, rs, failed...); err != nil {
+			logRuleErrors(logger, "rules with errors are not running", err)
+			if running(eng) == 0 {
+				return &invalidError{err}
+			}
+		}
+		obs.rulesLoaded(running(eng))
+		logger.Info("rules loaded", "rules", running(eng), "files", strings.Join(f.files, ","), "dryRun", f.dryRun)
+		waitForSync(leadCtx, logger, eng, stack)
+		if f.reloadInterval > 0 {
+			go reloadLoop(leadCtx, logger, eng, obs, f.files, f.reloadInterval)
+		}
+		<-leadCtx.Done()
+		return nil
+	})
+	if errors.Is(err, errLostLeadership) {
+		// Stop acting at once: no draining, the new leader takes over.
+		logger.Error("lost the leader lease; exiting so that only the new leader acts")
+		return err
+	}
+	logger.Info("shutting down: finishing queued changes and actions")
+	err = errors.Join(err, stopAll())
+	logger.Info("stopped")
+	return err
+}
+
+// logRuleErrors logs each problem of a joined or listed error on a line of
+// its own, so that every file:line:col stands out.
+func logRuleErrors(logger *slog.Logger, msg string, err error) {
+	if err == nil {
+		return
+	}
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			logger.Error(msg, "error", line)
+		}
+	}
+}
+
+// running counts the rules the engine runs or keeps waiting for resources.
+func running(eng *engine.Engine) int { return len(eng.Status()) }
+
+// waitForSync logs progress until every running rule has caught up.
+func waitForSync(ctx context.Context, logger *slog.Logger, eng *engine.Engine, stack *kube.Stack) {
+	start := time.Now()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	lastReport := start
+	for !eng.Synced() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if time.Since(lastReport) >= 2*time.Second {
+			lastReport = time.Now()
+			logger.Info("waiting for caches to sync", "elapsed", time.Since(start).Round(time.Second).String(), "informers", syncProgress(stack))
+		}
+	}
+	for _, s := range eng.Status() {
+		if !s.Running {
+			logger.Warn("rule waiting for its resources", "rule", s.Rule, "reason", s.Waiting)
+		}
+	}
+	logger.Info("caches synced; kreact is running", "took", time.Since(start).Round(time.Millisecond).String())
+}
+
+// syncProgress summarises the informers still listing, e.g.
+// "configmaps: 1200 objects, pods: 40 objects".
+func syncProgress(stack *kube.Stack) string {
+	var parts []string
+	for _, s := range stack.Informers.Status() {
+		if !s.Synced {
+			parts = append(parts, fmt.Sprintf("%s: %s, %d objects", s.Key, s.Phase, s.Objects))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// reloadLoop reloads the rule files when any of them changes.
+func reloadLoop(ctx context.Context, logger *slog.Logger, eng *engine.Engine, obs *observer, paths []string, every time.Duration) {
+	last := fingerprintFiles(paths)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		now := fingerprintFiles(paths)
+		if now == last {
+			continue
+		}
+		last = now
+		rs, failed, err := rules.LoadEach(paths...)
+		err = errors.Join(err, eng.Load(ctx, rs, failed...))
+		obs.rulesLoaded(running(eng))
+		if err != nil {
+			obs.reloadFailed()
+			logRuleErrors(logger, "reload: rules with errors keep their previous version", err)
+			continue
+		}
+		logger.Info("rules reloaded", "rules", running(eng))
+	}
+}
+
+// fingerprintFiles summarises the names, sizes and times of the files under
+// paths, so that an edit, a new file or a removed one changes it.
+func fingerprintFiles(paths []string) string {
+	var entries []string
+	for _, p := range paths {
+		_ = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return nil
+			}
+			if info, err := os.Stat(path); err == nil {
+				entries = append(entries, fmt.Sprintf("%s|%d|%d", path, info.Size(), info.ModTime().UnixNano()))
+			}
+			return nil
+		})
+	}
+	sort.Strings(entries)
+	return strings.Join(entries, "\n")
+}

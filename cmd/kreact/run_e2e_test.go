@@ -1,0 +1,167 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+)
+
+func ruleYAML(name, namespace, script string, permissions string) string {
+	return fmt.Sprintf(`apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: %s
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [%s]
+  timeout: 200ms
+%s  script: |
+%s`, name, namespace, permissions, indentBlock(script, "    "))
+}
+
+func indentBlock(s, prefix string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		b.WriteString(prefix + line + "\n")
+	}
+	return b.String()
+}
+
+const patchPermission = "  permissions:\n    - resources: [configmaps]\n      verbs: [patch]\n"
+
+func labeller(namespace, value string) string {
+	return ruleYAML("labeller", namespace, fmt.Sprintf(`function onAdd(obj, ctx) {
+  kreact.patch(obj, {metadata: {labels: {version: %q}}});
+}`, value), patchPermission)
+}
+
+func writeRule(t *testing.T, dir, file, content string) {
+	t.Helper()
+	// Write then rename, so the reload loop never reads half a file.
+	tmp := filepath.Join(dir, "."+file+".tmp")
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, file)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func createNamespacedConfigMap(t *testing.T, dyn dynamic.Interface, ns, name string) {
+	t.Helper()
+	if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(t.Context(),
+		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}},
+		metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name, "namespace": ns}}}
+	if _, err := dyn.Resource(configMapsGVR).Namespace(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func labelOf(t *testing.T, dyn dynamic.Interface, ns, name string) string {
+	cm, err := dyn.Resource(configMapsGVR).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	return cm.GetLabels()["version"]
+}
+
+// TestRunIsolatesBrokenRulesAndReloads: a throwing, a looping, a
+// syntactically broken and an over-reaching rule are each reported with
+// their position while a good rule keeps working; editing the good rule
+// changes behaviour without a restart, and breaking it keeps the old one.
+func TestRunIsolatesBrokenRulesAndReloads(t *testing.T) {
+	const ns = "run-e2e"
+	dyn := dynamic.NewForConfigOrDie(cluster.Config())
+	dir := t.TempDir()
+	writeRule(t, dir, "good.yaml", labeller(ns, "one"))
+	writeRule(t, dir, "thrower.yaml", ruleYAML("thrower", ns, `function onAdd(obj, ctx) {
+  throw new Error("boom on " + obj.metadata.name);
+}`, ""))
+	writeRule(t, dir, "looper.yaml", ruleYAML("looper", ns, `function onAdd(obj, ctx) {
+  while (true) {}
+}`, ""))
+	writeRule(t, dir, "syntax.yaml", ruleYAML("syntax", ns, `function onAdd(obj, ctx) {
+  if (
+}`, ""))
+	writeRule(t, dir, "sneaky.yaml", ruleYAML("sneaky", ns, `function onAdd(obj, ctx) {
+  kreact.delete(obj);
+}`, ""))
+
+	c := startCLI(t, "run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath(), "--reload-interval", "200ms")
+	eventually(t, "kreact to be running", func() bool { return strings.Contains(c.stderr.String(), "kreact is running") })
+	if !strings.Contains(c.stderr.String(), "syntax.yaml:13:5: Unexpected token") {
+		t.Errorf("the syntax error is not reported with its position in syntax.yaml")
+	}
+
+	createNamespacedConfigMap(t, dyn, ns, "first")
+	eventually(t, "the good rule to label first", func() bool { return labelOf(t, dyn, ns, "first") == "one" })
+	eventually(t, "the thrower reported with its position", func() bool {
+		return strings.Contains(c.stderr.String(), "rule=thrower") && strings.Contains(c.stderr.String(), "thrower.yaml:12:13")
+	})
+	eventually(t, "the looper reported as timed out", func() bool {
+		s := c.stderr.String()
+		return strings.Contains(s, "rule=looper") && strings.Contains(s, "timed out")
+	})
+	eventually(t, "the undeclared delete refused", func() bool {
+		return strings.Contains(c.stderr.String(), `rule \"sneaky\" may not delete configmaps`)
+	})
+	if _, err := dyn.Resource(configMapsGVR).Namespace(ns).Get(t.Context(), "first", metav1.GetOptions{}); err != nil {
+		t.Errorf("configmap first after the refused delete: %v", err)
+	}
+
+	writeRule(t, dir, "good.yaml", labeller(ns, "two"))
+	eventually(t, "the edited rule to reload", func() bool { return strings.Contains(c.stderr.String(), "rule changed; restarting") })
+	createNamespacedConfigMap(t, dyn, ns, "second")
+	eventually(t, "the new version to label second", func() bool { return labelOf(t, dyn, ns, "second") == "two" })
+
+	broken := strings.Replace(labeller(ns, "three"), "kreact.patch(", "kreact.patch((", 1)
+	writeRule(t, dir, "good.yaml", broken)
+	eventually(t, "the broken edit to be reported", func() bool {
+		return strings.Contains(c.stderr.String(), "reload: rules with errors keep their previous version") && strings.Contains(c.stderr.String(), "good.yaml:")
+	})
+	createNamespacedConfigMap(t, dyn, ns, "third")
+	eventually(t, "the previous version to label third", func() bool { return labelOf(t, dyn, ns, "third") == "two" })
+
+	if code := c.stop(); code != exitOK {
+		t.Errorf("kreact run exited %d after SIGINT, want 0", code)
+	}
+}
+
+func TestRunDryRunChangesNothing(t *testing.T) {
+	const ns = "run-dry"
+	dyn := dynamic.NewForConfigOrDie(cluster.Config())
+	dir := t.TempDir()
+	writeRule(t, dir, "good.yaml", labeller(ns, "one"))
+	c := startCLI(t, "run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath(), "--dry-run")
+	eventually(t, "kreact to be running", func() bool { return strings.Contains(c.stderr.String(), "kreact is running") })
+	createNamespacedConfigMap(t, dyn, ns, "untouched")
+	eventually(t, "the dry-run patch to be logged", func() bool { return strings.Contains(c.stderr.String(), "dry-run: would patch") })
+	if v := labelOf(t, dyn, ns, "untouched"); v != "" {
+		t.Errorf("dry-run labelled the configmap version=%s", v)
+	}
+}
+
+func TestRunRejectsAllBrokenRules(t *testing.T) {
+	dir := t.TempDir()
+	writeRule(t, dir, "bad.yaml", "apiVersion: kreact.dev/v1alpha1\nkind: Rule\nmetadata: {name: bad}\nspec:\n  wach: []\n")
+	var out, errOut syncBuffer
+	code := runMain(t.Context(), []string{"run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath()}, &out, &errOut)
+	if code != exitInvalid {
+		t.Errorf("exit code %d, want %d", code, exitInvalid)
+	}
+	if !strings.Contains(errOut.String(), "bad.yaml:5:3:") {
+		t.Errorf("stderr = %q, want the position of the unknown field", errOut.String())
+	}
+}

@@ -1,0 +1,164 @@
+package deploy_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kreact/kreact/internal/testcluster"
+	"github.com/kreact/kreact/rules"
+)
+
+var cluster *testcluster.Cluster
+
+func TestMain(m *testing.M) { testcluster.Main(m, testcluster.Options{}, &cluster) }
+
+const serviceAccount = "system:serviceaccount:kreact-system:kreact"
+
+// kubectl runs bin/kubectl (built by `make controlplane`) against the test
+// cluster and returns its combined output.
+func kubectl(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	bin := os.Getenv("KREACT_BIN_DIR")
+	if bin == "" {
+		bin = filepath.Join("..", "bin")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	// A cache of its own: kubectl caches discovery under $HOME otherwise.
+	args = append(args, "--kubeconfig", cluster.KubeconfigPath(), "--cache-dir", t.TempDir())
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "kubectl"), args...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func mustKubectl(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := kubectl(t, args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func TestKustomizationAppliesToTheAPIServer(t *testing.T) {
+	// A server-side dry run creates nothing, so the namespaced objects of
+	// the same dry run would be refused for want of their Namespace. The
+	// Namespace is applied for real first; everything is then dry-run
+	// (the Namespace included, as unchanged), validated by the API server
+	// with its admission (Pod Security "restricted" on kreact-system).
+	mustKubectl(t, "apply", "-f", "namespace.yaml")
+	out := mustKubectl(t, "apply", "-k", ".", "--dry-run=server")
+	for _, want := range []string{
+		"namespace/kreact-system",
+		"serviceaccount/kreact",
+		"role.rbac.authorization.k8s.io/kreact-leader-election",
+		"clusterrole.rbac.authorization.k8s.io/kreact",
+		"rolebinding.rbac.authorization.k8s.io/kreact-leader-election",
+		"clusterrolebinding.rbac.authorization.k8s.io/kreact",
+		"configmap/kreact-rules-",
+		"service/kreact-metrics",
+		"deployment.apps/kreact",
+		"poddisruptionbudget.policy/kreact",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run did not report %s:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, "(server dry run)") {
+		t.Errorf("not a server dry run:\n%s", out)
+	}
+	if strings.Contains(out, "Warning") || strings.Contains(out, "PodSecurity") {
+		t.Errorf("the API server warned:\n%s", out)
+	}
+
+	// Applied for real, the RBAC must give kreact's ServiceAccount what the
+	// rules and kreact itself need, and no more than that.
+	mustKubectl(t, "apply", "-k", ".")
+	// kubectl resolves the resources it asks about through discovery: the
+	// examples' custom resource must be served.
+	backups := testcluster.CRD{Group: "demo.kreact.dev", Kind: "Backup", Plural: "backups", ShortNames: []string{"bk"}}
+	if err := testcluster.CreateCRD(t.Context(), dynamic.NewForConfigOrDie(cluster.Config()), backups); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"list", "customresourcedefinitions.apiextensions.k8s.io"}, true},
+		{[]string{"watch", "apiservices.apiregistration.k8s.io"}, true},
+		{[]string{"patch", "namespaces"}, true},
+		{[]string{"watch", "namespaces"}, true},
+		{[]string{"patch", "networkpolicies.networking.k8s.io", "-n", "team-a"}, true},
+		{[]string{"create", "networkpolicies.networking.k8s.io", "-n", "team-a"}, true},
+		{[]string{"delete", "configmaps", "-n", "team-a"}, true},
+		{[]string{"patch", "deployments.apps", "-n", "team-a"}, true},
+		{[]string{"patch", "backups.demo.kreact.dev", "--subresource=status", "-n", "team-a"}, true},
+		{[]string{"patch", "backups.demo.kreact.dev", "-n", "team-a"}, true},
+		{[]string{"create", "events", "-n", "team-a"}, true},
+		{[]string{"update", "leases.coordination.k8s.io", "-n", "kreact-system"}, true},
+		{[]string{"create", "leases.coordination.k8s.io", "-n", "kreact-system"}, true},
+		{[]string{"update", "leases.coordination.k8s.io", "-n", "kube-system"}, false},
+		{[]string{"get", "secrets", "-n", "team-a"}, false},
+		{[]string{"delete", "secrets", "-n", "team-a"}, false},
+		{[]string{"delete", "namespaces"}, false},
+		{[]string{"delete", "pods", "-n", "team-a"}, false},
+	} {
+		args := append([]string{"auth", "can-i"}, c.args...)
+		args = append(args, "--as", serviceAccount)
+		out, err := kubectl(t, args...)
+		// The answer is the last line; warnings (a CRD not installed) come before.
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		answer := strings.TrimSpace(lines[len(lines)-1])
+		if answer != "yes" && answer != "no" {
+			t.Errorf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+			continue
+		}
+		got := answer == "yes"
+		if got != c.want {
+			t.Errorf("kreact can %s: %v, want %v\n%s", strings.Join(c.args, " "), got, c.want, out)
+		}
+	}
+
+	// The Deployment runs the generated ConfigMap's rules with leader
+	// election, and mounts the ConfigMap under its hashed name.
+	args := mustKubectl(t, "get", "deployment", "kreact", "-n", "kreact-system", "-o", "jsonpath={.spec.template.spec.containers[0].args}")
+	for _, want := range []string{`"--leader-elect"`, `"-f=/etc/kreact/rules"`, `"--health-probe-bind-address=:8081"`} {
+		if !strings.Contains(args, want) {
+			t.Errorf("deployment args %s lack %s", args, want)
+		}
+	}
+	cm := mustKubectl(t, "get", "deployment", "kreact", "-n", "kreact-system", "-o", "jsonpath={.spec.template.spec.volumes[0].configMap.name}")
+	mustKubectl(t, "get", "configmap", cm, "-n", "kreact-system")
+}
+
+// TestDeployedRulesAreValid loads deploy/rules/ as kreact run -f would.
+func TestDeployedRulesAreValid(t *testing.T) {
+	rs, err := rules.Load("rules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) == 0 {
+		t.Fatal("deploy/rules holds no rule")
+	}
+	// Every file there must be packed into the ConfigMap.
+	kustomization, err := os.ReadFile("kustomization.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join("rules", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if !strings.Contains(string(kustomization), "- "+filepath.ToSlash(f)+"\n") {
+			t.Errorf("%s is not listed in kustomization.yaml's configMapGenerator", f)
+		}
+	}
+}

@@ -1,0 +1,75 @@
+// Package dynamicinformer runs kreact's informers: one client-go dynamic
+// informer per Key (resource, namespace, label selector, field selector),
+// shared by every rule that watches the same key, started when the resource
+// is served and stopped when it is not, or when the last rule lets go.
+//
+// # Why not client-go's DynamicSharedInformerFactory
+//
+// The factory shares informers per GVR, but it cannot stop one GVR
+// (kubernetes#79610): it stops all or nothing. An informer that has stopped
+// cannot be run again. And an informer left running for a CRD that was
+// deleted retries its list forever, logging a 404 every few seconds. kreact
+// watches whatever resources its rules name, including CRDs that come and
+// go, so it manages informers itself, as kro (pkg/watch) and
+// controller-runtime (pkg/cache/internal) do:
+//
+//   - Each informer is built with client-go's NewFilteredDynamicInformer
+//     (selectors go to the server) and runs under its own context, so it
+//     can be stopped alone. A resource that disappears and comes back gets
+//     a new informer; the same Watch handles carry on, and their handlers
+//     receive the objects of the new informer's initial list as adds.
+//   - Informers are started only for resources in the discovery snapshot
+//     (discovery.Source). A Watch on a resource that is not served is
+//     PhasePending, logged once, and starts by itself when discovery adds
+//     it. When discovery drops it, or the server answers 404, the informer
+//     is stopped with one log line and its watches go back to pending: no
+//     404 loop. The informers' watch-error handler routes other failures
+//     to slog at Warn, at most once per Options.RetryPeriod per informer;
+//     client-go's own contextual logs go to the same slog handler (klog
+//     V(n) as slog level -n).
+//   - Before an informer starts, a preflight lists one object and opens a
+//     watch with the key's namespace and selectors. A 403 makes the watch
+//     PhaseForbidden with a *ForbiddenError naming the verb, resource and
+//     namespace; a 400 (say, an unsupported field selector) makes it
+//     PhaseFailed. Neither starts an informer that would fail forever, and
+//     neither affects other keys. Both are retried every RetryPeriod, so
+//     granting the permission later heals the watch; a 403 met by a running
+//     informer (permission revoked) stops it and does the same.
+//   - At most Options.MaxConcurrentInitialLists informers are starting
+//     (preflight and initial list) at once, so a rule set naming hundreds
+//     of resources does not hit the API server with hundreds of lists.
+//   - Every informer has StripForCache as its transform: managedFields and
+//     the last-applied-configuration annotation are dropped before objects
+//     reach the cache (see the package benchmark for what that saves).
+//
+// # Guarantees
+//
+//   - A handler's methods are called from one goroutine per Watch, in the
+//     order the informer saw the changes, never two at a time, also across
+//     a resource's disappearance and return (the old informer's handler
+//     goroutine has returned before the new informer starts).
+//   - A Watch joining a running informer first receives every cached object
+//     as OnAdd(obj, true); Watch.HasSynced (the registration's, not the
+//     informer's) says when this handler has caught up.
+//   - Objects given to handlers and returned by Get and List belong to the
+//     shared cache: read them, never modify them; DeepCopy first.
+//   - When a resource goes away no deletes are synthesised for the objects
+//     of the stopped informer: a resource may leave discovery while its
+//     objects live on (a CRD version no longer served, an aggregated API
+//     that is down), and a fake delete could set off a destructive rule.
+//     A deleted CRD's objects are deleted before the CRD goes, and those
+//     deletes are usually delivered, but not when the informer was
+//     re-establishing its watch at that moment. When the resource comes
+//     back, the new informer's initial list is the truth.
+//   - After Watch.Stop returns, its handler is not running and will not be
+//     called again; after Manager.Run returns, no handler is.
+//
+// # Who may call what
+//
+// Every method of Manager and Watch is safe for concurrent use. Manager.Run
+// is called once. Watch.Stop waits for the handler, so it must not be
+// called from inside that handler (it would deadlock); Manager.Watch and
+// the cache reads may be called from handlers. Handlers must return
+// quickly: they delay only their own Watch, but a stuck handler blocks
+// Watch.Stop and the restart of its informer.
+package dynamicinformer

@@ -1,0 +1,497 @@
+package dynamicinformer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	cgdynamicinformer "k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	"github.com/kreact/kreact/discovery"
+)
+
+// entry is the state kept for one Key: its subscribers and, while the
+// resource is served and readable, one running informer (instance). Its
+// goroutine (run) owns the informer's life: it alone starts and stops
+// instances, so at most one exists at a time.
+type entry struct {
+	m    *Manager
+	key  Key
+	log  *slog.Logger
+	wake chan struct{}
+
+	// Set by Manager.startLoopLocked under m.mu; nil before Run.
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	watches map[*Watch]struct{}
+	phase   Phase
+	err     error
+	inst    *instance
+}
+
+// instance is one informer's life. Informers cannot be restarted, so a
+// resource that comes back gets a new instance.
+type instance struct {
+	informer cache.SharedIndexInformer
+	cancel   context.CancelFunc
+	// done is closed when the informer has stopped and every handler
+	// registered on it has returned.
+	done chan struct{}
+	// failed receives the first list/watch error that means the informer
+	// cannot succeed as it is (404, 403).
+	failed  chan error
+	objects atomic.Int64
+
+	log       *slog.Logger
+	warnMu    sync.Mutex
+	lastWarn  time.Time
+	warnEvery time.Duration
+}
+
+func newEntry(m *Manager, key Key) *entry {
+	return &entry{
+		m:       m,
+		key:     key,
+		log:     m.log.With("watch", key),
+		wake:    make(chan struct{}, 1),
+		watches: map[*Watch]struct{}{},
+		phase:   PhasePending,
+	}
+}
+
+// poke wakes the entry's goroutine to re-read discovery. It never blocks.
+func (e *entry) poke() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (e *entry) pending() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.phase == PhasePending
+}
+
+// add subscribes w. If an informer is running, w's handler joins it and is
+// replayed the cache.
+func (e *entry) add(w *Watch) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.inst != nil {
+		reg, err := e.inst.informer.AddEventHandlerWithOptions(w.handler, e.handlerOptions())
+		if err != nil {
+			return err
+		}
+		w.inst, w.reg = e.inst, reg
+	}
+	e.watches[w] = struct{}{}
+	return nil
+}
+
+func (e *entry) handlerOptions() cache.HandlerOptions {
+	l := e.klogger()
+	return cache.HandlerOptions{Logger: &l}
+}
+
+// klogger routes client-go's contextual logging for this key to slog.
+// klog's V(n) becomes slog level -n, so V(4) chatter lands at Debug.
+func (e *entry) klogger() klog.Logger {
+	return logr.FromSlogHandler(e.log.With("source", "client-go").Handler())
+}
+
+func (e *entry) setState(p Phase, err error) {
+	e.mu.Lock()
+	e.phase, e.err = p, err
+	e.mu.Unlock()
+}
+
+func (e *entry) status() WatchStatus {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := WatchStatus{Key: e.key, Phase: e.phase, Err: e.err, Owners: e.ownersLocked()}
+	if e.inst != nil {
+		s.Synced = e.inst.informer.HasSynced()
+		s.Objects = int(e.inst.objects.Load())
+	}
+	return s
+}
+
+// errRemoved says discovery no longer lists the resource.
+var errRemoved = errors.New("resource removed from discovery")
+
+// run is the entry's goroutine. It loops: wait for the resource to be
+// served, take a start slot, preflight, start an informer, release the
+// slot once synced, and stop the informer when the resource goes away,
+// permissions are lost, or the entry is cancelled.
+func (e *entry) run() {
+	defer close(e.done)
+	ctx := e.ctx
+	r := retrier{first: firstRetryDelay, max: e.m.opts.RetryPeriod}
+	announced := false // "waiting for resource" or "removed" said once
+	var lastWarn string
+	for ctx.Err() == nil {
+		res, ok := e.m.src.Snapshot().Lookup(e.key.GVR)
+		if !ok {
+			e.setState(PhasePending, nil)
+			switch {
+			case !sourceSynced(e.m.src):
+				// Everything is missing before discovery's first answer,
+				// which will come as a diff: nothing to say yet.
+			case !announced:
+				e.log.Info("waiting for resource to appear in discovery", "owners", e.owners())
+				announced = true
+				e.m.src.RequestRefresh()
+			}
+			e.sleep(ctx, 0)
+			continue
+		}
+		if e.key.Namespace != "" && !res.Namespaced {
+			err := fmt.Errorf("%s is cluster-scoped: the watch must not name a namespace", e.key.GVR.GroupResource())
+			e.setState(PhaseFailed, err)
+			lastWarn = e.warnOnce(lastWarn, "watch cannot start", err)
+			e.sleep(ctx, e.m.opts.RetryPeriod)
+			continue
+		}
+		e.mu.Lock()
+		if e.phase != PhaseForbidden && e.phase != PhaseFailed {
+			// A retry keeps showing why it is retried until it succeeds.
+			e.phase = PhaseStarting
+		}
+		e.mu.Unlock()
+
+		if !e.acquire(ctx) {
+			break
+		}
+		if err := e.preflight(ctx, res); err != nil {
+			e.release()
+			if ctx.Err() != nil {
+				break
+			}
+			var fe *ForbiddenError
+			switch {
+			case errors.As(err, &fe):
+				e.setState(PhaseForbidden, err)
+				lastWarn = e.warnOnce(lastWarn, "watch not permitted, retrying periodically", err)
+				r.reset()
+				e.sleep(ctx, e.m.opts.RetryPeriod)
+			case apierrors.IsNotFound(err):
+				// Discovery is behind the server: ask it to catch up.
+				e.setState(PhasePending, nil)
+				e.log.Debug("resource listed by discovery but not served", "err", err)
+				e.m.src.RequestRefresh()
+				e.sleep(ctx, r.next())
+			case isPermanent(err):
+				e.setState(PhaseFailed, err)
+				lastWarn = e.warnOnce(lastWarn, "watch rejected by the server, retrying periodically", err)
+				e.sleep(ctx, e.m.opts.RetryPeriod)
+			default:
+				e.setState(PhaseStarting, err)
+				lastWarn = e.warnOnce(lastWarn, "cannot reach resource, retrying", err)
+				e.sleep(ctx, r.next())
+			}
+			continue
+		}
+
+		inst := e.start(ctx)
+		reason := e.supervise(ctx, inst, &r)
+		e.stopInstance(inst)
+		lastWarn = ""
+		switch {
+		case ctx.Err() != nil:
+		case errors.Is(reason, errRemoved) || apierrors.IsNotFound(reason):
+			e.setState(PhasePending, nil)
+			e.log.Info("resource no longer served: informer stopped; the watch resumes when it is served again",
+				"owners", e.owners())
+			announced = true
+			if apierrors.IsNotFound(reason) {
+				e.m.src.RequestRefresh()
+				r.reset()
+				e.sleep(ctx, r.next())
+			}
+		case apierrors.IsForbidden(reason):
+			err := &ForbiddenError{Verb: forbiddenVerb(reason), Resource: e.key.GVR.GroupResource(),
+				Namespace: e.key.Namespace, Scope: e.key.where(res.Namespaced), Err: reason}
+			e.setState(PhaseForbidden, err)
+			lastWarn = e.warnOnce(lastWarn, "permission lost: informer stopped, retrying periodically", err)
+			e.sleep(ctx, e.m.opts.RetryPeriod)
+		default:
+			e.setState(PhaseStarting, reason)
+			lastWarn = e.warnOnce(lastWarn, "informer stopped, restarting", reason)
+			e.sleep(ctx, r.next())
+		}
+	}
+	e.setState(PhaseStopped, nil)
+}
+
+// warnOnce logs err at Warn unless it says what the last warning said,
+// then at Debug; it returns the text to pass next time.
+func (e *entry) warnOnce(last, msg string, err error) string {
+	if s := err.Error(); s != last {
+		e.log.Warn(msg, "err", err)
+		return s
+	}
+	e.log.Debug(msg, "err", err)
+	return last
+}
+
+// owners returns the sorted owners of the entry's watches, for logs.
+func (e *entry) owners() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.ownersLocked()
+}
+
+func (e *entry) ownersLocked() []string {
+	out := make([]string, 0, len(e.watches))
+	for w := range e.watches {
+		out = append(out, w.owner)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// sourceSynced reports whether src has answered at least once, for
+// sources that can tell (discovery.Cache); others count as synced.
+func sourceSynced(src discovery.Source) bool {
+	s, ok := src.(interface{ HasSynced() bool })
+	return !ok || s.HasSynced()
+}
+
+// sleep waits for d (forever if d <= 0), a poke, or the end of ctx.
+func (e *entry) sleep(ctx context.Context, d time.Duration) {
+	var timer <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-ctx.Done():
+	case <-e.wake:
+	case <-timer:
+	}
+}
+
+func (e *entry) acquire(ctx context.Context) bool {
+	select {
+	case e.m.gate <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (e *entry) release() { <-e.m.gate }
+
+// preflight lists one object and opens (and closes) a watch, with the
+// key's namespace and selectors, so that a missing permission, an unknown
+// resource or a bad selector is reported before an informer starts and
+// retries it forever.
+func (e *entry) preflight(ctx context.Context, res discovery.Resource) error {
+	ri := e.m.client.Resource(e.key.GVR).Namespace(e.key.Namespace)
+	opts := metav1.ListOptions{LabelSelector: e.key.LabelSelector, FieldSelector: e.key.FieldSelector, Limit: 1}
+	list, err := ri.List(ctx, opts)
+	if err != nil {
+		return e.preflightError("list", res, err)
+	}
+	opts.Limit = 0
+	opts.ResourceVersion = list.GetResourceVersion()
+	opts.TimeoutSeconds = ptr.To[int64](1)
+	w, err := ri.Watch(ctx, opts)
+	if err != nil {
+		return e.preflightError("watch", res, err)
+	}
+	w.Stop()
+	return nil
+}
+
+func (e *entry) preflightError(verb string, res discovery.Resource, err error) error {
+	if apierrors.IsForbidden(err) {
+		return &ForbiddenError{Verb: verb, Resource: e.key.GVR.GroupResource(),
+			Namespace: e.key.Namespace, Scope: e.key.where(res.Namespaced), Err: err}
+	}
+	return fmt.Errorf("%s %s%s: %w", verb, e.key.GVR.GroupResource(), e.key.where(res.Namespaced), err)
+}
+
+// isPermanent reports errors that repeating the same request won't fix.
+func isPermanent(err error) bool {
+	return apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) || apierrors.IsMethodNotSupported(err)
+}
+
+// forbiddenVerb guesses the verb from the API server's message ("... cannot
+// watch resource ..."), for 403s the informer itself met.
+func forbiddenVerb(err error) string {
+	msg := err.Error()
+	for _, v := range []string{"watch", "list"} {
+		if strings.Contains(msg, "cannot "+v) {
+			return v
+		}
+	}
+	return "list or watch"
+}
+
+// start builds and runs a new informer for the key with every current
+// subscriber registered before it runs, so they all get the initial list
+// as it arrives.
+func (e *entry) start(ctx context.Context) *instance {
+	ictx, cancel := context.WithCancel(klog.NewContext(ctx, e.klogger()))
+	inst := &instance{
+		cancel:    cancel,
+		done:      make(chan struct{}),
+		failed:    make(chan error, 1),
+		log:       e.log,
+		warnEvery: e.m.opts.RetryPeriod,
+	}
+	key := e.key
+	tweak := func(o *metav1.ListOptions) {
+		o.LabelSelector = key.LabelSelector
+		o.FieldSelector = key.FieldSelector
+	}
+	inf := cgdynamicinformer.NewFilteredDynamicInformer(e.m.client, key.GVR, key.Namespace, e.m.opts.ResyncPeriod,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, tweak).Informer()
+	// Neither call can fail on an informer that has not started.
+	_ = inf.SetTransform(StripForCache)
+	_ = inf.SetWatchErrorHandlerWithContext(inst.watchError)
+	opts := e.handlerOptions()
+	counterOpts := opts
+	counterOpts.ResyncPeriod = ptr.To(time.Duration(0))
+	_, _ = inf.AddEventHandlerWithOptions(counter{&inst.objects}, counterOpts)
+	inst.informer = inf
+
+	e.mu.Lock()
+	for w := range e.watches {
+		if reg, err := inf.AddEventHandlerWithOptions(w.handler, opts); err == nil {
+			w.inst, w.reg = inst, reg
+		}
+	}
+	e.inst = inst
+	e.phase, e.err = PhaseStarting, nil
+	e.mu.Unlock()
+
+	go func() {
+		defer close(inst.done)
+		inf.RunWithContext(ictx)
+	}()
+	return inst
+}
+
+// supervise holds the start slot until inst has synced, then watches for
+// the resource leaving discovery or the informer failing. It returns why
+// the informer must stop, or ctx's error.
+func (e *entry) supervise(ctx context.Context, inst *instance, r *retrier) error {
+	synced := inst.informer.HasSyncedChecker().Done()
+	holding := true
+	defer func() {
+		if holding {
+			e.release()
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-synced:
+			synced = nil
+			holding = false
+			e.release()
+			e.setState(PhaseSynced, nil)
+			r.reset()
+			e.log.Debug("informer synced", "objects", inst.objects.Load())
+		case err := <-inst.failed:
+			return err
+		case <-e.wake:
+			if _, ok := e.m.src.Snapshot().Lookup(e.key.GVR); !ok {
+				return errRemoved
+			}
+		case <-inst.done:
+			return errors.New("informer stopped unexpectedly")
+		}
+	}
+}
+
+// stopInstance stops inst and waits until its handlers have returned, so
+// that a handler never runs in two instances at once.
+func (e *entry) stopInstance(inst *instance) {
+	e.mu.Lock()
+	if e.inst == inst {
+		e.inst = nil
+	}
+	e.mu.Unlock()
+	inst.cancel()
+	<-inst.done
+}
+
+// watchError replaces client-go's default handler, which logs every
+// failure at error level: a deleted CRD would log a 404 every few seconds
+// forever. 404 and 403 go to the entry's goroutine, which stops the
+// informer; other errors are logged at Warn at most once per RetryPeriod.
+func (inst *instance) watchError(_ context.Context, _ *cache.Reflector, err error) {
+	switch {
+	case apierrors.IsNotFound(err), apierrors.IsForbidden(err):
+		select {
+		case inst.failed <- err:
+		default:
+		}
+	case errors.Is(err, io.EOF):
+	case apierrors.IsResourceExpired(err), apierrors.IsGone(err):
+		inst.log.Debug("watch expired, relisting", "err", err)
+	default:
+		inst.warnMu.Lock()
+		now := time.Now()
+		loud := now.Sub(inst.lastWarn) >= inst.warnEvery
+		if loud {
+			inst.lastWarn = now
+		}
+		inst.warnMu.Unlock()
+		if loud {
+			inst.log.Warn("list/watch failed, retrying", "err", err)
+		} else {
+			inst.log.Debug("list/watch failed, retrying", "err", err)
+		}
+	}
+}
+
+// counter keeps instance.objects equal to the number of cached objects as
+// delivered to handlers.
+type counter struct{ n *atomic.Int64 }
+
+func (c counter) OnAdd(any, bool)   { c.n.Add(1) }
+func (c counter) OnUpdate(any, any) {}
+func (c counter) OnDelete(any)      { c.n.Add(-1) }
+
+var _ cache.ResourceEventHandler = counter{}
+
+// retrier is a capped exponential back-off.
+type retrier struct {
+	first, max, cur time.Duration
+}
+
+func (r *retrier) next() time.Duration {
+	switch {
+	case r.cur == 0:
+		r.cur = r.first
+	case r.cur < r.max:
+		r.cur *= 2
+	}
+	r.cur = min(r.cur, r.max)
+	return r.cur
+}
+
+func (r *retrier) reset() { r.cur = 0 }

@@ -1,0 +1,273 @@
+package dynamicinformer
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kreact/kreact/discovery"
+)
+
+// Options tunes a Manager. The zero value is usable.
+type Options struct {
+	// Logger receives the manager's log lines and those of the informers
+	// it runs (client-go's contextual logs are routed to it). nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// ResyncPeriod is how often every handler is re-sent every cached object
+	// as an update (same resource version). Zero means never.
+	ResyncPeriod time.Duration
+	// MaxConcurrentInitialLists caps how many informers may be starting
+	// (preflight and initial list) at once. Zero or less means 50.
+	MaxConcurrentInitialLists int
+	// RetryPeriod is how often a forbidden or failed watch is retried, and
+	// the longest back-off between retries after a transient error
+	// (unreachable server, 404 while discovery still lists the resource).
+	// Granting a missing permission therefore heals a forbidden watch
+	// within about this long. Zero means 30s.
+	RetryPeriod time.Duration
+}
+
+const (
+	defaultMaxConcurrentInitialLists = 50
+	defaultRetryPeriod               = 30 * time.Second
+	firstRetryDelay                  = time.Second
+)
+
+type runState int
+
+const (
+	notRunning runState = iota
+	starting            // Run is subscribing; Watch only records entries
+	running
+	stopped
+)
+
+// Manager runs one informer per Key, shared by every Watch on that key and
+// stopped when the last of them stops. It starts informers only for
+// resources that discovery reports, and stops them when discovery drops
+// the resource. See the package documentation.
+//
+// All methods are safe for concurrent use.
+type Manager struct {
+	client dynamic.Interface
+	src    discovery.Source
+	opts   Options
+	log    *slog.Logger
+	// gate holds one token per informer that is starting.
+	gate chan struct{}
+
+	mu      sync.Mutex
+	state   runState
+	runCtx  context.Context
+	entries map[Key]*entry
+	loops   sync.WaitGroup
+}
+
+// New returns a Manager that lists and watches through client and learns
+// which resources exist from src. Nothing starts before Run.
+func New(client dynamic.Interface, src discovery.Source, opts Options) *Manager {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.MaxConcurrentInitialLists <= 0 {
+		opts.MaxConcurrentInitialLists = defaultMaxConcurrentInitialLists
+	}
+	if opts.RetryPeriod <= 0 {
+		opts.RetryPeriod = defaultRetryPeriod
+	}
+	if opts.ResyncPeriod < 0 {
+		opts.ResyncPeriod = 0
+	}
+	return &Manager{
+		client:  client,
+		src:     src,
+		opts:    opts,
+		log:     opts.Logger.With("component", "dynamicinformer"),
+		gate:    make(chan struct{}, opts.MaxConcurrentInitialLists),
+		entries: map[Key]*entry{},
+	}
+}
+
+// Run starts the informers of every Watch made so far and of those made
+// later, follows discovery changes, and blocks until ctx ends. It then
+// stops every informer, waits until no handler is running any more, and
+// returns nil. Run may be called once; a second call returns an error.
+func (m *Manager) Run(ctx context.Context) error {
+	m.mu.Lock()
+	if m.state != notRunning {
+		m.mu.Unlock()
+		return errors.New("dynamicinformer: Run called more than once")
+	}
+	m.state = starting
+	m.mu.Unlock()
+
+	// Subscribe before any entry reads the snapshot. onDiff ignores diffs
+	// until the state is running, which loses nothing: the loops started
+	// below read the snapshot, which a source updates before it
+	// publishes the diff. Subscribe is called without m.mu in case a
+	// source calls fn at once.
+	unsubscribe := m.src.Subscribe(m.onDiff)
+	defer unsubscribe()
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m.mu.Lock()
+	m.runCtx = runCtx
+	m.state = running
+	for _, e := range m.entries {
+		m.startLoopLocked(e)
+	}
+	m.mu.Unlock()
+
+	<-runCtx.Done()
+
+	m.mu.Lock()
+	m.state = stopped
+	m.mu.Unlock()
+	// Every entry context derives from runCtx: they are all cancelled.
+	m.loops.Wait()
+	return nil
+}
+
+// startLoopLocked starts e's goroutine, once. m.mu must be held and m
+// running.
+func (m *Manager) startLoopLocked(e *entry) {
+	if e.done != nil {
+		return
+	}
+	e.ctx, e.cancel = context.WithCancel(m.runCtx)
+	e.done = make(chan struct{})
+	m.loops.Add(1)
+	go func() {
+		defer m.loops.Done()
+		e.run()
+	}()
+}
+
+// onDiff wakes the entries whose resource came or went, and every pending
+// one (the first diff from a source that had not answered yet may not name
+// their resource, but they now have something to say). It runs on the
+// discovery source's goroutine and never blocks.
+func (m *Manager) onDiff(d discovery.Diff) {
+	changed := make(map[schema.GroupVersionResource]bool, len(d.Added)+len(d.Removed))
+	for _, r := range d.Added {
+		changed[r.GVR] = true
+	}
+	for _, r := range d.Removed {
+		changed[r.GVR] = true
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state != running {
+		return
+	}
+	for _, e := range m.entries {
+		if changed[e.key.GVR] || e.pending() {
+			e.poke()
+		}
+	}
+}
+
+// Watch subscribes h to key's informer, starting it if this is the first
+// subscriber (once Run is running and the resource is served). owner names
+// the subscriber in logs and Status, e.g. a rule's file name.
+//
+// The key is normalised first (label selectors in canonical order), and an
+// invalid key or a nil handler is an error. If the informer is already
+// running, h first receives every cached object as OnAdd(obj, true).
+//
+// h's methods are called from one goroutine per Watch, in order, never
+// concurrently with each other; objects passed to them belong to the cache
+// and must not be modified. Watch may be called before Run; after Run has
+// returned it fails with ErrStopped.
+func (m *Manager) Watch(key Key, owner string, h cache.ResourceEventHandler) (*Watch, error) {
+	if h == nil {
+		return nil, errors.New("dynamicinformer: nil handler")
+	}
+	key, err := key.normalize()
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state == stopped {
+		return nil, ErrStopped
+	}
+	e := m.entries[key]
+	if e == nil {
+		e = newEntry(m, key)
+		m.entries[key] = e
+		if m.state == running {
+			m.startLoopLocked(e)
+		}
+	}
+	w := &Watch{m: m, e: e, key: key, owner: owner, handler: h}
+	if err := e.add(w); err != nil {
+		if len(e.watches) == 0 {
+			m.removeEntryLocked(e)
+		}
+		return nil, fmt.Errorf("watch %s: %w", key, err)
+	}
+	return w, nil
+}
+
+// removeEntryLocked forgets e; its loop, if any, is cancelled by the caller.
+func (m *Manager) removeEntryLocked(e *entry) {
+	if m.entries[e.key] == e {
+		delete(m.entries, e.key)
+	}
+}
+
+// WatchStatus is one informer's state, for progress displays.
+type WatchStatus struct {
+	Key Key
+	// Phase is the informer's phase (PhaseSynced once its initial list is
+	// in the cache, whether or not every handler has caught up).
+	Phase Phase
+	// Err is as in State.Err.
+	Err error
+	// Owners are the owners of the Watches sharing the informer, sorted.
+	Owners []string
+	// Synced reports whether the informer's initial list is complete.
+	Synced bool
+	// Objects is how many objects the cache held when last counted; it
+	// grows during the initial list.
+	Objects int
+}
+
+// Status returns the state of every informer, sorted by key. It takes no
+// lock for long and makes no request: it is cheap enough for a progress
+// bar refreshed a few times a second.
+func (m *Manager) Status() []WatchStatus {
+	m.mu.Lock()
+	entries := make([]*entry, 0, len(m.entries))
+	for _, e := range m.entries {
+		entries = append(entries, e)
+	}
+	m.mu.Unlock()
+	out := make([]WatchStatus, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, e.status())
+	}
+	slices.SortFunc(out, func(a, b WatchStatus) int {
+		return cmp.Or(
+			cmp.Compare(a.Key.GVR.Group, b.Key.GVR.Group),
+			cmp.Compare(a.Key.GVR.Resource, b.Key.GVR.Resource),
+			cmp.Compare(a.Key.GVR.Version, b.Key.GVR.Version),
+			cmp.Compare(a.Key.Namespace, b.Key.Namespace),
+			cmp.Compare(a.Key.LabelSelector, b.Key.LabelSelector),
+			cmp.Compare(a.Key.FieldSelector, b.Key.FieldSelector),
+		)
+	})
+	return out
+}

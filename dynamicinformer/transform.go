@@ -1,0 +1,72 @@
+package dynamicinformer
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/cache"
+)
+
+// LastAppliedAnnotation is the annotation kubectl apply keeps a copy of
+// the object in. StripForCache drops it.
+const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// StripForCache removes what rules never read and what costs the most
+// memory in a cache: metadata.managedFields and the
+// kubectl.kubernetes.io/last-applied-configuration annotation. An
+// annotations map left empty is removed too.
+//
+// It changes obj in place and returns it, as cache.TransformFunc expects
+// (informers call it before any other actor sees the object). It is
+// idempotent and accepts nil, *unstructured.Unstructured,
+// cache.DeletedFinalStateUnknown and any metav1.Object; other values are
+// returned unchanged. It never fails; the error is there to match
+// cache.TransformFunc.
+func StripForCache(obj any) (any, error) {
+	switch o := obj.(type) {
+	case nil:
+	case *unstructured.Unstructured:
+		if o != nil {
+			stripUnstructured(o.Object)
+		}
+	case cache.DeletedFinalStateUnknown:
+		_, _ = StripForCache(o.Obj)
+	default:
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			break
+		}
+		if m.GetManagedFields() != nil {
+			m.SetManagedFields(nil)
+		}
+		if a := m.GetAnnotations(); a != nil {
+			if _, ok := a[LastAppliedAnnotation]; ok {
+				delete(a, LastAppliedAnnotation)
+				if len(a) == 0 {
+					a = nil
+				}
+				m.SetAnnotations(a)
+			}
+		}
+	}
+	return obj, nil
+}
+
+// stripUnstructured works on the maps directly: Unstructured's accessors
+// copy the annotations and would allocate for every object.
+func stripUnstructured(obj map[string]any) {
+	md, ok := obj["metadata"].(map[string]any)
+	if !ok {
+		return
+	}
+	delete(md, "managedFields")
+	ann, ok := md["annotations"].(map[string]any)
+	if !ok {
+		return
+	}
+	delete(ann, LastAppliedAnnotation)
+	if len(ann) == 0 {
+		delete(md, "annotations")
+	}
+}
+
+var _ cache.TransformFunc = StripForCache

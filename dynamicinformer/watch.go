@@ -1,0 +1,174 @@
+package dynamicinformer
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Watch is one subscriber's handle on a shared informer, returned by
+// Manager.Watch. Its methods are safe for concurrent use.
+type Watch struct {
+	m       *Manager
+	e       *entry
+	key     Key
+	owner   string
+	handler cache.ResourceEventHandler
+
+	// Guarded by e.mu. inst and reg are the instance the handler was last
+	// registered with; they outlive the instance so that Stop can wait for
+	// the handler to return even while the instance is being stopped.
+	stopped bool
+	inst    *instance
+	reg     cache.ResourceEventHandlerRegistration
+}
+
+// Key returns the watch's key, normalised.
+func (w *Watch) Key() Key { return w.key }
+
+// Owner returns the owner given to Manager.Watch.
+func (w *Watch) Owner() string { return w.owner }
+
+// HasSynced reports whether this watch's handler has received the whole
+// initial list of the running informer (the registration's HasSynced, not
+// the informer's). It is false while the watch is pending, forbidden,
+// failed or stopped, and becomes false again when the resource goes away.
+func (w *Watch) HasSynced() bool {
+	w.e.mu.Lock()
+	defer w.e.mu.Unlock()
+	return w.syncedLocked()
+}
+
+func (w *Watch) syncedLocked() bool {
+	return !w.stopped && w.inst != nil && w.inst == w.e.inst && w.reg.HasSynced()
+}
+
+// State returns the watch's phase: the informer's, except that it is
+// PhaseStarting until this handler has caught up, and PhaseStopped once
+// Stop was called or the manager has stopped.
+func (w *Watch) State() State {
+	w.e.mu.Lock()
+	defer w.e.mu.Unlock()
+	switch {
+	case w.stopped:
+		return State{Phase: PhaseStopped}
+	case w.e.phase == PhaseSynced && !w.syncedLocked():
+		return State{Phase: PhaseStarting}
+	}
+	return State{Phase: w.e.phase, Err: w.e.err}
+}
+
+// Stop unsubscribes the handler and returns once it is not running and
+// will not be called again. When the last Watch on a key stops, its
+// informer stops (and Stop waits for that too). Stop is idempotent.
+//
+// Stop must not be called from inside this watch's own handler: it waits
+// for that handler to return and would deadlock (client-go's
+// cache.ShutDownEventHandler has the same rule). Handlers that want to
+// unsubscribe themselves should hand the Stop to another goroutine.
+func (w *Watch) Stop() {
+	m, e := w.m, w.e
+	m.mu.Lock()
+	e.mu.Lock()
+	if w.stopped {
+		e.mu.Unlock()
+		m.mu.Unlock()
+		return
+	}
+	w.stopped = true
+	delete(e.watches, w)
+	inst, reg := w.inst, w.reg
+	if inst != nil && e.inst == inst {
+		// Nothing else reads it, but keep inst free of stale entries.
+		w.inst = nil
+	}
+	last := len(e.watches) == 0
+	if last {
+		m.removeEntryLocked(e)
+	}
+	cancel, done := e.cancel, e.done
+	e.mu.Unlock()
+	m.mu.Unlock()
+
+	if reg != nil {
+		// Errors only for foreign handles; ours are always from inst.
+		_ = cache.ShutDownEventHandler(inst.informer, reg)
+	}
+	if last && cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
+// indexer returns the running informer's cache.
+func (w *Watch) indexer() (cache.Indexer, error) {
+	w.e.mu.Lock()
+	defer w.e.mu.Unlock()
+	switch {
+	case w.stopped:
+		return nil, fmt.Errorf("watch %s: %w: stopped", w.key, ErrNoCache)
+	case w.e.inst == nil:
+		return nil, fmt.Errorf("watch %s: %w: %s", w.key, ErrNoCache, w.e.phase)
+	}
+	return w.e.inst.informer.GetIndexer(), nil
+}
+
+// Get returns the cached object namespace/name (namespace "" for
+// cluster-scoped resources) and whether it exists. The error wraps
+// ErrNoCache when no informer is running. Before HasSynced the cache may be
+// incomplete. The object belongs to the cache: do not modify it.
+func (w *Watch) Get(namespace, name string) (*unstructured.Unstructured, bool, error) {
+	idx, err := w.indexer()
+	if err != nil {
+		return nil, false, err
+	}
+	k := name
+	if namespace != "" {
+		k = namespace + "/" + name
+	}
+	obj, ok, err := idx.GetByKey(k)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, false, fmt.Errorf("watch %s: cached %s is a %T", w.key, k, obj)
+	}
+	return u, true, nil
+}
+
+// List returns the cached objects in namespace ("" for all) that match sel
+// (nil for all), sorted by namespace and name. The error wraps ErrNoCache
+// when no informer is running. The objects belong to the cache: do not
+// modify them.
+func (w *Watch) List(namespace string, sel labels.Selector) ([]*unstructured.Unstructured, error) {
+	idx, err := w.indexer()
+	if err != nil {
+		return nil, err
+	}
+	if sel == nil {
+		sel = labels.Everything()
+	}
+	var out []*unstructured.Unstructured
+	add := func(o any) {
+		if u, ok := o.(*unstructured.Unstructured); ok {
+			out = append(out, u)
+		}
+	}
+	if namespace == "" {
+		err = cache.ListAll(idx, sel, add)
+	} else {
+		err = cache.ListAllByNamespace(idx, namespace, sel, add)
+	}
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b *unstructured.Unstructured) int {
+		return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
+	})
+	return out, nil
+}

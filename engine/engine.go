@@ -1,0 +1,391 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/dynamicinformer"
+	"github.com/kreact/kreact/restmapper"
+	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/scripting"
+)
+
+// Mapper resolves what scripts and rules name to resources.
+type Mapper interface {
+	Resolve(ref string) (discovery.Resource, error)
+	ResolveKind(apiVersion, kind string) (discovery.Resource, error)
+}
+
+// Informers is the part of the informer manager the engine uses.
+type Informers interface {
+	Watch(key dynamicinformer.Key, owner string, h cache.ResourceEventHandler) (*dynamicinformer.Watch, error)
+}
+
+var _ Informers = (*dynamicinformer.Manager)(nil)
+
+// Options configure an Engine. The zero value is usable.
+type Options struct {
+	// DryRun makes every rule a dry-run rule.
+	DryRun bool
+	// Logger receives the engine's and the scripts' logs. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// Now is the scripts' clock. Nil means time.Now.
+	Now func() time.Time
+	// MetricsProvider receives each rule's action-queue metrics. Nil means
+	// client-go's global provider.
+	MetricsProvider workqueue.MetricsProvider
+	// Observer, if set, is told about events, handler calls and action
+	// results, for metrics. Its methods must be cheap and safe for
+	// concurrent use.
+	Observer Observer
+}
+
+// Observer is told what the engine does, for metrics and tests.
+type Observer interface {
+	// Event is called for every change delivered to a rule.
+	Event(rule, resource string, event scripting.EventType)
+	// HandlerCall is called after every handler call, with its error.
+	HandlerCall(rule string, event scripting.EventType, d time.Duration, err error)
+	// ActionResult is called after every attempt at an action.
+	ActionResult(r actions.Result)
+}
+
+// Engine runs a set of rules against a cluster. Load may be called from any
+// goroutine, again and again; Run must be running for rules to start.
+type Engine struct {
+	client    dynamic.Interface
+	mapper    Mapper
+	informers Informers
+	source    discovery.Source
+	opts      Options
+	log       *slog.Logger
+
+	mu      sync.Mutex
+	ctx     context.Context // Run's context; nil before Run
+	running map[string]*runner
+	pending map[string]*pendingRule // rules waiting for their resources
+	started chan struct{}
+}
+
+// pendingRule is a valid rule whose resources are not served yet.
+type pendingRule struct {
+	rule        *rules.Rule
+	program     *scripting.Program
+	fingerprint string
+	reason      string
+}
+
+// New returns an Engine. source tells it when resources appear, so that
+// rules waiting for a CRD can start.
+func New(client dynamic.Interface, mapper Mapper, informers Informers, source discovery.Source, opts Options) *Engine {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Engine{
+		client:    client,
+		mapper:    mapper,
+		informers: informers,
+		source:    source,
+		opts:      opts,
+		log:       opts.Logger,
+		running:   map[string]*runner{},
+		pending:   map[string]*pendingRule{},
+		started:   make(chan struct{}),
+	}
+}
+
+// Run runs the loaded rules until ctx ends, then stops every rule, letting
+// queued changes and actions finish, and returns.
+func (e *Engine) Run(ctx context.Context) error {
+	e.mu.Lock()
+	if e.ctx != nil {
+		e.mu.Unlock()
+		return errors.New("engine: Run called twice")
+	}
+	e.ctx = ctx
+	close(e.started)
+	e.mu.Unlock()
+
+	cancel := e.source.Subscribe(func(d discovery.Diff) {
+		if len(d.Added) > 0 {
+			e.retryPending()
+		}
+	})
+	defer cancel()
+	<-ctx.Done()
+
+	e.mu.Lock()
+	runners := make([]*runner, 0, len(e.running))
+	for _, r := range e.running {
+		runners = append(runners, r)
+	}
+	e.running = map[string]*runner{}
+	e.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, r := range runners {
+		wg.Go(r.stop)
+	}
+	wg.Wait()
+	return nil
+}
+
+// Load validates a rule set (scripts compile, resources resolve) and makes
+// it the running set: new rules start, removed rules stop, changed rules
+// restart and unchanged rules keep running.
+//
+// Rules are isolated from each other: a rule that does not validate is
+// reported in the returned error (every problem, with its position) and
+// does not start, and if an earlier version of it runs, that version keeps
+// running. Rules loaded from a file in keepSources (a file that did not
+// parse) are kept as they are too. Load waits for Run to have started.
+func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...string) error {
+	select {
+	case <-e.started:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	type prepared struct {
+		rule        *rules.Rule
+		program     *scripting.Program
+		resolved    *rules.Resolved
+		fingerprint string
+		waiting     string
+	}
+	var errs []error
+	keep := map[string]bool{}
+	next := make([]prepared, 0, len(rs))
+	for _, r := range rs {
+		keep[r.Name] = true
+		p := prepared{rule: r, fingerprint: fingerprint(r)}
+		prog, err := Compile(r)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		p.program = prog
+		p.resolved, p.waiting, err = e.resolve(r)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("rule %q: %w", r.Name, err))
+			continue
+		}
+		next = append(next, p)
+	}
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for name, r := range e.running {
+		if slices.Contains(keepSources, r.rule.Source) {
+			keep[name] = true
+		}
+	}
+	for _, p := range next {
+		if old, ok := e.running[p.rule.Name]; ok {
+			if old.fingerprint == p.fingerprint {
+				continue
+			}
+			delete(e.running, p.rule.Name)
+			old.stop()
+			e.log.Info("rule changed; restarting", "rule", p.rule.Name)
+		}
+		delete(e.pending, p.rule.Name)
+		if p.resolved == nil {
+			e.pending[p.rule.Name] = &pendingRule{rule: p.rule, program: p.program, fingerprint: p.fingerprint, reason: p.waiting}
+			e.log.Warn("rule waits for its resources to appear", "rule", p.rule.Name, "reason", p.waiting)
+			continue
+		}
+		e.startLocked(p.rule, p.program, p.resolved, p.fingerprint)
+	}
+	for name, r := range e.running {
+		if !keep[name] {
+			delete(e.running, name)
+			r.stop()
+			e.log.Info("rule removed", "rule", name)
+		}
+	}
+	for name := range e.pending {
+		if !keep[name] {
+			delete(e.pending, name)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (e *Engine) startLocked(r *rules.Rule, prog *scripting.Program, res *rules.Resolved, fp string) {
+	run, err := startRunner(e.ctx, e, r, prog, res, fp)
+	if err != nil {
+		e.log.Error("rule failed to start", "rule", r.Name, "error", err)
+		return
+	}
+	e.running[r.Name] = run
+	e.log.Info("rule started", "rule", r.Name, "source", r.Source, "watches", len(res.Watch))
+}
+
+// retryPending starts the waiting rules whose resources now resolve.
+func (e *Engine) retryPending() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for name, p := range e.pending {
+		res, waiting, err := e.resolve(p.rule)
+		if err != nil {
+			e.log.Error("rule cannot start", "rule", name, "error", err)
+			delete(e.pending, name)
+			continue
+		}
+		if res == nil {
+			p.reason = waiting
+			continue
+		}
+		delete(e.pending, name)
+		e.startLocked(p.rule, p.program, res, p.fingerprint)
+	}
+}
+
+// resolve resolves a rule's resources. A resource that is not served yet
+// is not an error: the rule waits (resolved nil, waiting says for what).
+func (e *Engine) resolve(r *rules.Rule) (*rules.Resolved, string, error) {
+	refs := make([]rules.Ref, 0, len(r.Watch)+len(r.Reads))
+	for _, w := range r.Watch {
+		refs = append(refs, rules.Ref{Name: w.Resource, Pos: w.Pos})
+	}
+	refs = append(refs, r.Reads...)
+	for _, p := range r.Permissions {
+		refs = append(refs, p.Resources...)
+	}
+	for _, ref := range refs {
+		if _, err := e.mapper.Resolve(ref.Name); err != nil {
+			var nf *restmapper.NotFoundError
+			if errors.As(err, &nf) {
+				return nil, fmt.Sprintf("%s: %v", ref.Pos, err), nil
+			}
+		}
+	}
+	res, err := r.Resolve(e.mapper)
+	if err != nil {
+		return nil, "", err
+	}
+	return res, "", nil
+}
+
+// Warm starts the informers a rule set needs without running any rule, so
+// that a standby replica takes over with full caches. Rules whose resources
+// are not served yet are skipped. The returned func stops the informers; it
+// is safe to call once the engine runs the rules for real (their
+// informers are shared, not restarted).
+func (e *Engine) Warm(rs []*rules.Rule) (stop func(), err error) {
+	var watches []*dynamicinformer.Watch
+	stop = func() {
+		for _, w := range watches {
+			w.Stop()
+		}
+	}
+	for _, r := range rs {
+		res, _, err := e.resolve(r)
+		if err != nil || res == nil {
+			continue
+		}
+		for _, k := range watchKeys(res) {
+			w, err := e.informers.Watch(k.key, "warm:"+r.Name, cache.ResourceEventHandlerFuncs{})
+			if err != nil {
+				stop()
+				return nil, err
+			}
+			watches = append(watches, w)
+		}
+	}
+	return stop, nil
+}
+
+// Status describes each rule: running (and whether its watches have caught
+// up) or waiting for resources.
+type Status struct {
+	Rule    string
+	Running bool
+	Synced  bool
+	Waiting string
+}
+
+// Status returns the state of every rule, sorted by name.
+func (e *Engine) Status() []Status {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]Status, 0, len(e.running)+len(e.pending))
+	for name, r := range e.running {
+		out = append(out, Status{Rule: name, Running: true, Synced: r.hasSynced()})
+	}
+	for name, p := range e.pending {
+		out = append(out, Status{Rule: name, Waiting: p.reason})
+	}
+	slices.SortFunc(out, func(a, b Status) int {
+		switch {
+		case a.Rule < b.Rule:
+			return -1
+		case a.Rule > b.Rule:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Synced reports whether every running rule's watches have delivered their
+// initial lists. Waiting rules do not count.
+func (e *Engine) Synced() bool {
+	for _, s := range e.Status() {
+		if s.Running && !s.Synced {
+			return false
+		}
+	}
+	return true
+}
+
+// ActionStats returns each running rule's action counters.
+func (e *Engine) ActionStats() map[string]actions.Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[string]actions.Stats, len(e.running))
+	for name, r := range e.running {
+		out[name] = r.queue.Stats()
+	}
+	return out
+}
+
+// Compile compiles a rule's script so that positions point into the file
+// the script was written in.
+func Compile(r *rules.Rule) (*scripting.Program, error) {
+	opts := scripting.CompileOptions{}
+	if r.ScriptFile == "" {
+		opts.LineOffset = max(0, r.ScriptPos.Line-1)
+		opts.ColumnOffset = max(0, r.ScriptPos.Col-1)
+	}
+	prog, err := scripting.Compile(r.ScriptPos.File, r.Script, opts)
+	if err != nil {
+		return nil, fmt.Errorf("rule %q: %w", r.Name, err)
+	}
+	return prog, nil
+}
+
+// fingerprint identifies a rule's content, to tell a changed rule from an
+// unchanged one when a rule set is reloaded.
+func fingerprint(r *rules.Rule) string {
+	data, _ := json.Marshal(r)
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,356 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/internal/kube"
+	"github.com/kreact/kreact/internal/testcluster"
+	"github.com/kreact/kreact/rules"
+)
+
+var cluster *testcluster.Cluster
+
+func TestMain(m *testing.M) { testcluster.Main(m, testcluster.Options{}, &cluster) }
+
+var (
+	configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+)
+
+// logBuffer is a concurrency-safe log sink the tests read.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// harness runs the whole stack and an engine until the test ends.
+type harness struct {
+	t      *testing.T
+	engine *engine.Engine
+	client dynamic.Interface
+	logs   *logBuffer
+}
+
+func start(t *testing.T, opts engine.Options) *harness {
+	t.Helper()
+	logs := &logBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx, cancel := context.WithCancel(context.Background())
+	stack, err := kube.Start(ctx, cluster.Config(), kube.Options{Logger: logger})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	opts.Logger = logger
+	e := engine.New(stack.Client, stack.Mapper, stack.Informers, stack.Discovery, opts)
+	done := make(chan struct{})
+	go func() { _ = e.Run(ctx); close(done) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		_ = stack.Wait()
+		if t.Failed() {
+			t.Logf("kreact logs:\n%s", logs.String())
+		}
+	})
+	return &harness{t: t, engine: e, client: stack.Client, logs: logs}
+}
+
+// load parses rule YAML and loads it into the engine.
+func (h *harness) load(yaml string) error {
+	h.t.Helper()
+	rs, err := rules.Parse("rules.yaml", []byte(yaml))
+	if err != nil {
+		h.t.Fatalf("parse rules: %v", err)
+	}
+	return h.engine.Load(h.t.Context(), rs)
+}
+
+func (h *harness) mustLoad(yaml string) {
+	h.t.Helper()
+	if err := h.load(yaml); err != nil {
+		h.t.Fatalf("load rules: %v", err)
+	}
+	h.eventually("rules to sync", h.engine.Synced)
+}
+
+func (h *harness) eventually(what string, cond func() bool) {
+	h.t.Helper()
+	err := wait.PollUntilContextTimeout(h.t.Context(), 25*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	})
+	if err != nil {
+		h.t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+func (h *harness) namespace(name string) {
+	h.t.Helper()
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
+	if _, err := h.client.Resource(namespaces).Create(h.t.Context(), ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) configMap(ns, name string, labels map[string]string, data map[string]string) {
+	h.t.Helper()
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}
+	cm.SetNamespace(ns)
+	cm.SetName(name)
+	cm.SetLabels(labels)
+	if data != nil {
+		_ = unstructured.SetNestedStringMap(cm.Object, data, "data")
+	}
+	if _, err := h.client.Resource(configMaps).Namespace(ns).Create(h.t.Context(), cm, metav1.CreateOptions{}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) label(ns, name, key string) (string, bool) {
+	cm, err := h.client.Resource(configMaps).Namespace(ns).Get(h.t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		return "", false
+	}
+	v, ok := cm.GetLabels()[key]
+	return v, ok
+}
+
+// labelRule is a rule that labels configmaps of a namespace on add.
+func labelRule(name, ns, label, value string) string {
+	return fmt.Sprintf(`apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: %s
+spec:
+  watch:
+    - resource: cm
+      namespaces: [%s]
+  permissions:
+    - resources: [configmaps]
+      verbs: [patch]
+  script: |
+    function onAdd(obj, ctx) {
+      kreact.patch(obj, {metadata: {labels: {%q: %q}}});
+    }
+`, name, ns, label, value)
+}
+
+func TestRuleReactsToAdds(t *testing.T) {
+	h := start(t, engine.Options{})
+	h.namespace("react")
+	h.configMap("react", "before", nil, nil)
+	h.mustLoad(labelRule("labeler", "react", "seen", "yes"))
+	h.configMap("react", "after", nil, nil)
+	for _, name := range []string{"before", "after"} {
+		h.eventually("configmap "+name+" to be labelled", func() bool { v, _ := h.label("react", name, "seen"); return v == "yes" })
+	}
+}
+
+func TestBrokenScriptsAreReportedAndOthersKeepWorking(t *testing.T) {
+	h := start(t, engine.Options{})
+	h.namespace("broken")
+	rulesYAML := labelRule("good", "broken", "good", "yes") + `---
+apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: thrower
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [broken]
+  script: |
+    function onAdd(obj, ctx) {
+      throw new Error("boom on " + obj.metadata.name);
+    }
+---
+apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: looper
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [broken]
+  timeout: 100ms
+  script: |
+    function onAdd(obj, ctx) {
+      for (;;) {}
+    }
+`
+	h.mustLoad(rulesYAML)
+	for i := range 3 {
+		h.configMap("broken", fmt.Sprintf("cm-%d", i), nil, nil)
+	}
+	for i := range 3 {
+		name := fmt.Sprintf("cm-%d", i)
+		h.eventually(name+" labelled by the good rule", func() bool { v, _ := h.label("broken", name, "good"); return v == "yes" })
+	}
+	h.eventually("the thrower reported with its position", func() bool {
+		return strings.Contains(h.logs.String(), "rule=thrower") && strings.Contains(h.logs.String(), "position=rules.yaml:27:13")
+	})
+	h.eventually("the looper reported as timed out", func() bool {
+		logs := h.logs.String()
+		return strings.Contains(logs, "rule=looper") && strings.Contains(logs, "timed out")
+	})
+	if n := strings.Count(h.logs.String(), "rule=thrower"); n < 3 {
+		t.Errorf("thrower reported %d times, want once per configmap (3)", n)
+	}
+}
+
+func TestUndeclaredActionIsRefused(t *testing.T) {
+	h := start(t, engine.Options{})
+	h.namespace("perm")
+	h.mustLoad(`apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: sneaky
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [perm]
+  script: |
+    function onAdd(obj, ctx) {
+      kreact.delete(obj);
+    }
+`)
+	h.configMap("perm", "keep-me", nil, nil)
+	h.eventually("the refusal to be logged", func() bool {
+		logs := h.logs.String()
+		return strings.Contains(logs, "rule=sneaky") && strings.Contains(logs, "delete") && strings.Contains(logs, "spec.permissions")
+	})
+	if _, err := h.client.Resource(configMaps).Namespace("perm").Get(t.Context(), "keep-me", metav1.GetOptions{}); err != nil {
+		t.Errorf("configmap gone after a refused delete: %v", err)
+	}
+}
+
+func TestDryRunChangesNothing(t *testing.T) {
+	h := start(t, engine.Options{DryRun: true})
+	h.namespace("dry")
+	h.mustLoad(labelRule("dry-labeler", "dry", "seen", "yes"))
+	h.configMap("dry", "untouched", nil, nil)
+	h.eventually("the dry-run patch to be logged", func() bool { return strings.Contains(h.logs.String(), "dry-run: would patch") })
+	if _, ok := h.label("dry", "untouched", "seen"); ok {
+		t.Error("dry-run rule labelled the configmap")
+	}
+}
+
+func TestReloadReplacesRulesAndKeepsThemOnError(t *testing.T) {
+	h := start(t, engine.Options{})
+	h.namespace("reload")
+	h.mustLoad(labelRule("versioned", "reload", "version", "one"))
+	h.configMap("reload", "a", nil, nil)
+	h.eventually("version one", func() bool { v, _ := h.label("reload", "a", "version"); return v == "one" })
+
+	h.mustLoad(labelRule("versioned", "reload", "version", "two"))
+	h.configMap("reload", "b", nil, nil)
+	h.eventually("version two on a new object", func() bool { v, _ := h.label("reload", "b", "version"); return v == "two" })
+
+	broken := strings.Replace(labelRule("versioned", "reload", "version", "three"), "function onAdd(obj, ctx) {", "function onAdd(obj, ctx) { if (", 1)
+	err := h.load(broken)
+	if err == nil || !strings.Contains(err.Error(), "rules.yaml:") {
+		t.Fatalf("loading a broken script = %v, want a positioned syntax error", err)
+	}
+	h.configMap("reload", "c", nil, nil)
+	h.eventually("version two still running", func() bool { v, _ := h.label("reload", "c", "version"); return v == "two" })
+}
+
+func TestRuleWaitsForItsCRD(t *testing.T) {
+	h := start(t, engine.Options{})
+	crd := testcluster.CRD{Group: "engine.kreact.dev", Kind: "Gadget", Plural: "gadgets", ShortNames: []string{"gd"}}
+	h.mustLoad(`apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: gadgets
+spec:
+  watch:
+    - resource: gadgets.engine.kreact.dev
+  permissions:
+    - resources: [gadgets.engine.kreact.dev]
+      verbs: [patch]
+  script: |
+    function onAdd(obj, ctx) {
+      kreact.patch(obj, {status: {seen: true}}, {subresource: "status"});
+    }
+`)
+	if st := h.engine.Status(); len(st) != 1 || st[0].Running || st[0].Waiting == "" {
+		t.Fatalf("status before the CRD = %+v, want the rule waiting", st)
+	}
+	if err := testcluster.CreateCRD(t.Context(), h.client, crd); err != nil {
+		t.Fatal(err)
+	}
+	gadgets := h.client.Resource(crd.GVR()).Namespace("default")
+	g := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "engine.kreact.dev/v1", "kind": "Gadget", "metadata": map[string]any{"name": "g1"}}}
+	h.eventually("the gadget to be created", func() bool {
+		_, err := gadgets.Create(t.Context(), g, metav1.CreateOptions{})
+		return err == nil || apierrors.IsAlreadyExists(err)
+	})
+	h.eventually("the rule to mark the gadget", func() bool {
+		obj, err := gadgets.Get(t.Context(), "g1", metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		seen, _, _ := unstructured.NestedBool(obj.Object, "status", "seen")
+		return seen
+	})
+}
+
+func TestEveryCallsOnTick(t *testing.T) {
+	h := start(t, engine.Options{})
+	h.namespace("ticks")
+	h.mustLoad(`apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: ticker
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [ticks]
+  every: 1s
+  permissions:
+    - resources: [configmaps]
+      verbs: [apply]
+  script: |
+    let ticks = 0;
+    function onTick(ctx) {
+      ticks++;
+      kreact.apply({apiVersion: "v1", kind: "ConfigMap",
+        metadata: {name: "heartbeat", namespace: "ticks"},
+        data: {ticks: String(ticks), event: ctx.event}});
+    }
+`)
+	h.eventually("two ticks", func() bool {
+		cm, err := h.client.Resource(configMaps).Namespace("ticks").Get(t.Context(), "heartbeat", metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+		return data["event"] == "tick" && data["ticks"] >= "2"
+	})
+}

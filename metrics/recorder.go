@@ -1,0 +1,273 @@
+package metrics
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/dynamicinformer"
+	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/scripting"
+)
+
+const namespace = "kreact"
+
+// Recorder records kreact's metrics in its own registry. Its methods are
+// safe for concurrent use.
+type Recorder struct {
+	registry *prometheus.Registry
+
+	events         *prometheus.CounterVec
+	handlerCalls   *prometheus.CounterVec
+	handlerErrors  *prometheus.CounterVec
+	handlerSeconds *prometheus.HistogramVec
+	actions        *prometheus.CounterVec
+	rulesLoaded    prometheus.Gauge
+	reloadFailures prometheus.Counter
+	leader         *prometheus.GaugeVec // no labels: absent until Leading is first called
+
+	queueDepth      *prometheus.GaugeVec
+	queueAdds       *prometheus.CounterVec
+	queueLatency    *prometheus.HistogramVec
+	queueWork       *prometheus.HistogramVec
+	queueUnfinished *prometheus.GaugeVec
+	queueLongest    *prometheus.GaugeVec
+	queueRetries    *prometheus.CounterVec
+
+	informers *informerCollector
+}
+
+var (
+	_ engine.Observer           = (*Recorder)(nil)
+	_ workqueue.MetricsProvider = (*Recorder)(nil)
+)
+
+// handlerBuckets span a fast script (100µs) to one at the longest allowed
+// timeout (a minute).
+var handlerBuckets = prometheus.ExponentialBuckets(0.0001, 4, 10)
+
+// queueBuckets are those of client-go's workqueue metrics in Kubernetes
+// components: 1ns to 10s, by factors of ten.
+var queueBuckets = prometheus.ExponentialBuckets(10e-9, 10, 11)
+
+// New returns a Recorder with every kreact metric, the Go runtime collector
+// and the process collector registered in a new registry.
+func New() *Recorder {
+	r := &Recorder{registry: prometheus.NewRegistry()}
+	ruleEvent := []string{"rule", "event"}
+	r.events = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "events_total",
+		Help: "Changes delivered to a rule, by rule, resource and event (add, update, delete).",
+	}, []string{"rule", "resource", "event"})
+	r.handlerCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "handler_calls_total",
+		Help: "Calls of a rule's JavaScript handler (updates that changed nothing are not called).",
+	}, ruleEvent)
+	r.handlerErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "handler_errors_total",
+		Help: "Handler calls that threw or timed out.",
+	}, ruleEvent)
+	r.handlerSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: namespace, Name: "handler_duration_seconds",
+		Help:    "How long a rule's handler calls took.",
+		Buckets: handlerBuckets,
+	}, ruleEvent)
+	r.actions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "actions_total",
+		Help: "Attempts at actions, by rule, verb and outcome (succeeded, retrying, failed, gave-up, waiting).",
+	}, []string{"rule", "verb", "outcome"})
+	r.rulesLoaded = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "rules_loaded",
+		Help: "Rules in the rule set last loaded successfully.",
+	})
+	r.reloadFailures = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: namespace, Name: "rule_reload_failures_total",
+		Help: "Reloads of edited rule files that were refused (the previous rules kept running).",
+	})
+	r.leader = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "leader",
+		Help: "1 while this replica runs the rules (it holds the leader lease, or leader election is off), 0 while it stands by.",
+	}, nil)
+
+	queue := func(name, help string) prometheus.Opts {
+		return prometheus.Opts{Namespace: namespace, Subsystem: "workqueue", Name: name, Help: help}
+	}
+	name := []string{"name"}
+	r.queueDepth = prometheus.NewGaugeVec(prometheus.GaugeOpts(queue("depth", "Current depth of the workqueue.")), name)
+	r.queueAdds = prometheus.NewCounterVec(prometheus.CounterOpts(queue("adds_total", "Adds handled by the workqueue.")), name)
+	r.queueLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: namespace, Subsystem: "workqueue", Name: "queue_duration_seconds",
+		Help: "How long an item stays in the workqueue before being requested.", Buckets: queueBuckets,
+	}, name)
+	r.queueWork = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: namespace, Subsystem: "workqueue", Name: "work_duration_seconds",
+		Help: "How long processing an item from the workqueue takes.", Buckets: queueBuckets,
+	}, name)
+	r.queueUnfinished = prometheus.NewGaugeVec(prometheus.GaugeOpts(queue("unfinished_work_seconds",
+		"Seconds of work in progress not yet observed by work_duration; large values mean stuck workers.")), name)
+	r.queueLongest = prometheus.NewGaugeVec(prometheus.GaugeOpts(queue("longest_running_processor_seconds",
+		"Seconds the longest-running item of the workqueue has been processed.")), name)
+	r.queueRetries = prometheus.NewCounterVec(prometheus.CounterOpts(queue("retries_total", "Retries handled by the workqueue.")), name)
+
+	r.informers = &informerCollector{
+		objects: prometheus.NewDesc(prometheus.BuildFQName(namespace, "informer", "objects"),
+			"Objects in the informer caches of a resource and namespace (\"\" is all namespaces), summed over label and field selectors.",
+			[]string{"resource", "namespace"}, nil),
+		synced: prometheus.NewDesc(prometheus.BuildFQName(namespace, "informer", "synced"),
+			"1 when every informer of a resource and namespace has its initial list, else 0.",
+			[]string{"resource", "namespace"}, nil),
+	}
+
+	r.registry.MustRegister(
+		r.events, r.handlerCalls, r.handlerErrors, r.handlerSeconds, r.actions,
+		r.rulesLoaded, r.reloadFailures, r.leader,
+		r.queueDepth, r.queueAdds, r.queueLatency, r.queueWork, r.queueUnfinished, r.queueLongest, r.queueRetries,
+		r.informers,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return r
+}
+
+// Registry returns the Recorder's registry, to gather from or to register
+// more collectors in.
+func (r *Recorder) Registry() *prometheus.Registry { return r.registry }
+
+// Event counts a change delivered to a rule.
+func (r *Recorder) Event(rule, resource string, event scripting.EventType) {
+	r.events.WithLabelValues(rule, resource, string(event)).Inc()
+}
+
+// HandlerCall counts a handler call, its error if any, and its duration.
+func (r *Recorder) HandlerCall(rule string, event scripting.EventType, d time.Duration, err error) {
+	r.handlerCalls.WithLabelValues(rule, string(event)).Inc()
+	if err != nil {
+		r.handlerErrors.WithLabelValues(rule, string(event)).Inc()
+	}
+	r.handlerSeconds.WithLabelValues(rule, string(event)).Observe(d.Seconds())
+}
+
+// ActionResult counts an attempt at an action by its outcome.
+func (r *Recorder) ActionResult(res actions.Result) {
+	r.actions.WithLabelValues(res.Action.Rule, string(res.Action.Verb), string(res.Outcome)).Inc()
+}
+
+// RulesLoaded records the size of the rule set just loaded.
+func (r *Recorder) RulesLoaded(n int) { r.rulesLoaded.Set(float64(n)) }
+
+// ReloadFailed counts a refused reload.
+func (r *Recorder) ReloadFailed() { r.reloadFailures.Inc() }
+
+// Leading records whether this replica runs the rules: true when it has
+// become the leader (or leader election is off), false while it stands by.
+// kreact_leader is absent until the first call.
+func (r *Recorder) Leading(leading bool) {
+	v := 0.0
+	if leading {
+		v = 1
+	}
+	r.leader.WithLabelValues().Set(v)
+}
+
+// WatchInformers makes every scrape report the informers that status
+// returns, as kreact_informer_objects and kreact_informer_synced. status is
+// called once per scrape, from the scraping goroutine; nil stops the
+// reports. Typically status is (*dynamicinformer.Manager).Status.
+func (r *Recorder) WatchInformers(status func() []dynamicinformer.WatchStatus) {
+	r.informers.mu.Lock()
+	defer r.informers.mu.Unlock()
+	r.informers.status = status
+}
+
+// The workqueue.MetricsProvider methods. client-go calls each once per
+// queue; a queue created again under the same name (a rule restarted by a
+// reload) continues the same series.
+
+// NewDepthMetric returns the depth gauge of the named queue.
+func (r *Recorder) NewDepthMetric(name string) workqueue.GaugeMetric {
+	return r.queueDepth.WithLabelValues(name)
+}
+
+// NewAddsMetric returns the adds counter of the named queue.
+func (r *Recorder) NewAddsMetric(name string) workqueue.CounterMetric {
+	return r.queueAdds.WithLabelValues(name)
+}
+
+// NewLatencyMetric returns the queue-duration histogram of the named queue.
+func (r *Recorder) NewLatencyMetric(name string) workqueue.HistogramMetric {
+	return r.queueLatency.WithLabelValues(name)
+}
+
+// NewWorkDurationMetric returns the work-duration histogram of the named queue.
+func (r *Recorder) NewWorkDurationMetric(name string) workqueue.HistogramMetric {
+	return r.queueWork.WithLabelValues(name)
+}
+
+// NewUnfinishedWorkSecondsMetric returns the unfinished-work gauge of the named queue.
+func (r *Recorder) NewUnfinishedWorkSecondsMetric(name string) workqueue.SettableGaugeMetric {
+	return r.queueUnfinished.WithLabelValues(name)
+}
+
+// NewLongestRunningProcessorSecondsMetric returns the longest-running gauge
+// of the named queue.
+func (r *Recorder) NewLongestRunningProcessorSecondsMetric(name string) workqueue.SettableGaugeMetric {
+	return r.queueLongest.WithLabelValues(name)
+}
+
+// NewRetriesMetric returns the retries counter of the named queue.
+func (r *Recorder) NewRetriesMetric(name string) workqueue.CounterMetric {
+	return r.queueRetries.WithLabelValues(name)
+}
+
+// informerCollector reports the informers' state at scrape time.
+type informerCollector struct {
+	objects, synced *prometheus.Desc
+
+	mu     sync.Mutex
+	status func() []dynamicinformer.WatchStatus
+}
+
+func (c *informerCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.objects
+	ch <- c.synced
+}
+
+func (c *informerCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	status := c.status
+	c.mu.Unlock()
+	if status == nil {
+		return
+	}
+	type key struct{ resource, namespace string }
+	type sums struct {
+		objects int
+		synced  bool
+	}
+	var order []key
+	totals := map[key]*sums{}
+	for _, s := range status() {
+		k := key{s.Key.GVR.GroupResource().String(), s.Key.Namespace}
+		t, ok := totals[k]
+		if !ok {
+			t = &sums{synced: true}
+			totals[k] = t
+			order = append(order, k)
+		}
+		t.objects += s.Objects
+		t.synced = t.synced && s.Synced
+	}
+	for _, k := range order {
+		t := totals[k]
+		synced := 0.0
+		if t.synced {
+			synced = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.objects, prometheus.GaugeValue, float64(t.objects), k.resource, k.namespace)
+		ch <- prometheus.MustNewConstMetric(c.synced, prometheus.GaugeValue, synced, k.resource, k.namespace)
+	}
+}

@@ -1,0 +1,308 @@
+package ruletest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kreact/kreact/actions"
+)
+
+// Field is one named value of an action. Value is a string, a bool, JSON
+// data (patches, objects, bodies) or, for event and http, Fields.
+type Field struct {
+	Key   string
+	Value any
+}
+
+// Fields are an action's fields in canonical order.
+type Fields []Field
+
+// Get returns the value of key and whether it is there.
+func (fs Fields) Get(key string) (any, bool) {
+	for _, f := range fs {
+		if f.Key == key {
+			return f.Value, true
+		}
+	}
+	return nil, false
+}
+
+// get returns the value of key, or its zero value when it is absent: an
+// absent string field is "", an absent dryRun false.
+func (fs Fields) get(key string) any {
+	if v, ok := fs.Get(key); ok {
+		return v
+	}
+	return zero(key)
+}
+
+func zero(key string) any {
+	switch key {
+	case "patch", "object", "body", "headers":
+		return nil
+	case "dryRun":
+		return false
+	case "event", "http":
+		return Fields(nil)
+	}
+	return ""
+}
+
+// normalize turns JSON data into the form json.Unmarshal gives (float64
+// numbers), so that values compare by content whatever produced them.
+func normalize(v any) any {
+	if v == nil {
+		return nil
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	if err := json.Unmarshal(data, &out); err != nil {
+		return v
+	}
+	return out
+}
+
+// ActionFields describes an action the way a test expects it: every field
+// that is set, in canonical order. The rule's name is included when
+// withRule is true.
+func ActionFields(a actions.Action, withRule bool) Fields {
+	var fs Fields
+	add := func(key string, v any) { fs = append(fs, Field{key, v}) }
+	if withRule {
+		add("rule", a.Rule)
+	}
+	add("verb", string(a.Verb))
+	if a.Verb != actions.HTTP {
+		add("resource", a.Resource.GroupResource().String())
+	}
+	if a.Subresource != "" {
+		add("subresource", a.Subresource)
+	}
+	if a.Namespace != "" {
+		add("namespace", a.Namespace)
+	}
+	if a.Name != "" {
+		add("name", a.Name)
+	}
+	switch a.Verb {
+	case actions.Patch:
+		switch a.PatchType {
+		case types.MergePatchType:
+			add("patchType", "merge")
+		case types.JSONPatchType:
+			add("patchType", "json")
+		default:
+			add("patchType", string(a.PatchType))
+		}
+		add("patch", decodeJSON(a.PatchData))
+	case actions.Create, actions.Apply:
+		add("object", normalize(a.Object))
+	case actions.Event:
+		add("event", Fields{{"type", a.EventType}, {"reason", a.Reason}, {"message", a.Message}})
+	case actions.HTTP:
+		if r := a.Request; r != nil {
+			h := Fields{{"method", r.Method}, {"url", r.URL}}
+			if len(r.Headers) > 0 {
+				h = append(h, Field{"headers", normalize(r.Headers)})
+			}
+			if len(r.Body) > 0 {
+				h = append(h, Field{"body", decodeJSON(r.Body)})
+			}
+			add("http", h)
+		}
+	}
+	if a.DryRun {
+		add("dryRun", true)
+	}
+	return fs
+}
+
+// decodeJSON returns data as JSON data when it is JSON, else as a string.
+func decodeJSON(data []byte) any {
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return string(data)
+	}
+	return v
+}
+
+// matches reports whether actual satisfies the expectation: verb,
+// resource and name always, every other field when the expectation lists
+// it, and within event and http the listed subfields.
+func matches(exp, actual Fields) bool {
+	for _, key := range alwaysCompared {
+		if !equal(exp.get(key), actual.get(key)) {
+			return false
+		}
+	}
+	for _, f := range exp {
+		if slices.Contains(alwaysCompared, f.Key) {
+			continue
+		}
+		if sub, ok := f.Value.(Fields); ok {
+			have, _ := actual.get(f.Key).(Fields)
+			for _, sf := range sub {
+				if !equal(sf.Value, have.get(sf.Key)) {
+					return false
+				}
+			}
+			continue
+		}
+		if !equal(f.Value, actual.get(f.Key)) {
+			return false
+		}
+	}
+	return true
+}
+
+func equal(a, b any) bool {
+	if _, ok := a.(string); ok {
+		return a == b
+	}
+	return reflect.DeepEqual(normalize(a), normalize(b))
+}
+
+// project keeps the fields of actual that the expectation compares, so that
+// a diff shows only what matters. A compared field actual lacks appears
+// with its zero value.
+func project(exp, actual Fields) Fields {
+	var out Fields
+	for _, key := range actionFields {
+		ev, listed := exp.Get(key)
+		av, has := actual.Get(key)
+		switch {
+		case listed:
+			if sub, ok := ev.(Fields); ok {
+				have, _ := av.(Fields)
+				var inner Fields
+				for _, sf := range sub {
+					inner = append(inner, Field{sf.Key, have.get(sf.Key)})
+				}
+				av = inner
+			} else if !has {
+				av = zero(key)
+			}
+			out = append(out, Field{key, av})
+		case has && slices.Contains(alwaysCompared, key):
+			out = append(out, Field{key, av})
+		}
+	}
+	return out
+}
+
+// compareActions compares the actions one by one, in order. It returns ""
+// when they match, and otherwise a line diff of the expected and actual
+// actions as YAML (actual actions reduced to the fields compared).
+func compareActions(exp []ExpectedAction, actual []Fields) string {
+	ok := len(exp) == len(actual)
+	for i := 0; ok && i < len(exp); i++ {
+		ok = matches(exp[i].Fields, actual[i])
+	}
+	if ok {
+		return ""
+	}
+	want := make([]Fields, len(exp))
+	got := make([]Fields, len(actual))
+	for i := range exp {
+		want[i] = exp[i].Fields
+	}
+	for i := range actual {
+		got[i] = actual[i]
+		if i < len(exp) {
+			got[i] = project(exp[i].Fields, actual[i])
+		}
+	}
+	return lineDiff(renderYAML(want), renderYAML(got))
+}
+
+// renderYAML prints a list of actions as YAML, fields in canonical order.
+func renderYAML(list []Fields) string {
+	if len(list) == 0 {
+		return "[]\n"
+	}
+	seq := &yaml.Node{Kind: yaml.SequenceNode}
+	for _, fs := range list {
+		seq.Content = append(seq.Content, fieldsNode(fs))
+	}
+	return encodeNode(seq)
+}
+
+func encodeNode(n *yaml.Node) string {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(n); err != nil {
+		return fmt.Sprintf("<cannot print: %v>\n", err)
+	}
+	_ = enc.Close()
+	return b.String()
+}
+
+// fieldsNode builds the YAML mapping of fs, keeping its order.
+func fieldsNode(fs Fields) *yaml.Node {
+	m := &yaml.Node{Kind: yaml.MappingNode}
+	for _, f := range fs {
+		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: f.Key}, valueNode(f.Value))
+	}
+	return m
+}
+
+func valueNode(v any) *yaml.Node {
+	if fs, ok := v.(Fields); ok {
+		return fieldsNode(fs)
+	}
+	var n yaml.Node
+	if err := n.Encode(v); err != nil {
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: fmt.Sprint(v)}
+	}
+	return &n
+}
+
+// lineDiff returns a diff of two texts, every line of both, prefixed with
+// "- " (only in want), "+ " (only in got) or "  " (in both).
+func lineDiff(want, got string) string {
+	a := strings.Split(strings.TrimSuffix(want, "\n"), "\n")
+	b := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	// lcs[i][j] is the length of the longest common subsequence of a[i:]
+	// and b[j:]. Action lists are short; quadratic is fine.
+	lcs := make([][]int, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var out strings.Builder
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case i < len(a) && j < len(b) && a[i] == b[j]:
+			out.WriteString("  " + a[i] + "\n")
+			i++
+			j++
+		case j < len(b) && (i == len(a) || lcs[i][j+1] > lcs[i+1][j]):
+			out.WriteString("+ " + b[j] + "\n")
+			j++
+		default:
+			out.WriteString("- " + a[i] + "\n")
+			i++
+		}
+	}
+	return out.String()
+}

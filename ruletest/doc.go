@@ -1,0 +1,57 @@
+// Package ruletest runs kreact rules offline, against test files that say
+// which objects exist, what happens to them and which actions the rules
+// must ask for in return. It is what `kreact test` runs; REFERENCE.md beside
+// this file documents the test file format for users, and
+// schema/ruletest.schema.json (also JSONSchema) describes it for editors.
+//
+// # Same semantics as kreact run
+//
+// A rule test is only worth something if passing it says what the rule will
+// do in a cluster. So nothing here reimplements the script side: rules are
+// loaded by the rules package, compiled by engine.Compile, resolved with
+// the restmapper (over restmapper.Builtin and the test's CRDs instead of a
+// cluster's discovery) and run in scripting.Runtime, with a scripting.Host
+// whose checks are those of the engine's host: Resolved.Readable and the
+// per-namespace cache restrictions for kreact.get and kreact.list,
+// Resolved.Allows and Rule.AllowsHTTP for actions, with the same errors.
+//
+// What the engine gets from informers is played by a fake cache, one map
+// of objects keyed by group, resource, namespace and name, which fixtures
+// fill and events change. Which change reaches which handler is decided as
+// the engine and its informers decide it: the rule's spec.events and the
+// script's handlers, the namespaces and selectors of each watch (evaluated
+// locally, field selectors by dotted path), scripting.ChangedPaths with
+// Rule.IgnoredPaths for updates, and selector transitions on update turning
+// into adds and deletes, as an API server's watch reports them. That
+// delivery filter, and the engine host's rule for which informer may answer
+// a read, are small and duplicated here from engine/runner.go and
+// engine/host.go rather than shared; a change there must be mirrored here.
+//
+// Actions are recorded, not executed; the cache changes only through
+// events. This keeps a test a plain sequence that a reader can follow, and
+// a rule's reaction to its own action is tested by writing the result as
+// the next event.
+//
+// # Determinism
+//
+// The clock is fixed (spec.now), kreact.list returns objects sorted, rules
+// run in load order and every case starts from the fixtures with fresh
+// runtimes. The only source of variation left is a script's own.
+//
+// # Expectations and output
+//
+// Expected actions are compared in order, field by field, listing only what
+// matters: verb, resource and name always, anything else when written.
+// Failures print both lists as YAML with a line diff, the actual actions cut
+// down to the compared fields so that the diff shows the mistake and not
+// the noise. Run prints a report in the style of go test; with
+// Options.Update it rewrites the expectations of failing cases through a
+// yaml.v3 Node tree, which keeps the comments and the rest of the file.
+//
+// # Use
+//
+// LoadFile checks a whole file and reports every problem as a
+// rules.ErrorList of file:line:col messages. A File may be run any number
+// of times, by one goroutine at a time; each case runs its scripts on the
+// runtimes' goroutines and waits for them, and leaves no goroutine behind.
+package ruletest

@@ -1,0 +1,156 @@
+package ruletest
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/kreact/kreact/rules"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// durations are the only part of the report that changes from run to run.
+var durations = regexp.MustCompile(`\((\d+(\.\d+)?(ns|µs|ms|s|m)|0s)\)`)
+
+func normalizeReport(s string) string { return durations.ReplaceAllString(s, "(X)") }
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs (-want +got):\n%s", path, lineDiff(string(want), got))
+	}
+}
+
+// report runs the test files and returns the report and summary.
+func report(t *testing.T, opts Options, paths ...string) (string, Summary, error) {
+	t.Helper()
+	var out bytes.Buffer
+	sum, err := Run(t.Context(), paths, &out, opts)
+	return normalizeReport(out.String()), sum, err
+}
+
+func TestGoldenReports(t *testing.T) {
+	tests := []struct {
+		file         string
+		failed, pass int
+	}{
+		{"pass.yaml", 0, 7},
+		{"broken.yaml", 4, 0},
+		{"script-error.yaml", 0, 2},
+		{"tick.yaml", 0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			got, sum, err := report(t, Options{}, filepath.Join("testdata", tt.file))
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			golden(t, strings.TrimSuffix(tt.file, ".yaml")+".golden", got)
+			if sum.Failed != tt.failed || sum.Passed != tt.pass {
+				t.Errorf("summary %+v, want %d passed and %d failed", sum, tt.pass, tt.failed)
+			}
+		})
+	}
+}
+
+func TestVerboseReport(t *testing.T) {
+	got, _, err := report(t, Options{Verbose: true}, "testdata/script-error.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "script-error.verbose.golden", got)
+}
+
+func TestInvalidFileReportsEveryProblem(t *testing.T) {
+	_, _, err := report(t, Options{}, "testdata/invalid.yaml")
+	var list rules.ErrorList
+	if !errors.As(err, &list) {
+		t.Fatalf("Run: %v, want a rules.ErrorList", err)
+	}
+	golden(t, "invalid.golden", err.Error()+"\n")
+}
+
+func TestUpdateRewritesFailingExpectations(t *testing.T) {
+	dir := t.TempDir()
+	copyFile(t, "testdata/broken.yaml", filepath.Join(dir, "broken.yaml"))
+	for _, rule := range []string{"probe.yaml", "misbehaving.yaml"} {
+		copyFile(t, filepath.Join("testdata/rules", rule), filepath.Join(dir, "rules", rule))
+	}
+	path := filepath.Join(dir, "broken.yaml")
+
+	got, sum, err := report(t, Options{Update: true}, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cases whose actions differ and nothing else are updated; the others
+	// still fail (logs, errors, a missing object).
+	if sum.Updated != 1 || sum.Failed != 3 {
+		t.Errorf("summary %+v, want 1 updated and 3 failed\n%s", sum, got)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "broken.updated.golden", string(data))
+
+	// The updated expectations hold: only the failures that are not about
+	// actions remain.
+	got, sum, err = report(t, Options{}, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Failed != 3 || strings.Contains(got, "actions differ") {
+		t.Errorf("after --update: %+v\n%s", sum, got)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFiles(t *testing.T) {
+	files, err := Files("testdata", "testdata/pass.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"testdata/broken.yaml", "testdata/invalid.yaml", "testdata/pass.yaml", "testdata/script-error.yaml", "testdata/tick.yaml"}
+	if strings.Join(files, " ") != strings.Join(want, " ") {
+		t.Errorf("Files = %q, want %q", files, want)
+	}
+	if _, err := Files("testdata/nope"); err == nil ||
+		!strings.Contains(err.Error(), "testdata/nope: no such file or directory") {
+		t.Errorf("Files of a missing path: %v", err)
+	}
+}
