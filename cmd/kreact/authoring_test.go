@@ -198,3 +198,20 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestDeployRBACIsGenerated keeps deploy/rbac.yaml what `kreact rbac`
+// prints for the rules deploy/ mounts.
+func TestDeployRBACIsGenerated(t *testing.T) {
+	var out, errOut syncBuffer
+	args := []string{"rbac", "-f", "../../deploy/rules", "--leader-elect", "--namespace", "kreact-system"}
+	if code := runMain(t.Context(), args, &out, &errOut); code != exitOK {
+		t.Fatalf("kreact rbac exited %d: %s", code, errOut.String())
+	}
+	want, err := os.ReadFile("../../deploy/rbac.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != string(want) {
+		t.Errorf("deploy/rbac.yaml is not what `kreact %s` prints; regenerate it:\n%s", strings.Join(args, " "), out.String())
+	}
+}

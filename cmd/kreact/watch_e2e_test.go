@@ -72,10 +72,10 @@ func TestWatchFollowsACRDThroughItsLife(t *testing.T) {
 
 func TestWatchRejectsUnknownResourcesWithSuggestions(t *testing.T) {
 	c := startCLI(t, "watch", "configmpas", "--kubeconfig", cluster.KubeconfigPath())
-	// An unknown name that is close to a known one is a typo, not a CRD to
-	// wait for... unless nothing is close: it then waits. Here it waits but
-	// says what it would have meant.
+	// An unknown name may be a CRD not installed yet, so kreact waits for
+	// it, but says what it would have meant (quotes are escaped in the log).
 	eventually(t, "a did-you-mean hint", func() bool {
-		return strings.Contains(c.stderr.String(), `did you mean "configmaps"`)
+		return strings.Contains(c.stderr.String(), `did you mean \"configmaps\"`) &&
+			strings.Contains(c.stderr.String(), "waiting for it to appear")
 	})
 }
