@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+)
+
+// lockedBuffer collects a child process's stderr.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestLeaderFailoverBetweenProcesses runs two real `kreact run
+// --leader-elect` processes with the example rules: exactly one acts; after
+// SIGKILL of the leader the other takes over and the rules keep working.
+func TestLeaderFailoverBetweenProcesses(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "kreact")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build kreact: %v\n%s", err, out)
+	}
+	type replica struct {
+		cmd    *exec.Cmd
+		stderr *lockedBuffer
+	}
+	start := func(name string) *replica {
+		r := &replica{stderr: &lockedBuffer{}}
+		r.cmd = exec.Command(bin, "run", "-f", "../../examples", "--kubeconfig", cluster.KubeconfigPath(),
+			"--leader-elect", "--leader-elect-namespace", "default", "--leader-elect-name", "kreact-failover",
+			"--leader-elect-lease-duration", "4s", "--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period", "500ms")
+		r.cmd.Stderr = r.stderr
+		r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := r.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = r.cmd.Process.Kill()
+			_ = r.cmd.Wait()
+			if t.Failed() {
+				t.Logf("replica %s stderr:\n%s", name, r.stderr)
+			}
+		})
+		return r
+	}
+	acting := func(r *replica) bool { return strings.Contains(r.stderr.String(), "acquired the lease") }
+
+	a, b := start("a"), start("b")
+	eventually(t, "one replica to lead", func() bool { return acting(a) || acting(b) })
+	eventually(t, "the other to stand by", func() bool {
+		return strings.Contains(a.stderr.String(), "another replica holds the lease") || strings.Contains(b.stderr.String(), "another replica holds the lease")
+	})
+	leader, standby := a, b
+	if acting(b) {
+		leader, standby = b, a
+	}
+	if acting(standby) {
+		t.Fatal("both replicas acquired the lease")
+	}
+
+	dyn := dynamic.NewForConfigOrDie(cluster.Config())
+	namespaces := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"})
+	labelled := func(name string) bool {
+		ns, err := namespaces.Get(t.Context(), name, metav1.GetOptions{})
+		return err == nil && ns.GetLabels()["team"] == "unassigned"
+	}
+	create := func(name string) {
+		t.Helper()
+		ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
+		if _, err := namespaces.Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("failover-before")
+	eventually(t, "the leader to label failover-before", func() bool { return labelled("failover-before") })
+	if strings.Contains(standby.stderr.String(), `msg="patch done"`) {
+		t.Error("the standby acted while the other replica led")
+	}
+
+	if err := leader.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = leader.cmd.Wait()
+	eventually(t, "the standby to take over", func() bool { return acting(standby) })
+	create("failover-after")
+	eventually(t, "the new leader to label failover-after", func() bool { return labelled("failover-after") })
+
+	// The new leader replays its cache as initial adds: failover-before is
+	// seen again, and its patch and apply are no-ops on the result.
+	ns, err := namespaces.Get(t.Context(), "failover-before", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ns.GetLabels(); got["team"] != "unassigned" || got["kreact.dev/managed"] != "true" {
+		t.Errorf("failover-before labels = %v after the failover", got)
+	}
+	policies, err := dyn.Resource(schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}).
+		Namespace("failover-before").List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(policies.Items) != 1 {
+		t.Errorf("failover-before has %d NetworkPolicies after the failover, want 1", len(policies.Items))
+	}
+}
