@@ -7,6 +7,8 @@ import (
 	"unicode"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kreact/kreact/internal/editdistance"
 )
 
 // maxSuggestions is how many names a NotFoundError suggests at most.
@@ -60,7 +62,7 @@ func (idx *index) suggest(ref string, gr schema.GroupResource) []string {
 		best, bestDist := "", limit+1
 		names := slices.Concat([]string{r.GVR.Resource, r.Singular}, r.ShortNames, []string{r.Kind})
 		for j, n := range names {
-			d := distance(word, strings.ToLower(n))
+			d := editdistance.Distance(word, strings.ToLower(n))
 			isKind := j == len(names)-1
 			// Among equally close names prefer the kind for a capitalized
 			// reference and the resource names otherwise.
@@ -90,7 +92,7 @@ func (idx *index) suggestKind(gv schema.GroupVersion, kind string) []string {
 	limit := maxDistance(word)
 	var cands []candidate
 	for i, r := range idx.resources {
-		d := distance(word, strings.ToLower(r.Kind))
+		d := editdistance.Distance(word, strings.ToLower(r.Kind))
 		if d > limit {
 			continue
 		}
@@ -149,32 +151,4 @@ func startsUpper(s string) bool {
 		return unicode.IsUpper(r)
 	}
 	return false
-}
-
-// distance is the optimal string alignment distance between a and b:
-// insertions, deletions, substitutions and transpositions of adjacent
-// letters each cost one ("deploymnets" is one edit from "deployments").
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev2 := make([]int, len(rb)+1)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(rb)]
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/internal/editdistance"
 )
 
 // The fields each object of the format knows. They are the single source of
@@ -154,7 +155,7 @@ func suggest(path, name string, known []string) string {
 		if strings.EqualFold(k, name) {
 			return fmt.Sprintf(" (did you mean %q?)", k)
 		}
-		if dist := levenshtein(strings.ToLower(name), strings.ToLower(k)); dist < bestDist && dist < len(k)/2+1 {
+		if dist := editdistance.Distance(strings.ToLower(name), strings.ToLower(k)); dist < bestDist && dist < len(k)/2+1 {
 			best, bestDist = k, dist
 		}
 	}
@@ -176,26 +177,6 @@ func suggest(path, name string, known []string) string {
 		return fmt.Sprintf(" (%s belongs in each entry of spec.watch)", name)
 	}
 	return ""
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // lookup returns the first entry of the mapping n with the given key.

@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/kreact/kreact/internal/editdistance"
 	"github.com/kreact/kreact/rules"
 )
 
@@ -268,7 +269,7 @@ func jsonValue(n *yaml.Node, depth int) (any, error) {
 func suggest(word string, known []string) string {
 	best, bestDist := "", 3
 	for _, k := range known {
-		if d := distance(strings.ToLower(word), strings.ToLower(k)); d < bestDist {
+		if d := editdistance.Distance(strings.ToLower(word), strings.ToLower(k)); d < bestDist {
 			best, bestDist = k, d
 		}
 	}
@@ -276,27 +277,6 @@ func suggest(word string, known []string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// distance is the Levenshtein distance between a and b.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // syntaxPos extracts the line of a yaml.v3 syntax error ("yaml: line 3:

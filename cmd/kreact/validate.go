@@ -19,6 +19,7 @@ import (
 
 	"github.com/kreact/kreact/discovery"
 	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/internal/editdistance"
 	"github.com/kreact/kreact/internal/kubeconfig"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
@@ -421,7 +422,7 @@ func misspelledHandlers(r *rules.Rule) []problem {
 			return
 		}
 		for _, h := range handlerNames {
-			if strings.EqualFold(name, h) || editDistance(name, h) <= 2 {
+			if strings.EqualFold(name, h) || editdistance.Distance(name, h) <= 2 {
 				p := prg.File.Position(int(id.Idx) - prg.File.Base())
 				pos := rules.Position{File: r.ScriptPos.File, Line: p.Line, Col: p.Column}
 				if p.Line > lineOff && colOff > 0 {
@@ -449,25 +450,4 @@ func misspelledHandlers(r *rules.Rule) []problem {
 		}
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
