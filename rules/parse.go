@@ -114,6 +114,17 @@ func LoadEach(paths ...string) (rules []*Rule, failed []string, err error) {
 	return rules, failed, errs.Err()
 }
 
+// Files lists the files that paths stand for, as Load reads them: a file is
+// itself; a directory contributes its *.yaml and *.yml files in name order,
+// not those of its subdirectories, skipping names that start with ".". A
+// file named twice is listed once. The error is an ErrorList naming the
+// paths that cannot be read.
+func Files(paths ...string) ([]string, error) {
+	var errs ErrorList
+	files := expand(paths, &errs)
+	return files, errs.Err()
+}
+
 // expand lists the files that paths stand for, without duplicates.
 func expand(paths []string, errs *ErrorList) []string {
 	var files []string

@@ -2,12 +2,11 @@ package ruletest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,65 +32,25 @@ type Summary struct {
 	Files, Cases, Passed, Failed, Updated int
 }
 
-// Files returns the test files that paths stand for: a file is itself; a
-// directory contributes its *.yaml and *.yml files in name order, not those
-// of its subdirectories, skipping names that start with ".".
+// Files returns the test files that paths stand for, as rules.Files lists
+// them; a directory without any is an error too.
 func Files(paths ...string) ([]string, error) {
-	var out []string
+	files, err := rules.Files(paths...)
 	var errs rules.ErrorList
-	seen := map[string]bool{}
-	add := func(f string) {
-		key := f
-		if abs, err := filepath.Abs(f); err == nil {
-			key = abs
-		}
-		if !seen[key] {
-			seen[key] = true
-			out = append(out, f)
-		}
+	if err != nil {
+		errs = append(errs, err.(rules.ErrorList)...)
 	}
 	for _, p := range paths {
-		fi, err := os.Stat(p)
-		if err != nil {
-			errs.Add(rules.Position{File: p}, pathError(err))
+		fi, statErr := os.Stat(p)
+		if statErr != nil || !fi.IsDir() {
 			continue
 		}
-		if !fi.IsDir() {
-			add(filepath.Clean(p))
-			continue
-		}
-		entries, err := os.ReadDir(p)
-		if err != nil {
-			errs.Add(rules.Position{File: p}, pathError(err))
-			continue
-		}
-		found := false
-		for _, e := range entries {
-			name := e.Name()
-			ext := filepath.Ext(name)
-			if strings.HasPrefix(name, ".") || (ext != ".yaml" && ext != ".yml") {
-				continue
-			}
-			full := filepath.Join(p, name)
-			if fi, err := os.Stat(full); err != nil || fi.IsDir() {
-				continue
-			}
-			found = true
-			add(full)
-		}
-		if !found {
+		dir := filepath.Clean(p)
+		if !slices.ContainsFunc(files, func(f string) bool { return filepath.Dir(f) == dir }) {
 			errs.Add(rules.Position{File: p}, "no test files (*.yaml, *.yml) in this directory")
 		}
 	}
-	return out, errs.Err()
-}
-
-func pathError(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	return err.Error()
+	return files, errs.Err()
 }
 
 // Run loads the test files that paths stand for (see Files), runs every
