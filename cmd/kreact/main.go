@@ -1,5 +1,3 @@
-// Command kreact watches Kubernetes resources and runs JavaScript reaction
-// rules on every change. See `kreact help`.
 package main
 
 import (

@@ -1,5 +1,3 @@
-// Package editdistance measures how far apart two names are, for the "did
-// you mean" hints of rule files, test files and resource names.
 package editdistance
 
 // Distance is the optimal string alignment distance between a and b:
