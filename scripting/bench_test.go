@@ -132,3 +132,26 @@ func TestBenchmarkHandlersAgree(t *testing.T) {
 		t.Errorf("script action:\n%s\nGo action:\n%s", dump(a[0]), dump(g[0]))
 	}
 }
+
+// BenchmarkScriptVersusGo calls both handlers above on the same event,
+// alternately, and reports the script's time as a multiple of the plain Go
+// handler's: the ratio the README quotes, measured in one run.
+func BenchmarkScriptVersusGo(b *testing.B) {
+	h := &benchHost{}
+	r := mustRuntime(b, "rule.js", benchScript, h, RuntimeOptions{Rule: "bench"})
+	ev := benchEvent()
+	var script, native time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if err := r.Call(ev); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		if err := goHandler(h, ev); err != nil {
+			b.Fatal(err)
+		}
+		script += mid.Sub(start)
+		native += time.Since(mid)
+	}
+	b.ReportMetric(float64(script)/float64(native), "script/go")
+}
