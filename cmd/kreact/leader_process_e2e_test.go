@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
@@ -14,24 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 )
-
-// lockedBuffer collects a child process's stderr.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestLeaderFailoverBetweenProcesses runs two real `kreact run
 // --leader-elect` processes with the example rules: exactly one acts; after
@@ -43,10 +23,10 @@ func TestLeaderFailoverBetweenProcesses(t *testing.T) {
 	}
 	type replica struct {
 		cmd    *exec.Cmd
-		stderr *lockedBuffer
+		stderr *syncBuffer
 	}
 	start := func(name string) *replica {
-		r := &replica{stderr: &lockedBuffer{}}
+		r := &replica{stderr: &syncBuffer{}}
 		r.cmd = exec.Command(bin, "run", "-f", "../../examples", "--kubeconfig", cluster.KubeconfigPath(),
 			"--leader-elect", "--leader-elect-namespace", "default", "--leader-elect-name", "kreact-failover",
 			"--leader-elect-lease-duration", "4s", "--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period", "500ms")
