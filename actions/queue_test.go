@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kreact/kreact/actions"
@@ -75,18 +74,6 @@ func (r *results) count(o actions.Outcome) int {
 	return n
 }
 
-// eventually polls cond until it holds, failing the test after a generous
-// deadline (a deadline for liveness, not a timing assertion).
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
-		return cond(), nil
-	})
-	if err != nil {
-		t.Fatalf("timed out waiting for %s", what)
-	}
-}
-
 func createNamespace(t *testing.T, name string) {
 	t.Helper()
 	dyn := dynamic.NewForConfigOrDie(cluster.Config())
@@ -127,7 +114,7 @@ func TestEveryVerbReachesTheServer(t *testing.T) {
 	for _, a := range []actions.Action{create, apply, merge, jsonPatch, event} {
 		q.Enqueue(a)
 	}
-	eventually(t, "five actions to succeed", func() bool { return res.count(actions.Succeeded) == 5 })
+	testcluster.Eventually(t, "five actions to succeed", func() bool { return res.count(actions.Succeeded) == 5 })
 
 	got, err := getConfigMap(t, "verbs", "created")
 	if err != nil {
@@ -154,7 +141,7 @@ func TestEveryVerbReachesTheServer(t *testing.T) {
 
 	q.Enqueue(cm(actions.Delete, "created"))
 	q.Enqueue(cm(actions.Delete, "created")) // deleting what is gone is done, not an error
-	eventually(t, "deletes to succeed", func() bool { return res.count(actions.Succeeded) == 7 })
+	testcluster.Eventually(t, "deletes to succeed", func() bool { return res.count(actions.Succeeded) == 7 })
 	if _, err := getConfigMap(t, "verbs", "created"); !apierrors.IsNotFound(err) {
 		t.Errorf("get deleted configmap: %v, want NotFound", err)
 	}
@@ -176,7 +163,7 @@ func TestActionsOnOneObjectRunInOrder(t *testing.T) {
 		patch := fmt.Sprintf(`[{"op":"test","path":"/data/log","value":%q},{"op":"replace","path":"/data/log","value":"%d"}]`, prev, i)
 		q.Enqueue(actions.Action{Verb: actions.Patch, Resource: configMaps, Namespace: "order", Name: "seq", PatchType: types.JSONPatchType, PatchData: []byte(patch)})
 	}
-	eventually(t, "all patches to finish", func() bool {
+	testcluster.Eventually(t, "all patches to finish", func() bool {
 		return res.count(actions.Succeeded)+res.count(actions.Failed)+res.count(actions.GaveUp) == n+1
 	})
 	if f := res.count(actions.Failed) + res.count(actions.GaveUp); f != 0 {
@@ -199,7 +186,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
 	defer srv.Close()
 	q.Enqueue(actions.Action{Verb: actions.HTTP, Request: &actions.HTTPRequest{URL: srv.URL}})
-	eventually(t, "dry-run actions to succeed", func() bool { return res.count(actions.Succeeded) == 2 })
+	testcluster.Eventually(t, "dry-run actions to succeed", func() bool { return res.count(actions.Succeeded) == 2 })
 	if _, err := getConfigMap(t, "dryrun", "ghost"); !apierrors.IsNotFound(err) {
 		t.Errorf("dry-run create left an object behind: %v", err)
 	}
@@ -222,8 +209,8 @@ func TestFailuresAreCountedAndDoNotBlockOthers(t *testing.T) {
 	q.Enqueue(actions.Action{Verb: actions.Patch, Resource: configMaps, Namespace: "failures", Name: "missing", PatchType: types.MergePatchType, PatchData: []byte(`{}`)})
 	q.Enqueue(actions.Action{Verb: actions.Create, Resource: configMaps, Namespace: "failures", Name: "fine", Object: configMap("failures", "fine", nil)})
 
-	eventually(t, "the HTTP action to give up", func() bool { return res.count(actions.GaveUp) == 1 })
-	eventually(t, "the other actions to finish", func() bool { return res.count(actions.Failed) == 1 && res.count(actions.Succeeded) == 1 })
+	testcluster.Eventually(t, "the HTTP action to give up", func() bool { return res.count(actions.GaveUp) == 1 })
+	testcluster.Eventually(t, "the other actions to finish", func() bool { return res.count(actions.Failed) == 1 && res.count(actions.Succeeded) == 1 })
 	if got := calls.Load(); got != 4 {
 		t.Errorf("broken endpoint called %d times, want 1 + 3 retries", got)
 	}
@@ -243,11 +230,11 @@ func TestAPIServerOutageLosesNoAction(t *testing.T) {
 		name := fmt.Sprintf("after-outage-%d", i)
 		q.Enqueue(actions.Action{Verb: actions.Create, Resource: configMaps, Namespace: "outage", Name: name, Object: configMap("outage", name, nil)})
 	}
-	eventually(t, "actions to wait for the server", func() bool { return res.count(actions.Waiting) >= 5 })
+	testcluster.Eventually(t, "actions to wait for the server", func() bool { return res.count(actions.Waiting) >= 5 })
 	if err := cluster.StartAPIServer(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "all actions to succeed after the restart", func() bool { return res.count(actions.Succeeded) == 5 })
+	testcluster.Eventually(t, "all actions to succeed after the restart", func() bool { return res.count(actions.Succeeded) == 5 })
 	for i := range 5 {
 		if _, err := getConfigMap(t, "outage", fmt.Sprintf("after-outage-%d", i)); err != nil {
 			t.Errorf("configmap %d: %v", i, err)
@@ -289,14 +276,14 @@ func TestPatchStatusSubresource(t *testing.T) {
 	createNamespace(t, "status")
 	jobs := dyn.Resource(crd.GVR()).Namespace("status")
 	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "actions.kreact.dev/v1", "kind": "Job", "metadata": map[string]any{"name": "j"}}}
-	eventually(t, "the custom resource to be creatable", func() bool {
+	testcluster.Eventually(t, "the custom resource to be creatable", func() bool {
 		_, err := jobs.Create(ctx, obj, metav1.CreateOptions{})
 		return err == nil || apierrors.IsAlreadyExists(err)
 	})
 	q, res := startQueue(t, actions.Options{Name: "status"})
 	q.Enqueue(actions.Action{Verb: actions.Patch, Resource: crd.GVR(), Namespace: "status", Name: "j", Subresource: "status",
 		PatchType: types.MergePatchType, PatchData: []byte(`{"status":{"phase":"Done"},"spec":{"ignored":true}}`)})
-	eventually(t, "the status patch to succeed", func() bool { return res.count(actions.Succeeded) == 1 })
+	testcluster.Eventually(t, "the status patch to succeed", func() bool { return res.count(actions.Succeeded) == 1 })
 	got, err := jobs.Get(ctx, "j", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -42,7 +42,7 @@ var (
 type e2e struct {
 	m     *Manager
 	admin dynamic.Interface
-	logs  *logBuffer
+	logs  *testcluster.LogBuffer
 }
 
 // startE2E runs a discovery cache and a Manager whose informers use cfg
@@ -74,7 +74,7 @@ func startE2E(t *testing.T, cfg *rest.Config, opts Options, wrap ...func(dynamic
 		}
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	eventually(t, "discovery to sync", disc.HasSynced)
+	testcluster.Eventually(t, "discovery to sync", disc.HasSynced)
 
 	opts.Logger = log
 	var client dynamic.Interface = dynamic.NewForConfigOrDie(cfg)
@@ -144,7 +144,7 @@ func TestE2ECRDLifecycle(t *testing.T) {
 
 	rec := &recorder{}
 	w := mustWatch(t, s.m, Key{GVR: crd.GVR()}, "gadget-rule", rec)
-	eventually(t, "the pending watch to be logged", func() bool { return s.logs.count("waiting for resource to appear") == 1 })
+	testcluster.Eventually(t, "the pending watch to be logged", func() bool { return s.logs.Count("waiting for resource to appear") == 1 })
 	if st := w.State(); st.Phase != PhasePending {
 		t.Fatalf("before the CRD exists, State() = %v, want pending", st)
 	}
@@ -156,8 +156,8 @@ func TestE2ECRDLifecycle(t *testing.T) {
 	if _, err := gadgets.Create(t.Context(), gadget("g1"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the add of g1", func() bool { return rec.count("add", "g1") == 1 })
-	eventually(t, "sync", w.HasSynced)
+	testcluster.Eventually(t, "the add of g1", func() bool { return rec.count("add", "g1") == 1 })
+	testcluster.Eventually(t, "sync", w.HasSynced)
 
 	if err := testcluster.DeleteCRD(t.Context(), s.admin, crd); err != nil {
 		t.Fatal(err)
@@ -173,13 +173,13 @@ func TestE2ECRDLifecycle(t *testing.T) {
 	// Give a leftover informer time to retry its list a few times (its
 	// back-off starts under a second), then count what was logged.
 	time.Sleep(5 * time.Second)
-	if n := s.logs.count("no longer served"); n != 1 {
+	if n := s.logs.Count("no longer served"); n != 1 {
 		t.Errorf("removal logged %d times, want once", n)
 	}
-	if n := s.logs.count("level=WARN") + s.logs.count("level=ERROR"); n != 0 {
+	if n := s.logs.Count("level=WARN") + s.logs.Count("level=ERROR"); n != 0 {
 		t.Errorf("%d warnings or errors logged after the CRD was deleted, want 0", n)
 	}
-	if n := s.logs.count("level=INFO", "gadgets"); n != 2 {
+	if n := s.logs.Count("level=INFO", "gadgets"); n != 2 {
 		t.Errorf("%d info lines about gadgets, want 2 (waiting, removed)", n)
 	}
 
@@ -188,12 +188,12 @@ func TestE2ECRDLifecycle(t *testing.T) {
 	}
 	// Creating a custom resource right after Established can meet a 404
 	// until the API server's handler has caught up: retry.
-	eventually(t, "create g2", func() bool {
+	testcluster.Eventually(t, "create g2", func() bool {
 		_, err := gadgets.Create(t.Context(), gadget("g2"), metav1.CreateOptions{})
 		return err == nil || apierrors.IsAlreadyExists(err)
 	})
-	eventually(t, "the add of g2 through the same handle", func() bool { return rec.count("add", "g2") == 1 })
-	eventually(t, "sync after the CRD came back", w.HasSynced)
+	testcluster.Eventually(t, "the add of g2 through the same handle", func() bool { return rec.count("add", "g2") == 1 })
+	testcluster.Eventually(t, "sync after the CRD came back", w.HasSynced)
 	if rec.count("add", "g1") != 1 {
 		t.Errorf("g1 added %d times, want 1", rec.count("add", "g1"))
 	}
@@ -244,7 +244,7 @@ func TestE2ESelectorsAndNamespace(t *testing.T) {
 		c.w = mustWatch(t, s.m, c.key, name, c.rec)
 	}
 	for _, c := range cases {
-		eventually(t, "sync", c.w.HasSynced)
+		testcluster.Eventually(t, "sync", c.w.HasSynced)
 	}
 	// A field the server cannot select on fails the watch, not the others.
 	bad := mustWatch(t, s.m, Key{GVR: cmGVR, Namespace: nsA, FieldSelector: "data.k=v"}, "bad-field", &recorder{})
@@ -262,7 +262,7 @@ func TestE2ESelectorsAndNamespace(t *testing.T) {
 	mustCreateCM(t, s.admin, nsA, "fsel-other", nil)
 	mustUpdateCM(t, s.admin, nsB, target, "changed") // inside fields and namespace
 	mustCreateCM(t, s.admin, nsA, "web-3", web)      // inside labels
-	eventually(t, "the barrier events", func() bool {
+	testcluster.Eventually(t, "the barrier events", func() bool {
 		return cases["labels"].rec.count("add", "web-3") == 1 &&
 			cases["fields"].rec.count("update", target) == 1 &&
 			cases["namespace"].rec.count("update", target) == 1
@@ -316,7 +316,7 @@ func TestE2EManyObjectsInitialList(t *testing.T) {
 
 	rec := &recorder{}
 	w := mustWatch(t, s.m, Key{GVR: cmGVR, Namespace: ns}, "bulk-rule", rec)
-	eventually(t, "sync", w.HasSynced)
+	testcluster.Eventually(t, "sync", w.HasSynced)
 	events := rec.snapshot()
 	perName := map[string]int{}
 	for _, e := range events {
@@ -334,7 +334,7 @@ func TestE2EManyObjectsInitialList(t *testing.T) {
 	if len(events) != n || len(perName) != n {
 		t.Errorf("%d events for %d objects, want %d each", len(events), len(perName), n)
 	}
-	eventually(t, "Status to count every object", func() bool {
+	testcluster.Eventually(t, "Status to count every object", func() bool {
 		st := s.m.Status()
 		return len(st) == 1 && st[0].Objects == n && st[0].Synced
 	})
@@ -368,9 +368,9 @@ func TestE2ESharedInformer(t *testing.T) {
 	key := Key{GVR: cmGVR, Namespace: ns}
 	rec1, rec2 := &recorder{}, &recorder{}
 	w1 := mustWatch(t, s.m, key, "first", rec1)
-	eventually(t, "w1 sync", w1.HasSynced)
+	testcluster.Eventually(t, "w1 sync", w1.HasSynced)
 	w2 := mustWatch(t, s.m, key, "second", rec2)
-	eventually(t, "w2 sync", w2.HasSynced)
+	testcluster.Eventually(t, "w2 sync", w2.HasSynced)
 
 	for name, rec := range map[string]*recorder{"first": rec1, "second": rec2} {
 		got := rec.snapshot()
@@ -391,12 +391,12 @@ func TestE2ESharedInformer(t *testing.T) {
 	}
 
 	mustCreateCM(t, admin, ns, "both", nil)
-	eventually(t, "both see the add", func() bool { return rec1.count("add", "both") == 1 && rec2.count("add", "both") == 1 })
+	testcluster.Eventually(t, "both see the add", func() bool { return rec1.count("add", "both") == 1 && rec2.count("add", "both") == 1 })
 
 	w1.Stop()
 	before := rec1.count("", "")
 	mustCreateCM(t, admin, ns, "after-stop", nil)
-	eventually(t, "the remaining subscriber sees the add", func() bool { return rec2.count("add", "after-stop") == 1 })
+	testcluster.Eventually(t, "the remaining subscriber sees the add", func() bool { return rec2.count("add", "after-stop") == 1 })
 	if rec1.count("", "") != before {
 		t.Errorf("stopped subscriber got events: %+v", rec1.snapshot()[before:])
 	}
@@ -465,13 +465,13 @@ func TestE2EForbidden(t *testing.T) {
 			t.Errorf("%s: State().Err = %#v, want a *ForbiddenError wrapping a 403", w.Owner(), err)
 		}
 	}
-	eventually(t, "the permitted watch to sync", ok.HasSynced)
+	testcluster.Eventually(t, "the permitted watch to sync", ok.HasSynced)
 	if okRec.count("add", "visible") != 1 {
 		t.Errorf("permitted watch events = %+v", okRec.snapshot())
 	}
 
 	grant(nsDenied, "list", "watch")
-	eventually(t, "the denied watch to heal once granted", denied.HasSynced)
+	testcluster.Eventually(t, "the denied watch to heal once granted", denied.HasSynced)
 	if st := listOnly.State(); st.Phase != PhaseForbidden {
 		t.Errorf("list-only watch State() = %v, want still forbidden", st)
 	}
@@ -487,7 +487,7 @@ func TestE2EAPIServerRestart(t *testing.T) {
 
 	rec := &recorder{}
 	w := mustWatch(t, s.m, Key{GVR: cmGVR, Namespace: ns}, "restart-rule", rec)
-	eventually(t, "sync", w.HasSynced)
+	testcluster.Eventually(t, "sync", w.HasSynced)
 
 	if err := cluster.StopAPIServer(); err != nil {
 		t.Fatalf("stop API server: %v", err)
@@ -497,7 +497,7 @@ func TestE2EAPIServerRestart(t *testing.T) {
 	}
 	updated := mustUpdateCM(t, s.admin, ns, "before", "after-restart")
 	mustCreateCM(t, s.admin, ns, "after", nil)
-	eventually(t, "the changes made after the restart", func() bool {
+	testcluster.Eventually(t, "the changes made after the restart", func() bool {
 		for _, e := range rec.snapshot() {
 			if e.Type == "update" && e.Name == "before" && e.RV == updated.GetResourceVersion() {
 				return rec.count("add", "after") == 1

@@ -1,16 +1,13 @@
 package dynamicinformer
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,6 +15,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kreact/kreact/discovery"
+
+	"github.com/kreact/kreact/internal/testcluster"
 )
 
 // checkLeaks fails t if goroutines started during the test outlive it.
@@ -195,41 +194,8 @@ func (r *recorder) names() map[string]int {
 	return out
 }
 
-// logBuffer captures a text slog handler's output.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// count returns how many lines contain every one of subs.
-func (b *logBuffer) count(subs ...string) int {
-	n := 0
-	for line := range strings.SplitSeq(b.String(), "\n") {
-		ok := line != ""
-		for _, s := range subs {
-			ok = ok && strings.Contains(line, s)
-		}
-		if ok {
-			n++
-		}
-	}
-	return n
-}
-
-func newTestLogger(t *testing.T) (*slog.Logger, *logBuffer) {
-	b := &logBuffer{}
+func newTestLogger(t *testing.T) (*slog.Logger, *testcluster.LogBuffer) {
+	b := &testcluster.LogBuffer{}
 	t.Cleanup(func() {
 		if t.Failed() || os.Getenv("KREACT_TEST_LOGS") != "" {
 			t.Logf("log:\n%s", b.String())
@@ -252,22 +218,9 @@ func runManager(t *testing.T, m *Manager) {
 	})
 }
 
-// eventually polls cond until it holds; the generous limit only bounds a
-// hung test, it asserts nothing about speed.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func waitPhase(t *testing.T, w *Watch, p Phase) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("%s to be %s", w.Key(), p), func() bool { return w.State().Phase == p })
+	testcluster.Eventually(t, fmt.Sprintf("%s to be %s", w.Key(), p), func() bool { return w.State().Phase == p })
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -22,6 +22,8 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kreact/kreact/discovery"
+
+	"github.com/kreact/kreact/internal/testcluster"
 )
 
 // These tests use client-go's fake dynamic client and a fake discovery
@@ -165,7 +167,7 @@ func TestPendingWatchStartsWhenResourceAppears(t *testing.T) {
 	w := mustWatch(t, m, Key{GVR: cmGVR}, "rule-a", rec)
 	runManager(t, m)
 
-	eventually(t, "the pending watch to be logged", func() bool { return logs.count("waiting for resource to appear") == 1 })
+	testcluster.Eventually(t, "the pending watch to be logged", func() bool { return logs.Count("waiting for resource to appear") == 1 })
 	if s := w.State(); s.Phase != PhasePending || w.HasSynced() {
 		t.Fatalf("State() = %v, HasSynced() = %v; want pending, false", s, w.HasSynced())
 	}
@@ -177,7 +179,7 @@ func TestPendingWatchStartsWhenResourceAppears(t *testing.T) {
 	}
 
 	src.add(cmResource)
-	eventually(t, "the handler to sync", w.HasSynced)
+	testcluster.Eventually(t, "the handler to sync", w.HasSynced)
 	if s := w.State(); s.Phase != PhaseSynced {
 		t.Fatalf("State() = %v, want synced", s)
 	}
@@ -190,7 +192,7 @@ func TestPendingWatchStartsWhenResourceAppears(t *testing.T) {
 			t.Errorf("event %+v, want an initial add", e)
 		}
 	}
-	if n := logs.count("waiting for resource to appear"); n != 1 {
+	if n := logs.Count("waiting for resource to appear"); n != 1 {
 		t.Errorf("'waiting' logged %d times, want 1", n)
 	}
 
@@ -230,11 +232,11 @@ func TestPendingBeforeDiscoveryAnswers(t *testing.T) {
 	// what it waits for, once.
 	src.unsynced.Store(false)
 	src.add(cmResource)
-	eventually(t, "the pending watch to be logged", func() bool { return logs.count("waiting for resource to appear", "owners=[rule]") == 1 })
+	testcluster.Eventually(t, "the pending watch to be logged", func() bool { return logs.Count("waiting for resource to appear", "owners=[rule]") == 1 })
 	src.add(thingResource)
 	src.add(widgetResource)
-	eventually(t, "sync", w.HasSynced)
-	if n := logs.count("waiting for resource to appear"); n != 1 {
+	testcluster.Eventually(t, "sync", w.HasSynced)
+	if n := logs.Count("waiting for resource to appear"); n != 1 {
 		t.Errorf("'waiting' logged %d times, want 1", n)
 	}
 }
@@ -254,15 +256,15 @@ func TestWatchesOnOneKeyShareOneInformer(t *testing.T) {
 	rec1, rec2 := &recorder{}, &recorder{}
 	// Equivalent selectors written differently share the informer.
 	w1 := mustWatch(t, m, Key{GVR: cmGVR, LabelSelector: "a=1,b=2"}, "one", rec1)
-	eventually(t, "w1 to sync", w1.HasSynced)
+	testcluster.Eventually(t, "w1 to sync", w1.HasSynced)
 	w2 := mustWatch(t, m, Key{GVR: cmGVR, LabelSelector: "b=2, a=1"}, "two", rec2)
-	eventually(t, "w2 to sync", w2.HasSynced)
+	testcluster.Eventually(t, "w2 to sync", w2.HasSynced)
 
 	if w1.Key() != w2.Key() {
 		t.Fatalf("keys differ: %v and %v", w1.Key(), w2.Key())
 	}
 	// Status counts objects as they are delivered: it may lag a moment.
-	eventually(t, "Status to show one synced informer with owners one, two and 2 objects", func() bool {
+	testcluster.Eventually(t, "Status to show one synced informer with owners one, two and 2 objects", func() bool {
 		st := m.Status()
 		return len(st) == 1 && slices.Equal(st[0].Owners, []string{"one", "two"}) && st[0].Objects == 2 && st[0].Synced && st[0].Phase == PhaseSynced
 	})
@@ -298,7 +300,7 @@ func TestWatchesOnOneKeyShareOneInformer(t *testing.T) {
 	}
 	// A new watch on the key gets a new informer.
 	w3 := mustWatch(t, m, Key{GVR: cmGVR, LabelSelector: "a=1,b=2"}, "three", &recorder{})
-	eventually(t, "w3 to sync", w3.HasSynced)
+	testcluster.Eventually(t, "w3 to sync", w3.HasSynced)
 	if n := client.initialLists.Load(); n != 2 {
 		t.Fatalf("informer lists = %d, want 2", n)
 	}
@@ -314,7 +316,7 @@ func TestRemovedResourceStopsInformerAndComesBack(t *testing.T) {
 	runManager(t, m)
 	rec := &recorder{}
 	w := mustWatch(t, m, Key{GVR: widgetGVR}, "rule", rec)
-	eventually(t, "sync", w.HasSynced)
+	testcluster.Eventually(t, "sync", w.HasSynced)
 
 	src.remove(widgetGVR)
 	waitPhase(t, w, PhasePending)
@@ -324,7 +326,7 @@ func TestRemovedResourceStopsInformerAndComesBack(t *testing.T) {
 	if _, _, err := w.Get("ns", "w1"); !errors.Is(err, ErrNoCache) {
 		t.Errorf("Get: err = %v, want ErrNoCache", err)
 	}
-	eventually(t, "the removal to be logged", func() bool { return logs.count("no longer served") == 1 })
+	testcluster.Eventually(t, "the removal to be logged", func() bool { return logs.Count("no longer served") == 1 })
 	if st := m.Status(); len(st) != 1 || st[0].Objects != 0 || st[0].Synced {
 		t.Errorf("Status() = %+v, want one pending informer with no cache", st)
 	}
@@ -333,7 +335,7 @@ func TestRemovedResourceStopsInformerAndComesBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	src.add(widgetResource)
-	eventually(t, "resync after the resource came back", w.HasSynced)
+	testcluster.Eventually(t, "resync after the resource came back", w.HasSynced)
 	if n := client.initialLists.Load(); n != 2 {
 		t.Errorf("informer lists = %d, want 2 (a new informer)", n)
 	}
@@ -343,10 +345,10 @@ func TestRemovedResourceStopsInformerAndComesBack(t *testing.T) {
 	if rec.overlap.Load() {
 		t.Error("handler calls overlapped")
 	}
-	if n := logs.count("no longer served"); n != 1 {
+	if n := logs.Count("no longer served"); n != 1 {
 		t.Errorf("removal logged %d times, want 1", n)
 	}
-	if n := logs.count("level=WARN") + logs.count("level=ERROR"); n != 0 {
+	if n := logs.Count("level=WARN") + logs.Count("level=ERROR"); n != 0 {
 		t.Errorf("%d warnings or errors logged, want 0", n)
 	}
 }
@@ -383,16 +385,16 @@ func TestForbiddenListIsReportedAndHealsWhenGranted(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Verb != "list" || fe.Namespace != "x" || fe.Resource != cmGVR.GroupResource() || !apierrors.IsForbidden(err) {
 		t.Fatalf("State().Err = %#v, want a *ForbiddenError for list configmaps in x that unwraps to a 403", err)
 	}
-	eventually(t, "the other watch to sync", wy.HasSynced)
+	testcluster.Eventually(t, "the other watch to sync", wy.HasSynced)
 
 	// Retries of the same failure are not logged again.
-	eventually(t, "a few retries", func() bool { return deniedLists.Load() >= 4 })
-	if n := logs.count("level=WARN", "not permitted"); n != 1 {
+	testcluster.Eventually(t, "a few retries", func() bool { return deniedLists.Load() >= 4 })
+	if n := logs.Count("level=WARN", "not permitted"); n != 1 {
 		t.Errorf("forbidden warned %d times over %d attempts, want 1", n, deniedLists.Load())
 	}
 
 	denied.Store(false)
-	eventually(t, "the forbidden watch to heal", wx.HasSynced)
+	testcluster.Eventually(t, "the forbidden watch to heal", wx.HasSynced)
 	if s := wx.State(); s.Phase != PhaseSynced || s.Err != nil {
 		t.Errorf("State() = %v, want synced", s)
 	}
@@ -425,7 +427,7 @@ func TestNamespaceOnClusterScopedResourceFails(t *testing.T) {
 		t.Fatalf("State().Err = %v, want a cluster-scoped complaint", err)
 	}
 	ok := mustWatch(t, m, Key{GVR: thingGVR}, "rule", &recorder{})
-	eventually(t, "the cluster-wide watch to sync", ok.HasSynced)
+	testcluster.Eventually(t, "the cluster-wide watch to sync", ok.HasSynced)
 }
 
 func TestInitialListsAreGated(t *testing.T) {
@@ -443,7 +445,7 @@ func TestInitialListsAreGated(t *testing.T) {
 	}
 	runManager(t, m)
 	for _, w := range ws {
-		eventually(t, "every watch to sync", w.HasSynced)
+		testcluster.Eventually(t, "every watch to sync", w.HasSynced)
 	}
 	if n := client.maxInflight.Load(); n > 2 || n < 1 {
 		t.Fatalf("at most %d lists ran at once, want 1 or 2", n)
@@ -512,7 +514,7 @@ func TestRunLifecycle(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	errc := make(chan error, 1)
 	go func() { errc <- m.Run(ctx) }()
-	eventually(t, "sync", w.HasSynced)
+	testcluster.Eventually(t, "sync", w.HasSynced)
 	if err := m.Run(ctx); err == nil {
 		t.Error("second Run succeeded")
 	}
@@ -552,11 +554,11 @@ func TestWatchWhileRunStarts(t *testing.T) {
 	<-subscribing
 	w := mustWatch(t, m, Key{GVR: cmGVR}, "rule", &recorder{})
 	close(watched)
-	eventually(t, "sync", w.HasSynced)
+	testcluster.Eventually(t, "sync", w.HasSynced)
 	if n := client.initialLists.Load(); n != 1 {
 		t.Fatalf("%d informers started, want 1", n)
 	}
-	if n := logs.count("informer synced"); n != 1 {
+	if n := logs.Count("informer synced"); n != 1 {
 		t.Fatalf("'informer synced' logged %d times, want 1", n)
 	}
 }

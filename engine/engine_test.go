@@ -1,20 +1,16 @@
 package engine_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kreact/kreact/engine"
@@ -32,35 +28,17 @@ var (
 	namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 )
 
-// logBuffer is a concurrency-safe log sink the tests read.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // harness runs the whole stack and an engine until the test ends.
 type harness struct {
 	t      *testing.T
 	engine *engine.Engine
 	client dynamic.Interface
-	logs   *logBuffer
+	logs   *testcluster.LogBuffer
 }
 
 func start(t *testing.T, opts engine.Options) *harness {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &testcluster.LogBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
 	stack, err := kube.Start(ctx, cluster.Config(), kube.Options{Logger: logger})
@@ -98,17 +76,7 @@ func (h *harness) mustLoad(yaml string) {
 	if err := h.load(yaml); err != nil {
 		h.t.Fatalf("load rules: %v", err)
 	}
-	h.eventually("rules to sync", h.engine.Synced)
-}
-
-func (h *harness) eventually(what string, cond func() bool) {
-	h.t.Helper()
-	err := wait.PollUntilContextTimeout(h.t.Context(), 25*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
-		return cond(), nil
-	})
-	if err != nil {
-		h.t.Fatalf("timed out waiting for %s", what)
-	}
+	testcluster.Eventually(h.t, "rules to sync", h.engine.Synced)
 }
 
 func (h *harness) namespace(name string) {
@@ -169,7 +137,7 @@ func TestRuleReactsToAdds(t *testing.T) {
 	h.mustLoad(labelRule("labeler", "react", "seen", "yes"))
 	h.configMap("react", "after", nil, nil)
 	for _, name := range []string{"before", "after"} {
-		h.eventually("configmap "+name+" to be labelled", func() bool { v, _ := h.label("react", name, "seen"); return v == "yes" })
+		testcluster.Eventually(h.t, "configmap "+name+" to be labelled", func() bool { v, _ := h.label("react", name, "seen"); return v == "yes" })
 	}
 }
 
@@ -210,12 +178,12 @@ spec:
 	}
 	for i := range 3 {
 		name := fmt.Sprintf("cm-%d", i)
-		h.eventually(name+" labelled by the good rule", func() bool { v, _ := h.label("broken", name, "good"); return v == "yes" })
+		testcluster.Eventually(h.t, name+" labelled by the good rule", func() bool { v, _ := h.label("broken", name, "good"); return v == "yes" })
 	}
-	h.eventually("the thrower reported with its position", func() bool {
+	testcluster.Eventually(h.t, "the thrower reported with its position", func() bool {
 		return strings.Contains(h.logs.String(), "rule=thrower") && strings.Contains(h.logs.String(), "position=rules.yaml:27:13")
 	})
-	h.eventually("the looper reported as timed out", func() bool {
+	testcluster.Eventually(h.t, "the looper reported as timed out", func() bool {
 		logs := h.logs.String()
 		return strings.Contains(logs, "rule=looper") && strings.Contains(logs, "timed out")
 	})
@@ -241,7 +209,7 @@ spec:
     }
 `)
 	h.configMap("perm", "keep-me", nil, nil)
-	h.eventually("the refusal to be logged", func() bool {
+	testcluster.Eventually(h.t, "the refusal to be logged", func() bool {
 		logs := h.logs.String()
 		return strings.Contains(logs, "rule=sneaky") && strings.Contains(logs, "delete") && strings.Contains(logs, "spec.permissions")
 	})
@@ -255,7 +223,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	h.namespace("dry")
 	h.mustLoad(labelRule("dry-labeler", "dry", "seen", "yes"))
 	h.configMap("dry", "untouched", nil, nil)
-	h.eventually("the dry-run patch to be logged", func() bool { return strings.Contains(h.logs.String(), "dry-run: would patch") })
+	testcluster.Eventually(h.t, "the dry-run patch to be logged", func() bool { return strings.Contains(h.logs.String(), "dry-run: would patch") })
 	if _, ok := h.label("dry", "untouched", "seen"); ok {
 		t.Error("dry-run rule labelled the configmap")
 	}
@@ -266,11 +234,11 @@ func TestReloadReplacesRulesAndKeepsThemOnError(t *testing.T) {
 	h.namespace("reload")
 	h.mustLoad(labelRule("versioned", "reload", "version", "one"))
 	h.configMap("reload", "a", nil, nil)
-	h.eventually("version one", func() bool { v, _ := h.label("reload", "a", "version"); return v == "one" })
+	testcluster.Eventually(h.t, "version one", func() bool { v, _ := h.label("reload", "a", "version"); return v == "one" })
 
 	h.mustLoad(labelRule("versioned", "reload", "version", "two"))
 	h.configMap("reload", "b", nil, nil)
-	h.eventually("version two on a new object", func() bool { v, _ := h.label("reload", "b", "version"); return v == "two" })
+	testcluster.Eventually(h.t, "version two on a new object", func() bool { v, _ := h.label("reload", "b", "version"); return v == "two" })
 
 	broken := strings.Replace(labelRule("versioned", "reload", "version", "three"), "function onAdd(obj, ctx) {", "function onAdd(obj, ctx) { if (", 1)
 	err := h.load(broken)
@@ -278,7 +246,7 @@ func TestReloadReplacesRulesAndKeepsThemOnError(t *testing.T) {
 		t.Fatalf("loading a broken script = %v, want a positioned syntax error", err)
 	}
 	h.configMap("reload", "c", nil, nil)
-	h.eventually("version two still running", func() bool { v, _ := h.label("reload", "c", "version"); return v == "two" })
+	testcluster.Eventually(h.t, "version two still running", func() bool { v, _ := h.label("reload", "c", "version"); return v == "two" })
 }
 
 func TestRuleWaitsForItsCRD(t *testing.T) {
@@ -307,11 +275,11 @@ spec:
 	}
 	gadgets := h.client.Resource(crd.GVR()).Namespace("default")
 	g := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "engine.kreact.dev/v1", "kind": "Gadget", "metadata": map[string]any{"name": "g1"}}}
-	h.eventually("the gadget to be created", func() bool {
+	testcluster.Eventually(h.t, "the gadget to be created", func() bool {
 		_, err := gadgets.Create(t.Context(), g, metav1.CreateOptions{})
 		return err == nil || apierrors.IsAlreadyExists(err)
 	})
-	h.eventually("the rule to mark the gadget", func() bool {
+	testcluster.Eventually(h.t, "the rule to mark the gadget", func() bool {
 		obj, err := gadgets.Get(t.Context(), "g1", metav1.GetOptions{})
 		if err != nil {
 			return false
@@ -345,7 +313,7 @@ spec:
         data: {ticks: String(ticks), event: ctx.event}});
     }
 `)
-	h.eventually("two ticks", func() bool {
+	testcluster.Eventually(h.t, "two ticks", func() bool {
 		cm, err := h.client.Resource(configMaps).Namespace("ticks").Get(t.Context(), "heartbeat", metav1.GetOptions{})
 		if err != nil {
 			return false

@@ -2,7 +2,6 @@ package metrics_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/kube"
@@ -34,24 +31,6 @@ import (
 var cluster *testcluster.Cluster
 
 func TestMain(m *testing.M) { testcluster.Main(m, testcluster.Options{}, &cluster) }
-
-// logBuffer is a concurrency-safe log sink, shown when a test fails.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
 
 // scrape reads /metrics and returns every series by its canonical name,
 // name{label="value",...} with the labels sorted.
@@ -105,16 +84,6 @@ func seriesName(name string, labels map[string]string) string {
 	return name + "{" + strings.Join(parts, ",") + "}"
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
-		return cond(), nil
-	})
-	if err != nil {
-		t.Fatalf("timed out waiting for %s", what)
-	}
-}
-
 // TestMetricsOfOneRuleAgainstTheAPIServer runs the whole stack with a
 // Recorder, serves it, and checks that readiness follows the rule's sync
 // and that /metrics counts exactly what the rule did to N new ConfigMaps.
@@ -127,7 +96,7 @@ func TestMetricsOfOneRuleAgainstTheAPIServer(t *testing.T) {
 	suffix := make([]byte, 3)
 	_, _ = rand.Read(suffix)
 	ns := "metrics-e2e-" + hex.EncodeToString(suffix)
-	logs := &logBuffer{}
+	logs := &testcluster.LogBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
 	stack, err := kube.Start(ctx, cluster.Config(), kube.Options{Logger: logger})
@@ -204,7 +173,7 @@ spec:
 		t.Fatalf("load rules: %v", err)
 	}
 	loaded.Store(int64(len(rs)))
-	eventually(t, "/readyz to turn 200", func() bool {
+	testcluster.Eventually(t, "/readyz to turn 200", func() bool {
 		code, _ := get(t, srv.URL+"/readyz")
 		return code == http.StatusOK
 	})
@@ -221,7 +190,7 @@ spec:
 	want := float64(pre + n)
 	succeeded := seriesName("kreact_actions_total", map[string]string{"rule": rule, "verb": "patch", "outcome": "succeeded"})
 	var got map[string]float64
-	eventually(t, "every patch to succeed", func() bool {
+	testcluster.Eventually(t, "every patch to succeed", func() bool {
 		got = scrape(t, srv.URL)
 		return got[succeeded] >= want
 	})
@@ -236,7 +205,7 @@ spec:
 	// The labels are updates, which this rule does not handle: let any
 	// stray delivery arrive before the final scrape.
 	queue := map[string]string{"name": "kreact_rule_" + rule}
-	eventually(t, "the action queue to drain", func() bool {
+	testcluster.Eventually(t, "the action queue to drain", func() bool {
 		got = scrape(t, srv.URL)
 		return got[seriesName("kreact_workqueue_depth", queue)] == 0 &&
 			got[seriesName("kreact_informer_objects", map[string]string{"resource": "configmaps", "namespace": ns})] == want

@@ -18,7 +18,7 @@ var updateGolden = flag.Bool("update", false, "rewrite the golden files of kreac
 // run runs kreact in-process and returns its exit code and output.
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errOut syncBuffer
+	var out, errOut testcluster.LogBuffer
 	code = runMain(t.Context(), args, &out, &errOut)
 	return code, out.String(), errOut.String()
 }
@@ -202,7 +202,7 @@ func writeFile(t *testing.T, path, content string) {
 // TestDeployRBACIsGenerated keeps deploy/rbac.yaml what `kreact rbac`
 // prints for the rules deploy/ mounts.
 func TestDeployRBACIsGenerated(t *testing.T) {
-	var out, errOut syncBuffer
+	var out, errOut testcluster.LogBuffer
 	args := []string{"rbac", "-f", "../../deploy/rules", "--leader-elect", "--namespace", "kreact-system"}
 	if code := runMain(t.Context(), args, &out, &errOut); code != exitOK {
 		t.Fatalf("kreact rbac exited %d: %s", code, errOut.String())

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/kreact/kreact/internal/testcluster"
 )
 
 // These tests run leaderFlags.run in-process against the test API server,
@@ -30,7 +32,7 @@ const leaseNamespace = "default"
 type election struct {
 	t      *testing.T
 	lease  string
-	logs   *syncBuffer
+	logs   *testcluster.LogBuffer
 	active atomic.Int32 // candidates whose lead is running
 	// overlap is set if two leads ever ran at once.
 	overlap atomic.Bool
@@ -41,7 +43,7 @@ type election struct {
 func newElection(t *testing.T, prefix string) *election {
 	suffix := make([]byte, 3)
 	_, _ = rand.Read(suffix)
-	e := &election{t: t, lease: prefix + "-" + hex.EncodeToString(suffix), logs: &syncBuffer{}}
+	e := &election{t: t, lease: prefix + "-" + hex.EncodeToString(suffix), logs: &testcluster.LogBuffer{}}
 	t.Cleanup(func() {
 		_ = leaseClient(t).Delete(context.Background(), e.lease, metav1.DeleteOptions{})
 		if e.overlap.Load() {

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/kreact/kreact/internal/testcluster"
 )
 
 // TestLeaderFailoverBetweenProcesses runs two real `kreact run
@@ -23,10 +25,10 @@ func TestLeaderFailoverBetweenProcesses(t *testing.T) {
 	}
 	type replica struct {
 		cmd    *exec.Cmd
-		stderr *syncBuffer
+		stderr *testcluster.LogBuffer
 	}
 	start := func(name string) *replica {
-		r := &replica{stderr: &syncBuffer{}}
+		r := &replica{stderr: &testcluster.LogBuffer{}}
 		r.cmd = exec.Command(bin, "run", "-f", "../../examples", "--kubeconfig", cluster.KubeconfigPath(),
 			"--leader-elect", "--leader-elect-namespace", "default", "--leader-elect-name", "kreact-failover",
 			"--leader-elect-lease-duration", "4s", "--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period", "500ms")
@@ -47,8 +49,8 @@ func TestLeaderFailoverBetweenProcesses(t *testing.T) {
 	acting := func(r *replica) bool { return strings.Contains(r.stderr.String(), "acquired the lease") }
 
 	a, b := start("a"), start("b")
-	eventually(t, "one replica to lead", func() bool { return acting(a) || acting(b) })
-	eventually(t, "the other to stand by", func() bool {
+	testcluster.Eventually(t, "one replica to lead", func() bool { return acting(a) || acting(b) })
+	testcluster.Eventually(t, "the other to stand by", func() bool {
 		return strings.Contains(a.stderr.String(), "another replica holds the lease") || strings.Contains(b.stderr.String(), "another replica holds the lease")
 	})
 	leader, standby := a, b
@@ -73,7 +75,7 @@ func TestLeaderFailoverBetweenProcesses(t *testing.T) {
 		}
 	}
 	create("failover-before")
-	eventually(t, "the leader to label failover-before", func() bool { return labelled("failover-before") })
+	testcluster.Eventually(t, "the leader to label failover-before", func() bool { return labelled("failover-before") })
 	if strings.Contains(standby.stderr.String(), `msg="patch done"`) {
 		t.Error("the standby acted while the other replica led")
 	}
@@ -82,9 +84,9 @@ func TestLeaderFailoverBetweenProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = leader.cmd.Wait()
-	eventually(t, "the standby to take over", func() bool { return acting(standby) })
+	testcluster.Eventually(t, "the standby to take over", func() bool { return acting(standby) })
 	create("failover-after")
-	eventually(t, "the new leader to label failover-after", func() bool { return labelled("failover-after") })
+	testcluster.Eventually(t, "the new leader to label failover-after", func() bool { return labelled("failover-after") })
 
 	// The new leader replays its cache as initial adds: failover-before is
 	// seen again, and its patch and apply are no-ops on the result.

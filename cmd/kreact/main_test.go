@@ -1,14 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kreact/kreact/internal/testcluster"
 )
@@ -17,34 +13,16 @@ var cluster *testcluster.Cluster
 
 func TestMain(m *testing.M) { testcluster.Main(m, testcluster.Options{}, &cluster) }
 
-// syncBuffer is an io.Writer the command writes and the test reads at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // cli is a kreact command running in-process until the test ends.
 type cli struct {
-	stdout, stderr *syncBuffer
+	stdout, stderr *testcluster.LogBuffer
 	cancel         context.CancelFunc
 	done           chan int
 }
 
 func startCLI(t *testing.T, args ...string) *cli {
 	t.Helper()
-	c := &cli{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan int, 1)}
+	c := &cli{stdout: &testcluster.LogBuffer{}, stderr: &testcluster.LogBuffer{}, done: make(chan int, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	go func() { c.done <- runMain(ctx, args, c.stdout, c.stderr) }()
@@ -66,15 +44,5 @@ func (c *cli) stop() int {
 		return code
 	case <-time.After(60 * time.Second):
 		return -1
-	}
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 25*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
-		return cond(), nil
-	})
-	if err != nil {
-		t.Fatalf("timed out waiting for %s", what)
 	}
 }

@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kreact/kreact/internal/testcluster"
 )
 
 func dynamicClient(t *testing.T) dynamic.Interface {
@@ -157,7 +159,7 @@ func TestServerSideApplyThatCreatesNeedsCreate(t *testing.T) {
 
 	// The role takes effect once the authorizer's cache has it: then
 	// patch alone applies to an object that exists...
-	eventually(t, "server-side apply of an existing ConfigMap with patch", func() bool { return apply("existing") == nil })
+	testcluster.Eventually(t, "server-side apply of an existing ConfigMap with patch", func() bool { return apply("existing") == nil })
 	// ...and does not create one.
 	err := apply("created")
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `cannot create resource "configmaps"`) {
@@ -168,7 +170,7 @@ func TestServerSideApplyThatCreatesNeedsCreate(t *testing.T) {
 	if _, err := kube.RbacV1().Roles(ns).Update(ctx, role, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "server-side apply of a new ConfigMap with create and patch", func() bool { return apply("created") == nil })
+	testcluster.Eventually(t, "server-side apply of a new ConfigMap with create and patch", func() bool { return apply("created") == nil })
 }
 
 // TestRBACIsSufficientForExampleRules applies what `kreact rbac -f
@@ -190,7 +192,7 @@ func TestRBACIsSufficientForExampleRules(t *testing.T) {
 	// ClusterRole (all its rules come at once), so that kreact's first
 	// lists are not refused for a moment.
 	saClient := dynamic.NewForConfigOrDie(saConfig)
-	eventually(t, "the ServiceAccount to be allowed to list namespaces", func() bool {
+	testcluster.Eventually(t, "the ServiceAccount to be allowed to list namespaces", func() bool {
 		_, err := saClient.Resource(namespacesGVR).List(ctx, metav1.ListOptions{Limit: 1})
 		return err == nil
 	})
@@ -212,22 +214,22 @@ spec:
     }
 `)
 	c := startCLI(t, "run", "-f", "../../examples", "-f", extra, "--kubeconfig", kubeconfig)
-	eventually(t, "kreact to sync its caches as the ServiceAccount", func() bool {
+	testcluster.Eventually(t, "kreact to sync its caches as the ServiceAccount", func() bool {
 		return strings.Contains(c.stderr.String(), "caches synced")
 	})
 
 	const team = "team-rbac-e2e"
 	createNamespace(t, team)
 	dyn := dynamicClient(t)
-	eventually(t, "namespace-defaults to label "+team, func() bool {
+	testcluster.Eventually(t, "namespace-defaults to label "+team, func() bool {
 		got, err := dyn.Resource(namespacesGVR).Get(ctx, team, metav1.GetOptions{})
 		return err == nil && got.GetLabels()["kreact.dev/managed"] == "true" && got.GetLabels()["team"] == "unassigned"
 	})
-	eventually(t, "namespace-defaults to apply the NetworkPolicy in "+team, func() bool {
+	testcluster.Eventually(t, "namespace-defaults to apply the NetworkPolicy in "+team, func() bool {
 		_, err := dyn.Resource(networkPoliciesGVR).Namespace(team).Get(ctx, "default-deny-ingress", metav1.GetOptions{})
 		return err == nil
 	})
-	eventually(t, "kreact to refuse the undeclared delete", func() bool {
+	testcluster.Eventually(t, "kreact to refuse the undeclared delete", func() bool {
 		return strings.Contains(c.stderr.String(), `rule \"undeclared\" may not delete configmaps: add {resources: [configmaps], verbs: [delete]} to spec.permissions`)
 	})
 	if code := c.stop(); code != exitOK {

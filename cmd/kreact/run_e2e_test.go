@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/kreact/kreact/internal/testcluster"
 )
 
 func ruleYAML(name, namespace, script string, permissions string) string {
@@ -100,21 +102,21 @@ func TestRunIsolatesBrokenRulesAndReloads(t *testing.T) {
 }`, ""))
 
 	c := startCLI(t, "run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath(), "--reload-interval", "200ms")
-	eventually(t, "kreact to be running", func() bool { return strings.Contains(c.stderr.String(), "kreact is running") })
+	testcluster.Eventually(t, "kreact to be running", func() bool { return strings.Contains(c.stderr.String(), "kreact is running") })
 	if !strings.Contains(c.stderr.String(), "syntax.yaml:13:5: Unexpected token") {
 		t.Errorf("the syntax error is not reported with its position in syntax.yaml")
 	}
 
 	createNamespacedConfigMap(t, dyn, ns, "first")
-	eventually(t, "the good rule to label first", func() bool { return labelOf(t, dyn, ns, "first") == "one" })
-	eventually(t, "the thrower reported with its position", func() bool {
+	testcluster.Eventually(t, "the good rule to label first", func() bool { return labelOf(t, dyn, ns, "first") == "one" })
+	testcluster.Eventually(t, "the thrower reported with its position", func() bool {
 		return strings.Contains(c.stderr.String(), "rule=thrower") && strings.Contains(c.stderr.String(), "thrower.yaml:12:13")
 	})
-	eventually(t, "the looper reported as timed out", func() bool {
+	testcluster.Eventually(t, "the looper reported as timed out", func() bool {
 		s := c.stderr.String()
 		return strings.Contains(s, "rule=looper") && strings.Contains(s, "timed out")
 	})
-	eventually(t, "the undeclared delete refused", func() bool {
+	testcluster.Eventually(t, "the undeclared delete refused", func() bool {
 		return strings.Contains(c.stderr.String(), `rule \"sneaky\" may not delete configmaps`)
 	})
 	if _, err := dyn.Resource(configMapsGVR).Namespace(ns).Get(t.Context(), "first", metav1.GetOptions{}); err != nil {
@@ -122,17 +124,17 @@ func TestRunIsolatesBrokenRulesAndReloads(t *testing.T) {
 	}
 
 	writeRule(t, dir, "good.yaml", labeller(ns, "two"))
-	eventually(t, "the edited rule to reload", func() bool { return strings.Contains(c.stderr.String(), "rule changed; restarting") })
+	testcluster.Eventually(t, "the edited rule to reload", func() bool { return strings.Contains(c.stderr.String(), "rule changed; restarting") })
 	createNamespacedConfigMap(t, dyn, ns, "second")
-	eventually(t, "the new version to label second", func() bool { return labelOf(t, dyn, ns, "second") == "two" })
+	testcluster.Eventually(t, "the new version to label second", func() bool { return labelOf(t, dyn, ns, "second") == "two" })
 
 	broken := strings.Replace(labeller(ns, "three"), "kreact.patch(", "kreact.patch((", 1)
 	writeRule(t, dir, "good.yaml", broken)
-	eventually(t, "the broken edit to be reported", func() bool {
+	testcluster.Eventually(t, "the broken edit to be reported", func() bool {
 		return strings.Contains(c.stderr.String(), "reload: rules with errors keep their previous version") && strings.Contains(c.stderr.String(), "good.yaml:")
 	})
 	createNamespacedConfigMap(t, dyn, ns, "third")
-	eventually(t, "the previous version to label third", func() bool { return labelOf(t, dyn, ns, "third") == "two" })
+	testcluster.Eventually(t, "the previous version to label third", func() bool { return labelOf(t, dyn, ns, "third") == "two" })
 
 	if code := c.stop(); code != exitOK {
 		t.Errorf("kreact run exited %d after SIGINT, want 0", code)
@@ -145,9 +147,9 @@ func TestRunDryRunChangesNothing(t *testing.T) {
 	dir := t.TempDir()
 	writeRule(t, dir, "good.yaml", labeller(ns, "one"))
 	c := startCLI(t, "run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath(), "--dry-run")
-	eventually(t, "kreact to be running", func() bool { return strings.Contains(c.stderr.String(), "kreact is running") })
+	testcluster.Eventually(t, "kreact to be running", func() bool { return strings.Contains(c.stderr.String(), "kreact is running") })
 	createNamespacedConfigMap(t, dyn, ns, "untouched")
-	eventually(t, "the dry-run patch to be logged", func() bool { return strings.Contains(c.stderr.String(), "dry-run: would patch") })
+	testcluster.Eventually(t, "the dry-run patch to be logged", func() bool { return strings.Contains(c.stderr.String(), "dry-run: would patch") })
 	if v := labelOf(t, dyn, ns, "untouched"); v != "" {
 		t.Errorf("dry-run labelled the configmap version=%s", v)
 	}
@@ -156,7 +158,7 @@ func TestRunDryRunChangesNothing(t *testing.T) {
 func TestRunRejectsAllBrokenRules(t *testing.T) {
 	dir := t.TempDir()
 	writeRule(t, dir, "bad.yaml", "apiVersion: kreact.dev/v1alpha1\nkind: Rule\nmetadata: {name: bad}\nspec:\n  wach: []\n")
-	var out, errOut syncBuffer
+	var out, errOut testcluster.LogBuffer
 	code := runMain(t.Context(), []string{"run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath()}, &out, &errOut)
 	if code != exitInvalid {
 		t.Errorf("exit code %d, want %d", code, exitInvalid)

@@ -20,14 +20,14 @@ func TestWatchFollowsACRDThroughItsLife(t *testing.T) {
 	dyn := dynamic.NewForConfigOrDie(cluster.Config())
 	crd := testcluster.CRD{Group: "watch.kreact.dev", Kind: "Sprocket", Plural: "sprockets", ShortNames: []string{"spr"}}
 	c := startCLI(t, "watch", "sprockets.watch.kreact.dev", "-A", "--kubeconfig", cluster.KubeconfigPath())
-	eventually(t, "the watch to report it is waiting", func() bool {
+	testcluster.Eventually(t, "the watch to report it is waiting", func() bool {
 		return strings.Contains(c.stderr.String(), "waiting for it to appear")
 	})
 
 	createSprocket := func(name string) {
 		t.Helper()
 		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "watch.kreact.dev/v1", "kind": "Sprocket", "metadata": map[string]any{"name": name, "namespace": "default"}}}
-		eventually(t, "sprocket "+name+" to be created", func() bool {
+		testcluster.Eventually(t, "sprocket "+name+" to be created", func() bool {
 			_, err := dyn.Resource(crd.GVR()).Namespace("default").Create(ctx, obj, metav1.CreateOptions{})
 			return err == nil || apierrors.IsAlreadyExists(err)
 		})
@@ -36,14 +36,14 @@ func TestWatchFollowsACRDThroughItsLife(t *testing.T) {
 		t.Fatal(err)
 	}
 	createSprocket("first")
-	eventually(t, "ADDED default/first", func() bool {
+	testcluster.Eventually(t, "ADDED default/first", func() bool {
 		return strings.Contains(c.stdout.String(), "ADDED     sprockets.watch.kreact.dev  default/first")
 	})
 
 	if err := testcluster.DeleteCRD(ctx, dyn, crd); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the watch to say the resource is gone", func() bool {
+	testcluster.Eventually(t, "the watch to say the resource is gone", func() bool {
 		return strings.Contains(c.stderr.String(), "resource no longer served")
 	})
 	// The spec asks for quiet logs for 30s after the CRD is gone: no 404
@@ -62,7 +62,7 @@ func TestWatchFollowsACRDThroughItsLife(t *testing.T) {
 		t.Fatal(err)
 	}
 	createSprocket("second")
-	eventually(t, "ADDED default/second after the CRD came back", func() bool {
+	testcluster.Eventually(t, "ADDED default/second after the CRD came back", func() bool {
 		return strings.Contains(c.stdout.String(), "default/second")
 	})
 	if code := c.stop(); code != exitOK {
@@ -74,7 +74,7 @@ func TestWatchRejectsUnknownResourcesWithSuggestions(t *testing.T) {
 	c := startCLI(t, "watch", "configmpas", "--kubeconfig", cluster.KubeconfigPath())
 	// An unknown name may be a CRD not installed yet, so kreact waits for
 	// it, but says what it would have meant (quotes are escaped in the log).
-	eventually(t, "a did-you-mean hint", func() bool {
+	testcluster.Eventually(t, "a did-you-mean hint", func() bool {
 		return strings.Contains(c.stderr.String(), `did you mean \"configmaps\"`) &&
 			strings.Contains(c.stderr.String(), "waiting for it to appear")
 	})
