@@ -156,6 +156,10 @@ func (e *Engine) Run(ctx context.Context) error {
 // does not start, and if an earlier version of it runs, that version keeps
 // running. Rules loaded from a file in keepSources (a file that did not
 // parse) are kept as they are too. Load waits for Run to have started.
+//
+// Calls to Load must not overlap; kreact run makes them from one goroutine.
+// A replaced rule is stopped (its queued changes and actions drained)
+// before its new version starts, without blocking Status meanwhile.
 func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...string) error {
 	select {
 	case <-e.started:
@@ -189,20 +193,24 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 		next = append(next, p)
 	}
 
+	// Decide under the lock, stop outside it (a stopping rule drains its
+	// queues, which may take seconds, and Status must stay answerable for
+	// the readiness probe), then start under the lock again.
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	for name, r := range e.running {
 		if slices.Contains(keepSources, r.rule.Source) {
 			keep[name] = true
 		}
 	}
+	var stopping []*runner
+	var starting []prepared
 	for _, p := range next {
 		if old, ok := e.running[p.rule.Name]; ok {
 			if old.fingerprint == p.fingerprint {
 				continue
 			}
 			delete(e.running, p.rule.Name)
-			old.stop()
+			stopping = append(stopping, old)
 			e.log.Info("rule changed; restarting", "rule", p.rule.Name)
 		}
 		delete(e.pending, p.rule.Name)
@@ -211,18 +219,31 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 			e.log.Warn("rule waits for its resources to appear", "rule", p.rule.Name, "reason", p.waiting)
 			continue
 		}
-		e.startLocked(p.rule, p.program, p.resolved, p.fingerprint)
+		starting = append(starting, p)
 	}
 	for name, r := range e.running {
 		if !keep[name] {
 			delete(e.running, name)
-			r.stop()
+			stopping = append(stopping, r)
 			e.log.Info("rule removed", "rule", name)
 		}
 	}
 	for name := range e.pending {
 		if !keep[name] {
 			delete(e.pending, name)
+		}
+	}
+	e.mu.Unlock()
+
+	for _, r := range stopping {
+		r.stop()
+	}
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, p := range starting {
+		if _, ok := e.running[p.rule.Name]; !ok {
+			e.startLocked(p.rule, p.program, p.resolved, p.fingerprint)
 		}
 	}
 	return errors.Join(errs...)
