@@ -71,14 +71,7 @@ func (h *host) List(res discovery.Resource, namespace string, selector labels.Se
 // Enqueue refuses what the rule did not declare, before anything reaches
 // the API server, then queues the action on the rule's own queue.
 func (h *host) Enqueue(a actions.Action) error {
-	if a.Verb == actions.HTTP {
-		if a.Request == nil {
-			return fmt.Errorf("http action without a request")
-		}
-		if err := h.run.rule.AllowsHTTP(a.Request.URL); err != nil {
-			return err
-		}
-	} else if err := h.run.resolved.Allows(a.Verb, a.Resource); err != nil {
+	if err := h.run.resolved.Permits(a); err != nil {
 		return err
 	}
 	a.Rule = h.run.rule.Name

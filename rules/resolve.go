@@ -223,6 +223,20 @@ func (r *Resolved) Allows(verb actions.Verb, gvr schema.GroupVersionResource) er
 	return &PermissionError{Rule: r.Rule.Name, Verb: string(verb), Target: gvr.GroupResource().String(), Field: "spec.permissions"}
 }
 
+// Permits returns nil when the rule may ask for action a: an HTTP request to
+// a URL under spec.http, or a verb spec.permissions grants on the target's
+// resource. Both kreact run and kreact test check actions with it, so they
+// refuse the same things with the same errors.
+func (r *Resolved) Permits(a actions.Action) error {
+	if a.Verb != actions.HTTP {
+		return r.Allows(a.Verb, a.Resource)
+	}
+	if a.Request == nil {
+		return fmt.Errorf("rule %q: http action without a request", r.Rule.Name)
+	}
+	return r.Rule.AllowsHTTP(a.Request.URL)
+}
+
 // Readable returns nil when the rule's script may read the resource gvr (in
 // any version) from the cache, because it is watched or listed in
 // spec.reads, and a *PermissionError otherwise.

@@ -240,3 +240,42 @@ func TestAllowsHTTP(t *testing.T) {
 		t.Errorf("err = %v, want %s", err, want)
 	}
 }
+
+func TestPermits(t *testing.T) {
+	rs, err := Parse("r.yaml", []byte(`apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata: {name: notifier}
+spec:
+  watch: [{resource: configmaps}]
+  permissions: [{resources: [configmaps], verbs: [patch]}]
+  http: ["http://127.0.0.1:9999/hooks/"]
+  script: "function onAdd() {}"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := rs[0].Resolve(&fakeResolver{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	tests := []struct {
+		name    string
+		action  actions.Action
+		wantErr string
+	}{
+		{"declared verb", actions.Action{Verb: actions.Patch, Resource: cm}, ""},
+		{"undeclared verb", actions.Action{Verb: actions.Delete, Resource: cm}, `may not delete configmaps`},
+		{"allowed URL", actions.Action{Verb: actions.HTTP, Request: &actions.HTTPRequest{URL: "http://127.0.0.1:9999/hooks/x"}}, ""},
+		{"other URL", actions.Action{Verb: actions.HTTP, Request: &actions.HTTPRequest{URL: "http://127.0.0.1:9999/admin"}}, "spec.http"},
+		{"no request", actions.Action{Verb: actions.HTTP}, "http action without a request"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := res.Permits(tt.action)
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Errorf("Permits = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}

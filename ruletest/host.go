@@ -166,14 +166,7 @@ func (h *host) List(res discovery.Resource, namespace string, selector labels.Se
 // Enqueue refuses what the engine's host refuses, with the same errors,
 // and records the rest.
 func (h *host) Enqueue(a actions.Action) error {
-	if a.Verb == actions.HTTP {
-		if a.Request == nil {
-			return fmt.Errorf("http action without a request")
-		}
-		if err := h.rule.Rule.AllowsHTTP(a.Request.URL); err != nil {
-			return err
-		}
-	} else if err := h.rule.Allows(a.Verb, a.Resource); err != nil {
+	if err := h.rule.Permits(a); err != nil {
 		return err
 	}
 	a.Rule = h.rule.Rule.Name
