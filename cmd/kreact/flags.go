@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/kreact/kreact/internal/kubeconfig"
@@ -129,8 +130,14 @@ func (c *clusterFlags) register(fs *flagSet) {
 	fs.stringVar(&c.context, "context", "", "", "kubeconfig context to use")
 }
 
-func (c *clusterFlags) load() (*kubeconfig.Flags, error) {
-	return &kubeconfig.Flags{Kubeconfig: c.kubeconfig, Context: c.context, UserAgent: "kreact/" + version}, nil
+// load resolves the flags as kubectl does and returns the client config and
+// the context's namespace; a failure is a clusterError (exit code 4).
+func (c *clusterFlags) load() (*rest.Config, string, error) {
+	cfg, ns, err := kubeconfig.Load(kubeconfig.Flags{Kubeconfig: c.kubeconfig, Context: c.context, UserAgent: "kreact/" + version})
+	if err != nil {
+		return nil, "", &clusterError{err}
+	}
+	return cfg, ns, nil
 }
 
 // logFlags choose the log format and level.

@@ -15,7 +15,6 @@ import (
 
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/kube"
-	"github.com/kreact/kreact/internal/kubeconfig"
 	"github.com/kreact/kreact/rules"
 )
 
@@ -33,9 +32,11 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var f runFlags
 	fs := newFlagSet("run", "kreact run -f FILE|DIR [-f ...] [flags]",
 		`Load reaction rules and run them against the cluster until SIGINT or SIGTERM.
-Every rule is validated first; all problems are reported as file:line:col.
-Editing a rule file reloads it; an edit that does not validate keeps the
-previous rules running and logs why. With --leader-elect, every replica keeps
+Every rule is validated first; each problem is logged as file:line:col and
+a rule that does not validate does not run while the others do (exit code 3
+if none is valid). Editing a rule file reloads it; an edit that does not
+validate keeps that rule's previous version running and logs why. With
+--leader-elect, every replica keeps
 its caches warm and only the holder of the lease runs the rules; a replica
 that loses the lease exits at once.`)
 	fs.listVar(&f.files, "filename", "f", "rule file or directory (repeatable)")
@@ -67,9 +68,9 @@ that loses the lease exits at once.`)
 		return &invalidError{loadErr}
 	}
 	logRuleErrors(logger, "rule files with errors are not running", loadErr)
-	cfg, _, err := kubeconfig.Load(kubeconfig.Flags{Kubeconfig: f.cluster.kubeconfig, Context: f.cluster.context, UserAgent: "kreact/" + version})
+	cfg, _, err := f.cluster.load()
 	if err != nil {
-		return &clusterError{err}
+		return err
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -110,14 +111,14 @@ that loses the lease exits at once.`)
 	}
 
 	err = f.leader.run(ctx, cfg, logger, func(leadCtx context.Context) error {
-		if err := eng.Load(leadCtx, rs, failed...); err != nil {
-			logRuleErrors(logger, "rules with errors are not running", err)
-			if running(eng) == 0 {
-				return &invalidError{err}
-			}
+		loadErr := eng.Load(leadCtx, rs, failed...)
+		logRuleErrors(logger, "rules with errors are not running", loadErr)
+		n := running(eng)
+		if loadErr != nil && n == 0 {
+			return &invalidError{loadErr}
 		}
-		obs.rulesLoaded(running(eng))
-		logger.Info("rules loaded", "rules", running(eng), "files", strings.Join(f.files, ","), "dryRun", f.dryRun)
+		obs.rulesLoaded(n)
+		logger.Info("rules loaded", "rules", n, "files", strings.Join(f.files, ","), "dryRun", f.dryRun)
 		waitForSync(leadCtx, logger, eng, stack)
 		if f.reloadInterval > 0 {
 			go reloadLoop(leadCtx, logger, eng, obs, f.files, f.reloadInterval)
@@ -207,13 +208,14 @@ func reloadLoop(ctx context.Context, logger *slog.Logger, eng *engine.Engine, ob
 		last = now
 		rs, failed, err := rules.LoadEach(paths...)
 		err = errors.Join(err, eng.Load(ctx, rs, failed...))
-		obs.rulesLoaded(running(eng))
+		n := running(eng)
+		obs.rulesLoaded(n)
 		if err != nil {
 			obs.reloadFailed()
 			logRuleErrors(logger, "reload: rules with errors keep their previous version", err)
 			continue
 		}
-		logger.Info("rules reloaded", "rules", running(eng))
+		logger.Info("rules reloaded", "rules", n)
 	}
 }
 

@@ -20,7 +20,6 @@ import (
 	"github.com/kreact/kreact/discovery"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/editdistance"
-	"github.com/kreact/kreact/internal/kubeconfig"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
@@ -46,9 +45,9 @@ func (r *resourceFlags) live() bool { return r.cluster.kubeconfig != "" || r.clu
 func (r *resourceFlags) mapper(ctx context.Context) (*restmapper.Mapper, error) {
 	var resources []discovery.Resource
 	if r.live() {
-		cfg, _, err := kubeconfig.Load(kubeconfig.Flags{Kubeconfig: r.cluster.kubeconfig, Context: r.cluster.context, UserAgent: "kreact/" + version})
+		cfg, _, err := r.cluster.load()
 		if err != nil {
-			return nil, &clusterError{err}
+			return nil, err
 		}
 		dc, err := cgdiscovery.NewDiscoveryClientForConfig(cfg)
 		if err != nil {

@@ -20,7 +20,6 @@ import (
 	"github.com/kreact/kreact/discovery"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/internal/kube"
-	"github.com/kreact/kreact/internal/kubeconfig"
 	"github.com/kreact/kreact/restmapper"
 )
 
@@ -82,9 +81,9 @@ Selectors are sent to the API server.`)
 	if err != nil {
 		return err
 	}
-	cfg, contextNS, err := kubeconfig.Load(kubeconfig.Flags{Kubeconfig: f.cluster.kubeconfig, Context: f.cluster.context, UserAgent: "kreact/" + version})
+	cfg, contextNS, err := f.cluster.load()
 	if err != nil {
-		return &clusterError{err}
+		return err
 	}
 	namespace := f.namespace
 	if namespace == "" {
