@@ -5,14 +5,14 @@
 //
 // The data flow of one rule:
 //
-//	informer handler ──► worker FIFO (by object) ──► goja runtime ──► actions.Queue
+//	informer handler ──► reaction.Delivery (pending state per object, workqueue)
+//	                 ──► Workers goroutines, one goja runtime each
+//	                 ──► actions.Queue (ActionWorkers, per-object order)
 //
-// Informer handlers only enqueue. Each rule has Workers script workers, each
-// with its own goja runtime running the rule's one compiled Program; a
-// change goes to the worker chosen by its object's namespace and name, so
-// the changes of one object reach the script in order while different
-// objects run in parallel. Worker FIFOs are unbounded: a slow script delays
-// its own rule but loses no event.
+// The engine only wires: what reaches which handler, coalescing,
+// transactional calls, retries and stopping are package reaction's, and
+// are the same under `kreact test`. Informer handlers only fold changes in;
+// they never wait for scripts.
 //
 // Rules are independent: a rule whose script throws or loops is reported
 // (rule, file:line:col, stack) and the other rules and other objects carry

@@ -19,6 +19,7 @@ import (
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/discovery"
 	"github.com/kreact/kreact/dynamicinformer"
+	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
@@ -55,12 +56,10 @@ type Options struct {
 	Observer Observer
 }
 
-// Observer is told what the engine does, for metrics and tests.
+// Observer is told what the engine does, for metrics and tests: what the
+// reaction core reports, and every attempt at an action.
 type Observer interface {
-	// Event is called for every change delivered to a rule.
-	Event(rule, resource string, event scripting.EventType)
-	// HandlerCall is called after every handler call, with its error.
-	HandlerCall(rule string, event scripting.EventType, d time.Duration, err error)
+	reaction.Observer
 	// ActionResult is called after every attempt at an action.
 	ActionResult(r actions.Result)
 }
@@ -322,8 +321,8 @@ func (e *Engine) Warm(rs []*rules.Rule) (stop func(), err error) {
 		if err != nil || res == nil {
 			continue
 		}
-		for _, k := range watchKeys(res) {
-			w, err := e.informers.Watch(k.key, "warm:"+r.Name, cache.ResourceEventHandlerFuncs{})
+		for _, inf := range reaction.Plan(res) {
+			w, err := e.informers.Watch(inf.Key, "warm:"+r.Name, cache.ResourceEventHandlerFuncs{})
 			if err != nil {
 				stop()
 				return nil, err

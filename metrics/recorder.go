@@ -25,6 +25,8 @@ type Recorder struct {
 	handlerCalls   *prometheus.CounterVec
 	handlerErrors  *prometheus.CounterVec
 	handlerSeconds *prometheus.HistogramVec
+	handlerGivenUp *prometheus.CounterVec
+	changesDropped *prometheus.CounterVec
 	actions        *prometheus.CounterVec
 	rulesLoaded    prometheus.Gauge
 	reloadFailures prometheus.Counter
@@ -76,6 +78,14 @@ func New() *Recorder {
 		Help:    "How long a rule's handler calls took.",
 		Buckets: handlerBuckets,
 	}, ruleEvent)
+	r.handlerGivenUp = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "handler_given_up_total",
+		Help: "Handler calls that failed and used up their retries (spec.retries); their actions were not queued.",
+	}, ruleEvent)
+	r.changesDropped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "changes_dropped_total",
+		Help: "Changes dropped because a rule with delivery \"every\" had its queue full.",
+	}, []string{"rule"})
 	r.actions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "actions_total",
 		Help: "Attempts at actions, by rule, verb and outcome (succeeded, retrying, failed, gave-up, waiting).",
@@ -123,7 +133,7 @@ func New() *Recorder {
 	}
 
 	r.registry.MustRegister(
-		r.events, r.handlerCalls, r.handlerErrors, r.handlerSeconds, r.actions,
+		r.events, r.handlerCalls, r.handlerErrors, r.handlerSeconds, r.handlerGivenUp, r.changesDropped, r.actions,
 		r.rulesLoaded, r.reloadFailures, r.leader,
 		r.queueDepth, r.queueAdds, r.queueLatency, r.queueWork, r.queueUnfinished, r.queueLongest, r.queueRetries,
 		r.informers,
@@ -149,6 +159,16 @@ func (r *Recorder) HandlerCall(rule string, event scripting.EventType, d time.Du
 		r.handlerErrors.WithLabelValues(rule, string(event)).Inc()
 	}
 	r.handlerSeconds.WithLabelValues(rule, string(event)).Observe(d.Seconds())
+}
+
+// HandlerGivenUp counts a failed handler call that used up its retries.
+func (r *Recorder) HandlerGivenUp(rule string, event scripting.EventType, _ error) {
+	r.handlerGivenUp.WithLabelValues(rule, string(event)).Inc()
+}
+
+// ChangesDropped counts changes dropped from a full "every" queue.
+func (r *Recorder) ChangesDropped(rule string, n int) {
+	r.changesDropped.WithLabelValues(rule).Add(float64(n))
 }
 
 // ActionResult counts an attempt at an action by its outcome.

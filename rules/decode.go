@@ -28,7 +28,7 @@ import (
 var (
 	documentFields   = []string{"apiVersion", "kind", "metadata", "spec"}
 	metadataFields   = []string{"name", "description"}
-	specFields       = []string{"watch", "events", "ignoreChanges", "reads", "permissions", "http", "script", "scriptFile", "every", "workers", "timeout", "retries", "rateLimit", "burst", "dryRun"}
+	specFields       = []string{"watch", "events", "ignoreChanges", "reads", "permissions", "http", "script", "scriptFile", "every", "workers", "timeout", "retries", "maxActions", "actionWorkers", "delivery", "rateLimit", "burst", "dryRun"}
 	watchFields      = []string{"resource", "namespaces", "labelSelector", "fieldSelector"}
 	permissionFields = []string{"resources", "verbs"}
 )
@@ -511,9 +511,29 @@ func (d *decoder) spec(r *Rule, spec entry, m map[string]entry) {
 	r.Workers = d.integer(m["workers"], "spec.workers", DefaultWorkers, 1, MaxWorkers)
 	r.Timeout = d.duration(m["timeout"], "spec.timeout", DefaultTimeout, MinTimeout, MaxTimeout)
 	r.Retries = d.integer(m["retries"], "spec.retries", DefaultRetries, 0, MaxRetries)
+	r.MaxActions = d.integer(m["maxActions"], "spec.maxActions", DefaultMaxActions, 1, MaxMaxActions)
+	r.ActionWorkers = d.integer(m["actionWorkers"], "spec.actionWorkers", DefaultActionWorkers, 1, MaxActionWorkers)
+	r.Delivery = d.delivery(m["delivery"])
 	r.RateLimit = d.number(m["rateLimit"], "spec.rateLimit", DefaultRateLimit, MaxRateLimit)
 	r.Burst = d.integer(m["burst"], "spec.burst", defaultBurst(r.RateLimit), 1, MaxBurst)
 	r.DryRun = d.boolean(m["dryRun"], "spec.dryRun", false)
+}
+
+// delivery decodes spec.delivery; left out, it is DeliverLatest.
+func (d *decoder) delivery(e entry) Delivery {
+	if !e.present() || isNull(deref(e.value)) {
+		return DeliverLatest
+	}
+	s, ok := d.str(e.value, "spec.delivery")
+	if !ok {
+		return DeliverLatest
+	}
+	switch v := Delivery(s); v {
+	case DeliverLatest, DeliverEvery:
+		return v
+	}
+	d.errorf(e.value, "spec.delivery: unknown delivery %q (want latest or every)", s)
+	return DeliverLatest
 }
 
 // defaultBurst is twice the rate, rounded up, and at least 1.

@@ -30,6 +30,30 @@ const (
 	MaxBurst         = 100000
 	MinEvery         = time.Second
 	MaxEvery         = 24 * time.Hour
+	// DefaultMaxActions is how many actions one handler call may ask for;
+	// a call that asks for more fails and queues none.
+	DefaultMaxActions = 100
+	MaxMaxActions     = 10000
+	// DefaultActionWorkers is how many actions of a rule run at once, on
+	// different objects.
+	DefaultActionWorkers = 8
+	MaxActionWorkers     = 64
+	// MaxQueuedChanges bounds the changes a rule with delivery "every"
+	// keeps waiting; what comes beyond is dropped, logged and counted.
+	MaxQueuedChanges = 10000
+)
+
+// Delivery says how the changes of one object reach a rule's handlers.
+type Delivery string
+
+// The values of spec.delivery.
+const (
+	// DeliverLatest coalesces the changes of an object that the script
+	// has not seen yet into one call with the latest state: the default.
+	DeliverLatest Delivery = "latest"
+	// DeliverEvery calls the script for every change, intermediate
+	// states included, from a queue bounded by MaxQueuedChanges.
+	DeliverEvery Delivery = "every"
 )
 
 // Event is a kind of change a rule reacts to.
@@ -100,9 +124,16 @@ type Rule struct {
 	Workers int
 	// Timeout bounds each handler call.
 	Timeout time.Duration
-	// Retries is how many times a failed action is retried before it is
-	// dropped.
+	// Retries is how many times a failed handler call, and a failed
+	// action, is retried before it is given up.
 	Retries int
+	// MaxActions is how many actions one handler call may ask for.
+	MaxActions int
+	// ActionWorkers is how many of the rule's actions run at once (on
+	// different objects; actions on one object keep their order).
+	ActionWorkers int
+	// Delivery is how the changes of one object reach the handlers.
+	Delivery Delivery
 	// RateLimit is the rule's sustained action rate, per second.
 	RateLimit float64
 	// Burst is how many actions may run at once above RateLimit.

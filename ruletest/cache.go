@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/dynamicinformer"
 )
 
 // store is the fake cache: every object of a case, by resource (any
@@ -56,14 +56,17 @@ func (s *store) list(gr schema.GroupResource, namespace string, selector labels.
 	return out
 }
 
-// sees reports whether the watch w would have obj in its informer: the
-// namespace is one of w's (or w has none), and the label and field
-// selectors match. The API server evaluates field selectors; here each
+// sees reports whether the informer of key w would hold obj (nil is
+// held by none): the namespace is w's (or w has none), and the label and
+// field selectors match. The API server evaluates field selectors; here each
 // field is looked up in the object by its dotted path, which is exact for
 // metadata.name and metadata.namespace and a fair stand-in for the few
 // other fields some resources support (status.phase of Pods).
-func sees(w rules.Watch, obj *unstructured.Unstructured) (bool, error) {
-	if len(w.Namespaces) > 0 && !slices.Contains(w.Namespaces, obj.GetNamespace()) {
+func sees(w dynamicinformer.Key, obj *unstructured.Unstructured) (bool, error) {
+	if obj == nil {
+		return false, nil
+	}
+	if w.Namespace != "" && w.Namespace != obj.GetNamespace() {
 		return false, nil
 	}
 	if w.LabelSelector != "" {

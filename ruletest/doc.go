@@ -17,18 +17,19 @@
 //
 // What the engine gets from informers is played by a fake cache, one map
 // of objects keyed by group, resource, namespace and name, which fixtures
-// fill and events change. Which change reaches which handler is decided as
-// the engine and its informers decide it: the rule's spec.events and the
-// script's handlers, the namespaces and selectors of each watch (evaluated
-// locally, field selectors by dotted path), scripting.ChangedPaths with
-// Rule.IgnoredPaths for updates, and selector transitions on update turning
-// into adds and deletes, as an API server's watch reports them. That
-// delivery filter, and the engine host's rule for which informer may answer
-// a read, are small and duplicated here from engine/runner.go and
-// engine/host.go rather than shared; a change there must be mirrored here.
+// fill and events change. Each event is reported to the informers of each
+// rule's plan (reaction.Plan, as kreact run builds them) the way a watch
+// would: namespaces and selectors are evaluated locally (field selectors by
+// dotted path), and an object that starts or stops matching becomes an add
+// or a delete. From there on, everything is kreact run's own code: the
+// reaction core (package reaction) decides which handler is called with
+// what (spec.events and the script's handlers, coalescing, ignored paths),
+// makes the calls transactional and retries failed ones, and reads go
+// through reaction.Reader. The clock of a test stands still, so retries
+// are made at once. The rules catch up after every event.
 //
-// Actions are recorded, not executed; the cache changes only through
-// events. This keeps a test a plain sequence that a reader can follow, and
+// Actions of successful calls are recorded, not executed; the cache
+// changes only through events. This keeps a test a plain sequence that a reader can follow, and
 // a rule's reaction to its own action is tested by writing the result as
 // the next event.
 //

@@ -3,7 +3,6 @@ package ruletest
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -12,10 +11,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
@@ -74,53 +73,25 @@ func (r *recorder) logs() []string {
 	return strings.Split(s, "\n")
 }
 
+// Enqueue records an action of a call that succeeded: the recorder is the
+// reaction core's Sink in a test.
+func (r *recorder) Enqueue(a actions.Action) { r.record(a) }
+
 // host is a rule's scripting.Host in a test: it reads the fake cache with
-// the same restrictions as the engine's host and records actions instead
-// of queueing them, after the same permission checks.
+// the engine's restrictions (reaction.Reader over the rule's plan) and the
+// same permission checks.
 //
 // It is used by one Runtime at a time, whose Call the test waits for.
 type host struct {
 	rule   *rules.Resolved
+	plan   []reaction.Informer
 	mapper *restmapper.Mapper
 	store  *store
 	now    time.Time
 	rec    *recorder
-	// readers are the namespaces whose objects of a resource the rule's
-	// informers hold, as the engine sets them up: watches without
-	// selectors serve reads in their namespaces ("" for all), and every
-	// resource of spec.reads is cached in all namespaces.
-	readers map[schema.GroupResource][]string
 }
 
 var _ scripting.Host = (*host)(nil)
-
-func newHost(r *rules.Resolved, mapper *restmapper.Mapper, st *store, now time.Time, rec *recorder) *host {
-	h := &host{
-		rule:    r,
-		mapper:  mapper,
-		store:   st,
-		now:     now,
-		rec:     rec,
-		readers: map[schema.GroupResource][]string{},
-	}
-	for _, w := range r.Watch {
-		if w.Watch.LabelSelector != "" || w.Watch.FieldSelector != "" {
-			continue
-		}
-		gr := w.Resource.GVR.GroupResource()
-		if len(w.Watch.Namespaces) == 0 {
-			h.readers[gr] = append(h.readers[gr], "")
-		}
-		h.readers[gr] = append(h.readers[gr], w.Watch.Namespaces...)
-	}
-	for _, res := range r.Reads {
-		gr := res.GVR.GroupResource()
-		if !slices.Contains(h.readers[gr], "") {
-			h.readers[gr] = append(h.readers[gr], "")
-		}
-	}
-	return h
-}
 
 func (h *host) ResolveResource(ref string) (discovery.Resource, error) {
 	return h.mapper.Resolve(ref)
@@ -130,49 +101,22 @@ func (h *host) ResolveKind(apiVersion, kind string) (discovery.Resource, error) 
 	return h.mapper.ResolveKind(apiVersion, kind)
 }
 
-// readable mirrors the engine host's reader: the rule must be allowed to
-// read the resource, and one of its informers must hold the namespace.
-func (h *host) readable(res discovery.Resource, namespace string) error {
-	if err := h.rule.Readable(res.GVR); err != nil {
-		return err
-	}
-	for _, ns := range h.readers[res.GVR.GroupResource()] {
-		if ns == "" || ns == namespace {
-			return nil
-		}
-	}
-	where := "all namespaces"
-	if namespace != "" {
-		where = fmt.Sprintf("namespace %q", namespace)
-	}
-	return fmt.Errorf("rule %q does not cache %s in %s: add it to spec.reads (watches with selectors or other namespaces do not serve reads)",
-		h.rule.Rule.Name, res.GVR.GroupResource(), where)
-}
-
 func (h *host) Get(res discovery.Resource, namespace, name string) (*unstructured.Unstructured, error) {
-	if err := h.readable(res, namespace); err != nil {
+	if _, err := reaction.Reader(h.rule, h.plan, res.GVR, namespace); err != nil {
 		return nil, err
 	}
 	return h.store.get(objectKey{res.GVR.GroupResource(), namespace, name}), nil
 }
 
 func (h *host) List(res discovery.Resource, namespace string, selector labels.Selector) ([]*unstructured.Unstructured, error) {
-	if err := h.readable(res, namespace); err != nil {
+	if _, err := reaction.Reader(h.rule, h.plan, res.GVR, namespace); err != nil {
 		return nil, err
 	}
 	return h.store.list(res.GVR.GroupResource(), namespace, selector), nil
 }
 
-// Enqueue refuses what the engine's host refuses, with the same errors,
-// and records the rest.
-func (h *host) Enqueue(a actions.Action) error {
-	if err := h.rule.Permits(a); err != nil {
-		return err
-	}
-	a.Rule = h.rule.Rule.Name
-	h.rec.record(a)
-	return nil
-}
+// Permit refuses what the engine's host refuses, with the same errors.
+func (h *host) Permit(a actions.Action) error { return h.rule.Permits(a) }
 
 func (h *host) Log(level slog.Level, msg string, attrs ...slog.Attr) {
 	h.rec.logger.LogAttrs(context.Background(), level, msg, attrs...)

@@ -3,13 +3,16 @@ package ruletest
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
@@ -59,12 +62,29 @@ func (f *File) Run(ctx context.Context) []*Result {
 	return out
 }
 
-// ruleRun is a rule under test in one case.
+// ruleRun is a rule under test in one case: its plan, the reaction core
+// that kreact run uses, and one runtime.
 type ruleRun struct {
-	rule    *rules.Resolved
-	program *scripting.Program
-	rt      *scripting.Runtime
-	ignore  []string
+	rule     *rules.Resolved
+	plan     []reaction.Informer
+	delivery *reaction.Delivery
+	rt       *scripting.Runtime
+}
+
+// givenUp records, as kreact run logs them, the errors of handler calls
+// that failed and used up their retries.
+type givenUp struct {
+	mu   sync.Mutex
+	errs []string
+}
+
+func (g *givenUp) Event(string, string, scripting.EventType)                     {}
+func (g *givenUp) HandlerCall(string, scripting.EventType, time.Duration, error) {}
+func (g *givenUp) ChangesDropped(string, int)                                    {}
+func (g *givenUp) HandlerGivenUp(_ string, _ scripting.EventType, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.errs = append(g.errs, err.Error())
 }
 
 // RunCase runs one case of the file and checks its expectation.
@@ -83,12 +103,16 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 		now = c.Now
 	}
 	rec := newRecorder()
+	failed := &givenUp{}
 	var runs []*ruleRun
 	for i, r := range f.rules {
-		rt, err := scripting.NewRuntime(f.programs[i], newHost(r, f.mapper, st, now, rec), scripting.RuntimeOptions{
-			Rule:    r.Rule.Name,
-			Timeout: r.Rule.Timeout,
-			DryRun:  r.Rule.DryRun,
+		plan := reaction.Plan(r)
+		h := &host{rule: r, plan: plan, mapper: f.mapper, store: st, now: now, rec: rec}
+		rt, err := scripting.NewRuntime(f.programs[i], h, scripting.RuntimeOptions{
+			Rule:       r.Rule.Name,
+			Timeout:    r.Rule.Timeout,
+			MaxActions: r.Rule.MaxActions,
+			DryRun:     r.Rule.DryRun,
 		})
 		if err != nil {
 			// kreact run logs this and does not start the rule.
@@ -96,11 +120,15 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 			continue
 		}
 		defer rt.Close()
-		run := &ruleRun{rule: r, program: f.programs[i], rt: rt}
-		for _, p := range r.Rule.IgnoredPaths() {
-			run.ignore = append(run.ignore, p.String())
-		}
-		runs = append(runs, run)
+		// The clock of a test stands still, so retries are made at once;
+		// what is retried, and on which state, is what kreact run does.
+		d := reaction.New(r.Rule, f.programs[i], rec, reaction.Options{
+			Logger:    slog.New(slog.DiscardHandler),
+			Observer:  failed,
+			BaseDelay: -1,
+		})
+		defer d.ShutDown()
+		runs = append(runs, &ruleRun{rule: r, plan: plan, delivery: d, rt: rt})
 	}
 
 	for _, ev := range c.Events {
@@ -108,10 +136,14 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 			res.Problem = problem(ev.Pos, "%s: not run: %v", ev.Type, ctx.Err())
 			break
 		}
-		if res.Problem = apply(st, runs, ev, &res.Errors); res.Problem != nil {
+		if res.Problem = apply(st, runs, ev); res.Problem != nil {
 			break
 		}
+		for _, run := range runs {
+			run.delivery.Drain(ctx, run.rt)
+		}
 	}
+	res.Errors = append(res.Errors, failed.errs...)
 	res.Actions = rec.recorded()
 	res.Logs = rec.logs()
 	if res.Problem == nil {
@@ -121,13 +153,13 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 	return res
 }
 
-// apply makes one event happen: it changes the cache and calls the
-// handlers the engine would call, in rule order.
-func apply(st *store, runs []*ruleRun, ev Event, errs *[]string) *Error {
+// apply makes one event happen: it changes the cache and tells each
+// rule's informers, as a watch would report the change to them.
+func apply(st *store, runs []*ruleRun, ev Event) *Error {
 	if ev.Type == Tick {
 		for _, run := range runs {
 			if run.rule.Rule.Name == ev.Rule {
-				run.call(scripting.Event{Type: scripting.Tick}, errs)
+				run.delivery.Tick()
 			}
 		}
 		// Not found: the rule's top level failed; that error is recorded.
@@ -142,113 +174,61 @@ func apply(st *store, runs []*ruleRun, ev Event, errs *[]string) *Error {
 			return problem(ev.Pos, "add: %s is already in the cache; use update, or remove it from the fixtures", name)
 		}
 		st.put(o)
-		obj := st.get(k)
-		return deliverAll(runs, ev, func(run *ruleRun, w rules.ResolvedWatch) error {
-			return run.added(w, obj, ev.Initial, errs)
-		})
+		return observeAll(runs, ev, nil, st.get(k))
 	case Update:
 		old := st.get(k)
 		if old == nil {
 			return problem(ev.Pos, "update: %s is not in the cache; add it first, or list it in the fixtures", name)
 		}
 		st.put(o)
-		obj := st.get(k)
-		return deliverAll(runs, ev, func(run *ruleRun, w rules.ResolvedWatch) error {
-			return run.updated(w, old, obj, errs)
-		})
+		return observeAll(runs, ev, old, st.get(k))
 	case Delete:
 		old := st.get(k)
 		if old == nil {
 			return problem(ev.Pos, "delete: %s is not in the cache", name)
 		}
 		st.remove(k)
-		return deliverAll(runs, ev, func(run *ruleRun, w rules.ResolvedWatch) error {
-			return run.deleted(w, old, errs)
-		})
+		return observeAll(runs, ev, old, nil)
 	}
 	return problem(ev.Pos, "unknown event type %q", ev.Type)
 }
 
-// deliverAll calls fn for every watch of every rule on the event's
-// resource; the engine has one informer per watch (and namespace), each
-// of which sees the change.
-func deliverAll(runs []*ruleRun, ev Event, fn func(*ruleRun, rules.ResolvedWatch) error) *Error {
+// observeAll reports a change from old to obj (nil for none) to every
+// informer of the plans that watches the event's resource, as that
+// informer would see it: an object that starts to match its namespace and
+// selectors is an add, one that stops matching a delete of the last
+// version it matched.
+func observeAll(runs []*ruleRun, ev Event, old, obj *unstructured.Unstructured) *Error {
 	gr := ev.Object.Resource.GVR.GroupResource()
 	for _, run := range runs {
-		for _, w := range run.rule.Watch {
-			if w.Resource.GVR.GroupResource() != gr {
+		for i, inf := range run.plan {
+			if !inf.Handled || inf.Key.GVR.GroupResource() != gr {
 				continue
 			}
-			if err := fn(run, w); err != nil {
-				return problem(ev.Pos, "rule %q: spec.watch %s: %v", run.rule.Rule.Name, w.Watch.Resource, err)
+			before, err := sees(inf.Key, old)
+			if err == nil {
+				var after bool
+				after, err = sees(inf.Key, obj)
+				if err == nil {
+					observe(run.delivery, i, inf, ev, before, after, old, obj)
+				}
+			}
+			if err != nil {
+				return problem(ev.Pos, "rule %q: spec.watch %s: %v", run.rule.Rule.Name, inf.Resource.GVR.GroupResource(), err)
 			}
 		}
 	}
 	return nil
 }
 
-// wants reports whether the engine would call the handler for t: the rule
-// lists the event and the script declares the handler.
-func (run *ruleRun) wants(t scripting.EventType) bool {
-	return run.rule.Rule.Handles(rules.Event(t)) && run.program.HasHandler(t)
-}
-
-func (run *ruleRun) added(w rules.ResolvedWatch, obj *unstructured.Unstructured, initial bool, errs *[]string) error {
-	ok, err := sees(w.Watch, obj)
-	if err != nil || !ok || !run.wants(scripting.Add) {
-		return err
-	}
-	run.call(scripting.Event{Type: scripting.Add, Object: obj, Initial: initial, Resource: w.Resource}, errs)
-	return nil
-}
-
-// updated delivers an update as the watch's informer would: an object
-// that starts to match the watch's selectors is an add, one that stops
-// matching a delete (of the last version it matched), and an update
-// that changes nothing outside the ignored paths is not delivered.
-func (run *ruleRun) updated(w rules.ResolvedWatch, old, obj *unstructured.Unstructured, errs *[]string) error {
-	before, err := sees(w.Watch, old)
-	if err != nil {
-		return err
-	}
-	after, err := sees(w.Watch, obj)
-	if err != nil {
-		return err
-	}
+func observe(d *reaction.Delivery, source int, inf reaction.Informer, ev Event, before, after bool, old, obj *unstructured.Unstructured) {
 	switch {
 	case before && after:
-		if !run.wants(scripting.Update) {
-			return nil
-		}
-		changed := scripting.ChangedPaths(old.Object, obj.Object, run.ignore)
-		if len(changed) == 0 {
-			return nil
-		}
-		run.call(scripting.Event{Type: scripting.Update, Object: obj, OldObject: old, Changed: changed, Resource: w.Resource}, errs)
+		d.Observe(source, reaction.Change{Type: scripting.Update, Old: old, Object: obj, Resource: inf.Resource})
 	case after:
-		if run.wants(scripting.Add) {
-			run.call(scripting.Event{Type: scripting.Add, Object: obj, Resource: w.Resource}, errs)
-		}
+		d.Observe(source, reaction.Change{Type: scripting.Add, Object: obj, Initial: ev.Initial, Resource: inf.Resource})
 	case before:
-		if run.wants(scripting.Delete) {
-			run.call(scripting.Event{Type: scripting.Delete, Object: old, Resource: w.Resource}, errs)
-		}
-	}
-	return nil
-}
-
-func (run *ruleRun) deleted(w rules.ResolvedWatch, obj *unstructured.Unstructured, errs *[]string) error {
-	ok, err := sees(w.Watch, obj)
-	if err != nil || !ok || !run.wants(scripting.Delete) {
-		return err
-	}
-	run.call(scripting.Event{Type: scripting.Delete, Object: obj, Resource: w.Resource}, errs)
-	return nil
-}
-
-func (run *ruleRun) call(ev scripting.Event, errs *[]string) {
-	if err := run.rt.Call(ev); err != nil {
-		*errs = append(*errs, err.Error())
+		d.Observe(source, reaction.Change{Type: scripting.Delete, Object: old, Resource: inf.Resource})
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -233,32 +232,24 @@ func (e *env) action(verb actions.Verb, t *target) actions.Action {
 	}
 }
 
-// enqueue hands an action to the host; a refusal is thrown.
+// enqueue adds an action to the call's transaction once the host permits
+// it; a refusal is thrown. Nothing leaves the runtime until the call has
+// returned normally (see Runtime.Call).
 func (e *env) enqueue(op, what string, a actions.Action) goja.Value {
 	if e.handler == "" {
 		// The top level runs once per runtime, and again after a
 		// timeout: an action there would be repeated unpredictably.
 		e.throw(fmt.Errorf("%s: actions can only be requested from a handler", op))
 	}
-	e.actions++
-	if e.actions > e.cfg.opts.MaxActions {
-		e.throw(fmt.Errorf("%s: more than %d actions in one call", op, e.cfg.opts.MaxActions))
+	if len(e.pending) >= e.cfg.opts.MaxActions {
+		e.throw(fmt.Errorf("%s: more than %d actions in one call (spec.maxActions)", op, e.cfg.opts.MaxActions))
 	}
-	if err := e.hostEnqueue(a); err != nil {
+	a.Rule = e.cfg.opts.Rule
+	if err := e.cfg.host.Permit(a); err != nil {
 		e.throw(fmt.Errorf("%s %s: %w", op, what, err))
 	}
+	e.pending = append(e.pending, a)
 	return goja.Undefined()
-}
-
-// hostEnqueue calls Host.Enqueue unless the call has been abandoned; the
-// lock keeps Call from abandoning it in between.
-func (e *env) hostEnqueue(a actions.Action) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.abandoned.Load() {
-		return errors.New("the call has been abandoned after its timeout")
-	}
-	return e.cfg.host.Enqueue(a)
 }
 
 // kreact.clone(value): a plain, writable deep copy.

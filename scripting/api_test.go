@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -74,7 +75,7 @@ func TestJSONValidation(t *testing.T) {
 			h := newFakeHost()
 			src := "function onAdd(obj) {\n  const x = 1;\n  " + tt.call + ";\n}"
 			r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
-			err := r.Call(addEvent)
+			_, err := r.Call(addEvent)
 			var se *ScriptError
 			if !errors.As(err, &se) {
 				t.Fatalf("Call = %v, want a ScriptError", err)
@@ -247,7 +248,7 @@ func TestActions(t *testing.T) {
 			h := newFakeHost()
 			src := "function onAdd(obj, ctx) {\n  const r = " + tt.call + ";\n  if (r !== undefined) throw new Error('returned ' + r);\n}"
 			r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
-			if err := r.Call(addEvent); err != nil {
+			if _, err := r.Call(addEvent); err != nil {
 				t.Fatal(err)
 			}
 			got := h.recorded()
@@ -290,7 +291,7 @@ func TestActionOptions(t *testing.T) {
   for (let i = 0; i < 3; i++) kreact.delete(obj);
 }`
 	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{Rule: "limited", MaxActions: 2, DryRun: true})
-	err := r.Call(addEvent)
+	_, err := r.Call(addEvent)
 	if err == nil || !strings.Contains(err.Error(), "delete: more than 2 actions in one call") {
 		t.Fatalf("Call = %v, want the action limit", err)
 	}
@@ -300,7 +301,7 @@ func TestActionOptions(t *testing.T) {
 	}
 	// The count starts over with each call.
 	h.actions = nil
-	_ = r.Call(addEvent)
+	_, _ = r.Call(addEvent)
 	if n := len(h.recorded()); n != 2 {
 		t.Errorf("second call queued %d actions, want 2", n)
 	}
@@ -320,7 +321,7 @@ func TestEnqueueError(t *testing.T) {
 	h := newFakeHost()
 	h.enqueueErr = errForbidden
 	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
-	err := r.Call(addEvent)
+	_, err := r.Call(addEvent)
 	if !errors.Is(err, errForbidden) {
 		t.Fatalf("Call = %v, want it to wrap the host's error", err)
 	}
@@ -349,7 +350,7 @@ func TestHashAndLog(t *testing.T) {
 }`
 	h := newFakeHost()
 	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{Rule: "hashing"})
-	if err := r.Call(addEvent); err != nil {
+	if _, err := r.Call(addEvent); err != nil {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256([]byte(`"abc"`))
@@ -393,7 +394,7 @@ func TestLogLimit(t *testing.T) {
 }`
 	h := newFakeHost()
 	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
-	if err := r.Call(addEvent); err != nil {
+	if _, err := r.Call(addEvent); err != nil {
 		t.Fatal(err)
 	}
 	got := h.messages()
@@ -444,7 +445,7 @@ func TestConfigHashRule(t *testing.T) {
 	oldCM, newCM := cm("a"), cm("b")
 	ev := Event{Type: Update, OldObject: oldCM, Object: newCM, Resource: configMaps,
 		Changed: ChangedPaths(oldCM.Object, newCM.Object, []string{"status"})}
-	if err := r.Call(ev); err != nil {
+	if _, err := r.Call(ev); err != nil {
 		t.Fatal(err)
 	}
 	got := h.recorded()
@@ -457,5 +458,60 @@ func TestConfigHashRule(t *testing.T) {
 	}
 	if got[1].Message != "web-config changed at 2026-03-04T05:06:07.000Z" {
 		t.Errorf("event message = %q", got[1].Message)
+	}
+}
+
+// A call is a transaction: Call hands out the actions of a call that
+// returned normally, in order, and none of a call that failed after asking
+// for some.
+func TestCallIsTransactional(t *testing.T) {
+	src := `function onAdd(obj, ctx) {
+  kreact.delete(obj);
+  kreact.patch(obj, {metadata: {labels: {a: "b"}}});
+  if (obj.metadata.labels && obj.metadata.labels.fail === "throw") throw new Error("after two actions");
+  if (obj.metadata.labels && obj.metadata.labels.fail === "limit") kreact.delete(obj);
+  if (obj.metadata.labels && obj.metadata.labels.fail === "loop") for (;;) {}
+}`
+	object := func(fail string) Event {
+		o := addEvent.Object.DeepCopy()
+		if fail != "" {
+			o.SetLabels(map[string]string{"fail": fail})
+		}
+		return Event{Type: Add, Object: o, Resource: addEvent.Resource}
+	}
+	tests := []struct {
+		name    string
+		fail    string
+		wantErr string
+	}{
+		{name: "returns normally", fail: ""},
+		{name: "throws after two actions", fail: "throw", wantErr: "after two actions"},
+		{name: "exceeds the action limit", fail: "limit", wantErr: "more than 2 actions in one call"},
+		{name: "times out after two actions", fail: "loop", wantErr: "timed out"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := mustRuntime(t, "rule.js", src, newFakeHost(), RuntimeOptions{Rule: "tx", MaxActions: 2, Timeout: 50 * time.Millisecond})
+			got, err := r.Call(object(tt.fail))
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Call = %v", err)
+				}
+				if len(got) != 2 || got[0].Verb != actions.Delete || got[1].Verb != actions.Patch || got[0].Rule != "tx" {
+					t.Errorf("actions = %+v, want delete then patch of rule tx", got)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Call = %v, want an error containing %q", err, tt.wantErr)
+			}
+			if len(got) != 0 {
+				t.Errorf("a failed call handed out %d actions, want none", len(got))
+			}
+			// The next call starts a new transaction.
+			if got, err := r.Call(object("")); err != nil || len(got) != 2 {
+				t.Errorf("next call = %d actions, %v; want 2, nil", len(got), err)
+			}
+		})
 	}
 }

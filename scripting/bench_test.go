@@ -29,7 +29,7 @@ func (h *benchHost) Get(discovery.Resource, string, string) (*unstructured.Unstr
 func (h *benchHost) List(discovery.Resource, string, labels.Selector) ([]*unstructured.Unstructured, error) {
 	return nil, nil
 }
-func (h *benchHost) Enqueue(actions.Action) error         { h.n++; return nil }
+func (h *benchHost) Permit(actions.Action) error          { h.n++; return nil }
 func (h *benchHost) Log(slog.Level, string, ...slog.Attr) {}
 func (h *benchHost) Now() time.Time                       { return time.Time{} }
 
@@ -55,7 +55,7 @@ func BenchmarkOnUpdate(b *testing.B) {
 	ev := benchEvent()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := r.Call(ev); err != nil {
+		if _, err := r.Call(ev); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -90,7 +90,7 @@ func goHandler(h Host, ev Event) error {
 	if err != nil {
 		return err
 	}
-	return h.Enqueue(actions.Action{
+	return h.Permit(actions.Action{
 		Rule: "bench", Verb: actions.Patch, Resource: res.GVR, Kind: res.Kind,
 		APIVersion: res.GVR.GroupVersion().String(), Namespaced: res.Namespaced,
 		Namespace: ev.Object.GetNamespace(), Name: ev.Object.GetName(), UID: ev.Object.GetUID(),
@@ -117,7 +117,7 @@ func BenchmarkGoHandlerBaseline(b *testing.B) {
 func TestBenchmarkHandlersAgree(t *testing.T) {
 	js, native := newFakeHost(), newFakeHost()
 	r := mustRuntime(t, "rule.js", benchScript, js, RuntimeOptions{Rule: "bench"})
-	if err := r.Call(benchEvent()); err != nil {
+	if _, err := r.Call(benchEvent()); err != nil {
 		t.Fatal(err)
 	}
 	if err := goHandler(native, benchEvent()); err != nil {
@@ -143,7 +143,7 @@ func BenchmarkScriptVersusGo(b *testing.B) {
 	var script, native time.Duration
 	for b.Loop() {
 		start := time.Now()
-		if err := r.Call(ev); err != nil {
+		if _, err := r.Call(ev); err != nil {
 			b.Fatal(err)
 		}
 		mid := time.Now()

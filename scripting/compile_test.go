@@ -154,7 +154,7 @@ func TestInlineScriptPositions(t *testing.T) {
 			defer r.Close()
 			obj := deployment("default", "web", 1)
 			obj.SetAnnotations(map[string]string{"example.com/replicas": tt.annotation})
-			err = r.Call(Event{Type: Update, OldObject: obj, Object: obj, Resource: deployments})
+			_, err = r.Call(Event{Type: Update, OldObject: obj, Object: obj, Resource: deployments})
 			var se *ScriptError
 			if !errors.As(err, &se) {
 				t.Fatalf("Call = %v, want a *ScriptError", err)

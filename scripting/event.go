@@ -83,7 +83,7 @@ type Event struct {
 // it; tests use a fake. A Runtime calls it from the goroutine that runs the
 // script (not the caller of Runtime.Call), one call at a time per Runtime;
 // several Runtimes may share one Host. A method that blocks delays only the
-// script: Call gives up on it after the timeout (except Enqueue, below).
+// script: Call gives up on it after the timeout.
 type Host interface {
 	// ResolveResource maps a reference as kubectl takes it ("deploy",
 	// "deployments.apps", "deployments.v1.apps") to a resource.
@@ -96,11 +96,12 @@ type Host interface {
 	// List returns the objects of res in namespace ("" for all namespaces)
 	// that match selector. The returned objects are not modified.
 	List(res discovery.Resource, namespace string, selector labels.Selector) ([]*unstructured.Unstructured, error)
-	// Enqueue queues an action. The host checks the rule's permissions;
-	// an error is thrown into the script as an exception. It must not
-	// block: Call waits for it even past the timeout, so that no action is
-	// queued after Call has returned.
-	Enqueue(a actions.Action) error
+	// Permit checks that the rule may ask for a (its declared permissions,
+	// its allowed URLs). An error is thrown into the script as an
+	// exception. Permit only checks: the actions a call asks for are
+	// returned by Runtime.Call when the call succeeds, and are the
+	// caller's to queue.
+	Permit(a actions.Action) error
 	// Log writes a log record on behalf of the script.
 	Log(level slog.Level, msg string, attrs ...slog.Attr)
 	// Now is the script's clock: kreact.now(), Date.now() and new Date().

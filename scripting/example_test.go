@@ -31,10 +31,7 @@ func (printHost) Get(discovery.Resource, string, string) (*unstructured.Unstruct
 func (printHost) List(discovery.Resource, string, labels.Selector) ([]*unstructured.Unstructured, error) {
 	return nil, nil
 }
-func (printHost) Enqueue(a actions.Action) error {
-	fmt.Printf("%s %s %s/%s %s (from %s)\n", a.Verb, a.Resource.Resource, a.Namespace, a.Name, a.PatchData, a.Origin)
-	return nil
-}
+func (printHost) Permit(actions.Action) error                  { return nil }
 func (printHost) Log(_ slog.Level, msg string, _ ...slog.Attr) { fmt.Println("log:", msg) }
 func (printHost) Now() time.Time                               { return time.Unix(0, 0) }
 
@@ -58,7 +55,8 @@ function onUpdate(oldObj, newObj, ctx) {
 		return
 	}
 	defer r.Close()
-	// ...and call it for every event.
+	// ...and call it for every event. The call returns the actions it asked
+	// for; they are the caller's to queue.
 	oldObj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{"name": "web", "namespace": "default"},
@@ -66,13 +64,16 @@ function onUpdate(oldObj, newObj, ctx) {
 	}}
 	newObj := oldObj.DeepCopy()
 	newObj.Object["spec"].(map[string]any)["replicas"] = int64(3)
-	err = r.Call(scripting.Event{
+	asked, err := r.Call(scripting.Event{
 		Type:      scripting.Update,
 		OldObject: oldObj,
 		Object:    newObj,
 		Changed:   scripting.ChangedPaths(oldObj.Object, newObj.Object, []string{"status"}),
 		Resource:  deployments,
 	})
+	for _, a := range asked {
+		fmt.Printf("%s %s %s/%s %s (from %s)\n", a.Verb, a.Resource.Resource, a.Namespace, a.Name, a.PatchData, a.Origin)
+	}
 	fmt.Println("error:", err)
 	// Output:
 	// log: web scaled to 3

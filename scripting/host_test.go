@@ -128,7 +128,9 @@ func (h *fakeHost) List(res discovery.Resource, namespace string, selector label
 	return out, nil
 }
 
-func (h *fakeHost) Enqueue(a actions.Action) error {
+// Permit records every action it permits, in order, so that tests see what
+// a call asked for even when the call then fails (Call returns nothing then).
+func (h *fakeHost) Permit(a actions.Action) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.enqueueErr != nil {

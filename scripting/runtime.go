@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/kreact/kreact/actions"
 )
 
 // RuntimeOptions configures a Runtime.
@@ -26,7 +28,7 @@ type RuntimeOptions struct {
 	// fails the call with a stack overflow. Zero means 1024 frames.
 	MaxCallStackSize int
 	// MaxActions bounds the actions one call may ask for; the next one
-	// throws. Zero means 100.
+	// throws, and the call returns none. Zero means 100.
 	MaxActions int
 	// DryRun marks every action the script asks for as a dry run.
 	DryRun bool
@@ -98,17 +100,18 @@ type env struct {
 	handlers [numEventTypes]goja.Callable
 	date     goja.Value
 
-	// Reset by Runtime.run before each call.
+	// Reset by Runtime.run before each call. pending holds the actions
+	// the call asked for: its transaction, handed out only when the call
+	// returns normally.
 	handler string
-	actions int
+	pending []actions.Action
 	logs    int
 
 	// poisoned is set by the script goroutine when the runtime must not
 	// be used again (timeout, internal panic).
 	poisoned bool
 
-	// mu orders the end of a call against its abandonment, and keeps
-	// actions from being queued after Call has given up on the call.
+	// mu orders the end of a call against its abandonment.
 	mu        sync.Mutex
 	finished  bool
 	abandoned atomic.Bool
@@ -233,36 +236,41 @@ func (r *Runtime) Close() {
 	r.worker.stop()
 }
 
-// Call runs the handler for ev.Type. It returns nil at once, without
-// touching the script, when the script has no such handler.
+// Call runs the handler for ev.Type and returns the actions it asked for.
+// It returns nothing at once, without touching the script, when the script
+// has no such handler.
 //
-// A script failure is a *ScriptError: an uncaught exception, a stack
-// overflow, or a timeout (Timeout set). After a timeout the runtime is
-// rebuilt, on the next call, from the Program: the script's global state
-// starts over. While earlier calls are still stuck in built-in code that
-// cannot be interrupted, Call fails at once with a ScriptError wrapping
-// ErrStuck.
+// A call is a transaction: its actions are returned only when the handler
+// returned normally. A call that throws, times out, overflows its stack,
+// asks for more than MaxActions actions or for one the Host does not permit
+// returns a *ScriptError and no action, so the caller can retry it without
+// repeating half of it.
+//
+// After a timeout the runtime is rebuilt, on the next call, from the
+// Program: the script's global state starts over. While earlier calls are
+// still stuck in built-in code that cannot be interrupted, Call fails at
+// once with a ScriptError wrapping ErrStuck.
 //
 // ev and the objects in it are not modified and not kept after Call
 // returns, unless the script keeps them in its global state.
-func (r *Runtime) Call(ev Event) error {
+func (r *Runtime) Call(ev Event) ([]actions.Action, error) {
 	i, ok := ev.Type.index()
 	switch {
 	case !ok:
-		return fmt.Errorf("call: unknown event type %q", ev.Type)
+		return nil, fmt.Errorf("call: unknown event type %q", ev.Type)
 	case r.closed:
-		return ErrClosed
+		return nil, ErrClosed
 	case !r.cfg.p.handlers[i]:
-		return nil
+		return nil, nil
 	}
 	return r.call(i, ev)
 }
 
 // call is Call's slow path, apart so that a missing handler does not pay
 // for ev escaping to the heap.
-func (r *Runtime) call(i int, ev Event) error {
+func (r *Runtime) call(i int, ev Event) ([]actions.Action, error) {
 	if n := r.cfg.stuck.Load(); n >= maxStuck {
-		return &ScriptError{
+		return nil, &ScriptError{
 			Rule:     r.cfg.opts.Rule,
 			Handler:  handlerNames[i],
 			Position: r.cfg.p.name,
@@ -274,7 +282,7 @@ func (r *Runtime) call(i int, ev Event) error {
 	if r.env == nil {
 		e, err := r.newEnv()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		r.env = e
 	}
@@ -284,7 +292,12 @@ func (r *Runtime) call(i int, ev Event) error {
 	if e.abandoned.Load() || e.poisoned {
 		r.env = nil
 	}
-	return err
+	if err != nil {
+		return nil, err
+	}
+	// The worker has finished (run received its result), so pending is
+	// no longer written; the next run starts a new slice.
+	return e.pending, nil
 }
 
 // newEnv builds a goja runtime and runs the program's top level in it.
@@ -326,11 +339,12 @@ func (r *Runtime) newEnv() (*env, error) {
 // waits for it. At the timeout it interrupts the script; if the script does
 // not stop within the grace period (stuck in a built-in function, which
 // goja cannot interrupt), run abandons the call: the worker and its goja
-// runtime are left to finish on their own and may no longer queue actions.
+// runtime are left to finish on their own, and what they ask for is never
+// handed out.
 func (r *Runtime) run(e *env, handler string, fn func() error) error {
 	cfg := r.cfg
 	e.handler = handler
-	e.actions = 0
+	e.pending = nil
 	e.logs = 0
 	e.mu.Lock()
 	e.finished = false

@@ -29,7 +29,7 @@ function check(obj) {
 }
 `
 	r := mustRuntime(t, "rules/replicas.js", src, newFakeHost(), RuntimeOptions{Rule: "replicas"})
-	err := r.Call(addEvent)
+	_, err := r.Call(addEvent)
 	var se *ScriptError
 	if !errors.As(err, &se) {
 		t.Fatalf("Call = %v, want a *ScriptError", err)
@@ -63,7 +63,7 @@ func TestThrowNonError(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := mustRuntime(t, "rule.js", "function onAdd(obj) {\n  "+tt.body+"\n}", newFakeHost(), RuntimeOptions{})
-			err := r.Call(addEvent)
+			_, err := r.Call(addEvent)
 			var se *ScriptError
 			if !errors.As(err, &se) || se.Message != tt.want {
 				t.Fatalf("Call = %v, want message %q", err, tt.want)
@@ -84,7 +84,7 @@ func TestAsyncHandler(t *testing.T) {
 }`
 	h := newFakeHost()
 	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
-	err := r.Call(addEvent)
+	_, err := r.Call(addEvent)
 	var se *ScriptError
 	if !errors.As(err, &se) || se.Message != "promise rejected: Error: later" {
 		t.Fatalf("Call = %v, want the rejection", err)
@@ -106,10 +106,10 @@ function onAdd(obj, ctx) {
 	h := newFakeHost()
 	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{Timeout: 50 * time.Millisecond})
 
-	if err := r.Call(addEvent); err != nil {
+	if _, err := r.Call(addEvent); err != nil {
 		t.Fatal(err)
 	}
-	err := r.Call(Event{Type: Add, Object: deployment("default", "loop", 1), Resource: deployments})
+	_, err := r.Call(Event{Type: Add, Object: deployment("default", "loop", 1), Resource: deployments})
 	var se *ScriptError
 	if !errors.As(err, &se) || !se.Timeout {
 		t.Fatalf("Call = %v, want a timeout", err)
@@ -119,7 +119,7 @@ function onAdd(obj, ctx) {
 		t.Errorf("timeout error = %v\n%s", se, se.Stack)
 	}
 	// The runtime is rebuilt: the global counter starts over.
-	if err := r.Call(addEvent); err != nil {
+	if _, err := r.Call(addEvent); err != nil {
 		t.Fatalf("Call after timeout: %v", err)
 	}
 	if got, want := strings.Join(h.messages(), ","), "calls=1,calls=2,calls=1"; got != want {
@@ -157,7 +157,7 @@ func TestStuckInNativeCode(t *testing.T) {
 	stuck := Event{Type: Add, Object: deployment("default", "stuck", 1), Resource: deployments}
 
 	for i := range maxStuck {
-		err := r.Call(stuck)
+		_, err := r.Call(stuck)
 		var se *ScriptError
 		if !errors.As(err, &se) || !se.Timeout || !strings.Contains(se.Message, "runtime discarded") {
 			t.Fatalf("stuck call %d = %v, want an abandoned timeout", i, err)
@@ -165,14 +165,14 @@ func TestStuckInNativeCode(t *testing.T) {
 		<-h.getEntered
 	}
 	// Too many calls are stuck: the next one does not run.
-	err := r.Call(addEvent)
+	_, err := r.Call(addEvent)
 	if !errors.Is(err, ErrStuck) {
 		t.Fatalf("Call = %v, want ErrStuck", err)
 	}
 
 	close(h.getRelease)
 	r.cfg.inflight.Wait()
-	if err := r.Call(addEvent); err != nil {
+	if _, err := r.Call(addEvent); err != nil {
 		t.Fatalf("Call after the stuck calls ended: %v", err)
 	}
 	if got := h.messages(); strings.Join(got, ",") != "ran web" {
@@ -194,7 +194,7 @@ function onAdd(obj) {
 	h := newFakeHost()
 	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{MaxCallStackSize: 200})
 	for _, name := range []string{"js", "native"} {
-		err := r.Call(Event{Type: Add, Object: deployment("default", name, 1), Resource: deployments})
+		_, err := r.Call(Event{Type: Add, Object: deployment("default", name, 1), Resource: deployments})
 		var se *ScriptError
 		if !errors.As(err, &se) || se.Message != "RangeError: maximum call stack size (200) exceeded" || se.Timeout {
 			t.Fatalf("%s: Call = %v, want a stack overflow", name, err)
@@ -203,7 +203,7 @@ function onAdd(obj) {
 			t.Errorf("%s: Position = %q", name, se.Position)
 		}
 	}
-	if err := r.Call(addEvent); err != nil {
+	if _, err := r.Call(addEvent); err != nil {
 		t.Fatalf("Call after stack overflow: %v", err)
 	}
 	if got := h.messages(); len(got) != 1 || got[0] != "ok" {
@@ -215,17 +215,17 @@ func TestMissingHandler(t *testing.T) {
 	h := newFakeHost()
 	r := mustRuntime(t, "rule.js", `function onDelete(obj) { kreact.log("deleted"); }`, h, RuntimeOptions{})
 	for _, ev := range []Event{addEvent, {Type: Update, Object: addEvent.Object, OldObject: addEvent.Object}} {
-		if err := r.Call(ev); err != nil {
+		if _, err := r.Call(ev); err != nil {
 			t.Errorf("Call(%s) = %v", ev.Type, err)
 		}
 	}
 	if got := h.messages(); len(got) != 0 {
 		t.Errorf("logs = %q", got)
 	}
-	if err := r.Call(Event{Type: "bogus"}); err == nil {
+	if _, err := r.Call(Event{Type: "bogus"}); err == nil {
 		t.Error("Call with an unknown event type succeeded")
 	}
-	if allocs := testing.AllocsPerRun(100, func() { _ = r.Call(addEvent) }); allocs != 0 {
+	if allocs := testing.AllocsPerRun(100, func() { _, _ = r.Call(addEvent) }); allocs != 0 {
 		t.Errorf("a call without handler allocates %v times", allocs)
 	}
 }
@@ -239,7 +239,7 @@ func TestRegexpTimeout(t *testing.T) {
 }`
 	h := newFakeHost()
 	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{Timeout: 10 * time.Second})
-	if err := r.Call(addEvent); err != nil {
+	if _, err := r.Call(addEvent); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.messages(); len(got) != 1 || got[0] != "false" {
@@ -279,7 +279,7 @@ func TestSandbox(t *testing.T) {
 //# sourceMappingURL=` + mapFile
 	h := newFakeHost()
 	r := mustRuntime(t, "/rules/rule.js", src, h, RuntimeOptions{})
-	err = r.Call(addEvent)
+	_, err = r.Call(addEvent)
 	var se *ScriptError
 	if !errors.As(err, &se) || se.Position != position("/rules/rule.js", src, `new Error("end")`) {
 		t.Errorf("Call = %v; the rule's own source map must not be read either", err)
@@ -305,7 +305,7 @@ func TestGlobalsAreReadOnly(t *testing.T) {
 }`
 	h := newFakeHost()
 	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
-	if err := r.Call(addEvent); err != nil {
+	if _, err := r.Call(addEvent); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.messages(); len(got) != 1 || got[0] != "TypeError,TypeError,TypeError" {
@@ -324,13 +324,13 @@ function onDelete(obj, ctx) {
 	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{Rule: "ctx-rule"})
 	obj := deployment("default", "web", 1)
 	cm := configMaps
-	if err := r.Call(Event{Type: Add, Object: obj, Initial: true, Resource: deployments}); err != nil {
+	if _, err := r.Call(Event{Type: Add, Object: obj, Initial: true, Resource: deployments}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Call(Event{Type: Update, Object: obj, OldObject: obj, Changed: []string{"data.a", "data.b"}, Resource: cm}); err != nil {
+	if _, err := r.Call(Event{Type: Update, Object: obj, OldObject: obj, Changed: []string{"data.a", "data.b"}, Resource: cm}); err != nil {
 		t.Fatal(err)
 	}
-	err := r.Call(Event{Type: Delete, Object: obj, Resource: deployments})
+	_, err := r.Call(Event{Type: Delete, Object: obj, Resource: deployments})
 	if err == nil || !strings.Contains(err.Error(), readOnlyMessage) {
 		t.Errorf("writing ctx: %v", err)
 	}
@@ -362,7 +362,7 @@ func TestConcurrentRuntimes(t *testing.T) {
 			}
 			defer r.Close()
 			for range 20 {
-				if err := r.Call(addEvent); err != nil {
+				if _, err := r.Call(addEvent); err != nil {
 					errs <- err
 					return
 				}
@@ -391,7 +391,7 @@ func TestClose(t *testing.T) {
 	}
 	r.Close()
 	r.Close()
-	if err := r.Call(addEvent); !errors.Is(err, ErrClosed) {
+	if _, err := r.Call(addEvent); !errors.Is(err, ErrClosed) {
 		t.Errorf("Call after Close = %v, want ErrClosed", err)
 	}
 	r.cfg.inflight.Wait()
@@ -409,7 +409,7 @@ func TestRuntimeCollected(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Call(addEvent); err != nil {
+		if _, err := r.Call(addEvent); err != nil {
 			t.Fatal(err)
 		}
 		return r.cfg
@@ -432,7 +432,7 @@ func TestRuntimeCollected(t *testing.T) {
 func TestToStringLoopOfThrownValue(t *testing.T) {
 	src := `function onAdd() { throw {toString() { for (;;) {} }}; }`
 	r := mustRuntime(t, "rule.js", src, newFakeHost(), RuntimeOptions{Timeout: 20 * time.Millisecond})
-	err := r.Call(addEvent)
+	_, err := r.Call(addEvent)
 	var se *ScriptError
 	if !errors.As(err, &se) || se.Message != "(exception that cannot be converted to a string)" {
 		t.Fatalf("Call = %v", err)
@@ -440,26 +440,26 @@ func TestToStringLoopOfThrownValue(t *testing.T) {
 	if r.env != nil {
 		t.Error("the runtime was interrupted and must be rebuilt")
 	}
-	if err := r.Call(addEvent); err == nil || !strings.Contains(err.Error(), "cannot be converted") {
+	if _, err := r.Call(addEvent); err == nil || !strings.Contains(err.Error(), "cannot be converted") {
 		t.Fatalf("second Call = %v", err)
 	}
 }
 
-// panicHost panics in Enqueue, like a host with a bug.
+// panicHost panics in Permit, like a host with a bug.
 type panicHost struct{ *fakeHost }
 
-func (panicHost) Enqueue(actions.Action) error { panic("host bug") }
+func (panicHost) Permit(actions.Action) error { panic("host bug") }
 
 func TestHostPanic(t *testing.T) {
 	h := panicHost{newFakeHost()}
 	r := mustRuntime(t, "rule.js", `function onAdd(obj) { kreact.delete(obj); }`, h, RuntimeOptions{})
-	err := r.Call(addEvent)
+	_, err := r.Call(addEvent)
 	var se *ScriptError
 	if !errors.As(err, &se) || se.Message != "internal error: host bug" || !strings.Contains(se.Err.Error(), "goroutine") {
 		t.Fatalf("Call = %v", err)
 	}
 	// The runtime is rebuilt and usable; the host still panics.
-	if err := r.Call(addEvent); !errors.As(err, &se) || se.Message != "internal error: host bug" {
+	if _, err := r.Call(addEvent); !errors.As(err, &se) || se.Message != "internal error: host bug" {
 		t.Fatalf("second Call = %v", err)
 	}
 }
@@ -494,7 +494,7 @@ function onTick(ctx) {
 		t.Fatal("HasHandler")
 	}
 	for range 2 {
-		if err := r.Call(Event{Type: Tick}); err != nil {
+		if _, err := r.Call(Event{Type: Tick}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,7 +15,7 @@ func logged(t *testing.T, body string) ([]string, error) {
 	t.Helper()
 	h := newFakeHost(deployment("default", "other", 1), deployment("prod", "api", 4))
 	r := mustRuntime(t, "rule.js", "function onAdd(obj, ctx) {\n"+body+"\n}", h, RuntimeOptions{})
-	err := r.Call(Event{Type: Add, Object: deployment("default", "web", 2), Resource: deployments})
+	_, err := r.Call(Event{Type: Add, Object: deployment("default", "web", 2), Resource: deployments})
 	return h.messages(), err
 }
 
@@ -101,7 +101,7 @@ func TestViewWritesThrow(t *testing.T) {
 			before := obj.DeepCopy()
 			h := newFakeHost(deployment("prod", "api", 4))
 			r := mustRuntime(t, "rule.js", "function onAdd(obj, ctx) {\n  "+body+"\n}", h, RuntimeOptions{})
-			err := r.Call(Event{Type: Add, Object: obj, Resource: deployments})
+			_, err := r.Call(Event{Type: Add, Object: obj, Resource: deployments})
 			var se *ScriptError
 			if !errors.As(err, &se) || se.Message != "TypeError: "+readOnlyMessage {
 				t.Fatalf("Call = %v, want the read-only TypeError", err)
@@ -145,7 +145,7 @@ func TestClone(t *testing.T) {
   kreact.apply(c);
 }`
 	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
-	if err := r.Call(Event{Type: Add, Object: obj, Resource: deployments}); err != nil {
+	if _, err := r.Call(Event{Type: Add, Object: obj, Resource: deployments}); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{

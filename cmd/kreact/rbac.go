@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/rules"
 )
 
@@ -112,38 +113,36 @@ func rbacFor(rs []*rules.Resolved) (cluster grants, namespaced map[string]grants
 	cluster.add(crdsGR, "kreact", "discovery", "list", "watch")
 	cluster.add(apiServicesGR, "kreact", "discovery", "list", "watch")
 
-	// Reads: a resource is read cluster-wide when some rule watches it in
-	// all namespaces or lists it in spec.reads (cached in all namespaces);
-	// otherwise only in the namespaces its watches name.
+	// Informers: those of reaction.Plan, exactly as kreact run starts them.
+	// A resource is read cluster-wide when some informer lists it in all
+	// namespaces (a grant per namespace would add nothing); otherwise only
+	// in the namespaces its informers name.
+	plans := make([][]reaction.Informer, len(rs))
 	allNamespaces := map[schema.GroupResource]bool{}
-	for _, r := range rs {
-		for _, w := range r.Watch {
-			if len(w.Watch.Namespaces) == 0 {
-				allNamespaces[w.Resource.GVR.GroupResource()] = true
+	for i, r := range rs {
+		plans[i] = reaction.Plan(r)
+		for _, inf := range plans[i] {
+			if inf.Key.Namespace == "" {
+				allNamespaces[inf.Key.GVR.GroupResource()] = true
 			}
-		}
-		for _, res := range r.Reads {
-			allNamespaces[res.GVR.GroupResource()] = true
 		}
 	}
 	readVerbs := []string{"get", "list", "watch"}
-	for _, r := range rs {
+	for i, r := range rs {
 		who := "rule " + r.Rule.Name
-		for _, w := range r.Watch {
-			gr := w.Resource.GVR.GroupResource()
-			if allNamespaces[gr] {
-				cluster.add(gr, who, "watch", readVerbs...)
-				continue
+		for _, inf := range plans[i] {
+			gr, what := inf.Key.GVR.GroupResource(), "read"
+			if inf.Handled {
+				what = "watch"
 			}
-			for _, ns := range w.Watch.Namespaces {
+			if ns := inf.Key.Namespace; !allNamespaces[gr] {
 				if namespaced[ns] == nil {
 					namespaced[ns] = grants{}
 				}
-				namespaced[ns].add(gr, who, "watch", readVerbs...)
+				namespaced[ns].add(gr, who, what, readVerbs...)
+				continue
 			}
-		}
-		for _, res := range r.Reads {
-			cluster.add(res.GVR.GroupResource(), who, "read", readVerbs...)
+			cluster.add(gr, who, what, readVerbs...)
 		}
 
 		// Actions may target any namespace: cluster-wide.

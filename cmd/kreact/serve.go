@@ -148,6 +148,12 @@ func (o *observer) HandlerCall(rule string, event scripting.EventType, d time.Du
 	o.rec.HandlerCall(rule, event, d, err)
 }
 
+func (o *observer) HandlerGivenUp(rule string, event scripting.EventType, err error) {
+	o.rec.HandlerGivenUp(rule, event, err)
+}
+
+func (o *observer) ChangesDropped(rule string, n int) { o.rec.ChangesDropped(rule, n) }
+
 func (o *observer) ActionResult(r actions.Result) { o.rec.ActionResult(r) }
 
 // rulesLoaded records the size of the rule set just loaded.

@@ -1,0 +1,174 @@
+package reaction
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/scripting"
+)
+
+// Change is one notification about an object, as an informer reports it.
+type Change struct {
+	// Type is Add, Update or Delete.
+	Type scripting.EventType
+	// Object is the added object, the new state of an update, or the last
+	// known state of a deleted object.
+	Object *unstructured.Unstructured
+	// Old is the previous state of an update.
+	Old *unstructured.Unstructured
+	// Initial is true for an add from the informer's initial list.
+	Initial bool
+	// Resource is the watched resource the object belongs to.
+	Resource discovery.Resource
+}
+
+// objectKey identifies an object as seen through one informer of the
+// plan (source). The same object seen by two informers of a rule (two
+// spec.watch entries with different selectors) has two keys, as it had two
+// streams of changes. The tick of spec.every has a key of its own.
+type objectKey struct {
+	source          int
+	namespace, name string
+	tick            bool
+}
+
+// wants is which handlers a rule will have called: it lists the event in
+// spec.events and its script declares the handler.
+type wants struct{ add, update, delete bool }
+
+// has reports whether the rule has the handler of t.
+func (w wants) has(t scripting.EventType) bool {
+	switch t {
+	case scripting.Add:
+		return w.add
+	case scripting.Update:
+		return w.update
+	case scripting.Delete:
+		return w.delete
+	}
+	return false
+}
+
+// entry is the work waiting for one object. Its state is what the rule
+// has not handled yet; it never holds more than one incarnation's delete
+// and one add or update, whatever number of changes it folded.
+type entry struct {
+	resource discovery.Resource
+	// owedDelete is the last known state of an object the script saw and
+	// that was deleted: onDelete is owed, before anything else.
+	owedDelete *unstructured.Unstructured
+	// kind is Add, Update, Tick, or "" when no such call waits.
+	kind scripting.EventType
+	// seen is, for an update, the object the script last saw.
+	seen *unstructured.Unstructured
+	// latest is the newest state of the object.
+	latest  *unstructured.Unstructured
+	initial bool
+	// every holds, for delivery "every", each change in order; the fields
+	// above are unused then.
+	every []Change
+}
+
+func (e *entry) empty() bool {
+	return e.owedDelete == nil && e.kind == "" && len(e.every) == 0
+}
+
+// merge folds change c into the entry (delivery "latest").
+func (e *entry) merge(c Change, w wants) {
+	if c.Resource.GVR.Resource != "" {
+		e.resource = c.Resource
+	}
+	switch c.Type {
+	case scripting.Tick:
+		e.kind = scripting.Tick
+	case scripting.Add:
+		if w.add {
+			e.kind, e.seen, e.latest, e.initial = scripting.Add, nil, c.Object, c.Initial
+		}
+	case scripting.Update:
+		switch e.kind {
+		case scripting.Add, scripting.Update:
+			e.latest = c.Object
+		case "":
+			if w.update {
+				e.kind, e.seen, e.latest = scripting.Update, c.Old, c.Object
+			}
+		}
+	case scripting.Delete:
+		switch e.kind {
+		case scripting.Add:
+			// The script never saw this incarnation: nothing to tell it.
+			e.kind, e.latest, e.initial = "", nil, false
+			return
+		case scripting.Update:
+			e.kind, e.seen, e.latest = "", nil, nil
+		}
+		if w.delete {
+			e.owedDelete = c.Object
+		}
+	}
+}
+
+// replay returns the entry's state as the changes that produce it, so
+// that it can be merged behind another state (see Delivery.restore).
+func (e *entry) replay() []Change {
+	var out []Change
+	if e.owedDelete != nil {
+		out = append(out, Change{Type: scripting.Delete, Object: e.owedDelete, Resource: e.resource})
+	}
+	switch e.kind {
+	case scripting.Add:
+		out = append(out, Change{Type: scripting.Add, Object: e.latest, Initial: e.initial, Resource: e.resource})
+	case scripting.Update:
+		out = append(out, Change{Type: scripting.Update, Old: e.seen, Object: e.latest, Resource: e.resource})
+	case scripting.Tick:
+		out = append(out, Change{Type: scripting.Tick})
+	}
+	return out
+}
+
+// take removes the next call from the entry (delivery "latest"): an owed
+// delete first, then the add, update or tick. It returns the change that
+// restores what it took, and false when the entry holds no call (an
+// update whose net change is only in ignored paths is consumed so).
+func (e *entry) take(ignore []string) (scripting.Event, Change, bool) {
+	if d := e.owedDelete; d != nil {
+		e.owedDelete = nil
+		c := Change{Type: scripting.Delete, Object: d, Resource: e.resource}
+		return scripting.Event{Type: scripting.Delete, Object: d, Resource: e.resource}, c, true
+	}
+	kind, seen, latest, initial := e.kind, e.seen, e.latest, e.initial
+	e.kind, e.seen, e.latest, e.initial = "", nil, nil, false
+	switch kind {
+	case scripting.Tick:
+		return scripting.Event{Type: scripting.Tick}, Change{Type: scripting.Tick}, true
+	case scripting.Add:
+		c := Change{Type: scripting.Add, Object: latest, Initial: initial, Resource: e.resource}
+		return scripting.Event{Type: scripting.Add, Object: latest, Initial: initial, Resource: e.resource}, c, true
+	case scripting.Update:
+		changed := scripting.ChangedPaths(seen.Object, latest.Object, ignore)
+		if len(changed) == 0 {
+			return scripting.Event{}, Change{}, false
+		}
+		c := Change{Type: scripting.Update, Old: seen, Object: latest, Resource: e.resource}
+		return scripting.Event{Type: scripting.Update, OldObject: seen, Object: latest, Changed: changed, Resource: e.resource}, c, true
+	}
+	return scripting.Event{}, Change{}, false
+}
+
+// takeEvery removes the oldest change (delivery "every"). An update that
+// changes only ignored paths is consumed without a call.
+func (e *entry) takeEvery(ignore []string) (scripting.Event, Change, bool) {
+	c := e.every[0]
+	e.every[0] = Change{}
+	e.every = e.every[1:]
+	ev := scripting.Event{Type: c.Type, Object: c.Object, Initial: c.Initial, Resource: c.Resource}
+	if c.Type == scripting.Update {
+		ev.OldObject = c.Old
+		ev.Changed = scripting.ChangedPaths(c.Old.Object, c.Object.Object, ignore)
+		if len(ev.Changed) == 0 {
+			return scripting.Event{}, Change{}, false
+		}
+	}
+	return ev, c, true
+}

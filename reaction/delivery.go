@@ -1,0 +1,432 @@
+package reaction
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/scripting"
+)
+
+// Caller runs a rule's handlers; a *scripting.Runtime is one. Each worker
+// of a Delivery has its own.
+type Caller interface {
+	Call(ev scripting.Event) ([]actions.Action, error)
+}
+
+// Sink takes the actions of the calls that succeeded, in the order they
+// were asked for; an *actions.Queue is one. Enqueue must not block.
+type Sink interface {
+	Enqueue(a actions.Action)
+}
+
+// Handlers tells which handlers a rule's script declares; a
+// *scripting.Program is one.
+type Handlers interface {
+	HasHandler(t scripting.EventType) bool
+}
+
+// Observer is told what a Delivery does, for metrics. Its methods must be
+// cheap and safe for concurrent use.
+type Observer interface {
+	// Event is called for every change an informer reports to the rule
+	// that the rule has a handler for (before coalescing).
+	Event(rule, resource string, event scripting.EventType)
+	// HandlerCall is called after every handler call, with its error.
+	HandlerCall(rule string, event scripting.EventType, d time.Duration, err error)
+	// HandlerGivenUp is called when a failed call has used up its
+	// retries, with its last error.
+	HandlerGivenUp(rule string, event scripting.EventType, err error)
+	// ChangesDropped is called when a rule with delivery "every" drops
+	// changes because its queue is full.
+	ChangesDropped(rule string, n int)
+}
+
+// Options configure a Delivery. The zero value is usable.
+type Options struct {
+	// Logger receives a line per failed, retried, given-up or dropped
+	// call; the Delivery adds rule=NAME. Nil means slog.Default().
+	Logger *slog.Logger
+	// Observer, if set, is told about changes and calls.
+	Observer Observer
+	// BaseDelay and MaxDelay bound the exponential backoff between the
+	// retries of a failed call. Zero means 200ms and 30s. A negative
+	// BaseDelay retries at once (offline tests, whose clock stands still).
+	BaseDelay, MaxDelay time.Duration
+	// MetricsProvider receives the workqueue's metrics. Nil means
+	// client-go's global provider.
+	MetricsProvider workqueue.MetricsProvider
+}
+
+// stuckDelay is how long a change waits when every runtime of its worker
+// is stuck in built-in code (scripting.ErrStuck); it is not a retry.
+const stuckDelay = time.Second
+
+// dropLogEvery rate-limits the log line about dropped changes.
+const dropLogEvery = 10 * time.Second
+
+// Delivery brings the changes of one rule's objects to its handlers and
+// the actions of successful calls to its Sink. See the package doc for
+// the semantics.
+type Delivery struct {
+	rule   *rules.Rule
+	sink   Sink
+	opts   Options
+	log    *slog.Logger
+	want   wants
+	tick   bool
+	every  bool
+	ignore []string
+
+	queue    workqueue.TypedRateLimitingInterface[objectKey]
+	stopping atomic.Bool
+
+	mu          sync.Mutex
+	pending     map[objectKey]*entry
+	queued      int // delivery "every": changes waiting
+	dropped     int // changes dropped since the last log line
+	lastDropLog time.Time
+}
+
+// New returns a Delivery for rule, whose script declares handlers, that
+// hands the actions of successful calls to sink.
+func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Delivery {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.BaseDelay == 0 {
+		opts.BaseDelay = 200 * time.Millisecond
+	}
+	if opts.MaxDelay <= 0 {
+		opts.MaxDelay = 30 * time.Second
+	}
+	base, maxDelay := opts.BaseDelay, opts.MaxDelay
+	if base < 0 {
+		base, maxDelay = 0, 0
+	}
+	has := func(t scripting.EventType) bool {
+		return rule.Handles(rules.Event(t)) && handlers.HasHandler(t)
+	}
+	d := &Delivery{
+		rule:    rule,
+		sink:    sink,
+		opts:    opts,
+		log:     opts.Logger.With("rule", rule.Name),
+		want:    wants{add: has(scripting.Add), update: has(scripting.Update), delete: has(scripting.Delete)},
+		tick:    rule.Every > 0 && handlers.HasHandler(scripting.Tick),
+		every:   rule.Delivery == rules.DeliverEvery,
+		pending: map[objectKey]*entry{},
+	}
+	for _, p := range rule.IgnoredPaths() {
+		d.ignore = append(d.ignore, p.String())
+	}
+	d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[objectKey](base, maxDelay),
+		workqueue.TypedRateLimitingQueueConfig[objectKey]{Name: "kreact_rule_changes_" + rule.Name, MetricsProvider: opts.MetricsProvider},
+	)
+	return d
+}
+
+// Handler returns the informer handler of source, the index in the plan
+// of the informer it is registered on. It only folds changes in and
+// queues objects.
+func (d *Delivery) Handler(source int, res discovery.Resource) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initial bool) {
+			if u, ok := obj.(*unstructured.Unstructured); ok {
+				d.Observe(source, Change{Type: scripting.Add, Object: u, Initial: initial, Resource: res})
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(*unstructured.Unstructured)
+			n, ok2 := newObj.(*unstructured.Unstructured)
+			if ok1 && ok2 {
+				d.Observe(source, Change{Type: scripting.Update, Object: n, Old: o, Resource: res})
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if u, ok := obj.(*unstructured.Unstructured); ok {
+				d.Observe(source, Change{Type: scripting.Delete, Object: u, Resource: res})
+			}
+		},
+	}
+}
+
+// Observe folds a change of an object seen through informer source into
+// the work waiting for it, and queues the object. It never blocks on
+// scripts.
+func (d *Delivery) Observe(source int, c Change) {
+	if obs := d.opts.Observer; obs != nil && d.want.has(c.Type) {
+		obs.Event(d.rule.Name, c.Resource.GVR.GroupResource().String(), c.Type)
+	}
+	if !d.wanted(c.Type) {
+		return
+	}
+	key := objectKey{source: source, namespace: c.Object.GetNamespace(), name: c.Object.GetName()}
+	d.mu.Lock()
+	e := d.pending[key]
+	if e == nil {
+		e = &entry{resource: c.Resource}
+	}
+	if d.every {
+		if d.queued >= rules.MaxQueuedChanges {
+			d.droppedLocked()
+			d.mu.Unlock()
+			return
+		}
+		e.every = append(e.every, c)
+		d.queued++
+	} else {
+		e.merge(c, d.want)
+	}
+	queue := !e.empty()
+	if queue {
+		d.pending[key] = e
+	} else {
+		delete(d.pending, key)
+	}
+	d.mu.Unlock()
+	if queue {
+		d.queue.Add(key)
+	}
+}
+
+// wanted reports whether a change of type t can lead to a call. With
+// delivery "latest", updates count for a rule with onAdd only (they
+// refresh a pending add) and deletes for any rule (they cancel one).
+func (d *Delivery) wanted(t scripting.EventType) bool {
+	if d.every {
+		return d.want.has(t)
+	}
+	switch t {
+	case scripting.Add:
+		return d.want.add
+	case scripting.Update:
+		return d.want.update || d.want.add
+	case scripting.Delete:
+		return d.want.delete || d.want.add || d.want.update
+	}
+	return false
+}
+
+// droppedLocked counts a change dropped from a full "every" queue and
+// logs, at most every dropLogEvery, how many were.
+func (d *Delivery) droppedLocked() {
+	d.dropped++
+	if obs := d.opts.Observer; obs != nil {
+		obs.ChangesDropped(d.rule.Name, 1)
+	}
+	if now := time.Now(); now.Sub(d.lastDropLog) >= dropLogEvery {
+		d.log.Error("changes dropped: the rule's queue is full (delivery: every)", "dropped", d.dropped, "limit", rules.MaxQueuedChanges)
+		d.dropped, d.lastDropLog = 0, now
+	}
+}
+
+// Tick queues a call of onTick, if the rule has spec.every and the
+// handler; ticks that wait are merged into one.
+func (d *Delivery) Tick() {
+	if !d.tick {
+		return
+	}
+	if obs := d.opts.Observer; obs != nil {
+		obs.Event(d.rule.Name, "", scripting.Tick)
+	}
+	key := objectKey{tick: true}
+	d.mu.Lock()
+	e := d.pending[key]
+	if e == nil {
+		e = &entry{}
+		d.pending[key] = e
+	}
+	e.kind = scripting.Tick
+	d.mu.Unlock()
+	d.queue.Add(key)
+}
+
+// Len returns how many objects (and ticks) have changes waiting.
+func (d *Delivery) Len() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.pending)
+}
+
+// Run makes calls with each of callers, one worker goroutine per caller,
+// until ctx ends. Then it stops taking objects, lets the calls under way
+// finish and returns; the changes that were waiting are dropped (see the
+// package doc). Run must be called once, and not together with Drain.
+func (d *Delivery) Run(ctx context.Context, callers []Caller) {
+	var wg sync.WaitGroup
+	for _, c := range callers {
+		wg.Go(func() {
+			for d.processNext(c) {
+			}
+		})
+	}
+	<-ctx.Done()
+	d.stopping.Store(true)
+	d.queue.ShutDown()
+	wg.Wait()
+	if n := d.Len(); n > 0 {
+		d.log.Info("stopped; changes of objects not handled yet are replayed as initial adds at the next start", "objects", n)
+	}
+}
+
+// Drain makes the calls that wait, with caller, until none is left or ctx
+// ends: retries included when BaseDelay is negative. It is for offline
+// tests, in which one goroutine observes changes and drains in turn.
+func (d *Delivery) Drain(ctx context.Context, caller Caller) {
+	for ctx.Err() == nil && d.queue.Len() > 0 {
+		d.processNext(caller)
+	}
+}
+
+// ShutDown releases the queue of a Delivery that was only drained.
+func (d *Delivery) ShutDown() { d.queue.ShutDown() }
+
+// processNext makes the next call waiting for one object. It returns
+// false once the Delivery is stopping.
+func (d *Delivery) processNext(caller Caller) bool {
+	key, shutdown := d.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer d.queue.Done(key)
+	if d.stopping.Load() {
+		return false
+	}
+
+	d.mu.Lock()
+	ev, taken, ok := d.takeLocked(key)
+	d.mu.Unlock()
+	if !ok {
+		d.queue.Forget(key)
+		return true
+	}
+
+	start := time.Now()
+	asked, err := caller.Call(ev)
+	if obs := d.opts.Observer; obs != nil {
+		obs.HandlerCall(d.rule.Name, ev.Type, time.Since(start), err)
+	}
+	switch {
+	case err == nil:
+		for _, a := range asked {
+			d.sink.Enqueue(a)
+		}
+		d.queue.Forget(key)
+	case errors.Is(err, scripting.ErrClosed):
+		d.restore(key, taken)
+	case errors.Is(err, scripting.ErrStuck):
+		// Not this change's fault: wait without using up a retry.
+		d.restore(key, taken)
+		d.log.Warn("script workers stuck in built-in code; change delayed", callAttrs(ev, err)...)
+		d.queue.AddAfter(key, stuckDelay)
+	case d.queue.NumRequeues(key) < d.rule.Retries:
+		d.restore(key, taken)
+		attempt := d.queue.NumRequeues(key) + 1
+		d.log.Warn("script failed; the call will be retried on the latest state", append(callAttrs(ev, err), "retry", attempt, "of", d.rule.Retries)...)
+		d.queue.AddRateLimited(key)
+	default:
+		d.log.Error("handler call given up", append(callAttrs(ev, err), "retries", d.queue.NumRequeues(key))...)
+		if obs := d.opts.Observer; obs != nil {
+			obs.HandlerGivenUp(d.rule.Name, ev.Type, err)
+		}
+		d.queue.Forget(key)
+	}
+	return true
+}
+
+// takeLocked removes the next call of key from its entry. An entry with
+// more to do queues its key again (the workqueue hands it out once this
+// call is done).
+func (d *Delivery) takeLocked(key objectKey) (scripting.Event, Change, bool) {
+	e := d.pending[key]
+	if e == nil {
+		return scripting.Event{}, Change{}, false
+	}
+	var ev scripting.Event
+	var taken Change
+	ok := false
+	for !ok && !e.empty() {
+		if d.every && !key.tick {
+			ev, taken, ok = e.takeEvery(d.ignore)
+			d.queued--
+		} else {
+			ev, taken, ok = e.take(d.ignore)
+		}
+	}
+	if e.empty() {
+		delete(d.pending, key)
+	} else {
+		d.queue.Add(key)
+	}
+	return ev, taken, ok
+}
+
+// restore puts back a call that failed, before the changes that arrived
+// while it ran, so that its retry sees the object's latest state: an add
+// stays an add, an update keeps the object the script last saw, and an add
+// followed by a delete becomes nothing.
+func (d *Delivery) restore(key objectKey, taken Change) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	later := d.pending[key]
+	e := &entry{resource: taken.Resource}
+	if d.every && !key.tick {
+		e.every = append(e.every, taken)
+		d.queued++
+		if later != nil {
+			e.every = append(e.every, later.every...)
+		}
+	} else {
+		e.merge(taken, wants{add: true, update: true, delete: true})
+		if later != nil {
+			for _, c := range later.replay() {
+				e.merge(c, d.want)
+			}
+		}
+	}
+	if e.empty() {
+		delete(d.pending, key)
+		return
+	}
+	d.pending[key] = e
+}
+
+// callAttrs are the log attributes of a failed call: handler, resource,
+// object, and the script's position, message and stack.
+func callAttrs(ev scripting.Event, err error) []any {
+	attrs := []any{"handler", ev.Type.Handler()}
+	if ev.Object != nil {
+		attrs = append(attrs, "resource", ev.Resource.GVR.GroupResource().String(), "object", objectName(ev.Object))
+	}
+	var se *scripting.ScriptError
+	if errors.As(err, &se) {
+		attrs = append(attrs, "position", se.Position, "error", se.Message)
+		if se.Stack != "" {
+			attrs = append(attrs, "stack", se.Stack)
+		}
+		return attrs
+	}
+	return append(attrs, "error", err)
+}
+
+func objectName(u *unstructured.Unstructured) string {
+	if ns := u.GetNamespace(); ns != "" {
+		return ns + "/" + u.GetName()
+	}
+	return u.GetName()
+}

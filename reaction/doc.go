@@ -1,0 +1,66 @@
+// Package reaction is kreact's reaction core: what reaches a rule's
+// handlers, when, and what becomes of the actions they ask for. `kreact
+// run` (package engine) drives it with informers and an actions.Queue;
+// `kreact test` (package ruletest) drives the same code with a fake cache
+// and a recorder; `kreact rbac` asks it for the informer plan. The
+// semantics below exist here only.
+//
+// # Plan
+//
+// Plan lists the informers a rule needs: one per watched namespace of each
+// spec.watch entry (its changes reach the handlers), and an all-namespaces
+// one for each spec.reads resource that no selector-free watch covers.
+// Reader picks the informer that answers a kreact.get or kreact.list.
+//
+// # Delivery, coalesced per object
+//
+// A Delivery holds, per object, the changes its rule has not handled yet,
+// and a client-go workqueue of the objects that have some. Informer
+// handlers only fold a change into that state and queue the object; they
+// never wait for a script. Workers take one object at a time (the
+// workqueue never hands one object to two workers), so the calls for one
+// object are made in order, while different objects run in parallel.
+//
+// With spec.delivery "latest" (the default), the changes that wait are
+// merged into one call with the latest state:
+//
+//	add … update          → onAdd(latest)
+//	update … update       → onUpdate(object the script last saw, latest)
+//	add … delete          → nothing: the script never saw the object
+//	… delete              → onDelete(last known state)
+//	delete … add          → onDelete(old), then onAdd(new)
+//
+// ctx.changed of a merged update lists the paths where the latest state
+// differs from the object the script last saw (ignored paths left out);
+// an update whose net change is empty is not delivered. Pending work is
+// bounded by the number of objects, whatever the write rate.
+//
+// With "every", each change is a call of its own, in order, from a queue
+// bounded by rules.MaxQueuedChanges; changes beyond it are dropped, logged
+// and counted (Observer.ChangesDropped).
+//
+// # Transactional, retried calls
+//
+// A handler call is a transaction (scripting.Runtime.Call): its actions go
+// to the Sink only when it returns normally. A call that throws, times
+// out, asks for more than spec.maxActions actions or for one the rule may
+// not do queues nothing and is retried with exponential backoff, on the
+// object's latest state (changes that arrived meanwhile are merged in), up
+// to spec.retries times. Then it is given up: logged with rule, handler,
+// object and cause, and counted (Observer.HandlerGivenUp).
+//
+// # Stopping
+//
+// Run stops taking objects when its context ends: the calls under way
+// finish (each is bounded by the rule's timeout), queued calls that have
+// not started are dropped. That is safe because a rule that starts again
+// receives every existing object as an initial add; only the onDelete of
+// objects deleted in between is lost, as it is for any restart.
+//
+// # Concurrency
+//
+// Observe, Tick and the informer handlers may be called from any
+// goroutine and never block on scripts. Run calls each Caller from one
+// goroutine only. Drain is for one goroutine, when nothing else runs the
+// Delivery (offline tests).
+package reaction

@@ -1,0 +1,80 @@
+package reaction
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/dynamicinformer"
+	"github.com/kreact/kreact/rules"
+)
+
+// Informer is one informer a rule needs.
+type Informer struct {
+	// Key selects what the informer lists and watches.
+	Key dynamicinformer.Key
+	// Resource is the resource it watches.
+	Resource discovery.Resource
+	// Handled is true for spec.watch entries: their changes reach the
+	// rule's handlers. The informers of spec.reads only serve reads.
+	Handled bool
+	// Readable is true when the informer has no selectors, so that it
+	// holds every object of its namespace ("" for all) and can answer
+	// kreact.get and kreact.list.
+	Readable bool
+}
+
+// Plan lists the informers of a resolved rule, in a stable order: one per
+// watched namespace of each spec.watch entry, then an all-namespaces one
+// for each spec.reads resource that no selector-free, all-namespaces watch
+// already covers.
+func Plan(res *rules.Resolved) []Informer {
+	var plan []Informer
+	allNamespaces := map[schema.GroupResource]bool{}
+	for _, w := range res.Watch {
+		namespaces := w.Watch.Namespaces
+		if len(namespaces) == 0 {
+			namespaces = []string{""}
+		}
+		readable := w.Watch.LabelSelector == "" && w.Watch.FieldSelector == ""
+		for _, ns := range namespaces {
+			key := dynamicinformer.Key{GVR: w.Resource.GVR, Namespace: ns, LabelSelector: w.Watch.LabelSelector, FieldSelector: w.Watch.FieldSelector}
+			plan = append(plan, Informer{Key: key, Resource: w.Resource, Handled: true, Readable: readable})
+			if readable && ns == "" {
+				allNamespaces[w.Resource.GVR.GroupResource()] = true
+			}
+		}
+	}
+	for _, r := range res.Reads {
+		if gr := r.GVR.GroupResource(); !allNamespaces[gr] {
+			allNamespaces[gr] = true
+			plan = append(plan, Informer{Key: dynamicinformer.Key{GVR: r.GVR}, Resource: r, Readable: true})
+		}
+	}
+	return plan
+}
+
+// Reader returns the index in plan of the informer that answers a read of
+// gvr in namespace ("" for all namespaces): the rule must be allowed to
+// read gvr, and a readable informer must hold that namespace.
+func Reader(res *rules.Resolved, plan []Informer, gvr schema.GroupVersionResource, namespace string) (int, error) {
+	if err := res.Readable(gvr); err != nil {
+		return -1, err
+	}
+	gr := gvr.GroupResource()
+	for i, inf := range plan {
+		if !inf.Readable || inf.Key.GVR.GroupResource() != gr {
+			continue
+		}
+		if ns := inf.Key.Namespace; ns == "" || ns == namespace {
+			return i, nil
+		}
+	}
+	where := "all namespaces"
+	if namespace != "" {
+		where = fmt.Sprintf("namespace %q", namespace)
+	}
+	return -1, fmt.Errorf("rule %q does not cache %s in %s: add it to spec.reads (watches with selectors or other namespaces do not serve reads)",
+		res.Rule.Name, gr, where)
+}
