@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -74,6 +75,10 @@ type Engine struct {
 	opts      Options
 	log       *slog.Logger
 
+	// changing serialises what replaces rules (Load, following resource
+	// versions, the final stop), so that they never interleave.
+	changing sync.Mutex
+
 	mu      sync.Mutex
 	ctx     context.Context // Run's context; nil before Run
 	running map[string]*runner
@@ -127,10 +132,13 @@ func (e *Engine) Run(ctx context.Context) error {
 		if len(d.Added) > 0 {
 			e.retryPending()
 		}
+		e.followVersions()
 	})
 	defer cancel()
 	<-ctx.Done()
 
+	e.changing.Lock()
+	defer e.changing.Unlock()
 	e.mu.Lock()
 	runners := make([]*runner, 0, len(e.running))
 	for _, r := range e.running {
@@ -156,8 +164,7 @@ func (e *Engine) Run(ctx context.Context) error {
 // running. Rules loaded from a file in keepSources (a file that did not
 // parse) are kept as they are too. Load waits for Run to have started.
 //
-// Calls to Load must not overlap; kreact run makes them from one goroutine.
-// A replaced rule is stopped (its queued changes and actions drained)
+// Calls to Load are serialised. A replaced rule is stopped (its queued changes and actions drained)
 // before its new version starts, without blocking Status meanwhile.
 func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...string) error {
 	select {
@@ -165,6 +172,8 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	e.changing.Lock()
+	defer e.changing.Unlock()
 	type prepared struct {
 		rule        *rules.Rule
 		program     *scripting.Program
@@ -256,6 +265,63 @@ func (e *Engine) startLocked(r *rules.Rule, prog *scripting.Program, res *rules.
 	}
 	e.running[r.Name] = run
 	e.log.Info("rule started", "rule", r.Name, "source", r.Source, "watches", len(res.Watch))
+}
+
+// followVersions moves running rules to the versions discovery serves now.
+// A rule names a resource, not a version: when the version it was resolved
+// to stops being served (a CRD drops v1 and serves v2, or is recreated with
+// another version), it is restarted on the served one, and receives the
+// objects as initial adds. A resource that is not served at all keeps the
+// rule as it is: its watches resume when the resource is back.
+func (e *Engine) followVersions() {
+	e.changing.Lock()
+	defer e.changing.Unlock()
+	type move struct {
+		old *runner
+		res *rules.Resolved
+	}
+	var moves []move
+	e.mu.Lock()
+	if e.ctx.Err() != nil {
+		e.mu.Unlock()
+		return
+	}
+	served := e.source.Snapshot()
+	for name, r := range e.running {
+		if !slices.ContainsFunc(r.plan, func(inf reaction.Informer) bool {
+			_, ok := served.Lookup(inf.Key.GVR)
+			return !ok
+		}) {
+			continue // every version it runs on is served: no churn
+		}
+		res, _, err := e.resolve(r.rule)
+		if err != nil || res == nil || samePlan(reaction.Plan(res), r.plan) {
+			continue
+		}
+		delete(e.running, name)
+		moves = append(moves, move{old: r, res: res})
+	}
+	e.mu.Unlock()
+	for _, m := range moves {
+		m.old.stop()
+		var from, to []string
+		for _, inf := range m.old.plan {
+			from = append(from, inf.Key.GVR.String())
+		}
+		for _, inf := range reaction.Plan(m.res) {
+			to = append(to, inf.Key.GVR.String())
+		}
+		e.log.Info("resource version changed; rule restarted on the served version", "rule", m.old.rule.Name,
+			"from", strings.Join(slices.Compact(from), ","), "to", strings.Join(slices.Compact(to), ","))
+		e.mu.Lock()
+		e.startLocked(m.old.rule, m.old.program, m.res, m.old.fingerprint)
+		e.mu.Unlock()
+	}
+}
+
+// samePlan reports whether two plans start the same informers.
+func samePlan(a, b []reaction.Informer) bool {
+	return slices.EqualFunc(a, b, func(x, y reaction.Informer) bool { return x.Key == y.Key && x.Handled == y.Handled })
 }
 
 // retryPending starts the waiting rules whose resources now resolve.
