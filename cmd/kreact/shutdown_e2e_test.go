@@ -1,0 +1,105 @@
+package main
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kreact/kreact/internal/testcluster"
+)
+
+// TestSIGTERMWithALoopingScriptAndQueuedChanges: a real kreact process
+// whose only rule loops on every one of 1,000 ConfigMaps receives SIGTERM.
+// It must exit well inside Kubernetes' default 30 s grace period: the call
+// under way ends at its timeout and the queued calls are dropped (they are
+// replayed as initial adds at the next start).
+func TestSIGTERMWithALoopingScriptAndQueuedChanges(t *testing.T) {
+	const ns, objects = "shutdown-e2e", 1000
+	cfg := cluster.Config()
+	cfg.QPS, cfg.Burst = 500, 1000
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(t.Context(),
+		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}},
+		metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, objects)
+	for w := range 10 {
+		wg.Go(func() {
+			for i := w; i < objects; i += 10 {
+				cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+					"metadata": map[string]any{"name": fmt.Sprintf("cm-%04d", i), "namespace": ns}}}
+				if _, err := dyn.Resource(configMapsGVR).Namespace(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	writeRule(t, dir, "looper.yaml", `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: looper
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [`+ns+`]
+  events: [add]
+  timeout: 1s
+  script: |
+    function onAdd(obj) { for (;;) {} }
+`)
+	bin := filepath.Join(t.TempDir(), "kreact")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build kreact: %v\n%s", err, out)
+	}
+	stderr := &testcluster.LogBuffer{}
+	cmd := exec.Command(bin, "run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath())
+	cmd.Stderr = stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		if t.Failed() {
+			t.Logf("kreact stderr:\n%s", stderr)
+		}
+	})
+	testcluster.Eventually(t, "the looping script to time out", func() bool { return strings.Contains(stderr.String(), "timed out") })
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("kreact exited with %v after SIGTERM, want 0", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("kreact did not exit within 30 s of SIGTERM")
+	}
+	if !strings.Contains(stderr.String(), "replayed as initial adds at the next start") {
+		t.Error("the dropped calls were not logged")
+	}
+}
