@@ -26,7 +26,9 @@
 // what (spec.events and the script's handlers, coalescing, ignored paths),
 // makes the calls transactional and retries failed ones, and reads go
 // through reaction.Reader. The clock of a test stands still, so retries
-// are made at once. The rules catch up after every event.
+// are made at once. The rules catch up after every event, unless the
+// event is marked queued: then the next one arrives first, and the two are
+// coalesced as they would be under load.
 //
 // Actions of successful calls are recorded, not executed; the cache
 // changes only through events. This keeps a test a plain sequence that a reader can follow, and

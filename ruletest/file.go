@@ -123,6 +123,11 @@ type Event struct {
 	Object Object
 	// Initial marks an add as part of a watch's initial list.
 	Initial bool
+	// Queued leaves the change waiting when the next event happens, as
+	// under load: the rules catch up after the next event that is not
+	// queued (or at the end of the case), with the changes coalesced as
+	// kreact run coalesces them.
+	Queued bool
 	// Rule is the rule whose onTick a Tick calls.
 	Rule string
 }
@@ -607,7 +612,7 @@ func (d *decoder) testCase(f *File, dir string, n *yaml.Node, path string) *Case
 }
 
 func (d *decoder) event(f *File, n *yaml.Node, path string) (Event, bool) {
-	fs := d.fields(n, path, "add", "update", "delete", "tick", "initial")
+	fs := d.fields(n, path, "add", "update", "delete", "tick", "initial", "queued")
 	if fs == nil {
 		return Event{}, false
 	}
@@ -631,6 +636,9 @@ func (d *decoder) event(f *File, n *yaml.Node, path string) (Event, bool) {
 			d.errorf(v, "%s.initial: only an add can be part of an initial list", path)
 		}
 		ev.Initial = d.boolean(v, path+".initial")
+	}
+	if v, ok := fs["queued"]; ok {
+		ev.Queued = d.boolean(v, path+".queued")
 	}
 	v := fs[string(ev.Type)]
 	sub := path + "." + string(ev.Type)

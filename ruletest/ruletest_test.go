@@ -58,7 +58,7 @@ func TestGoldenReports(t *testing.T) {
 	}{
 		{"pass.yaml", 0, 7},
 		{"broken.yaml", 4, 0},
-		{"script-error.yaml", 0, 2},
+		{"script-error.yaml", 0, 3},
 		{"tick.yaml", 0, 1},
 	}
 	for _, tt := range tests {

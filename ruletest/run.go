@@ -139,9 +139,14 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 		if res.Problem = apply(st, runs, ev); res.Problem != nil {
 			break
 		}
-		for _, run := range runs {
-			run.delivery.Drain(ctx, run.rt)
+		if !ev.Queued {
+			for _, run := range runs {
+				run.delivery.Drain(ctx, run.rt)
+			}
 		}
+	}
+	for _, run := range runs {
+		run.delivery.Drain(ctx, run.rt)
 	}
 	res.Errors = append(res.Errors, failed.errs...)
 	res.Actions = rec.recorded()
