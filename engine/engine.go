@@ -456,7 +456,7 @@ func (e *Engine) ActionStats() map[string]actions.Stats {
 // Compile compiles a rule's script so that positions point into the file
 // the script was written in.
 func Compile(r *rules.Rule) (*scripting.Program, error) {
-	opts := scripting.CompileOptions{}
+	opts := scripting.CompileOptions{TypeScript: r.ScriptLang == rules.ScriptTypeScript}
 	if r.ScriptFile == "" {
 		opts.LineOffset = max(0, r.ScriptPos.Line-1)
 		opts.ColumnOffset = max(0, r.ScriptPos.Col-1)

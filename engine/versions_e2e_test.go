@@ -137,7 +137,12 @@ spec:
 	if n := h.logs.Count("rule restarted on the served version"); n != 2 {
 		t.Errorf("%d log lines about moving versions, want 2", n)
 	}
-	if strings.Contains(h.logs.String(), "level=ERROR") {
-		t.Error("moving versions logged an error")
+	// An action queued for the old version just before it went may fail
+	// (the API server no longer serves it); the restart's initial adds
+	// repeat it on the new version. Nothing else may fail.
+	for _, line := range strings.Split(h.logs.String(), "\n") {
+		if strings.Contains(line, "level=ERROR") && !strings.Contains(line, "could not find the requested resource") {
+			t.Errorf("moving versions logged an error: %s", line)
+		}
 	}
 }

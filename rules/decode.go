@@ -3,11 +3,8 @@ package rules
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,7 +25,7 @@ import (
 var (
 	documentFields   = []string{"apiVersion", "kind", "metadata", "spec"}
 	metadataFields   = []string{"name", "description"}
-	specFields       = []string{"watch", "events", "ignoreChanges", "reads", "permissions", "http", "script", "scriptFile", "every", "workers", "timeout", "retries", "maxActions", "actionWorkers", "delivery", "rateLimit", "burst", "dryRun"}
+	specFields       = []string{"watch", "events", "ignoreChanges", "reads", "permissions", "http", "script", "scriptFile", "scriptLang", "every", "workers", "timeout", "retries", "maxActions", "actionWorkers", "delivery", "rateLimit", "burst", "dryRun"}
 	watchFields      = []string{"resource", "namespaces", "labelSelector", "fieldSelector"}
 	permissionFields = []string{"resources", "verbs"}
 )
@@ -506,6 +503,7 @@ func (d *decoder) spec(r *Rule, spec entry, m map[string]entry) {
 	}
 
 	d.script(r, spec, m["script"], m["scriptFile"])
+	d.scriptLang(r, m["scriptLang"])
 
 	r.Every = d.duration(m["every"], "spec.every", 0, MinEvery, MaxEvery)
 	r.Workers = d.integer(m["workers"], "spec.workers", DefaultWorkers, 1, MaxWorkers)
@@ -654,29 +652,40 @@ func (d *decoder) script(r *Rule, spec, inline, file entry) {
 		if !ok {
 			return
 		}
-		path := name
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(filepath.Dir(d.file), path)
+		data, path, err := readScriptFile(d.file, name)
+		if err != nil {
+			d.errorf(file.value, "spec.scriptFile: %v", err)
+			return
 		}
-		data, err := os.ReadFile(path)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			d.errorf(file.value, "spec.scriptFile: script file %s does not exist", path)
-			return
-		case err != nil:
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			d.errorf(file.value, "spec.scriptFile: cannot read script file %s: %v", path, err)
-			return
-		case strings.TrimSpace(string(data)) == "":
+		if strings.TrimSpace(data) == "" {
 			d.errorf(file.value, "spec.scriptFile: script file %s is empty", path)
 			return
 		}
-		r.Script = string(data)
+		r.Script = data
 		r.ScriptFile = name
 		r.ScriptPos = Position{File: path, Line: 1, Col: 1}
+	}
+}
+
+// scriptLang decodes spec.scriptLang. Left out, a scriptFile ending in .ts
+// is TypeScript and anything else JavaScript.
+func (d *decoder) scriptLang(r *Rule, e entry) {
+	r.ScriptLang = ScriptJavaScript
+	if strings.HasSuffix(r.ScriptFile, ".ts") {
+		r.ScriptLang = ScriptTypeScript
+	}
+	if !e.present() || isNull(deref(e.value)) {
+		return
+	}
+	s, ok := d.str(e.value, "spec.scriptLang")
+	if !ok {
+		return
+	}
+	switch l := ScriptLang(s); l {
+	case ScriptJavaScript, ScriptTypeScript:
+		r.ScriptLang = l
+	default:
+		d.errorf(e.value, "spec.scriptLang: unknown language %q (want js or ts)", s)
 	}
 }
 

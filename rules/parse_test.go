@@ -98,6 +98,7 @@ func TestParseValid(t *testing.T) {
   }
 }
 `,
+				ScriptLang:    ScriptJavaScript,
 				ScriptPos:     Position{"testdata/valid/full.yaml", 24, 5},
 				Workers:       2,
 				Timeout:       500 * time.Millisecond,
@@ -119,6 +120,7 @@ func TestParseValid(t *testing.T) {
 				Watch:         []Watch{{Resource: "pods", Pos: Position{"testdata/valid/minimal.yaml", 7, 17}}},
 				Events:        []Event{EventAdd, EventUpdate, EventDelete},
 				Script:        "function onAdd(obj, ctx) { ctx.log(obj.metadata.name) }",
+				ScriptLang:    ScriptJavaScript,
 				ScriptPos:     Position{"testdata/valid/minimal.yaml", 8, 12},
 				Workers:       DefaultWorkers,
 				Timeout:       DefaultTimeout,
@@ -148,6 +150,7 @@ func TestParseValid(t *testing.T) {
 					}},
 					Script:        multiScript,
 					ScriptFile:    "label-namespaces.js",
+					ScriptLang:    ScriptJavaScript,
 					ScriptPos:     Position{filepath.Join("testdata", "valid", "label-namespaces.js"), 1, 1},
 					Workers:       1,
 					Timeout:       time.Second,
@@ -176,6 +179,7 @@ func TestParseValid(t *testing.T) {
 					}},
 					Script:        multiScript,
 					ScriptFile:    "label-namespaces.js",
+					ScriptLang:    ScriptJavaScript,
 					ScriptPos:     Position{filepath.Join("testdata", "valid", "label-namespaces.js"), 1, 1},
 					Workers:       1,
 					Timeout:       time.Second,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/scripting"
 )
 
 // APIVersion and Kind are the only apiVersion and kind a rule document may
@@ -41,6 +42,22 @@ const (
 	// MaxQueuedChanges bounds the changes a rule with delivery "every"
 	// keeps waiting; what comes beyond is dropped, logged and counted.
 	MaxQueuedChanges = 10000
+)
+
+// MaxScriptSize bounds a rule's script file, in bytes: the limit of
+// scripting.Compile, which also bounds inline scripts.
+const MaxScriptSize = scripting.MaxSourceSize
+
+// ScriptLang is the language a rule's script is written in.
+type ScriptLang string
+
+// The values of spec.scriptLang.
+const (
+	// ScriptJavaScript is the default.
+	ScriptJavaScript ScriptLang = "js"
+	// ScriptTypeScript is compiled to JavaScript when the rule is loaded;
+	// types are removed, not checked.
+	ScriptTypeScript ScriptLang = "ts"
 )
 
 // Delivery says how the changes of one object reach a rule's handlers.
@@ -109,6 +126,9 @@ type Rule struct {
 	// ScriptFile is spec.scriptFile as written (relative to the rule file),
 	// empty for an inline script.
 	ScriptFile string
+	// ScriptLang is the script's language: spec.scriptLang, or TypeScript
+	// for a scriptFile ending in .ts.
+	ScriptLang ScriptLang
 	// ScriptPos is where line 1, column 1 of Script is: the script file
 	// (path as opened, 1, 1), or for an inline script the first content
 	// line of the YAML value and its indentation. ScriptPosition maps a

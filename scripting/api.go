@@ -35,6 +35,13 @@ func (e *env) install() {
 	vm.SetTimeSource(e.cfg.host.Now)
 	// Kept before the script can reassign the global.
 	e.date = vm.Get("Date")
+	// Code built from strings at run time (eval, the Function
+	// constructors, reachable from any function's .constructor) would
+	// escape every check Compile makes on a script; rules do not need it.
+	if _, err := vm.RunString(noDynamicCode); err != nil {
+		panic(fmt.Sprintf("scripting: disabling dynamic code: %v", err))
+	}
+	e.boundJSONParse()
 
 	e.global("kreact", map[string]native{
 		"clone":     e.clone,
@@ -61,6 +68,45 @@ func (e *env) install() {
 		"error": e.console(slog.LevelError),
 	})
 }
+
+// boundJSONParse makes JSON.parse refuse text nested deeper than
+// MaxJSONNesting before goja's recursive parser sees it.
+func (e *env) boundJSONParse() {
+	json := e.vm.Get("JSON").ToObject(e.vm)
+	parse, ok := goja.AssertFunction(json.Get("parse"))
+	if !ok {
+		panic("scripting: JSON.parse is not a function")
+	}
+	bounded := e.vm.ToValue(func(call goja.FunctionCall) goja.Value {
+		if d := jsonDepth(call.Argument(0).String(), MaxJSONNesting); d > MaxJSONNesting {
+			panic(e.vm.NewTypeError("JSON.parse: the text nests deeper than %d levels", MaxJSONNesting))
+		}
+		v, err := parse(call.This, call.Arguments...)
+		if err != nil {
+			panic(err)
+		}
+		return v
+	})
+	if err := json.DefineDataProperty("parse", bounded, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
+		panic(fmt.Sprintf("scripting: bounding JSON.parse: %v", err))
+	}
+}
+
+// noDynamicCode replaces eval and every Function constructor with a
+// function that throws an EvalError, in properties a script cannot write.
+const noDynamicCode = `(function () {
+  "use strict";
+  const refuse = function () {
+    throw new EvalError("eval and the Function constructor are disabled in kreact rules");
+  };
+  const locked = {value: refuse, writable: false, enumerable: false, configurable: false};
+  // goja has no async generators, so these are all the constructors.
+  for (const f of [function () {}, async function () {}, function* () {}]) {
+    Object.defineProperty(Object.getPrototypeOf(f), "constructor", locked);
+  }
+  Object.defineProperty(globalThis, "eval", locked);
+  Object.defineProperty(globalThis, "Function", locked);
+})();`
 
 // global defines a read-only global object holding read-only functions.
 func (e *env) global(name string, fns map[string]native) {

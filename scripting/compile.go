@@ -10,6 +10,7 @@ import (
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/file"
 	"github.com/dop251/goja/parser"
+	"github.com/go-sourcemap/sourcemap"
 )
 
 // CompileOptions places a script inside the file it was read from, so that
@@ -24,13 +25,20 @@ type CompileOptions struct {
 	// line). It is added to every reported column. Zero means the script is
 	// not indented.
 	ColumnOffset int
+	// TypeScript compiles the script as TypeScript (types are removed,
+	// not checked); positions still point into the TypeScript source.
+	TypeScript bool
 }
 
 // Program is a compiled rule script. It is immutable and safe to share: every
 // Runtime of a rule runs the same Program.
 type Program struct {
-	name      string
-	colOffset int
+	name       string
+	colOffset  int
+	lineOffset int
+	// sourceMap, for TypeScript, leads positions in the JavaScript that
+	// goja runs back to the TypeScript source (lines before lineOffset).
+	sourceMap *sourcemap.Consumer
 	// empty marks the source lines (0-based, offset lines included) that
 	// are empty: they had no indentation to strip, so positions on them
 	// (the end of the input) are not shifted.
@@ -109,6 +117,11 @@ func Compile(name, source string, opts CompileOptions) (*Program, error) {
 	if opts.LineOffset < 0 || opts.ColumnOffset < 0 {
 		return nil, fmt.Errorf("compile %s: negative offset", name)
 	}
+	if line, col, err := checkSource(source); err != nil {
+		// Placed like any other position in the script: the offsets
+		// only (the limits hold for the source, before any compiler).
+		return nil, &Error{File: name, Line: line + opts.LineOffset, Col: col + opts.ColumnOffset, Message: err.Error()}
+	}
 	p := &Program{name: name, colOffset: opts.ColumnOffset}
 	// Leading newlines put goja's own line numbers (also those a script
 	// sees in err.stack) on the file's lines; columns are shifted when
@@ -120,6 +133,16 @@ func Compile(name, source string, opts CompileOptions) (*Program, error) {
 		for i, l := range lines {
 			p.empty[i] = strings.TrimRight(l, "\r") == ""
 		}
+	}
+	if opts.TypeScript {
+		// The JavaScript has lines of its own; the source map, then the
+		// line offset, place its positions in the file.
+		p.lineOffset = opts.LineOffset
+		js, err := p.transpile(source)
+		if err != nil {
+			return nil, err
+		}
+		src = js
 	}
 
 	// goja.Parse folds the parser's ErrorList into one message without
@@ -216,6 +239,15 @@ func (p *Program) newError(pos file.Position, msg string) *Error {
 // adjust moves a position of this program's code by the column offset.
 // Positions of other code (eval) are left as they are.
 func (p *Program) adjust(pos file.Position) file.Position {
+	if pos.Filename == p.name && p.sourceMap != nil {
+		_, _, line, col, ok := p.sourceMap.Source(pos.Line, pos.Column-1)
+		if !ok {
+			// Code esbuild added (a helper for lowered syntax):
+			// there is no TypeScript line to show.
+			return file.Position{Filename: p.name}
+		}
+		pos.Line, pos.Column = line+p.lineOffset, col+1
+	}
 	if pos.Filename == p.name && pos.Line > 0 && pos.Line <= len(p.empty) && !p.empty[pos.Line-1] {
 		pos.Column += p.colOffset
 	}

@@ -72,7 +72,12 @@
 //
 // # Sandbox
 //
-// goja has no require, file system or network access. Source maps are
+// goja has no require, file system or network access. eval and every
+// Function constructor throw: code built from strings at run time would
+// escape the checks below. goja's and esbuild's parsers recurse, and a Go
+// stack overflow is fatal, so Compile refuses sources over MaxSourceSize or
+// nested deeper than MaxNesting before parsing (a linear scan), and
+// JSON.parse refuses text nested deeper than MaxJSONNesting. Source maps are
 // disabled both in Compile and for eval, so a sourceMappingURL comment
 // cannot make the process read a file. Date.now() and new Date() use the
 // Host's clock, so rules can be tested offline with a fixed time.

@@ -49,6 +49,86 @@ interface ObjectMeta {
   readonly [key: string]: any;
 }
 
+/**
+ * Typed views of common built-in kinds, for handlers that watch them:
+ *   function onUpdate(oldCm: ConfigMap, cm: ConfigMap, ctx: Ctx) { ... }
+ * Custom resources have no Go or TypeScript types here: use
+ * CustomResource, whose spec and status are `unknown` until you check them.
+ */
+interface ConfigMap extends KubeObject {
+  readonly data?: { readonly [key: string]: string };
+  readonly binaryData?: { readonly [key: string]: string };
+}
+
+interface Secret extends KubeObject {
+  readonly type?: string;
+  /** Base64-encoded values. */
+  readonly data?: { readonly [key: string]: string };
+}
+
+interface Namespace extends KubeObject {
+  readonly status?: { readonly phase?: "Active" | "Terminating" };
+}
+
+interface PodTemplateSpec {
+  readonly metadata?: Partial<ObjectMeta>;
+  readonly spec: {
+    readonly containers: ReadonlyArray<{
+      readonly name: string;
+      readonly image?: string;
+      readonly env?: ReadonlyArray<{
+        readonly name: string;
+        readonly value?: string;
+        readonly valueFrom?: { readonly [key: string]: any };
+      }>;
+      readonly envFrom?: ReadonlyArray<{
+        readonly configMapRef?: { readonly name: string };
+        readonly secretRef?: { readonly name: string };
+      }>;
+      readonly [key: string]: any;
+    }>;
+    readonly volumes?: ReadonlyArray<{
+      readonly name: string;
+      readonly configMap?: { readonly name: string };
+      readonly secret?: { readonly secretName: string };
+      readonly [key: string]: any;
+    }>;
+    readonly [key: string]: any;
+  };
+}
+
+interface Deployment extends KubeObject {
+  readonly spec: {
+    readonly replicas?: number;
+    readonly selector: { readonly matchLabels?: { readonly [key: string]: string } };
+    readonly template: PodTemplateSpec;
+    readonly [key: string]: any;
+  };
+  readonly status?: { readonly replicas?: number; readonly readyReplicas?: number; readonly [key: string]: any };
+}
+
+interface Pod extends KubeObject {
+  readonly spec: PodTemplateSpec["spec"] & { readonly nodeName?: string };
+  readonly status?: {
+    readonly phase?: "Pending" | "Running" | "Succeeded" | "Failed" | "Unknown";
+    readonly containerStatuses?: ReadonlyArray<{ readonly name: string; readonly restartCount: number; readonly state?: { readonly [key: string]: any } }>;
+    readonly [key: string]: any;
+  };
+}
+
+interface Node extends KubeObject {
+  readonly status?: {
+    readonly conditions?: ReadonlyArray<{ readonly type: string; readonly status: "True" | "False" | "Unknown"; readonly reason?: string }>;
+    readonly [key: string]: any;
+  };
+}
+
+/** A custom resource: nothing is known of its spec or status. */
+interface CustomResource extends KubeObject {
+  readonly spec?: unknown;
+  readonly status?: unknown;
+}
+
 /** A writable copy of a KubeObject, as kreact.clone returns it. */
 type Mutable<T> = T extends ReadonlyArray<infer E>
   ? Mutable<E>[]

@@ -272,7 +272,14 @@ func TestSandbox(t *testing.T) {
 	src := `function onAdd(obj) {
   kreact.log([typeof require, typeof process, typeof fetch, typeof XMLHttpRequest].join(","));
   kreact.log(String(` + probe + `).includes("leaked-source.js") ? "read" : "not read");
-  kreact.log(String(new Function("return 2")()));
+  const tryCode = (f) => { try { return String(f()); } catch (e) { return e.name; } };
+  kreact.log([
+    tryCode(() => new Function("return 2")()),
+    tryCode(() => (function () {}).constructor("return 3")()),
+    tryCode(() => (async function () {}).constructor("return 4")),
+    tryCode(() => (function* () {}).constructor("return 5")),
+    tryCode(() => (0, eval)("6")),
+  ].join(","));
   kreact.log(String(Date.now()) + " " + new Date().toISOString() + " " + kreact.now().toISOString());
   throw new Error("end");
 }
@@ -287,7 +294,7 @@ func TestSandbox(t *testing.T) {
 	want := []string{
 		"undefined,undefined,undefined,undefined",
 		"not read",
-		"2",
+		"EvalError,EvalError,EvalError,EvalError,EvalError",
 		fmt.Sprintf("%d 2026-03-04T05:06:07.000Z 2026-03-04T05:06:07.000Z", h.now.UnixMilli()),
 	}
 	if got := h.messages(); strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -1,10 +1,16 @@
-// Used by restart-on-config-change.yaml.
+// Used by restart-on-config-change.yaml. TypeScript: kreact compiles it when
+// the rule loads (types are removed, not checked; check them in your editor
+// or with tsc, using the declarations referenced below).
+/// <reference path="../scripting/kreact.d.ts" />
+
+type Source = ConfigMap | Secret;
+type PodSpec = PodTemplateSpec["spec"];
 
 // usesSource reports whether a pod spec mounts or reads the ConfigMap or
 // Secret named name, through volumes (also projected ones), envFrom or env.
-function usesSource(podSpec, kind, name) {
+function usesSource(podSpec: PodSpec, kind: string, name: string): boolean {
   const isCM = kind === "ConfigMap";
-  const ref = (r) => r && r.name === name;
+  const ref = (r?: { name?: string }): boolean => !!r && r.name === name;
   for (const v of podSpec.volumes || []) {
     if (isCM ? ref(v.configMap) : (v.secret && v.secret.secretName === name)) return true;
     for (const s of (v.projected && v.projected.sources) || []) {
@@ -24,18 +30,20 @@ function usesSource(podSpec, kind, name) {
   return false;
 }
 
-function onUpdate(oldObj, obj, ctx) {
+function onUpdate(oldObj: Source, obj: Source, ctx: Ctx): void {
   const kind = obj.kind;
   const name = obj.metadata.name;
-  const hash = kreact.hash({data: obj.data || {}, binaryData: obj.binaryData || {}}).slice(0, 16);
+  const binaryData = "binaryData" in obj ? obj.binaryData : undefined;
+  const hash = kreact.hash({data: obj.data || {}, binaryData: binaryData || {}}).slice(0, 16);
   const key = "kreact.dev/" + kind.toLowerCase() + "-" + name;
-  for (const d of kreact.list("deployments.apps", {namespace: obj.metadata.namespace})) {
+  const deployments = kreact.list("deployments.apps", {namespace: obj.metadata.namespace}) as Deployment[];
+  for (const d of deployments) {
     const template = d.spec.template;
     if (!usesSource(template.spec, kind, name)) continue;
     const annotations = (template.metadata && template.metadata.annotations) || {};
     if (annotations[key] === hash) continue;
     kreact.patch(d, {spec: {template: {metadata: {annotations: {[key]: hash}}}}});
     kreact.event(d, {reason: "ConfigChanged", message: kind + " " + name + " changed; rolling out (hash " + hash + ")"});
-    kreact.log("restarting deployment", {deployment: d.metadata.name, source: kind + "/" + name, changed: ctx.changed});
+    kreact.log("restarting deployment", {deployment: d.metadata.name, source: kind + "/" + name, changed: [...ctx.changed]});
   }
 }
