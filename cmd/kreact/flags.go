@@ -120,20 +120,43 @@ func (fs *flagSet) printUsage(w io.Writer) {
 	})
 }
 
-// clusterFlags are the connection flags shared with kubectl.
+// clusterFlags are the connection flags shared with kubectl, and the
+// client-side rate limits of kube-controller-manager and friends.
 type clusterFlags struct {
 	kubeconfig, context string
+	qps                 float64
+	burst               int
 }
+
+// The default client limits. client-go's own (5 and 10) starve a reaction
+// engine under a burst of changes: at 200 writes/s a rule's patches would
+// wait on the client, not on its own rateLimit.
+const (
+	defaultQPS   = 100
+	defaultBurst = 200
+)
 
 func (c *clusterFlags) register(fs *flagSet) {
 	fs.stringVar(&c.kubeconfig, "kubeconfig", "", "", "path to the kubeconfig file (default $KUBECONFIG, then ~/.kube/config, then in-cluster)")
 	fs.stringVar(&c.context, "context", "", "", "kubeconfig context to use")
+	fs.Float64Var(&c.qps, "kube-api-qps", defaultQPS, "requests per second kreact sends to the API server, all rules together (-1: no client-side limit; the server's priority and fairness still applies)")
+	fs.IntVar(&c.burst, "kube-api-burst", defaultBurst, "requests kreact may send at once above --kube-api-qps")
 }
 
 // load resolves the flags as kubectl does and returns the client config and
-// the context's namespace; a failure is a clusterError (exit code 4).
+// the context's namespace; a failure is a clusterError (exit code 4), a
+// bad limit a usageError.
 func (c *clusterFlags) load() (*rest.Config, string, error) {
-	cfg, ns, err := kubeconfig.Load(kubeconfig.Flags{Kubeconfig: c.kubeconfig, Context: c.context, UserAgent: "kreact/" + version})
+	if c.qps == 0 || (c.qps < 0 && c.qps != -1) {
+		return nil, "", &usageError{fmt.Sprintf("--kube-api-qps %v: want a positive number, or -1 for no limit", c.qps)}
+	}
+	if c.burst < 1 {
+		return nil, "", &usageError{fmt.Sprintf("--kube-api-burst %d: want at least 1", c.burst)}
+	}
+	cfg, ns, err := kubeconfig.Load(kubeconfig.Flags{
+		Kubeconfig: c.kubeconfig, Context: c.context, UserAgent: "kreact/" + version,
+		QPS: float32(c.qps), Burst: c.burst,
+	})
 	if err != nil {
 		return nil, "", &clusterError{err}
 	}

@@ -16,7 +16,8 @@ type Flags struct {
 	Context string
 	// UserAgent is sent with every request; empty means client-go's default.
 	UserAgent string
-	// QPS and Burst are the client-side rate limits. Zero means 50 and 100.
+	// QPS and Burst are the client-side rate limits. Zero means 50 and
+	// 100; a negative QPS means no client-side limit.
 	QPS   float32
 	Burst int
 }

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestClientLimitFlags(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		args      []string
+		qps       float32
+		burst     int
+		wantUsage bool
+	}{
+		{name: "defaults", qps: defaultQPS, burst: defaultBurst},
+		{name: "set", args: []string{"--kube-api-qps", "500", "--kube-api-burst", "1000"}, qps: 500, burst: 1000},
+		{name: "no client-side limit", args: []string{"--kube-api-qps=-1"}, qps: -1, burst: defaultBurst},
+		{name: "zero qps", args: []string{"--kube-api-qps", "0"}, wantUsage: true},
+		{name: "negative qps other than -1", args: []string{"--kube-api-qps=-5"}, wantUsage: true},
+		{name: "zero burst", args: []string{"--kube-api-burst", "0"}, wantUsage: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c clusterFlags
+			fs := newFlagSet("test", "test", "test")
+			c.register(fs)
+			if err := fs.parse(append([]string{"--kubeconfig", kubeconfig}, tt.args...)); err != nil {
+				t.Fatal(err)
+			}
+			cfg, _, err := c.load()
+			var usage *usageError
+			if tt.wantUsage {
+				if !errors.As(err, &usage) {
+					t.Fatalf("load = %v, want a usage error", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.QPS != tt.qps || cfg.Burst != tt.burst {
+				t.Errorf("QPS/Burst = %v/%v, want %v/%v", cfg.QPS, cfg.Burst, tt.qps, tt.burst)
+			}
+		})
+	}
+}
