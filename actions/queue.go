@@ -85,7 +85,7 @@ type Queue struct {
 	limiter *rate.Limiter
 
 	mu      sync.Mutex
-	pending map[targetKey][]Action
+	pending map[targetKey][]queued
 	seq     uint64
 
 	succeeded, retried, failed, gaveUp atomic.Int64
@@ -132,7 +132,7 @@ func NewQueue(client dynamic.Interface, opts Options) *Queue {
 		client:  client,
 		log:     opts.Logger,
 		limiter: rate.NewLimiter(limit, opts.Burst),
-		pending: map[targetKey][]Action{},
+		pending: map[targetKey][]queued{},
 	}
 	q.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[targetKey](opts.BaseDelay, opts.MaxDelay),
@@ -141,18 +141,34 @@ func NewQueue(client dynamic.Interface, opts Options) *Queue {
 	return q
 }
 
+// queued is an action waiting on its target, and what to call when it is
+// finished.
+type queued struct {
+	action Action
+	done   func()
+}
+
 // Enqueue adds an action behind the other actions on the same object. It
 // never blocks. Actions enqueued after Run has returned are dropped with a
 // log line.
-func (q *Queue) Enqueue(a Action) {
+func (q *Queue) Enqueue(a Action) { q.EnqueueThen(a, nil) }
+
+// EnqueueThen is Enqueue, and calls done, if not nil, once the action is
+// finished: executed, refused, given up, or dropped because the queue
+// stopped. done is called exactly once, from a worker goroutine or from
+// the caller's when the action is dropped at once; it must not block.
+func (q *Queue) EnqueueThen(a Action, done func()) {
 	if q.queue.ShuttingDown() {
 		q.log.Warn("action dropped: queue is shut down", actionAttrs(a)...)
+		if done != nil {
+			done()
+		}
 		return
 	}
 	q.mu.Lock()
 	q.seq++
 	key := keyOf(a, q.seq)
-	q.pending[key] = append(q.pending[key], a)
+	q.pending[key] = append(q.pending[key], queued{a, done})
 	q.mu.Unlock()
 	q.queue.Add(key)
 }
@@ -162,8 +178,8 @@ func (q *Queue) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	n := 0
-	for _, actions := range q.pending {
-		n += len(actions)
+	for _, waiting := range q.pending {
+		n += len(waiting)
 	}
 	return n
 }
@@ -204,7 +220,20 @@ func (q *Queue) Run(ctx context.Context) error {
 		q.queue.ShutDown()
 	}
 	wg.Wait()
-	if n := q.Len(); n > 0 {
+	q.mu.Lock()
+	left := q.pending
+	q.pending = map[targetKey][]queued{}
+	q.mu.Unlock()
+	n := 0
+	for _, waiting := range left {
+		for _, w := range waiting {
+			n++
+			if w.done != nil {
+				w.done()
+			}
+		}
+	}
+	if n > 0 {
 		q.log.Warn("stopped with actions not executed", "queue", q.opts.Name, "count", n)
 	}
 	return nil
@@ -220,13 +249,13 @@ func (q *Queue) processNext(ctx context.Context) bool {
 	defer q.queue.Done(key)
 
 	q.mu.Lock()
-	actions := q.pending[key]
+	waiting := q.pending[key]
 	q.mu.Unlock()
-	if len(actions) == 0 {
+	if len(waiting) == 0 {
 		q.queue.Forget(key)
 		return true
 	}
-	a := actions[0]
+	a := waiting[0].action
 	if err := q.limiter.Wait(ctx); err != nil {
 		q.queue.AddRateLimited(key)
 		return true
@@ -267,18 +296,27 @@ func (q *Queue) processNext(ctx context.Context) bool {
 	return true
 }
 
-// pop removes the head action of key and requeues the key if more wait.
+// pop removes the head action of key, tells its caller it is finished,
+// and requeues the key if more wait.
 func (q *Queue) pop(key targetKey) {
 	q.queue.Forget(key)
 	q.mu.Lock()
-	rest := q.pending[key][1:]
-	if len(rest) == 0 {
+	waiting := q.pending[key]
+	var done func()
+	if len(waiting) > 0 {
+		done = waiting[0].done
+		waiting = waiting[1:]
+	}
+	if len(waiting) == 0 {
 		delete(q.pending, key)
 	} else {
-		q.pending[key] = rest
+		q.pending[key] = waiting
 	}
 	q.mu.Unlock()
-	if len(rest) > 0 {
+	if done != nil {
+		done()
+	}
+	if len(waiting) > 0 {
 		q.queue.Add(key)
 	}
 }

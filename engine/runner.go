@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kreact/kreact/actions"
@@ -71,6 +72,7 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 		Logger:          e.log,
 		Observer:        observer,
 		MetricsProvider: e.opts.MetricsProvider,
+		Cache:           watchCache{run},
 	})
 
 	host := &host{run: run}
@@ -102,11 +104,9 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 		_ = run.queue.Run(queueCtx)
 		close(run.queueDone)
 	}()
-	run.deliveryDone.Go(func() { run.delivery.Run(deliveryCtx, callers) })
-	if r.Every > 0 {
-		run.deliveryDone.Go(func() { run.tick(deliveryCtx) })
-	}
 
+	// The watches are all registered before the delivery runs, which
+	// reads them (watchCache); changes observed meanwhile wait queued.
 	for i, inf := range run.plan {
 		h := cache.ResourceEventHandler(cache.ResourceEventHandlerFuncs{})
 		if inf.Handled {
@@ -119,7 +119,20 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 		}
 		run.watches = append(run.watches, watch)
 	}
+	run.deliveryDone.Go(func() { run.delivery.Run(deliveryCtx, callers) })
+	if r.Every > 0 {
+		run.deliveryDone.Go(func() { run.tick(deliveryCtx) })
+	}
 	return run, nil
+}
+
+// watchCache is the reaction.Cache of a runner: source i is plan[i]'s
+// watch.
+type watchCache struct{ run *runner }
+
+func (c watchCache) Get(source int, namespace, name string) (*unstructured.Unstructured, bool) {
+	obj, found, err := c.run.watches[source].Get(namespace, name)
+	return obj, err == nil && found
 }
 
 // queueRetries maps spec.retries to actions.Options.Retries, where zero

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,15 +26,25 @@ type Caller interface {
 }
 
 // Sink takes the actions of the calls that succeeded, in the order they
-// were asked for; an *actions.Queue is one. Enqueue must not block.
+// were asked for; an *actions.Queue is one. EnqueueThen must not block,
+// and must call done exactly once, when the action is finished (executed,
+// refused, given up or dropped).
 type Sink interface {
-	Enqueue(a actions.Action)
+	EnqueueThen(a actions.Action, done func())
 }
 
 // Handlers tells which handlers a rule's script declares; a
 // *scripting.Program is one.
 type Handlers interface {
 	HasHandler(t scripting.EventType) bool
+}
+
+// Cache gives the newest state of an object as the informer of source
+// holds it, which can be newer than the last change handed to Observe
+// (informers update their store before they notify). A *dynamicinformer.Watch
+// per source is one.
+type Cache interface {
+	Get(source int, namespace, name string) (*unstructured.Unstructured, bool)
 }
 
 // Observer is told what a Delivery does, for metrics. Its methods must be
@@ -66,6 +77,10 @@ type Options struct {
 	// MetricsProvider receives the workqueue's metrics. Nil means
 	// client-go's global provider.
 	MetricsProvider workqueue.MetricsProvider
+	// Cache, if set, gives each call the newest state of its object, as a
+	// controller reading its lister gets it. Nil means the state of the
+	// last change observed.
+	Cache Cache
 }
 
 // stuckDelay is how long a change waits when every runtime of its worker
@@ -91,8 +106,12 @@ type Delivery struct {
 	queue    workqueue.TypedRateLimitingInterface[objectKey]
 	stopping atomic.Bool
 
-	mu          sync.Mutex
-	pending     map[objectKey]*entry
+	mu      sync.Mutex
+	pending map[objectKey]*entry
+	// ahead holds, per object, the resourceVersion of a state a call was
+	// given from the cache before its change was observed (see freshen):
+	// changes up to that version have been seen and are not delivered.
+	ahead       map[objectKey]uint64
 	queued      int // delivery "every": changes waiting
 	dropped     int // changes dropped since the last log line
 	lastDropLog time.Time
@@ -126,6 +145,7 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Delivery
 		tick:    rule.Every > 0 && handlers.HasHandler(scripting.Tick),
 		every:   rule.Delivery == rules.DeliverEvery,
 		pending: map[objectKey]*entry{},
+		ahead:   map[objectKey]uint64{},
 	}
 	for _, p := range rule.IgnoredPaths() {
 		d.ignore = append(d.ignore, p.String())
@@ -177,6 +197,10 @@ func (d *Delivery) Observe(source int, c Change) {
 	}
 	key := objectKey{source: source, namespace: c.Object.GetNamespace(), name: c.Object.GetName()}
 	d.mu.Lock()
+	if d.seenAheadLocked(key, c) {
+		d.mu.Unlock()
+		return
+	}
 	e := d.pending[key]
 	if e == nil {
 		e = &entry{resource: c.Resource}
@@ -202,6 +226,29 @@ func (d *Delivery) Observe(source int, c Change) {
 	if queue {
 		d.queue.Add(key)
 	}
+}
+
+// seenAheadLocked reports whether a call has already been given this
+// change's state, or a newer one, by freshen.
+func (d *Delivery) seenAheadLocked(key objectKey, c Change) bool {
+	ahead, ok := d.ahead[key]
+	if !ok {
+		return false
+	}
+	rv, parsed := resourceVersion(c.Object)
+	if c.Type == scripting.Delete || !parsed || rv >= ahead {
+		delete(d.ahead, key)
+		return c.Type != scripting.Delete && parsed && rv == ahead
+	}
+	return true
+}
+
+// resourceVersion reads an object's resourceVersion as a number. The API
+// calls it opaque; etcd's are increasing integers, and anything else
+// (false) is simply not compared.
+func resourceVersion(u *unstructured.Unstructured) (uint64, bool) {
+	v, err := strconv.ParseUint(u.GetResourceVersion(), 10, 64)
+	return v, err == nil
 }
 
 // wanted reports whether a change of type t can lead to a call. With
@@ -271,7 +318,7 @@ func (d *Delivery) Run(ctx context.Context, callers []Caller) {
 	var wg sync.WaitGroup
 	for _, c := range callers {
 		wg.Go(func() {
-			for d.processNext(c) {
+			for d.processNext(ctx, c) {
 			}
 		})
 	}
@@ -289,7 +336,7 @@ func (d *Delivery) Run(ctx context.Context, callers []Caller) {
 // tests, in which one goroutine observes changes and drains in turn.
 func (d *Delivery) Drain(ctx context.Context, caller Caller) {
 	for ctx.Err() == nil && d.queue.Len() > 0 {
-		d.processNext(caller)
+		d.processNext(ctx, caller)
 	}
 }
 
@@ -298,13 +345,19 @@ func (d *Delivery) ShutDown() { d.queue.ShutDown() }
 
 // processNext makes the next call waiting for one object. It returns
 // false once the Delivery is stopping.
-func (d *Delivery) processNext(caller Caller) bool {
+//
+// The worker, and the object, stay busy until the actions of the call are
+// finished (or ctx ends), like a controller whose reconcile includes its
+// writes: a backlog then waits as changes, which coalesce, rather than as
+// actions decided on a state that is stale by the time they are sent; and
+// the next call of the object sees it after those writes.
+func (d *Delivery) processNext(ctx context.Context, caller Caller) bool {
 	key, shutdown := d.queue.Get()
 	if shutdown {
 		return false
 	}
-	defer d.queue.Done(key)
 	if d.stopping.Load() {
+		d.queue.Done(key)
 		return false
 	}
 
@@ -313,6 +366,12 @@ func (d *Delivery) processNext(caller Caller) bool {
 	d.mu.Unlock()
 	if !ok {
 		d.queue.Forget(key)
+		d.queue.Done(key)
+		return true
+	}
+	if ev, ok = d.freshen(key, ev); !ok {
+		d.queue.Forget(key)
+		d.queue.Done(key)
 		return true
 	}
 
@@ -321,12 +380,17 @@ func (d *Delivery) processNext(caller Caller) bool {
 	if obs := d.opts.Observer; obs != nil {
 		obs.HandlerCall(d.rule.Name, ev.Type, time.Since(start), err)
 	}
-	switch {
-	case err == nil:
-		for _, a := range asked {
-			d.sink.Enqueue(a)
-		}
+	if err == nil {
 		d.queue.Forget(key)
+		select {
+		case <-d.commit(key, asked):
+		case <-ctx.Done():
+			// The actions finish, and release the object, on their own.
+		}
+		return true
+	}
+	defer d.queue.Done(key)
+	switch {
 	case errors.Is(err, scripting.ErrClosed):
 		d.restore(key, taken)
 	case errors.Is(err, scripting.ErrStuck):
@@ -347,6 +411,59 @@ func (d *Delivery) processNext(caller Caller) bool {
 		d.queue.Forget(key)
 	}
 	return true
+}
+
+// freshen replaces the object of an add or update (delivery "latest") by
+// the newest state the cache holds of the same incarnation (same UID): the
+// change that carries it is on its way, and calling with it spares a call,
+// or an action that would be stale on arrival. Changes up to that state
+// are then not delivered again (see seenAheadLocked). It returns false
+// when the newest state changes nothing the rule looks at.
+func (d *Delivery) freshen(key objectKey, ev scripting.Event) (scripting.Event, bool) {
+	if d.opts.Cache == nil || d.every || key.tick || (ev.Type != scripting.Add && ev.Type != scripting.Update) {
+		return ev, true
+	}
+	newest, ok := d.opts.Cache.Get(key.source, key.namespace, key.name)
+	if !ok || newest.GetUID() != ev.Object.GetUID() || newest.GetResourceVersion() == ev.Object.GetResourceVersion() {
+		return ev, true
+	}
+	rv, parsed := resourceVersion(newest)
+	if !parsed {
+		return ev, true
+	}
+	d.mu.Lock()
+	d.ahead[key] = rv
+	d.mu.Unlock()
+	ev.Object = newest
+	if ev.Type == scripting.Update {
+		ev.Changed = scripting.ChangedPaths(ev.OldObject.Object, newest.Object, d.ignore)
+		return ev, len(ev.Changed) > 0
+	}
+	return ev, true
+}
+
+// commit hands the actions of a successful call to the sink, and
+// releases key once they are all finished; the returned channel is closed
+// then.
+func (d *Delivery) commit(key objectKey, asked []actions.Action) <-chan struct{} {
+	finished := make(chan struct{})
+	if len(asked) == 0 {
+		d.queue.Done(key)
+		close(finished)
+		return finished
+	}
+	var left atomic.Int32
+	left.Store(int32(len(asked)))
+	release := func() {
+		if left.Add(-1) == 0 {
+			d.queue.Done(key)
+			close(finished)
+		}
+	}
+	for _, a := range asked {
+		d.sink.EnqueueThen(a, release)
+	}
+	return finished
 }
 
 // takeLocked removes the next call of key from its entry. An entry with

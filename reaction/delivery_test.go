@@ -108,10 +108,11 @@ func (r *recorder) Call(ev scripting.Event) ([]actions.Action, error) {
 	return []actions.Action{{Verb: actions.Patch, Name: ev.Type.Handler()}}, nil
 }
 
-func (r *recorder) Enqueue(a actions.Action) {
+func (r *recorder) EnqueueThen(a actions.Action, done func()) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.actions = append(r.actions, a)
+	r.mu.Unlock()
+	done()
 }
 
 func (r *recorder) recorded() []string {
@@ -593,5 +594,117 @@ func TestRunDropsQueuedCallsOnStop(t *testing.T) {
 	}
 	if d.Len() != 99 {
 		t.Errorf("pending = %d, want the 99 dropped objects", d.Len())
+	}
+}
+
+// heldSink keeps the actions it is given unfinished until release.
+type heldSink struct {
+	mu    sync.Mutex
+	dones []func()
+}
+
+func (s *heldSink) EnqueueThen(_ actions.Action, done func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dones = append(s.dones, done)
+}
+
+func (s *heldSink) release() {
+	s.mu.Lock()
+	dones := s.dones
+	s.dones = nil
+	s.mu.Unlock()
+	for _, d := range dones {
+		d()
+	}
+}
+
+// An object is not called again until the actions of its previous call
+// are finished; the changes that arrive meanwhile are coalesced into the
+// next call.
+func TestObjectWaitsForItsActions(t *testing.T) {
+	sink := &heldSink{}
+	rec := &recorder{}
+	d := New(testRule(), allHandlers{}, sink, Options{Logger: quiet()})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.Run(ctx, []Caller{rec, rec})
+	}()
+	defer func() {
+		cancel()
+		sink.release()
+		<-done
+	}()
+	d.Observe(0, add(cm("a", "1")))
+	waitFor(t, func() bool { return len(rec.recorded()) == 1 })
+	d.Observe(0, update(cm("a", "1"), cm("a", "2")))
+	d.Observe(0, update(cm("a", "2"), cm("a", "3")))
+	d.Observe(0, add(cm("b", "1")))
+	// b is another object: it does not wait for a's actions.
+	waitFor(t, func() bool { return slices.Contains(rec.recorded(), "onAdd(b=1)") })
+	time.Sleep(50 * time.Millisecond)
+	if got := rec.recorded(); slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "onUpdate(a") }) {
+		t.Fatalf("a was called again before its actions finished: %q", got)
+	}
+	sink.release()
+	waitFor(t, func() bool { return slices.Contains(rec.recorded(), "onUpdate(a=1->a=3)[data.v]") })
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 10s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// mapCache is a Cache over a map of objects by name (source 0).
+type mapCache map[string]*unstructured.Unstructured
+
+func (c mapCache) Get(_ int, _, name string) (*unstructured.Unstructured, bool) {
+	o, ok := c[name]
+	return o, ok
+}
+
+// A call gets the newest state the informer's store holds, as a
+// controller reading its lister does; the changes up to that state, when
+// they are observed, are not delivered again.
+func TestCallsSeeTheNewestCachedState(t *testing.T) {
+	v1, v2, v3 := withRV(cm("a", "1"), "10"), withRV(cm("a", "2"), "11"), withRV(cm("a", "3"), "12")
+	store := mapCache{"a": v3}
+	rec := &recorder{}
+	d := New(testRule(), allHandlers{}, rec, Options{Logger: quiet(), BaseDelay: -1, Cache: store})
+	t.Cleanup(d.ShutDown)
+	d.Observe(0, update(v1, v2))
+	d.Drain(t.Context(), rec)
+	// v3's notifications arrive later: already seen.
+	d.Observe(0, update(v2, v3))
+	d.Drain(t.Context(), rec)
+	v4 := withRV(cm("a", "4"), "13")
+	store["a"] = v4
+	d.Observe(0, update(v3, v4))
+	d.Drain(t.Context(), rec)
+	want := []string{"onUpdate(a=1->a=3)[data.v]", "onUpdate(a=3->a=4)[data.v]"}
+	if got := rec.recorded(); !slices.Equal(got, want) {
+		t.Errorf("calls = %q, want %q", got, want)
+	}
+
+	// Another incarnation in the store (deleted and recreated, the delete
+	// not observed yet) is not mixed into the old one's update.
+	other := withRV(cm("b", "new"), "20")
+	other.SetUID("uid-b-second")
+	store["b"] = other
+	rec2 := &recorder{}
+	d2 := New(testRule(), allHandlers{}, rec2, Options{Logger: quiet(), BaseDelay: -1, Cache: store})
+	t.Cleanup(d2.ShutDown)
+	d2.Observe(0, update(withRV(cm("b", "1"), "5"), withRV(cm("b", "2"), "6")))
+	d2.Drain(t.Context(), rec2)
+	if got := rec2.recorded(); !slices.Equal(got, []string{"onUpdate(b=1->b=2)[data.v]"}) {
+		t.Errorf("calls = %q", got)
 	}
 }

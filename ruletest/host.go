@@ -73,9 +73,12 @@ func (r *recorder) logs() []string {
 	return strings.Split(s, "\n")
 }
 
-// Enqueue records an action of a call that succeeded: the recorder is the
-// reaction core's Sink in a test.
-func (r *recorder) Enqueue(a actions.Action) { r.record(a) }
+// EnqueueThen records an action of a call that succeeded; it is finished
+// at once. The recorder is the reaction core's Sink in a test.
+func (r *recorder) EnqueueThen(a actions.Action, done func()) {
+	r.record(a)
+	done()
+}
 
 // host is a rule's scripting.Host in a test: it reads the fake cache with
 // the engine's restrictions (reaction.Reader over the rule's plan) and the

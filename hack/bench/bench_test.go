@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPercentile(t *testing.T) {
+	ms := func(ns ...int) []time.Duration {
+		out := make([]time.Duration, len(ns))
+		for i, n := range ns {
+			out[i] = time.Duration(n) * time.Millisecond
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		in   []time.Duration
+		p    float64
+		want time.Duration
+	}{
+		{"none", nil, 50, 0},
+		{"one", ms(7), 99, 7 * time.Millisecond},
+		{"median of ten", ms(10, 1, 9, 2, 8, 3, 7, 4, 6, 5), 50, 5 * time.Millisecond},
+		{"p99 of a hundred", ms(seq(100)...), 99, 99 * time.Millisecond},
+		{"p100", ms(3, 1, 2), 100, 3 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := percentile(tt.in, tt.p); got != tt.want {
+				t.Errorf("percentile = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i + 1
+	}
+	return out
+}
+
+func TestProcParsing(t *testing.T) {
+	// The command name may hold spaces and parentheses.
+	stat := "4242 (kre act) (x) S 1 4242 4242 0 -1 4194560 1234 0 0 0 250 75 0 0 20 0 12 0 123 456 789"
+	cpu, err := parseStatCPU(stat)
+	if err != nil || cpu != 3.25 {
+		t.Errorf("parseStatCPU = %v, %v; want 3.25 s", cpu, err)
+	}
+	rss, err := parseVmHWM("Name:\tkreact\nVmPeak:\t  900 kB\nVmHWM:\t   51200 kB\nVmRSS:\t 40000 kB\n")
+	if err != nil || rss != 50<<20 {
+		t.Errorf("parseVmHWM = %v, %v; want 50 MiB", rss, err)
+	}
+	if _, err := parseVmHWM("Name: x\n"); err == nil {
+		t.Error("parseVmHWM accepted a status without VmHWM")
+	}
+}
+
+func TestSumMetric(t *testing.T) {
+	text := `# HELP kreact_actions_total Attempts
+kreact_actions_total{outcome="succeeded",rule="mirror",verb="patch"} 1200
+kreact_actions_total{outcome="retrying",rule="mirror",verb="patch"} 3
+kreact_actions_total{outcome="succeeded",rule="mirror",verb="delete"} 7
+`
+	n, err := sumMetric(text, "kreact_actions_total", `verb="patch"`)
+	if err != nil || n != 1203 {
+		t.Errorf("sumMetric = %d, %v; want 1203", n, err)
+	}
+}
+
+// A write counts as reacted to when the annotation shows its value or a
+// later one.
+func TestTrackerCountsCoalescedWrites(t *testing.T) {
+	tr := newTracker()
+	t0 := time.Unix(0, 0)
+	tr.wrote("a", 1, t0)
+	tr.wrote("a", 2, t0.Add(time.Second))
+	tr.wrote("a", 3, t0.Add(2*time.Second))
+	tr.wrote("b", 4, t0)
+	tr.saw("a", "2", t0.Add(3*time.Second))
+	if n := tr.outstanding(); n != 2 {
+		t.Fatalf("outstanding = %d, want 2", n)
+	}
+	tr.saw("a", "not a number", t0)
+	tr.failed("b", 4)
+	tr.saw("a", "3", t0.Add(4*time.Second))
+	if n := tr.outstanding(); n != 0 {
+		t.Errorf("outstanding = %d, want 0", n)
+	}
+	got := tr.takeLatencies()
+	want := []time.Duration{3 * time.Second, 2 * time.Second, 2 * time.Second}
+	if len(got) != len(want) {
+		t.Fatalf("latencies = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("latencies = %v, want %v", got, want)
+		}
+	}
+}
+
+func TestReportHasRatios(t *testing.T) {
+	var b bytes.Buffer
+	report(&b, []result{
+		{phase: "200/s", controller: "kreact", writes: 1000, p50: 4 * time.Millisecond, p99: 20 * time.Millisecond, patches: 1000, cpu: 1.2, rss: 60 << 20},
+		{phase: "200/s", controller: "bare", writes: 1000, p50: 2 * time.Millisecond, p99: 10 * time.Millisecond, patches: 1000, cpu: 1.0, rss: 30 << 20, left: 3},
+	})
+	out := b.String()
+	for _, want := range []string{"| 200/s | **kreact/bare** | | 2.00× | 2.00× |", "1.20×", "2.00×", "not drained: 3 left"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}

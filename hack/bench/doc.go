@@ -1,0 +1,30 @@
+// Command bench measures kreact's whole path against a bare client-go
+// controller doing the same work, on a local control plane it starts
+// itself (`make bench-e2e`).
+//
+// Both controllers mirror data.seq of each ConfigMap into the annotation
+// bench/seq with a merge patch, and skip objects where they already agree.
+// kreact runs the real binary (`kreact run`) with a rule; the bare
+// controller is this program re-executed with -bare: a dynamic informer, a
+// rate-limited workqueue and the same number of workers, with the same
+// client QPS and burst. They run one at a time, each phase in a fresh
+// process, alternating.
+//
+// A phase writes data.seq at a fixed rate for a fixed time (or, for the
+// burst, a number of updates as fast as the writers go), then waits for
+// the drain: until every object's annotation shows its last value. It
+// reports, per phase and controller:
+//
+//   - write→visible latency, p50 and p99: from a write's return until the
+//     object's annotation shows that value or a later one (a coalescing
+//     controller skips intermediate values; the write has still been
+//     reacted to);
+//   - drain: from the end of the load until nothing is left unreacted;
+//   - patches the controller sent (kreact's kreact_actions_total, the bare
+//     controller's own count);
+//   - controller CPU seconds during the phase (/proc/PID/stat) and its
+//     peak RSS (VmHWM);
+//
+// each with the kreact/bare ratio. The machine is shared and noisy: read
+// ratios from one run, not absolute figures across runs.
+package main

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kreact/kreact/internal/testcluster"
+)
+
+type flags struct {
+	kreact                     string
+	objects                    int
+	rates                      string
+	phase                      time.Duration
+	burstObjects, burstUpdates int
+	workers                    int
+	qps                        float64
+	burst                      int
+	drainTimeout               time.Duration
+	controllers                string
+
+	// -bare runs the baseline controller (started by the benchmark).
+	bare                  bool
+	kubeconfig, namespace string
+}
+
+func main() {
+	var f flags
+	flag.StringVar(&f.kreact, "kreact", "bin/kreact", "the kreact binary")
+	flag.IntVar(&f.objects, "objects", 1000, "ConfigMaps written by the steady phases")
+	flag.StringVar(&f.rates, "rates", "40,200,1000", "writes per second of the steady phases")
+	flag.DurationVar(&f.phase, "phase", 30*time.Second, "length of each steady phase")
+	flag.IntVar(&f.burstObjects, "burst-objects", 5000, "ConfigMaps of the burst phase")
+	flag.IntVar(&f.burstUpdates, "burst-updates", 20000, "updates of the burst phase (0: no burst)")
+	flag.IntVar(&f.workers, "workers", 8, "workers of both controllers (kreact: spec.workers and spec.actionWorkers)")
+	flag.Float64Var(&f.qps, "qps", 200, "client QPS of both controllers")
+	flag.IntVar(&f.burst, "burst", 400, "client burst of both controllers")
+	flag.DurationVar(&f.drainTimeout, "drain-timeout", 5*time.Minute, "how long to wait for a controller to catch up after a phase")
+	flag.StringVar(&f.controllers, "controllers", "kreact,bare", "controllers to measure")
+	flag.BoolVar(&f.bare, "bare", false, "run the bare controller (internal)")
+	flag.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the bare controller (internal)")
+	flag.StringVar(&f.namespace, "namespace", "", "namespace of the bare controller (internal)")
+	flag.Parse()
+	if f.bare {
+		if err := runBare(f.kubeconfig, f.namespace, f.workers, f.qps, f.burst); err != nil {
+			fmt.Fprintln(os.Stderr, "bare:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(f); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(f flags) error {
+	var rates []float64
+	for r := range strings.SplitSeq(f.rates, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(r), 64)
+		if err != nil || v <= 0 {
+			return fmt.Errorf("-rates: %q is not a rate", r)
+		}
+		rates = append(rates, v)
+	}
+	controllers := strings.Split(f.controllers, ",")
+	if _, err := os.Stat(f.kreact); err != nil {
+		return fmt.Errorf("kreact binary: %w (run make build)", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	fmt.Fprintln(os.Stderr, "starting the control plane")
+	cluster, err := testcluster.Start(testcluster.Options{})
+	if err != nil {
+		return err
+	}
+	defer cluster.Stop()
+	cfg := cluster.Config()
+	cfg.QPS, cfg.Burst = 5000, 10000
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	s := settings{kubeconfig: cluster.KubeconfigPath(), workers: f.workers, qps: f.qps, burst: f.burst}
+	var seq atomic.Int64
+
+	type target struct {
+		namespace string
+		tracker   *tracker
+		writer    *writer
+	}
+	prepare := func(namespace string, objects int) (*target, error) {
+		fmt.Fprintf(os.Stderr, "creating %d ConfigMaps in %s\n", objects, namespace)
+		if err := setup(ctx, client, namespace, objects); err != nil {
+			return nil, fmt.Errorf("setup %s: %w", namespace, err)
+		}
+		t := newTracker()
+		if err := observe(ctx, client, namespace, t); err != nil {
+			return nil, err
+		}
+		return &target{namespace, t, &writer{client: client, namespace: namespace, objects: objects, tracker: t, seq: &seq}}, nil
+	}
+	steady, err := prepare("bench-steady", f.objects)
+	if err != nil {
+		return err
+	}
+	var burst *target
+	if f.burstUpdates > 0 {
+		if burst, err = prepare("bench-burst", f.burstObjects); err != nil {
+			return err
+		}
+	}
+
+	var results []result
+	phaseRun := func(phase string, i int, t *target, load func() (int, time.Duration)) error {
+		// Alternate which controller goes first, so that neither always
+		// meets a warmer or a more tired API server.
+		order := controllers
+		if i%2 == 1 {
+			order = []string{controllers[len(controllers)-1]}
+			order = append(order, controllers[:len(controllers)-1]...)
+		}
+		for _, name := range order {
+			fmt.Fprintf(os.Stderr, "phase %s: %s\n", phase, name)
+			r, err := measure(ctx, phase, name, f, s, t.namespace, t.tracker, load)
+			if err != nil {
+				return err
+			}
+			results = append(results, r)
+		}
+		return nil
+	}
+	for i, rate := range rates {
+		err := phaseRun(fmt.Sprintf("%g/s", rate), i, steady, func() (int, time.Duration) {
+			return steady.writer.steady(ctx, rate, f.phase)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if burst != nil {
+		err := phaseRun("burst", len(rates), burst, func() (int, time.Duration) {
+			start := time.Now()
+			burst.writer.burst(ctx, f.burstUpdates)
+			return f.burstUpdates, time.Since(start)
+		})
+		if err != nil {
+			return err
+		}
+	}
+
+	fmt.Println(settingsLine(f.objects, f.burstObjects, f.burstUpdates, f.phase, s, runtime.NumCPU(), runtime.Version()))
+	fmt.Println()
+	report(os.Stdout, results)
+	for _, r := range results {
+		if r.phase == "burst" {
+			fmt.Printf("\nburst, %s: converged %s after the first write (writes took %s)", r.controller,
+				(r.loadTime + r.drain).Round(100*time.Millisecond), r.loadTime.Round(100*time.Millisecond))
+		}
+	}
+	fmt.Println()
+	return nil
+}
+
+// measure runs one controller through one phase.
+func measure(ctx context.Context, phase, name string, f flags, s settings, namespace string, t *tracker,
+	load func() (int, time.Duration)) (result, error) {
+	r := result{phase: phase, controller: name}
+	var c *controller
+	var err error
+	switch name {
+	case "kreact":
+		c, err = startKreact(f.kreact, os.TempDir(), namespace, s)
+	case "bare":
+		c, err = startBare(namespace, s)
+	default:
+		return r, fmt.Errorf("unknown controller %q", name)
+	}
+	if err != nil {
+		return r, err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			c.stop()
+		}
+	}()
+	if err := c.waitReady(ctx, 5*time.Minute); err != nil {
+		return r, err
+	}
+	pid := c.cmd.Process.Pid
+	cpu0, err := cpuSeconds(pid)
+	if err != nil {
+		return r, err
+	}
+	t.takeLatencies()
+	r.writes, r.loadTime = load()
+	r.rate = float64(r.writes) / r.loadTime.Seconds()
+	end := time.Now()
+	for t.outstanding() > 0 && time.Since(end) < f.drainTimeout && ctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	r.drain = time.Since(end)
+	r.left = t.outstanding()
+	lat := t.takeLatencies()
+	r.p50, r.p99 = percentile(lat, 50), percentile(lat, 99)
+	cpu1, err := cpuSeconds(pid)
+	if err != nil {
+		return r, err
+	}
+	r.cpu = cpu1 - cpu0
+	if r.rss, err = peakRSS(pid); err != nil {
+		return r, err
+	}
+	if name == "kreact" {
+		if r.patches, err = c.kreactPatches(); err != nil {
+			return r, err
+		}
+	}
+	c.stop()
+	stopped = true
+	if name == "bare" {
+		if r.patches, err = c.barePatches(); err != nil {
+			return r, err
+		}
+	}
+	if r.left > 0 {
+		t.forget()
+	}
+	return r, ctx.Err()
+}
