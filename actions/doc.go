@@ -13,14 +13,23 @@
 // Failures are classified:
 //   - the API server is unreachable or overloaded (connection errors,
 //     timeouts, 429, 503): the action waits with exponential backoff and is
-//     retried for as long as the queue runs; this does not count against the
-//     retry limit, so an API server that goes away loses no queued action;
+//     retried for as long as the queue runs (outcome Waiting); this does not
+//     count against the retry limit, so an API server that goes away loses
+//     no queued action;
+//   - the target of an HTTP action (a webhook) refuses the connection, does
+//     not answer within the HTTP client's timeout, or answers 5xx, 429 or
+//     408: logged as "webhook unreachable" or "webhook failing" with its
+//     URL, retried with backoff up to the rule's retry limit (outcome
+//     Retrying), then logged again and counted as given up (GaveUp, as for
+//     any failure that outlived its retries). A webhook is not the API
+//     server: it may stay down for good, and waiting for it without limit
+//     would hold every later request to it;
 //   - a failure worth retrying (conflict, internal error): retried with
 //     backoff up to the rule's retry limit, then logged with its cause and
 //     counted as given up;
 //   - a request the server refuses for good (forbidden, invalid, bad
-//     request): logged with the verb and resource and counted as failed at
-//     once;
+//     request, and any other 4xx from a webhook): logged with the verb and
+//     resource (or URL) and counted as failed at once;
 //   - creating what already exists and deleting what is already gone count
 //     as done: actions are idempotent, since two leaders may briefly overlap.
 //

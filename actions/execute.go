@@ -29,6 +29,30 @@ func (q *Queue) execute(ctx context.Context, a Action) error {
 	if a.DryRun {
 		dryRun = []string{metav1.DryRunAll}
 	}
+	var err error
+	switch a.Verb {
+	case Create, Apply, Patch, Delete:
+		err = q.write(ctx, a, dryRun)
+	case Event:
+		_, err = q.resourceClient(eventsGVR, eventNamespace(a)).Create(ctx, eventObject(a, time.Now()), metav1.CreateOptions{DryRun: dryRun})
+	case HTTP:
+		err = q.sendHTTP(ctx, a)
+	default:
+		err = &permanentError{fmt.Errorf("unknown action verb %q", a.Verb)}
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", a.Verb, describeTarget(a), err)
+	}
+	if a.DryRun {
+		q.log.Info("dry-run: would "+string(a.Verb), actionAttrs(a)...)
+	} else {
+		q.log.Info(string(a.Verb)+" done", actionAttrs(a)...)
+	}
+	return nil
+}
+
+// write performs a create, apply, patch or delete of a's target.
+func (q *Queue) write(ctx context.Context, a Action, dryRun []string) error {
 	target := q.resourceClient(a.Resource, a.Namespace)
 	var err error
 	switch a.Verb {
@@ -48,22 +72,8 @@ func (q *Queue) execute(ctx context.Context, a Action) error {
 		if apierrors.IsNotFound(err) {
 			err = nil
 		}
-	case Event:
-		_, err = q.resourceClient(eventsGVR, eventNamespace(a)).Create(ctx, eventObject(a, time.Now()), metav1.CreateOptions{DryRun: dryRun})
-	case HTTP:
-		err = q.sendHTTP(ctx, a)
-	default:
-		err = &permanentError{fmt.Errorf("unknown action verb %q", a.Verb)}
 	}
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", a.Verb, describeTarget(a), err)
-	}
-	if a.DryRun {
-		q.log.Info("dry-run: would "+string(a.Verb), actionAttrs(a)...)
-	} else {
-		q.log.Info(string(a.Verb)+" done", actionAttrs(a)...)
-	}
-	return nil
+	return err
 }
 
 func subresources(a Action) []string {
@@ -101,15 +111,20 @@ func (q *Queue) sendHTTP(ctx context.Context, a Action) error {
 	}
 	resp, err := q.opts.HTTPClient.Do(req)
 	if err != nil {
-		return &unreachableError{err}
+		// Refused, reset, no such host, timed out: the target did not
+		// answer. (A *url.Error is a net.Error, so without this type the
+		// queue would take it for the API server being down.)
+		return &webhookError{err: err}
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	switch {
-	case resp.StatusCode < 300:
+	switch code := resp.StatusCode; {
+	case code < 300:
 		return nil
-	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-		return fmt.Errorf("HTTP %s", resp.Status)
+	case code >= 500, code == http.StatusTooManyRequests, code == http.StatusRequestTimeout:
+		// The target is there but cannot serve now; 429 and 408 say
+		// "try again later" outright.
+		return &webhookError{status: code, err: fmt.Errorf("HTTP %s", resp.Status)}
 	default:
 		return &permanentError{fmt.Errorf("HTTP %s", resp.Status)}
 	}
@@ -182,7 +197,8 @@ type errorClass int
 const (
 	done        errorClass = iota // no error
 	retriable                     // try again, up to the retry limit
-	unreachable                   // the server is not there: wait, no limit
+	unreachable                   // the API server is not there: wait, no limit
+	webhookDown                   // an HTTP target did not answer or failed: retry, up to the limit
 	permanent                     // retrying cannot help
 )
 
@@ -191,22 +207,42 @@ type permanentError struct{ err error }
 func (e *permanentError) Error() string { return e.err.Error() }
 func (e *permanentError) Unwrap() error { return e.err }
 
-type unreachableError struct{ err error }
+// webhookError is an HTTP action's target that did not answer (status 0)
+// or answered that it cannot serve now (5xx, 429, 408). It is its own
+// class because the reasoning behind waiting for the API server does not
+// hold for it: the API server comes back (and nothing else works until it
+// does), a webhook may stay down for good, and its actions must not pile
+// up behind it forever.
+type webhookError struct {
+	status int
+	err    error
+}
 
-func (e *unreachableError) Error() string { return e.err.Error() }
-func (e *unreachableError) Unwrap() error { return e.err }
+func (e *webhookError) Error() string { return e.err.Error() }
+func (e *webhookError) Unwrap() error { return e.err }
+
+// webhookProblem names what happened to a webhook in a log message:
+// "webhook unreachable" or "webhook failing".
+func webhookProblem(err error) string {
+	var we *webhookError
+	if errors.As(err, &we) && we.status != 0 {
+		return "webhook failing"
+	}
+	return "webhook unreachable"
+}
 
 func classify(err error) errorClass {
 	var perm *permanentError
-	var unreach *unreachableError
+	var hook *webhookError
 	var netErr net.Error
 	switch {
 	case err == nil:
 		return done
 	case errors.As(err, &perm):
 		return permanent
-	case errors.As(err, &unreach):
-		return unreachable
+	case errors.As(err, &hook):
+		// Before the transport checks below, which stand for the API server.
+		return webhookDown
 	case apierrors.IsForbidden(err), apierrors.IsUnauthorized(err), apierrors.IsInvalid(err),
 		apierrors.IsBadRequest(err), apierrors.IsNotFound(err), apierrors.IsMethodNotSupported(err),
 		apierrors.IsNotAcceptable(err), apierrors.IsUnsupportedMediaType(err), apierrors.IsRequestEntityTooLargeError(err):

@@ -22,7 +22,8 @@ type Options struct {
 	// Workers is how many actions run at once. Zero means 1.
 	Workers int
 	// Retries is how many times a failed action is retried before it is
-	// given up. Zero means 5; negative means never retry.
+	// given up, an unreachable or failing webhook included (an unreachable
+	// API server does not count). Zero means 5; negative means never retry.
 	Retries int
 	// RateLimit is the number of actions per second the queue executes.
 	// Zero means 10; negative means unlimited.
@@ -42,6 +43,8 @@ type Options struct {
 	// means slog.Default().
 	Logger *slog.Logger
 	// HTTPClient sends HTTP actions. Nil means a client with a 10s timeout.
+	// Its timeout bounds each attempt: a client without one lets a webhook
+	// that never answers hold a worker until the queue stops.
 	HTTPClient *http.Client
 	// MetricsProvider receives the workqueue's metrics. Nil means client-go's
 	// global provider (which does nothing unless one is registered).
@@ -58,9 +61,9 @@ type Outcome string
 const (
 	Succeeded Outcome = "succeeded"
 	Retrying  Outcome = "retrying" // failed, will be tried again
-	Failed    Outcome = "failed"   // refused for good by the server
-	GaveUp    Outcome = "gave-up"  // retries exhausted
-	Waiting   Outcome = "waiting"  // API server unreachable; will retry
+	Failed    Outcome = "failed"   // refused for good (API server, or a webhook's 4xx)
+	GaveUp    Outcome = "gave-up"  // retries exhausted (also a webhook that stayed down)
+	Waiting   Outcome = "waiting"  // API server unreachable; will retry, never for HTTP actions
 )
 
 // Result reports one attempt at an action.
@@ -91,7 +94,8 @@ type Queue struct {
 	succeeded, retried, failed, gaveUp atomic.Int64
 }
 
-// NewQueue returns a Queue that executes actions with client.
+// NewQueue returns a Queue that executes actions with client. client may be
+// nil for a queue that only sends HTTP actions.
 func NewQueue(client dynamic.Interface, opts Options) *Queue {
 	if opts.Name == "" {
 		opts.Name = "actions"
@@ -276,6 +280,15 @@ func (q *Queue) processNext(ctx context.Context) bool {
 		q.log.Warn("API server unavailable; action will be retried", append(actionAttrs(a), "error", err)...)
 		q.queue.AddRateLimited(key)
 		return true
+	case class == webhookDown && q.queue.NumRequeues(key) < q.opts.Retries:
+		// Unlike the API server, a webhook that is down may stay down:
+		// retry within the rule's budget, then give up (below).
+		q.retried.Add(1)
+		q.report(a, Retrying, err)
+		q.log.Warn(webhookProblem(err)+"; action will be retried",
+			append(actionAttrs(a), "attempt", q.queue.NumRequeues(key)+1, "retries", q.opts.Retries, "error", err)...)
+		q.queue.AddRateLimited(key)
+		return true
 	case class == retriable && q.queue.NumRequeues(key) < q.opts.Retries:
 		q.retried.Add(1)
 		q.report(a, Retrying, err)
@@ -288,9 +301,13 @@ func (q *Queue) processNext(ctx context.Context) bool {
 		q.log.Error("action refused", append(actionAttrs(a), "error", err)...)
 		q.pop(key)
 	default:
+		msg := "action gave up after retries"
+		if class == webhookDown {
+			msg = webhookProblem(err) + "; action gave up after retries"
+		}
 		q.gaveUp.Add(1)
 		q.report(a, GaveUp, err)
-		q.log.Error("action gave up after retries", append(actionAttrs(a), "retries", q.queue.NumRequeues(key), "error", err)...)
+		q.log.Error(msg, append(actionAttrs(a), "retries", q.queue.NumRequeues(key), "error", err)...)
 		q.pop(key)
 	}
 	return true
