@@ -120,7 +120,7 @@ that loses the lease exits at once.`)
 		}
 		obs.rulesLoaded(n)
 		logger.Info("rules loaded", "rules", n, "files", strings.Join(f.files, ","), "dryRun", f.dryRun)
-		waitForSync(leadCtx, logger, eng, stack)
+		waitForSync(leadCtx, logger, newSyncView(eng, stack.Informers), syncPoll, syncReport)
 		if f.reloadInterval > 0 {
 			go reloadLoop(leadCtx, logger, eng, obs, f.files, f.reloadInterval)
 		}
@@ -153,43 +153,6 @@ func logRuleErrors(logger *slog.Logger, msg string, err error) {
 
 // running counts the rules the engine runs or keeps waiting for resources.
 func running(eng *engine.Engine) int { return len(eng.Status()) }
-
-// waitForSync logs progress until every running rule has caught up.
-func waitForSync(ctx context.Context, logger *slog.Logger, eng *engine.Engine, stack *kube.Stack) {
-	start := time.Now()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	lastReport := start
-	for !eng.Synced() {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		if time.Since(lastReport) >= 2*time.Second {
-			lastReport = time.Now()
-			logger.Info("waiting for caches to sync", "elapsed", time.Since(start).Round(time.Second).String(), "informers", syncProgress(stack))
-		}
-	}
-	for _, s := range eng.Status() {
-		if !s.Running {
-			logger.Warn("rule waiting for its resources", "rule", s.Rule, "reason", s.Waiting)
-		}
-	}
-	logger.Info("caches synced; kreact is running", "took", time.Since(start).Round(time.Millisecond).String())
-}
-
-// syncProgress summarises the informers still listing, e.g.
-// "configmaps: 1200 objects, pods: 40 objects".
-func syncProgress(stack *kube.Stack) string {
-	var parts []string
-	for _, s := range stack.Informers.Status() {
-		if !s.Synced {
-			parts = append(parts, fmt.Sprintf("%s: %s, %d objects", s.Key, s.Phase, s.Objects))
-		}
-	}
-	return strings.Join(parts, "; ")
-}
 
 // reloadLoop reloads the rule files when any of them changes.
 func reloadLoop(ctx context.Context, logger *slog.Logger, eng *engine.Engine, obs *observer, paths []string, every time.Duration) {

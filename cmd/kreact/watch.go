@@ -216,10 +216,16 @@ func reportSync(ctx context.Context, logger *slog.Logger, stack *kube.Stack) {
 			return
 		case <-tick.C:
 		}
-		progress := syncProgress(stack)
-		if progress == "" {
+		var listing []dynamicinformer.WatchStatus
+		for _, s := range stack.Informers.Status() {
+			if !s.Synced {
+				listing = append(listing, s)
+			}
+		}
+		if len(listing) == 0 {
 			return
 		}
+		progress, _ := describeInformers(listing)
 		logger.Info("initial sync in progress", "elapsed", time.Since(start).Round(time.Second).String(), "informers", progress)
 	}
 }
