@@ -410,11 +410,16 @@ type Status struct {
 
 // Status returns the state of every rule, sorted by name.
 func (e *Engine) Status() []Status {
+	var snap *discovery.Snapshot // nil serves nothing
+	if e.source != nil {
+		snap = e.source.Snapshot()
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := make([]Status, 0, len(e.running)+len(e.pending))
 	for name, r := range e.running {
-		out = append(out, Status{Rule: name, Running: true, Synced: r.hasSynced()})
+		synced := r.hasSynced() && !pendingButServed(r.watches, snap)
+		out = append(out, Status{Rule: name, Running: true, Synced: synced})
 	}
 	for name, p := range e.pending {
 		out = append(out, Status{Rule: name, Waiting: p.reason})
@@ -431,8 +436,28 @@ func (e *Engine) Status() []Status {
 	return out
 }
 
+// pendingButServed reports whether any of the watches is PhasePending
+// although discovery serves its resource. runner.hasSynced skips pending
+// watches so that a rule watching a resource that is not served (a CRD not
+// yet created) can count as caught up; but every new watch is pending too,
+// until its informer's goroutine first looks the resource up, so Synced
+// held from the moment a rule started, before anything was listed. A
+// pending watch is passed over only when there is nothing to list.
+func pendingButServed(watches []*dynamicinformer.Watch, snap *discovery.Snapshot) bool {
+	for _, w := range watches {
+		if w.State().Phase != dynamicinformer.PhasePending {
+			continue
+		}
+		if _, served := snap.Lookup(w.Key().GVR); served {
+			return true
+		}
+	}
+	return false
+}
+
 // Synced reports whether every running rule's watches have delivered their
-// initial lists. Waiting rules do not count.
+// initial lists. Waiting rules do not count, nor do watches of resources
+// that discovery does not list.
 func (e *Engine) Synced() bool {
 	for _, s := range e.Status() {
 		if s.Running && !s.Synced {
