@@ -12,10 +12,11 @@
 //
 // Failures are classified:
 //   - the API server is unreachable or overloaded (connection errors,
-//     timeouts, 429, 503): the action waits with exponential backoff and is
+//     timeouts, 429, 503): the action waits, with a backoff capped at one
+//     second so that it goes out soon after the server is back, and is
 //     retried for as long as the queue runs (outcome Waiting); this does not
 //     count against the retry limit, so an API server that goes away loses
-//     no queued action;
+//     no queued action; the log says so at most every 10 s per rule;
 //   - the target of an HTTP action (a webhook) refuses the connection, does
 //     not answer within the HTTP client's timeout, or answers 5xx, 429 or
 //     408: logged as "webhook unreachable" or "webhook failing" with its

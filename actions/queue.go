@@ -91,8 +91,21 @@ type Queue struct {
 	pending map[targetKey][]queued
 	seq     uint64
 
+	// reconnect spaces the attempts of actions that wait for an API server
+	// that cannot be reached: apart from the queue's own backoff, so that
+	// an outage uses up no retry, and capped at a second, so that the
+	// actions go out soon after the server is back.
+	reconnect workqueue.TypedRateLimiter[targetKey]
+	// unreachableLog rate-limits the line about actions waiting for the
+	// API server: during an outage every waiting action fails every second.
+	unreachableLog rate.Sometimes
+
 	succeeded, retried, failed, gaveUp atomic.Int64
 }
+
+// reconnectMax caps the wait between attempts of an action while the API
+// server cannot be reached.
+const reconnectMax = time.Second
 
 // NewQueue returns a Queue that executes actions with client. client may be
 // nil for a queue that only sends HTTP actions.
@@ -137,6 +150,9 @@ func NewQueue(client dynamic.Interface, opts Options) *Queue {
 		log:     opts.Logger,
 		limiter: rate.NewLimiter(limit, opts.Burst),
 		pending: map[targetKey][]queued{},
+
+		reconnect:      workqueue.NewTypedItemExponentialFailureRateLimiter[targetKey](opts.BaseDelay, reconnectMax),
+		unreachableLog: rate.Sometimes{First: 1, Interval: 10 * time.Second},
 	}
 	q.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[targetKey](opts.BaseDelay, opts.MaxDelay),
@@ -277,8 +293,10 @@ func (q *Queue) processNext(ctx context.Context) bool {
 		// Not the action's fault: wait for the server without using up
 		// retries. The per-item backoff still grows, up to MaxDelay.
 		q.report(a, Waiting, err)
-		q.log.Warn("API server unavailable; action will be retried", append(actionAttrs(a), "error", err)...)
-		q.queue.AddRateLimited(key)
+		q.unreachableLog.Do(func() {
+			q.log.Warn("API server unavailable; actions wait for it (logged at most every 10s)", append(actionAttrs(a), "error", err)...)
+		})
+		q.queue.AddAfter(key, q.reconnect.When(key))
 		return true
 	case class == webhookDown && q.queue.NumRequeues(key) < q.opts.Retries:
 		// Unlike the API server, a webhook that is down may stay down:
@@ -317,6 +335,7 @@ func (q *Queue) processNext(ctx context.Context) bool {
 // and requeues the key if more wait.
 func (q *Queue) pop(key targetKey) {
 	q.queue.Forget(key)
+	q.reconnect.Forget(key)
 	q.mu.Lock()
 	waiting := q.pending[key]
 	var done func()

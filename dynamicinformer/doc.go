@@ -38,6 +38,14 @@
 //   - At most Options.MaxConcurrentInitialLists informers are starting
 //     (preflight and initial list) at once, so a rule set naming hundreds
 //     of resources does not hit the API server with hundreds of lists.
+//   - Outages cost no change and little time (see resumingListWatch):
+//     the reflector is never told about a failure that waiting cures, so
+//     client-go's backoff (up to a minute after a few failures, not
+//     configurable through SharedIndexInformer) never applies to an API
+//     server that restarts. Lists and watches that cannot reach the
+//     server are retried within a second; a broken watch resumes from the
+//     last resourceVersion it delivered; an expired one lists and delivers
+//     the difference, deletes included, to the informer.
 //   - Every informer has StripForCache as its transform: managedFields and
 //     the last-applied-configuration annotation are dropped before objects
 //     reach the cache (see the package benchmark for what that saves).

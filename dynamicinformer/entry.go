@@ -15,7 +15,7 @@ import (
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	cgdynamicinformer "k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -364,8 +364,13 @@ func (e *entry) start(ctx context.Context) *instance {
 		o.LabelSelector = key.LabelSelector
 		o.FieldSelector = key.FieldSelector
 	}
-	inf := cgdynamicinformer.NewFilteredDynamicInformer(e.m.client, key.GVR, key.Namespace, e.m.opts.ResyncPeriod,
-		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, tweak).Informer()
+	lw := newResumingListWatch(e.m.client.Resource(key.GVR).Namespace(key.Namespace), tweak,
+		func(err error) { inst.watchError(ictx, nil, err) })
+	inf := cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{
+		ResyncPeriod:      e.m.opts.ResyncPeriod,
+		Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+		ObjectDescription: key.GVR.String(),
+	})
 	// Neither call can fail on an informer that has not started.
 	_ = inf.SetTransform(StripForCache)
 	_ = inf.SetWatchErrorHandlerWithContext(inst.watchError)

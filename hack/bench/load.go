@@ -153,10 +153,17 @@ type writer struct {
 	objects   int
 	tracker   *tracker
 	seq       *atomic.Int64
+	// locks serialise the writes to each object: two writes of one object
+	// in flight at once may be applied out of order, leaving a lower seq
+	// as the final value and a higher one that no controller can ever
+	// mirror.
+	locks []sync.Mutex
 }
 
 // update sets data.seq of object i to the next value.
 func (w *writer) update(ctx context.Context, i int) {
+	w.locks[i].Lock()
+	defer w.locks[i].Unlock()
 	name := objectName(i)
 	seq := w.seq.Add(1)
 	w.tracker.wrote(name, seq, time.Now())

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -110,7 +111,7 @@ func run(f flags) error {
 		if err := observe(ctx, client, namespace, t); err != nil {
 			return nil, err
 		}
-		return &target{namespace, t, &writer{client: client, namespace: namespace, objects: objects, tracker: t, seq: &seq}}, nil
+		return &target{namespace, t, &writer{client: client, namespace: namespace, objects: objects, tracker: t, seq: &seq, locks: make([]sync.Mutex, objects)}}, nil
 	}
 	steady, err := prepare("bench-steady", f.objects)
 	if err != nil {

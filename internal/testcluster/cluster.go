@@ -186,6 +186,10 @@ func (c *Cluster) Dir() string { return c.dir }
 // StopAPIServer stops kube-apiserver, leaving etcd running.
 func (c *Cluster) StopAPIServer() error { return c.apiserver.stop(15 * time.Second) }
 
+// KillAPIServer kills kube-apiserver at once (SIGKILL after SIGTERM, with
+// no grace), as a crash or an OOM kill would, leaving etcd running.
+func (c *Cluster) KillAPIServer() error { return c.apiserver.stop(0) }
+
 // StartAPIServer starts kube-apiserver (again) on the same port and waits
 // until it is ready.
 func (c *Cluster) StartAPIServer() error {
