@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
-	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 )
 
@@ -82,7 +82,7 @@ type Stats struct {
 // goroutine; Run must be called once.
 type Queue struct {
 	opts    Options
-	client  dynamic.Interface
+	client  rest.Interface
 	log     *slog.Logger
 	queue   workqueue.TypedRateLimitingInterface[targetKey]
 	limiter *rate.Limiter
@@ -107,9 +107,11 @@ type Queue struct {
 // server cannot be reached.
 const reconnectMax = time.Second
 
-// NewQueue returns a Queue that executes actions with client. client may be
-// nil for a queue that only sends HTTP actions.
-func NewQueue(client dynamic.Interface, opts Options) *Queue {
+// NewQueue returns a Queue that executes actions with client, a REST client
+// for the cluster's API paths such as kube.RESTClient returns (the client
+// client-go's dynamic client is built on). client may be nil for a queue
+// that only sends HTTP actions.
+func NewQueue(client rest.Interface, opts Options) *Queue {
 	if opts.Name == "" {
 		opts.Name = "actions"
 	}

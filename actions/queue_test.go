@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/internal/testcluster"
 )
 
@@ -43,7 +44,11 @@ func startQueue(t *testing.T, opts actions.Options) (*actions.Queue, *results) {
 	if opts.MaxDelay == 0 {
 		opts.MaxDelay = 200 * time.Millisecond
 	}
-	q := actions.NewQueue(dynamic.NewForConfigOrDie(cluster.Config()), opts)
+	rc, err := kube.RESTClient(cluster.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := actions.NewQueue(rc, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = q.Run(ctx); close(done) }()

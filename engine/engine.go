@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
@@ -68,7 +68,7 @@ type Observer interface {
 // Engine runs a set of rules against a cluster. Load may be called from any
 // goroutine, again and again; Run must be running for rules to start.
 type Engine struct {
-	client    dynamic.Interface
+	client    rest.Interface
 	mapper    Mapper
 	informers Informers
 	source    discovery.Source
@@ -96,7 +96,7 @@ type pendingRule struct {
 
 // New returns an Engine. source tells it when resources appear, so that
 // rules waiting for a CRD can start.
-func New(client dynamic.Interface, mapper Mapper, informers Informers, source discovery.Source, opts Options) *Engine {
+func New(client rest.Interface, mapper Mapper, informers Informers, source discovery.Source, opts Options) *Engine {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}

@@ -47,7 +47,7 @@ func start(t *testing.T, opts engine.Options) *harness {
 		t.Fatal(err)
 	}
 	opts.Logger = logger
-	e := engine.New(stack.Client, stack.Mapper, stack.Informers, stack.Discovery, opts)
+	e := engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, opts)
 	done := make(chan struct{})
 	go func() { _ = e.Run(ctx); close(done) }()
 	t.Cleanup(func() {

@@ -49,7 +49,7 @@ func TestExampleRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := engine.New(stack.Client, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{Logger: logger})
+	eng := engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{Logger: logger})
 	done := make(chan struct{})
 	go func() { _ = eng.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done; _ = stack.Wait() }()

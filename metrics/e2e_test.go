@@ -106,7 +106,7 @@ func TestMetricsOfOneRuleAgainstTheAPIServer(t *testing.T) {
 	}
 	rec := metrics.New()
 	rec.WatchInformers(stack.Informers.Status)
-	eng := engine.New(stack.Client, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
+	eng := engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
 		Logger: logger, Observer: rec, MetricsProvider: rec,
 	})
 	var loaded atomic.Int64

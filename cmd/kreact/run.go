@@ -83,7 +83,7 @@ that loses the lease exits at once.`)
 	obs := newObserver()
 	obs.watchInformers(stack.Informers.Status)
 	f.leader.notify = obs.setLeading
-	eng := engine.New(stack.Client, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
+	eng := engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
 		DryRun:          f.dryRun,
 		Logger:          logger,
 		Observer:        obs,

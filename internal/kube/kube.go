@@ -19,7 +19,9 @@ import (
 
 // Stack is a running watch stack for one cluster.
 type Stack struct {
-	Config    *rest.Config
+	Config *rest.Config
+	// REST is the client Client is built on; actions write through it.
+	REST      rest.Interface
 	Client    dynamic.Interface
 	Discovery *discovery.Cache
 	Mapper    *restmapper.Mapper
@@ -47,10 +49,11 @@ func Start(ctx context.Context, cfg *rest.Config, opts Options) (*Stack, error) 
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	client, err := dynamic.NewForConfig(cfg)
+	rc, err := RESTClient(cfg)
 	if err != nil {
 		return nil, err
 	}
+	client := dynamic.New(rc)
 	dc, err := cgdiscovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -70,6 +73,7 @@ func Start(ctx context.Context, cfg *rest.Config, opts Options) (*Stack, error) 
 	iopts.Logger = opts.Logger.With("component", "informers")
 	s := &Stack{
 		Config:    cfg,
+		REST:      rc,
 		Client:    client,
 		Discovery: disc,
 		Mapper:    restmapper.New(disc, restmapper.Options{Logger: opts.Logger.With("component", "restmapper")}),
@@ -92,4 +96,19 @@ func (s *Stack) Wait() error {
 	s.wg.Wait()
 	close(s.errs)
 	return <-s.errs
+}
+
+// RESTClient returns a REST client for every API path of the cluster, as
+// client-go's dynamic client makes for itself (dynamic.New turns it into
+// one).
+func RESTClient(cfg *rest.Config) (*rest.RESTClient, error) {
+	config := dynamic.ConfigFor(cfg)
+	// An unversioned client has no base path: requests give absolute ones.
+	config.GroupVersion = nil
+	config.APIPath = "/"
+	httpClient, err := rest.HTTPClientFor(config)
+	if err != nil {
+		return nil, err
+	}
+	return rest.UnversionedRESTClientForConfigAndClient(config, httpClient)
 }
