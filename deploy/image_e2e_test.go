@@ -24,6 +24,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
@@ -148,16 +149,12 @@ func TestImageRunsLikeAPod(t *testing.T) {
 	startup := ctr.StartupProbe
 	probe(startup, time.Duration(startup.PeriodSeconds*startup.FailureThreshold)*time.Second)
 	probe(ctr.LivenessProbe, 10*time.Second)
+	// A standby is ready as soon as it campaigns; the only replica must
+	// then take the lease, under its Pod's name, in its own namespace, and
+	// be ready as the leader, its rules synced.
 	probe(ctr.ReadinessProbe, time.Minute)
-
-	// The only replica leads, under its Pod's name, in its own namespace.
-	lease, err := client.CoordinationV1().Leases(namespace).Get(t.Context(), "kreact", metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("lease: %v", err)
-	}
-	if holder := ptr.Deref(lease.Spec.HolderIdentity, ""); !strings.HasPrefix(holder, name+"_") {
-		t.Errorf("lease held by %q, want the pod %s", holder, name)
-	}
+	waitLease(t, client, namespace, func(holder string) bool { return strings.HasPrefix(holder, name+"_") })
+	probe(ctr.ReadinessProbe, time.Minute)
 	metricsPort := 0
 	for _, p := range ctr.Ports {
 		if p.Name == "metrics" {
@@ -201,12 +198,28 @@ func TestImageRunsLikeAPod(t *testing.T) {
 		t.Errorf("exit code %s after SIGTERM, want 0", code)
 	}
 	waitLog(t, name, 5*time.Second, func(l logLine) bool { return l["msg"] == "stopped" })
-	lease, err = client.CoordinationV1().Leases(namespace).Get(t.Context(), "kreact", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if holder := ptr.Deref(lease.Spec.HolderIdentity, ""); holder != "" {
-		t.Errorf("lease still held by %q after a clean stop", holder)
+	waitLease(t, client, namespace, func(holder string) bool { return holder == "" })
+}
+
+// waitLease waits until the holder of the Lease "kreact" suits want.
+func waitLease(t *testing.T, client kubernetes.Interface, namespace string, want func(holder string) bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		lease, err := client.CoordinationV1().Leases(namespace).Get(t.Context(), "kreact", metav1.GetOptions{})
+		holder := "(no lease)"
+		if err == nil {
+			holder = ptr.Deref(lease.Spec.HolderIdentity, "")
+			if want(holder) {
+				return
+			}
+		} else if !apierrors.IsNotFound(err) {
+			t.Fatalf("lease: %v", err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lease %s/kreact held by %q after 30s", namespace, holder)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
