@@ -72,6 +72,9 @@ leftovers:
 	@if pgrep -f '$(BIN)/(etcd|kube-apiserver|kube-controller-manager)' >/dev/null; then \
 		echo "control-plane processes left running:"; pgrep -af '$(BIN)/(etcd|kube-apiserver|kube-controller-manager)'; exit 1; \
 	else echo "no control-plane process left running"; fi
+	@if command -v $(PODMAN) >/dev/null 2>&1 && [ -n "$$($(PODMAN) ps -aq --filter name=^kreact-image-test-)" ]; then \
+		echo "image-test containers left:"; $(PODMAN) ps -a --filter name=^kreact-image-test-; exit 1; \
+	fi
 
 ## demo: build everything, start a local control plane, run kreact with the
 ## example rules, provoke each rule, show what kreact did and clean up
