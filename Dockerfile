@@ -4,7 +4,9 @@
 #   docker build -t kreact:dev .
 #
 # The build stage is the official Go image (pinned to the go.mod's Go
-# version); the final image holds the binary and the CA certificates only.
+# version); the final image holds the binary only. `make image` builds the
+# same final image from a binary built on the host (Dockerfile.prebuilt),
+# without pulling anything.
 
 FROM golang:1.26 AS build
 WORKDIR /src
@@ -16,8 +18,8 @@ ARG VERSION=dev
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/kreact ./cmd/kreact
 
 FROM scratch
-# TLS to the API server and to webhook targets of kreact.http.
-COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+# No CA bundle: the binary carries its roots (cmd/kreact/roots.go), so this
+# image and the one of Dockerfile.prebuilt hold the same single file.
 COPY --from=build /out/kreact /kreact
 # 65532 is the conventional "nonroot" user of distroless images; the
 # Deployment's runAsNonRoot check needs a numeric user.

@@ -6,7 +6,13 @@ BIN     := $(CURDIR)/bin
 CP      := hack/controlplane
 export KREACT_BIN_DIR := $(BIN)
 
-.PHONY: all build controlplane test unit vet fmt-check leftovers bench bench-e2e demo cluster-up cluster-down clean
+# The container image: built by podman from a binary built here, run with
+# runc (see deploy/image_e2e_test.go for how the test runs it).
+PODMAN  ?= podman
+IMAGE   ?= kreact:dev
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
+.PHONY: all build controlplane image image-tools test unit vet fmt-check leftovers bench bench-e2e demo cluster-up cluster-down clean
 
 all: build
 
@@ -26,10 +32,32 @@ $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kubectl &: $(CP)/go.
 	cd $(CP) && $(GO) build -o $(BIN)/ ./kube-apiserver ./kube-controller-manager ./kubectl
 	@touch $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kubectl
 
-## test: formatting, vet, every unit and e2e test with -race, and a check that
-## no control-plane process is left running
-test: controlplane fmt-check vet
-	$(GO) test -race -timeout 30m ./...
+## image: the container image $(IMAGE) (Dockerfile.prebuilt) from a static
+## binary built here, with podman; nothing is pulled from a registry
+image: image-tools
+	@ctx=$$(mktemp -d) && trap 'rm -rf "$$ctx"' EXIT && \
+	echo "building the static binary" && \
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o "$$ctx/kreact" ./cmd/kreact && \
+	$(PODMAN) build --pull=never --quiet --file Dockerfile.prebuilt --tag $(IMAGE) "$$ctx" >/dev/null && \
+	echo "built image $(IMAGE) (kreact $(VERSION))"
+
+# The image and its test need podman and runc; say how to get them rather
+# than fail on "command not found".
+image-tools:
+	@missing=; \
+	command -v $(PODMAN) >/dev/null 2>&1 || missing="$$missing podman"; \
+	{ command -v runc || test -x /usr/sbin/runc; } >/dev/null 2>&1 || missing="$$missing runc"; \
+	if [ -n "$$missing" ]; then \
+		echo "the container image and its test (make image, make test) need:$$missing"; \
+		echo "install with: sudo apt-get install -y podman runc   (Debian/Ubuntu; .ci/run does this)"; \
+		exit 1; \
+	fi
+
+## test: formatting, vet, every unit and e2e test with -race (the image test
+## runs the image built by `make image`), and a check that no control-plane
+## process is left running
+test: controlplane fmt-check vet image
+	KREACT_IMAGE=$(IMAGE) $(GO) test -race -timeout 30m ./...
 	$(GO) run ./cmd/kreact test examples/tests
 	$(MAKE) --no-print-directory leftovers
 
@@ -44,6 +72,9 @@ leftovers:
 	@if pgrep -f '$(BIN)/(etcd|kube-apiserver|kube-controller-manager)' >/dev/null; then \
 		echo "control-plane processes left running:"; pgrep -af '$(BIN)/(etcd|kube-apiserver|kube-controller-manager)'; exit 1; \
 	else echo "no control-plane process left running"; fi
+	@if command -v $(PODMAN) >/dev/null 2>&1 && [ -n "$$($(PODMAN) ps -aq --filter name=^kreact-image-test-)" ]; then \
+		echo "image-test containers left:"; $(PODMAN) ps -a --filter name=^kreact-image-test-; exit 1; \
+	fi
 
 ## demo: build everything, start a local control plane, run kreact with the
 ## example rules, provoke each rule, show what kreact did and clean up

@@ -54,6 +54,9 @@ current-context: x
 			if cfg.QPS != tt.qps || cfg.Burst != tt.burst {
 				t.Errorf("QPS/Burst = %v/%v, want %v/%v", cfg.QPS, cfg.Burst, tt.qps, tt.burst)
 			}
+			if c.source != kubeconfig {
+				t.Errorf("source = %q, want %q", c.source, kubeconfig)
+			}
 		})
 	}
 }

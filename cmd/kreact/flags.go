@@ -126,6 +126,10 @@ type clusterFlags struct {
 	kubeconfig, context string
 	qps                 float64
 	burst               int
+
+	// source is where the last load found the configuration: a
+	// kubeconfig file or kubeconfig.InCluster.
+	source string
 }
 
 // The default client limits. client-go's own (5 and 10) starve a reaction
@@ -153,14 +157,15 @@ func (c *clusterFlags) load() (*rest.Config, string, error) {
 	if c.burst < 1 {
 		return nil, "", &usageError{fmt.Sprintf("--kube-api-burst %d: want at least 1", c.burst)}
 	}
-	cfg, ns, err := kubeconfig.Load(kubeconfig.Flags{
+	l, err := kubeconfig.Load(kubeconfig.Flags{
 		Kubeconfig: c.kubeconfig, Context: c.context, UserAgent: "kreact/" + version,
 		QPS: float32(c.qps), Burst: c.burst,
 	})
 	if err != nil {
 		return nil, "", &clusterError{err}
 	}
-	return cfg, ns, nil
+	c.source = l.Source
+	return l.Config, l.Namespace, nil
 }
 
 // logFlags choose the log format and level.

@@ -72,7 +72,7 @@ that loses the lease exits at once.`)
 	if err != nil {
 		return err
 	}
-	logger.Info("connecting to the API server", "server", cfg.Host, "qps", cfg.QPS, "burst", cfg.Burst)
+	logger.Info("connecting to the API server", "server", cfg.Host, "config", f.cluster.source, "qps", cfg.QPS, "burst", cfg.Burst)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
