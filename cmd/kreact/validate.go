@@ -397,7 +397,7 @@ func joinEvents(es []rules.Event) string {
 	return strings.Join(s, ", ")
 }
 
-var handlerNames = []string{"onAdd", "onUpdate", "onDelete", "onTick"}
+var handlerNames = []string{"onAdd", "onUpdate", "onDelete", "onTick", "onTimer"}
 
 // misspelledHandlers warns about top-level functions and variables whose
 // names are close to a handler's ("onUpate", "onadd"): the engine would
