@@ -1,6 +1,8 @@
 package reaction
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kreact/kreact/discovery"
@@ -34,7 +36,8 @@ type objectKey struct {
 
 // wants is which handlers a rule will have called: it lists the event in
 // spec.events and its script declares the handler.
-type wants struct{ add, update, delete bool }
+// timer is whether the script declares onTimer.
+type wants struct{ add, update, delete, timer bool }
 
 // has reports whether the rule has the handler of t.
 func (w wants) has(t scripting.EventType) bool {
@@ -67,10 +70,24 @@ type entry struct {
 	// every holds, for delivery "every", each change in order; the fields
 	// above are unused then.
 	every []Change
+
+	// timer is the object's kreact.after, if any (see timer.go).
+	timer
 }
 
+// empty reports whether the entry holds nothing, not even a timer.
 func (e *entry) empty() bool {
-	return e.owedDelete == nil && e.kind == "" && len(e.every) == 0
+	return !e.hasChange() && !e.timer.set()
+}
+
+// hasChange reports whether a change waits for a call.
+func (e *entry) hasChange() bool {
+	return e.owedDelete != nil || e.kind != "" || len(e.every) > 0
+}
+
+// hasCall reports whether a call is due at now: a change, or a timer.
+func (e *entry) hasCall(now time.Time) bool {
+	return e.hasChange() || e.timer.due(now)
 }
 
 // merge folds change c into the entry (delivery "latest").
