@@ -161,7 +161,7 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Delivery
 		log:     opts.Logger.With("rule", rule.Name),
 		clock:   opts.Clock,
 		want:    wants{add: has(scripting.Add), update: has(scripting.Update), delete: has(scripting.Delete), timer: handlers.HasHandler(scripting.Timer)},
-		tick:    rule.Every > 0 && handlers.HasHandler(scripting.Tick),
+		tick:    rule.Ticks() && handlers.HasHandler(scripting.Tick),
 		every:   rule.Delivery == rules.DeliverEvery,
 		pending: map[objectKey]*entry{},
 		ahead:   map[objectKey]uint64{},
@@ -174,7 +174,9 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Delivery
 		workqueue.TypedRateLimitingQueueConfig[objectKey]{Name: "kreact_rule_changes_" + rule.Name, MetricsProvider: opts.MetricsProvider, Clock: opts.Clock},
 	)
 	if d.tick {
-		d.ticks = every(rule.Every)
+		d.ticks = tickSchedule(rule, d.log)
+	}
+	if d.ticks != nil {
 		now := d.now()
 		d.nextTick = d.ticks.next(time.Time{}, now)
 		d.queue.AddAfter(tickKey, d.nextTick.Sub(now))
@@ -315,8 +317,8 @@ func (d *Delivery) droppedLocked() {
 	}
 }
 
-// Tick queues a call of onTick, if the rule has spec.every and the
-// handler; ticks that wait are merged into one.
+// Tick queues a call of onTick now, if the rule has spec.every or
+// spec.schedule and the handler; ticks that wait are merged into one.
 func (d *Delivery) Tick() {
 	if !d.tick {
 		return

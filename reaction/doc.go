@@ -61,8 +61,9 @@
 // that starts gets every object as an initial add, where its script
 // re-arms them, so nothing is persisted.
 //
-// spec.every schedules onTick on the same clock; ticks that fall due
-// while one runs, or that a clock jump skipped, are merged into one.
+// spec.every and spec.schedule (a calendar, in its time zone) schedule
+// onTick on the same clock; ticks that fall due while one runs, or that a
+// clock jump skipped, are merged into one.
 // Options.Clock is that clock. The workqueue's AddAfter wakes the object
 // when a deadline comes; offline, where the clock moves by steps, Fire
 // queues what is due and NextDue says when the next deadline is.

@@ -2,12 +2,14 @@ package reaction
 
 import (
 	"cmp"
+	"log/slog"
 	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
 
@@ -214,4 +216,25 @@ func (p every) next(prev, now time.Time) time.Time {
 		return now.Add(d)
 	}
 	return prev.Add((now.Sub(prev)/d + 1) * d)
+}
+
+// calendar ticks on a spec.schedule.
+type calendar struct{ rules.Schedule }
+
+func (c calendar) next(_, now time.Time) time.Time { return c.Next(now) }
+
+// tickSchedule returns the ticks of a rule with spec.every or
+// spec.schedule.
+func tickSchedule(r *rules.Rule, log *slog.Logger) ticks {
+	if r.Every > 0 {
+		return every(r.Every)
+	}
+	s, err := rules.ParseSchedule(r.Schedule, r.TimeZone)
+	if err != nil {
+		// Loading the rule checked it; only a zone removed from the
+		// system since could fail.
+		log.Error("spec.schedule: onTick will not be called", "schedule", r.Schedule, "error", err)
+		return nil
+	}
+	return calendar{s}
 }

@@ -241,3 +241,16 @@ func TestEveryTicksOnTheClock(t *testing.T) {
 		t.Errorf("next tick at %v, want %v", next, t0.Add(time.Hour+30*time.Second))
 	}
 }
+
+// spec.schedule ticks on its calendar, in its time zone.
+func TestScheduleTicksOnTheCalendar(t *testing.T) {
+	d, clk, rec := newClocked(t, testRule(func(r *rules.Rule) { r.Schedule, r.TimeZone = "0 3 * * *", "Europe/Paris" }), Options{})
+	next, ok := d.NextDue()
+	if want := time.Date(2026, 1, 2, 2, 0, 0, 0, time.UTC); !ok || !next.Equal(want) {
+		t.Fatalf("first tick at %v, want %v", next, want)
+	}
+	advance(t, d, clk, rec, 3*24*time.Hour)
+	if got := rec.recorded(); !slices.Equal(got, []string{"onTick", "onTick", "onTick"}) {
+		t.Errorf("after three days: calls = %q, want three ticks", got)
+	}
+}

@@ -695,8 +695,8 @@ func (d *decoder) checkTick(f *File, n *yaml.Node, path, rule string) bool {
 		return false
 	}
 	switch {
-	case f.rules[i].Rule.Every == 0:
-		d.errorf(n, "%s: rule %q has no spec.every, so kreact never calls its onTick", path, rule)
+	case !f.rules[i].Rule.Ticks():
+		d.errorf(n, "%s: rule %q has no spec.every or spec.schedule, so kreact never calls its onTick", path, rule)
 		return false
 	case !f.programs[i].HasHandler(scripting.Tick):
 		d.errorf(n, "%s: rule %q declares no onTick(ctx)", path, rule)

@@ -61,6 +61,7 @@ func TestGoldenReports(t *testing.T) {
 		{"script-error.yaml", 0, 3},
 		{"tick.yaml", 0, 1},
 		{"clock.yaml", 0, 4},
+		{"schedule.yaml", 0, 2},
 		{"runaway.yaml", 1, 0},
 	}
 	for _, tt := range tests {
@@ -147,7 +148,7 @@ func TestFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"testdata/broken.yaml", "testdata/clock.yaml", "testdata/invalid.yaml", "testdata/pass.yaml", "testdata/runaway.yaml", "testdata/script-error.yaml", "testdata/tick.yaml"}
+	want := []string{"testdata/broken.yaml", "testdata/clock.yaml", "testdata/invalid.yaml", "testdata/pass.yaml", "testdata/runaway.yaml", "testdata/schedule.yaml", "testdata/script-error.yaml", "testdata/tick.yaml"}
 	if strings.Join(files, " ") != strings.Join(want, " ") {
 		t.Errorf("Files = %q, want %q", files, want)
 	}
