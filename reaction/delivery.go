@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/finalizers"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
@@ -112,6 +114,8 @@ type Delivery struct {
 	ignore []string
 	// ticks schedules onTick; nil without spec.every.
 	ticks ticks
+	// fin is the rule's finalizer; "" without spec.finalizer.
+	fin string
 
 	queue    workqueue.TypedRateLimitingInterface[objectKey]
 	stopping atomic.Bool
@@ -127,6 +131,14 @@ type Delivery struct {
 	lastDropLog time.Time
 	// nextTick is when the next scheduled onTick is due; zero for none.
 	nextTick time.Time
+	// With spec.finalizer (finalize.go): objects whose finalization is
+	// done (their later changes are dropped), whose finalizer is being
+	// added, that wait on the finalizer (since their deletion), and that
+	// have been logged as waiting long.
+	finalized map[objectKey]types.UID
+	adding    map[objectKey]types.UID
+	waiting   map[objectKey]time.Time
+	longWaits map[objectKey]bool
 }
 
 // tickKey is the key of the rule's onTick calls.
@@ -165,6 +177,11 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Delivery
 		every:   rule.Delivery == rules.DeliverEvery,
 		pending: map[objectKey]*entry{},
 		ahead:   map[objectKey]uint64{},
+	}
+	if rule.Finalizer {
+		d.fin = finalizers.Name(rule.Name)
+		d.finalized, d.adding = map[objectKey]types.UID{}, map[objectKey]types.UID{}
+		d.waiting, d.longWaits = map[objectKey]time.Time{}, map[objectKey]bool{}
 	}
 	for _, p := range rule.IgnoredPaths() {
 		d.ignore = append(d.ignore, p.String())
@@ -224,6 +241,18 @@ func (d *Delivery) Observe(source int, c Change) {
 	}
 	key := objectKey{source: source, namespace: c.Object.GetNamespace(), name: c.Object.GetName()}
 	d.mu.Lock()
+	if d.fin != "" {
+		var keep bool
+		var addFinalizer func()
+		c, keep, addFinalizer = d.finalizeChangeLocked(key, c)
+		if addFinalizer != nil {
+			defer addFinalizer() // after d.mu is released
+		}
+		if !keep {
+			d.mu.Unlock()
+			return
+		}
+	}
 	if d.seenAheadLocked(key, c) {
 		d.mu.Unlock()
 		return
@@ -286,6 +315,10 @@ func resourceVersion(u *unstructured.Unstructured) (uint64, bool) {
 // delivery "latest", updates count for a rule with onAdd only (they
 // refresh a pending add) and deletes for any rule (they cancel one).
 func (d *Delivery) wanted(t scripting.EventType) bool {
+	if d.fin != "" {
+		// Every object gets the finalizer, and every delete is owed.
+		return true
+	}
 	if d.want.timer && (t == scripting.Update || t == scripting.Delete) {
 		// A timer follows its object's state, and ends with it.
 		return true
@@ -358,6 +391,9 @@ func (d *Delivery) Len() int {
 // package doc). Run must be called once, and not together with Drain.
 func (d *Delivery) Run(ctx context.Context, callers []Caller) {
 	var wg sync.WaitGroup
+	if d.fin != "" {
+		wg.Go(func() { d.watchFinalizers(ctx) })
+	}
 	for _, c := range callers {
 		wg.Go(func() {
 			for d.processNext(ctx, c) {
@@ -411,16 +447,29 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller) bool {
 		d.queue.Done(key)
 		return true
 	}
-	if ev, ok = d.freshen(key, ev); !ok {
+	if ev, ok = d.freshen(key, ev); !ok || d.ownFinalizerOnly(ev) {
 		d.queue.Forget(key)
 		d.queue.Done(key)
 		return true
 	}
 
-	start := time.Now()
-	out, err := caller.Invoke(ev)
-	if obs := d.opts.Observer; obs != nil {
-		obs.HandlerCall(d.rule.Name, ev.Type, time.Since(start), err)
+	var out scripting.Outcome
+	var err error
+	if !taken.Finalize || d.want.delete {
+		start := time.Now()
+		out, err = caller.Invoke(ev)
+		if obs := d.opts.Observer; obs != nil {
+			obs.HandlerCall(d.rule.Name, ev.Type, time.Since(start), err)
+		}
+	}
+	finalizing := false
+	if err == nil && taken.Finalize {
+		if err = d.finish(ctx, key, ev, out.Actions); err == nil {
+			d.queue.Forget(key)
+			d.queue.Done(key)
+			return true
+		}
+		finalizing = true
 	}
 	if err == nil {
 		d.queue.Forget(key)
@@ -434,7 +483,7 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller) bool {
 	}
 	defer d.queue.Done(key)
 	switch {
-	case errors.Is(err, scripting.ErrClosed):
+	case errors.Is(err, scripting.ErrClosed), errors.Is(err, errFinalizeStopped):
 		d.restore(key, taken)
 	case errors.Is(err, scripting.ErrStuck):
 		// Not this change's fault: wait without using up a retry.
@@ -444,10 +493,18 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller) bool {
 	case d.queue.NumRequeues(key) < d.rule.Retries:
 		d.restore(key, taken)
 		attempt := d.queue.NumRequeues(key) + 1
-		d.log.Warn("script failed; the call will be retried on the latest state", append(callAttrs(ev, err), "retry", attempt, "of", d.rule.Retries)...)
+		msg := "script failed; the call will be retried on the latest state"
+		if finalizing {
+			msg = "onDelete's actions or the finalizer's removal failed; onDelete will be retried and the object keeps the finalizer meanwhile"
+		}
+		d.log.Warn(msg, append(callAttrs(ev, err), "retry", attempt, "of", d.rule.Retries)...)
 		d.queue.AddRateLimited(key)
 	default:
-		d.log.Error("handler call given up", append(callAttrs(ev, err), "retries", d.queue.NumRequeues(key))...)
+		msg := "handler call given up"
+		if finalizing || taken.Finalize {
+			msg = "handler call given up; the object keeps the finalizer " + d.fin + " until the rule handles it (a restart retries it) or `kreact finalizers release " + d.rule.Name + "` removes it"
+		}
+		d.log.Error(msg, append(callAttrs(ev, err), "retries", d.queue.NumRequeues(key))...)
 		if obs := d.opts.Observer; obs != nil {
 			obs.HandlerGivenUp(d.rule.Name, ev.Type, err)
 		}

@@ -25,7 +25,7 @@ import (
 var (
 	documentFields   = []string{"apiVersion", "kind", "metadata", "spec"}
 	metadataFields   = []string{"name", "description"}
-	specFields       = []string{"watch", "events", "ignoreChanges", "reads", "permissions", "http", "script", "scriptFile", "scriptLang", "every", "schedule", "timeZone", "workers", "timeout", "retries", "maxActions", "actionWorkers", "delivery", "rateLimit", "burst", "dryRun"}
+	specFields       = []string{"watch", "events", "ignoreChanges", "reads", "permissions", "http", "script", "scriptFile", "scriptLang", "every", "schedule", "timeZone", "workers", "timeout", "retries", "maxActions", "actionWorkers", "delivery", "rateLimit", "burst", "dryRun", "finalizer"}
 	watchFields      = []string{"resource", "namespaces", "labelSelector", "fieldSelector"}
 	permissionFields = []string{"resources", "verbs"}
 )
@@ -516,6 +516,7 @@ func (d *decoder) spec(r *Rule, spec entry, m map[string]entry) {
 	r.RateLimit = d.number(m["rateLimit"], "spec.rateLimit", DefaultRateLimit, MaxRateLimit)
 	r.Burst = d.integer(m["burst"], "spec.burst", defaultBurst(r.RateLimit), 1, MaxBurst)
 	r.DryRun = d.boolean(m["dryRun"], "spec.dryRun", false)
+	r.Finalizer = d.boolean(m["finalizer"], "spec.finalizer", false)
 }
 
 // schedule decodes spec.schedule and spec.timeZone.

@@ -168,6 +168,10 @@ type Rule struct {
 	// DryRun sends every action of the rule with dryRun=All (HTTP: logs
 	// instead of sending). The --dry-run flag turns it on for all rules.
 	DryRun bool
+	// Finalizer puts the finalizer kreact.dev/NAME on the watched objects,
+	// so that onDelete runs for every delete, even one that happens while
+	// kreact is away; see package finalizers.
+	Finalizer bool
 
 	// Source is the path of the YAML file the rule came from.
 	Source string
