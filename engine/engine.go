@@ -280,7 +280,7 @@ func (e *Engine) release(ctx context.Context, r *runner) {
 	}
 	n, err := finalizers.Release(ctx, e.client, r.rule.Name, targets)
 	if err != nil {
-		e.log.Error("finalizers of a removed rule not all released; run: kreact finalizers release "+r.rule.Name, "rule", r.rule.Name, "released", n, "error", err)
+		e.log.Error("finalizers of a removed rule not all released; remove the rest by hand", "rule", r.rule.Name, "finalizer", finalizers.Name(r.rule.Name), "released", n, "error", err)
 		return
 	}
 	e.log.Info("finalizers released", "rule", r.rule.Name, "finalizer", finalizers.Name(r.rule.Name), "objects", n)
