@@ -14,5 +14,5 @@
 // Package reaction decides when to add and remove (it is the one place
 // that knows when onDelete has succeeded); Release removes a rule's
 // finalizers from every object, for a rule that is removed or turns the
-// option off, and for `kreact finalizers release RULE`.
+// option off.
 package finalizers
