@@ -2,6 +2,7 @@ package actions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -168,7 +169,11 @@ func NewQueue(client rest.Interface, opts Options) *Queue {
 type queued struct {
 	action Action
 	done   func()
+	result func(error)
 }
+
+// ErrStopped is the result of an action dropped because its queue stopped.
+var ErrStopped = errors.New("action dropped: the queue stopped")
 
 // Enqueue adds an action behind the other actions on the same object. It
 // never blocks. Actions enqueued after Run has returned are dropped with a
@@ -180,19 +185,38 @@ func (q *Queue) Enqueue(a Action) { q.EnqueueThen(a, nil) }
 // stopped. done is called exactly once, from a worker goroutine or from
 // the caller's when the action is dropped at once; it must not block.
 func (q *Queue) EnqueueThen(a Action, done func()) {
+	q.enqueue(queued{action: a, done: done})
+}
+
+// EnqueueResult is EnqueueThen, telling done how the action ended: nil
+// when it succeeded (or was done already: creating what exists, deleting
+// what is gone), else the error of its last attempt, or ErrStopped.
+func (q *Queue) EnqueueResult(a Action, done func(error)) {
+	q.enqueue(queued{action: a, result: done})
+}
+
+func (q *Queue) enqueue(w queued) {
 	if q.queue.ShuttingDown() {
-		q.log.Warn("action dropped: queue is shut down", actionAttrs(a)...)
-		if done != nil {
-			done()
-		}
+		q.log.Warn("action dropped: queue is shut down", actionAttrs(w.action)...)
+		w.finish(ErrStopped)
 		return
 	}
 	q.mu.Lock()
 	q.seq++
-	key := keyOf(a, q.seq)
-	q.pending[key] = append(q.pending[key], queued{a, done})
+	key := keyOf(w.action, q.seq)
+	q.pending[key] = append(q.pending[key], w)
 	q.mu.Unlock()
 	q.queue.Add(key)
+}
+
+// finish tells the action's caller that it is finished, with err.
+func (w queued) finish(err error) {
+	if w.done != nil {
+		w.done()
+	}
+	if w.result != nil {
+		w.result(err)
+	}
 }
 
 // Len returns how many actions wait to be executed.
@@ -250,9 +274,7 @@ func (q *Queue) Run(ctx context.Context) error {
 	for _, waiting := range left {
 		for _, w := range waiting {
 			n++
-			if w.done != nil {
-				w.done()
-			}
+			w.finish(ErrStopped)
 		}
 	}
 	if n > 0 {
@@ -290,7 +312,7 @@ func (q *Queue) processNext(ctx context.Context) bool {
 	case class == done:
 		q.succeeded.Add(1)
 		q.report(a, Succeeded, nil)
-		q.pop(key)
+		q.pop(key, nil)
 	case class == unreachable && ctx.Err() == nil:
 		// Not the action's fault: wait for the server without using up
 		// retries. The per-item backoff still grows, up to MaxDelay.
@@ -319,7 +341,7 @@ func (q *Queue) processNext(ctx context.Context) bool {
 		q.failed.Add(1)
 		q.report(a, Failed, err)
 		q.log.Error("action refused", append(actionAttrs(a), "error", err)...)
-		q.pop(key)
+		q.pop(key, err)
 	default:
 		msg := "action gave up after retries"
 		if class == webhookDown {
@@ -328,21 +350,21 @@ func (q *Queue) processNext(ctx context.Context) bool {
 		q.gaveUp.Add(1)
 		q.report(a, GaveUp, err)
 		q.log.Error(msg, append(actionAttrs(a), "retries", q.queue.NumRequeues(key), "error", err)...)
-		q.pop(key)
+		q.pop(key, err)
 	}
 	return true
 }
 
-// pop removes the head action of key, tells its caller it is finished,
-// and requeues the key if more wait.
-func (q *Queue) pop(key targetKey) {
+// pop removes the head action of key, tells its caller it is finished
+// (with err), and requeues the key if more wait.
+func (q *Queue) pop(key targetKey, err error) {
 	q.queue.Forget(key)
 	q.reconnect.Forget(key)
 	q.mu.Lock()
 	waiting := q.pending[key]
-	var done func()
+	var head queued
 	if len(waiting) > 0 {
-		done = waiting[0].done
+		head = waiting[0]
 		waiting = waiting[1:]
 	}
 	if len(waiting) == 0 {
@@ -351,9 +373,7 @@ func (q *Queue) pop(key targetKey) {
 		q.pending[key] = waiting
 	}
 	q.mu.Unlock()
-	if done != nil {
-		done()
-	}
+	head.finish(err)
 	if len(waiting) > 0 {
 		q.queue.Add(key)
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -20,6 +21,7 @@ import (
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/discovery"
 	"github.com/kreact/kreact/dynamicinformer"
+	"github.com/kreact/kreact/finalizers"
 	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
@@ -210,7 +212,7 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 			keep[name] = true
 		}
 	}
-	var stopping []*runner
+	var stopping, releasing []*runner
 	var starting []prepared
 	for _, p := range next {
 		if old, ok := e.running[p.rule.Name]; ok {
@@ -219,6 +221,9 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 			}
 			delete(e.running, p.rule.Name)
 			stopping = append(stopping, old)
+			if old.rule.Finalizer && !p.rule.Finalizer {
+				releasing = append(releasing, old)
+			}
 			e.log.Info("rule changed; restarting", "rule", p.rule.Name)
 		}
 		delete(e.pending, p.rule.Name)
@@ -233,6 +238,9 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 		if !keep[name] {
 			delete(e.running, name)
 			stopping = append(stopping, r)
+			if r.rule.Finalizer {
+				releasing = append(releasing, r)
+			}
 			e.log.Info("rule removed", "rule", name)
 		}
 	}
@@ -246,6 +254,9 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 	for _, r := range stopping {
 		r.stop()
 	}
+	for _, r := range releasing {
+		e.release(ctx, r)
+	}
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -255,6 +266,25 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// release removes the finalizer of a rule that was removed, or that
+// turned spec.finalizer off, from the objects it watched, so that none is
+// left undeletable. It is not called when kreact stops: the finalizers are
+// what makes onDelete run for objects deleted until it is back.
+func (e *Engine) release(ctx context.Context, r *runner) {
+	var targets []finalizers.Target
+	for _, inf := range r.plan {
+		if inf.Handled {
+			targets = append(targets, finalizers.Target{Resource: inf.Resource, Namespace: inf.Key.Namespace, LabelSelector: inf.Key.LabelSelector})
+		}
+	}
+	n, err := finalizers.Release(ctx, dynamic.New(e.client), r.rule.Name, targets)
+	if err != nil {
+		e.log.Error("finalizers of a removed rule not all released; remove the rest by hand", "rule", r.rule.Name, "finalizer", finalizers.Name(r.rule.Name), "released", n, "error", err)
+		return
+	}
+	e.log.Info("finalizers released", "rule", r.rule.Name, "finalizer", finalizers.Name(r.rule.Name), "objects", n)
 }
 
 func (e *Engine) startLocked(r *rules.Rule, prog *scripting.Program, res *rules.Resolved, fp string) {

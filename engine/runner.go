@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"sync"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
@@ -15,8 +14,9 @@ import (
 	"github.com/kreact/kreact/scripting"
 )
 
-// runner runs one rule: its informers, its reaction.Delivery with one
-// script runtime per worker, its ticker and its action queue.
+// runner runs one rule: its informers, its reaction.Delivery (which also
+// schedules its ticks and timers) with one script runtime per worker, and
+// its action queue.
 type runner struct {
 	engine      *Engine
 	rule        *rules.Rule
@@ -30,7 +30,7 @@ type runner struct {
 	queue    *actions.Queue
 	runtimes []*scripting.Runtime
 
-	// stopDelivery ends the delivery and the ticker; stopQueue then lets
+	// stopDelivery ends the delivery; stopQueue then lets
 	// the action queue drain what the last calls committed.
 	stopDelivery, stopQueue context.CancelFunc
 	deliveryDone            sync.WaitGroup
@@ -120,9 +120,6 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 		run.watches = append(run.watches, watch)
 	}
 	run.deliveryDone.Go(func() { run.delivery.Run(deliveryCtx, callers) })
-	if r.Every > 0 {
-		run.deliveryDone.Go(func() { run.tick(deliveryCtx) })
-	}
 	return run, nil
 }
 
@@ -142,20 +139,6 @@ func queueRetries(n int) int {
 		return -1
 	}
 	return n
-}
-
-// tick asks for an onTick call every spec.every until ctx ends.
-func (run *runner) tick(ctx context.Context) {
-	t := time.NewTicker(run.rule.Every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			run.delivery.Tick()
-		}
-	}
 }
 
 // hasSynced reports whether every watch of the rule has delivered its

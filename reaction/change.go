@@ -1,6 +1,8 @@
 package reaction
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kreact/kreact/discovery"
@@ -20,6 +22,9 @@ type Change struct {
 	Initial bool
 	// Resource is the watched resource the object belongs to.
 	Resource discovery.Resource
+	// Finalize marks a Delete that is an object held by the rule's
+	// finalizer (spec.finalizer): onDelete, then the finalizer's removal.
+	Finalize bool
 }
 
 // objectKey identifies an object as seen through one informer of the
@@ -34,7 +39,8 @@ type objectKey struct {
 
 // wants is which handlers a rule will have called: it lists the event in
 // spec.events and its script declares the handler.
-type wants struct{ add, update, delete bool }
+// timer is whether the script declares onTimer.
+type wants struct{ add, update, delete, timer bool }
 
 // has reports whether the rule has the handler of t.
 func (w wants) has(t scripting.EventType) bool {
@@ -67,10 +73,28 @@ type entry struct {
 	// every holds, for delivery "every", each change in order; the fields
 	// above are unused then.
 	every []Change
+
+	// finalize is the latest state of an object held by the rule's
+	// finalizer: onDelete and the finalizer's removal are owed.
+	finalize *unstructured.Unstructured
+
+	// timer is the object's kreact.after, if any (see timer.go).
+	timer
 }
 
+// empty reports whether the entry holds nothing, not even a timer.
 func (e *entry) empty() bool {
-	return e.owedDelete == nil && e.kind == "" && len(e.every) == 0
+	return !e.hasChange() && !e.timer.set()
+}
+
+// hasChange reports whether a change waits for a call.
+func (e *entry) hasChange() bool {
+	return e.owedDelete != nil || e.finalize != nil || e.kind != "" || len(e.every) > 0
+}
+
+// hasCall reports whether a call is due at now: a change, or a timer.
+func (e *entry) hasCall(now time.Time) bool {
+	return e.hasChange() || e.timer.due(now)
 }
 
 // merge folds change c into the entry (delivery "latest").
@@ -95,6 +119,16 @@ func (e *entry) merge(c Change, w wants) {
 			}
 		}
 	case scripting.Delete:
+		if c.Finalize {
+			// Held by the finalizer: whatever waited for the live object
+			// is moot, but onDelete is owed even if this kreact never
+			// saw it (an earlier one added the finalizer).
+			e.kind, e.seen, e.latest, e.initial = "", nil, nil, false
+			e.finalize = c.Object
+			return
+		}
+		// Gone for good: a finalization that waited is a plain delete.
+		e.finalize = nil
 		switch e.kind {
 		case scripting.Add:
 			// The script never saw this incarnation: nothing to tell it.
@@ -116,6 +150,9 @@ func (e *entry) replay() []Change {
 	if e.owedDelete != nil {
 		out = append(out, Change{Type: scripting.Delete, Object: e.owedDelete, Resource: e.resource})
 	}
+	if e.finalize != nil {
+		out = append(out, Change{Type: scripting.Delete, Object: e.finalize, Resource: e.resource, Finalize: true})
+	}
 	switch e.kind {
 	case scripting.Add:
 		out = append(out, Change{Type: scripting.Add, Object: e.latest, Initial: e.initial, Resource: e.resource})
@@ -136,6 +173,11 @@ func (e *entry) take(ignore []string) (scripting.Event, Change, bool) {
 		e.owedDelete = nil
 		c := Change{Type: scripting.Delete, Object: d, Resource: e.resource}
 		return scripting.Event{Type: scripting.Delete, Object: d, Resource: e.resource}, c, true
+	}
+	if f := e.finalize; f != nil {
+		e.finalize = nil
+		c := Change{Type: scripting.Delete, Object: f, Resource: e.resource, Finalize: true}
+		return scripting.Event{Type: scripting.Delete, Object: f, Resource: e.resource}, c, true
 	}
 	kind, seen, latest, initial := e.kind, e.seen, e.latest, e.initial
 	e.kind, e.seen, e.latest, e.initial = "", nil, nil, false

@@ -10,19 +10,23 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/finalizers"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
 
 // Caller runs a rule's handlers; a *scripting.Runtime is one. Each worker
-// of a Delivery has its own.
+// of a Delivery has its own. Invoke returns what a call that returned
+// normally asked for: its actions and its timer.
 type Caller interface {
-	Call(ev scripting.Event) ([]actions.Action, error)
+	Invoke(ev scripting.Event) (scripting.Outcome, error)
 }
 
 // Sink takes the actions of the calls that succeeded, in the order they
@@ -78,9 +82,14 @@ type Options struct {
 	// client-go's global provider.
 	MetricsProvider workqueue.MetricsProvider
 	// Cache, if set, gives each call the newest state of its object, as a
-	// controller reading its lister gets it. Nil means the state of the
-	// last change observed.
+	// controller reading its lister gets it, and tells whether an object
+	// still exists when a timer is armed. Nil means the state of the last
+	// change observed.
 	Cache Cache
+	// Clock is the clock of timers and scheduled ticks, shared with the
+	// workqueue. Nil means the real clock. Offline tests move a fake one
+	// and call Fire.
+	Clock clock.WithTicker
 }
 
 // stuckDelay is how long a change waits when every runtime of its worker
@@ -98,10 +107,15 @@ type Delivery struct {
 	sink   Sink
 	opts   Options
 	log    *slog.Logger
+	clock  clock.WithTicker
 	want   wants
 	tick   bool
 	every  bool
 	ignore []string
+	// ticks schedules onTick; nil without spec.every.
+	ticks ticks
+	// fin is the rule's finalizer; "" without spec.finalizer.
+	fin string
 
 	queue    workqueue.TypedRateLimitingInterface[objectKey]
 	stopping atomic.Bool
@@ -115,7 +129,20 @@ type Delivery struct {
 	queued      int // delivery "every": changes waiting
 	dropped     int // changes dropped since the last log line
 	lastDropLog time.Time
+	// nextTick is when the next scheduled onTick is due; zero for none.
+	nextTick time.Time
+	// With spec.finalizer (finalize.go): objects whose finalization is
+	// done (their later changes are dropped), whose finalizer is being
+	// added, that wait on the finalizer (since their deletion), and that
+	// have been logged as waiting long.
+	finalized map[objectKey]types.UID
+	adding    map[objectKey]types.UID
+	waiting   map[objectKey]time.Time
+	longWaits map[objectKey]bool
 }
+
+// tickKey is the key of the rule's onTick calls.
+var tickKey = objectKey{tick: true}
 
 // New returns a Delivery for rule, whose script declares handlers, that
 // hands the actions of successful calls to sink.
@@ -129,6 +156,9 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Delivery
 	if opts.MaxDelay <= 0 {
 		opts.MaxDelay = 30 * time.Second
 	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
 	base, maxDelay := opts.BaseDelay, opts.MaxDelay
 	if base < 0 {
 		base, maxDelay = 0, 0
@@ -141,19 +171,33 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Delivery
 		sink:    sink,
 		opts:    opts,
 		log:     opts.Logger.With("rule", rule.Name),
-		want:    wants{add: has(scripting.Add), update: has(scripting.Update), delete: has(scripting.Delete)},
-		tick:    rule.Every > 0 && handlers.HasHandler(scripting.Tick),
+		clock:   opts.Clock,
+		want:    wants{add: has(scripting.Add), update: has(scripting.Update), delete: has(scripting.Delete), timer: handlers.HasHandler(scripting.Timer)},
+		tick:    rule.Ticks() && handlers.HasHandler(scripting.Tick),
 		every:   rule.Delivery == rules.DeliverEvery,
 		pending: map[objectKey]*entry{},
 		ahead:   map[objectKey]uint64{},
+	}
+	if rule.Finalizer {
+		d.fin = finalizers.Name(rule.Name)
+		d.finalized, d.adding = map[objectKey]types.UID{}, map[objectKey]types.UID{}
+		d.waiting, d.longWaits = map[objectKey]time.Time{}, map[objectKey]bool{}
 	}
 	for _, p := range rule.IgnoredPaths() {
 		d.ignore = append(d.ignore, p.String())
 	}
 	d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[objectKey](base, maxDelay),
-		workqueue.TypedRateLimitingQueueConfig[objectKey]{Name: "kreact_rule_changes_" + rule.Name, MetricsProvider: opts.MetricsProvider},
+		workqueue.TypedRateLimitingQueueConfig[objectKey]{Name: "kreact_rule_changes_" + rule.Name, MetricsProvider: opts.MetricsProvider, Clock: opts.Clock},
 	)
+	if d.tick {
+		d.ticks = tickSchedule(rule, d.log)
+	}
+	if d.ticks != nil {
+		now := d.now()
+		d.nextTick = d.ticks.next(time.Time{}, now)
+		d.queue.AddAfter(tickKey, d.nextTick.Sub(now))
+	}
 	return d
 }
 
@@ -197,6 +241,18 @@ func (d *Delivery) Observe(source int, c Change) {
 	}
 	key := objectKey{source: source, namespace: c.Object.GetNamespace(), name: c.Object.GetName()}
 	d.mu.Lock()
+	if d.fin != "" {
+		var keep bool
+		var addFinalizer func()
+		c, keep, addFinalizer = d.finalizeChangeLocked(key, c)
+		if addFinalizer != nil {
+			defer addFinalizer() // after d.mu is released
+		}
+		if !keep {
+			d.mu.Unlock()
+			return
+		}
+	}
 	if d.seenAheadLocked(key, c) {
 		d.mu.Unlock()
 		return
@@ -205,7 +261,11 @@ func (d *Delivery) Observe(source int, c Change) {
 	if e == nil {
 		e = &entry{resource: c.Resource}
 	}
-	if d.every {
+	e.timer.note(c)
+	switch {
+	case d.every && !d.want.has(c.Type):
+		// Seen only for the timer.
+	case d.every:
 		if d.queued >= rules.MaxQueuedChanges {
 			d.droppedLocked()
 			d.mu.Unlock()
@@ -213,15 +273,15 @@ func (d *Delivery) Observe(source int, c Change) {
 		}
 		e.every = append(e.every, c)
 		d.queued++
-	} else {
+	default:
 		e.merge(c, d.want)
 	}
-	queue := !e.empty()
-	if queue {
-		d.pending[key] = e
-	} else {
+	if e.empty() {
 		delete(d.pending, key)
+	} else {
+		d.pending[key] = e
 	}
+	queue := e.hasChange()
 	d.mu.Unlock()
 	if queue {
 		d.queue.Add(key)
@@ -255,6 +315,14 @@ func resourceVersion(u *unstructured.Unstructured) (uint64, bool) {
 // delivery "latest", updates count for a rule with onAdd only (they
 // refresh a pending add) and deletes for any rule (they cancel one).
 func (d *Delivery) wanted(t scripting.EventType) bool {
+	if d.fin != "" {
+		// Every object gets the finalizer, and every delete is owed.
+		return true
+	}
+	if d.want.timer && (t == scripting.Update || t == scripting.Delete) {
+		// A timer follows its object's state, and ends with it.
+		return true
+	}
 	if d.every {
 		return d.want.has(t)
 	}
@@ -282,8 +350,8 @@ func (d *Delivery) droppedLocked() {
 	}
 }
 
-// Tick queues a call of onTick, if the rule has spec.every and the
-// handler; ticks that wait are merged into one.
+// Tick queues a call of onTick now, if the rule has spec.every or
+// spec.schedule and the handler; ticks that wait are merged into one.
 func (d *Delivery) Tick() {
 	if !d.tick {
 		return
@@ -291,23 +359,30 @@ func (d *Delivery) Tick() {
 	if obs := d.opts.Observer; obs != nil {
 		obs.Event(d.rule.Name, "", scripting.Tick)
 	}
-	key := objectKey{tick: true}
 	d.mu.Lock()
-	e := d.pending[key]
+	e := d.pending[tickKey]
 	if e == nil {
 		e = &entry{}
-		d.pending[key] = e
+		d.pending[tickKey] = e
 	}
 	e.kind = scripting.Tick
 	d.mu.Unlock()
-	d.queue.Add(key)
+	d.queue.Add(tickKey)
 }
 
-// Len returns how many objects (and ticks) have changes waiting.
+// Len returns how many objects (and ticks) have changes waiting; timers
+// that are not due do not count.
 func (d *Delivery) Len() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return len(d.pending)
+	now := d.now()
+	n := 0
+	for _, e := range d.pending {
+		if e.hasCall(now) {
+			n++
+		}
+	}
+	return n
 }
 
 // Run makes calls with each of callers, one worker goroutine per caller,
@@ -316,6 +391,9 @@ func (d *Delivery) Len() int {
 // package doc). Run must be called once, and not together with Drain.
 func (d *Delivery) Run(ctx context.Context, callers []Caller) {
 	var wg sync.WaitGroup
+	if d.fin != "" {
+		wg.Go(func() { d.watchFinalizers(ctx) })
+	}
 	for _, c := range callers {
 		wg.Go(func() {
 			for d.processNext(ctx, c) {
@@ -369,21 +447,35 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller) bool {
 		d.queue.Done(key)
 		return true
 	}
-	if ev, ok = d.freshen(key, ev); !ok {
+	if ev, ok = d.freshen(key, ev); !ok || d.ownFinalizerOnly(ev) {
 		d.queue.Forget(key)
 		d.queue.Done(key)
 		return true
 	}
 
-	start := time.Now()
-	asked, err := caller.Call(ev)
-	if obs := d.opts.Observer; obs != nil {
-		obs.HandlerCall(d.rule.Name, ev.Type, time.Since(start), err)
+	var out scripting.Outcome
+	var err error
+	if !taken.Finalize || d.want.delete {
+		start := time.Now()
+		out, err = caller.Invoke(ev)
+		if obs := d.opts.Observer; obs != nil {
+			obs.HandlerCall(d.rule.Name, ev.Type, time.Since(start), err)
+		}
+	}
+	finalizing := false
+	if err == nil && taken.Finalize {
+		if err = d.finish(ctx, key, ev, out.Actions); err == nil {
+			d.queue.Forget(key)
+			d.queue.Done(key)
+			return true
+		}
+		finalizing = true
 	}
 	if err == nil {
 		d.queue.Forget(key)
+		d.arm(key, ev, out.Timer)
 		select {
-		case <-d.commit(key, asked):
+		case <-d.commit(key, out.Actions):
 		case <-ctx.Done():
 			// The actions finish, and release the object, on their own.
 		}
@@ -391,7 +483,7 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller) bool {
 	}
 	defer d.queue.Done(key)
 	switch {
-	case errors.Is(err, scripting.ErrClosed):
+	case errors.Is(err, scripting.ErrClosed), errors.Is(err, errFinalizeStopped):
 		d.restore(key, taken)
 	case errors.Is(err, scripting.ErrStuck):
 		// Not this change's fault: wait without using up a retry.
@@ -401,10 +493,18 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller) bool {
 	case d.queue.NumRequeues(key) < d.rule.Retries:
 		d.restore(key, taken)
 		attempt := d.queue.NumRequeues(key) + 1
-		d.log.Warn("script failed; the call will be retried on the latest state", append(callAttrs(ev, err), "retry", attempt, "of", d.rule.Retries)...)
+		msg := "script failed; the call will be retried on the latest state"
+		if finalizing {
+			msg = "onDelete's actions or the finalizer's removal failed; onDelete will be retried and the object keeps the finalizer meanwhile"
+		}
+		d.log.Warn(msg, append(callAttrs(ev, err), "retry", attempt, "of", d.rule.Retries)...)
 		d.queue.AddRateLimited(key)
 	default:
-		d.log.Error("handler call given up", append(callAttrs(ev, err), "retries", d.queue.NumRequeues(key))...)
+		msg := "handler call given up"
+		if finalizing || taken.Finalize {
+			msg = "handler call given up; the object keeps the finalizer " + d.fin + " until the rule handles it (a restart retries it) or it is removed by hand"
+		}
+		d.log.Error(msg, append(callAttrs(ev, err), "retries", d.queue.NumRequeues(key))...)
 		if obs := d.opts.Observer; obs != nil {
 			obs.HandlerGivenUp(d.rule.Name, ev.Type, err)
 		}
@@ -420,7 +520,17 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller) bool {
 // are then not delivered again (see seenAheadLocked). It returns false
 // when the newest state changes nothing the rule looks at.
 func (d *Delivery) freshen(key objectKey, ev scripting.Event) (scripting.Event, bool) {
-	if d.opts.Cache == nil || d.every || key.tick || (ev.Type != scripting.Add && ev.Type != scripting.Update) {
+	if d.opts.Cache == nil || key.tick {
+		return ev, true
+	}
+	if ev.Type == scripting.Timer {
+		// onTimer gets the latest state; its changes are delivered too.
+		if newest, ok := d.opts.Cache.Get(key.source, key.namespace, key.name); ok && newest.GetUID() == ev.Object.GetUID() {
+			ev.Object = newest
+		}
+		return ev, true
+	}
+	if d.every || (ev.Type != scripting.Add && ev.Type != scripting.Update) {
 		return ev, true
 	}
 	newest, ok := d.opts.Cache.Get(key.source, key.namespace, key.name)
@@ -470,6 +580,10 @@ func (d *Delivery) commit(key objectKey, asked []actions.Action) <-chan struct{}
 // more to do queues its key again (the workqueue hands it out once this
 // call is done).
 func (d *Delivery) takeLocked(key objectKey) (scripting.Event, Change, bool) {
+	now := d.now()
+	if key.tick {
+		d.scheduleTickLocked(now)
+	}
 	e := d.pending[key]
 	if e == nil {
 		return scripting.Event{}, Change{}, false
@@ -477,18 +591,26 @@ func (d *Delivery) takeLocked(key objectKey) (scripting.Event, Change, bool) {
 	var ev scripting.Event
 	var taken Change
 	ok := false
-	for !ok && !e.empty() {
-		if d.every && !key.tick {
+	for !ok && e.hasCall(now) {
+		switch {
+		case !e.hasChange():
+			ev, taken = e.timer.take(e.resource)
+			ok = true
+		case d.every && !key.tick:
 			ev, taken, ok = e.takeEvery(d.ignore)
 			d.queued--
-		} else {
+		default:
 			ev, taken, ok = e.take(d.ignore)
 		}
 	}
-	if e.empty() {
+	switch {
+	case e.empty():
 		delete(d.pending, key)
-	} else {
+	case e.hasCall(now):
 		d.queue.Add(key)
+	case !e.timer.at.IsZero():
+		// Woken before its timer, which a later kreact.after moved.
+		d.queue.AddAfter(key, e.timer.at.Sub(now))
 	}
 	return ev, taken, ok
 }
@@ -498,10 +620,18 @@ func (d *Delivery) takeLocked(key objectKey) (scripting.Event, Change, bool) {
 // stays an add, an update keeps the object the script last saw, and an add
 // followed by a delete becomes nothing.
 func (d *Delivery) restore(key objectKey, taken Change) {
+	if taken.Type == scripting.Timer {
+		d.retryTimer(key, taken)
+		return
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	later := d.pending[key]
 	e := &entry{resource: taken.Resource}
+	if later != nil {
+		// The timer is the object's, not the change's: it stays as it is.
+		e.timer = later.timer
+	}
 	if d.every && !key.tick {
 		e.every = append(e.every, taken)
 		d.queued++

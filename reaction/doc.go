@@ -49,6 +49,25 @@
 // to spec.retries times. Then it is given up: logged with rule, handler,
 // object and cause, and counted (Observer.HandlerGivenUp).
 //
+// # Timers and ticks
+//
+// A call may ask for a timer (kreact.after): onTimer of its object, with
+// the object's latest state, once the delay has passed (at least
+// MinTimerDelay). A timer is part of the call's transaction: armed only
+// when the call returns normally. One timer per object: a later one
+// replaces it, earlier or later. The object's delete drops it. onTimer
+// calls are ordered with the object's other calls (same workqueue key);
+// a failed one is retried like any call. Timers live in memory: a rule
+// that starts gets every object as an initial add, where its script
+// re-arms them, so nothing is persisted.
+//
+// spec.every and spec.schedule (a calendar, in its time zone) schedule
+// onTick on the same clock; ticks that fall due while one runs, or that a
+// clock jump skipped, are merged into one.
+// Options.Clock is that clock. The workqueue's AddAfter wakes the object
+// when a deadline comes; offline, where the clock moves by steps, Fire
+// queues what is due and NextDue says when the next deadline is.
+//
 // # Stopping
 //
 // Run stops taking objects when its context ends: the calls under way
@@ -59,8 +78,8 @@
 //
 // # Concurrency
 //
-// Observe, Tick and the informer handlers may be called from any
-// goroutine and never block on scripts. Run calls each Caller from one
+// Observe, Tick, Fire, NextDue and the informer handlers may be called
+// from any goroutine and never block on scripts. Run calls each Caller from one
 // goroutine only. Drain is for one goroutine, when nothing else runs the
 // Delivery (offline tests).
 package reaction

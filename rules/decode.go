@@ -25,7 +25,7 @@ import (
 var (
 	documentFields   = []string{"apiVersion", "kind", "metadata", "spec"}
 	metadataFields   = []string{"name", "description"}
-	specFields       = []string{"watch", "events", "ignoreChanges", "reads", "permissions", "http", "script", "scriptFile", "scriptLang", "every", "workers", "timeout", "retries", "maxActions", "actionWorkers", "delivery", "rateLimit", "burst", "dryRun"}
+	specFields       = []string{"watch", "events", "ignoreChanges", "reads", "permissions", "http", "script", "scriptFile", "scriptLang", "every", "schedule", "timeZone", "workers", "timeout", "retries", "maxActions", "actionWorkers", "delivery", "rateLimit", "burst", "dryRun", "finalizer"}
 	watchFields      = []string{"resource", "namespaces", "labelSelector", "fieldSelector"}
 	permissionFields = []string{"resources", "verbs"}
 )
@@ -506,6 +506,7 @@ func (d *decoder) spec(r *Rule, spec entry, m map[string]entry) {
 	d.scriptLang(r, m["scriptLang"])
 
 	r.Every = d.duration(m["every"], "spec.every", 0, MinEvery, MaxEvery)
+	d.schedule(r, m["schedule"], m["timeZone"], m["every"])
 	r.Workers = d.integer(m["workers"], "spec.workers", DefaultWorkers, 1, MaxWorkers)
 	r.Timeout = d.duration(m["timeout"], "spec.timeout", DefaultTimeout, MinTimeout, MaxTimeout)
 	r.Retries = d.integer(m["retries"], "spec.retries", DefaultRetries, 0, MaxRetries)
@@ -515,6 +516,39 @@ func (d *decoder) spec(r *Rule, spec entry, m map[string]entry) {
 	r.RateLimit = d.number(m["rateLimit"], "spec.rateLimit", DefaultRateLimit, MaxRateLimit)
 	r.Burst = d.integer(m["burst"], "spec.burst", defaultBurst(r.RateLimit), 1, MaxBurst)
 	r.DryRun = d.boolean(m["dryRun"], "spec.dryRun", false)
+	r.Finalizer = d.boolean(m["finalizer"], "spec.finalizer", false)
+}
+
+// schedule decodes spec.schedule and spec.timeZone.
+func (d *decoder) schedule(r *Rule, sched, tz, every entry) {
+	if tz.present() && !isNull(deref(tz.value)) {
+		if s, ok := d.str(tz.value, "spec.timeZone"); ok {
+			r.TimeZone = s
+			if !sched.present() || isNull(deref(sched.value)) {
+				d.errorf(tz.value, "spec.timeZone: applies to spec.schedule, which is not set")
+			}
+		}
+	}
+	if !sched.present() || isNull(deref(sched.value)) {
+		return
+	}
+	s, ok := d.str(sched.value, "spec.schedule")
+	if !ok {
+		return
+	}
+	if every.present() && !isNull(deref(every.value)) {
+		d.errorf(sched.key, "spec.schedule: spec.every (at %s) and spec.schedule both call onTick; keep one", d.pos(every.key).lineCol())
+		return
+	}
+	if _, err := ParseSchedule(s, r.TimeZone); err != nil {
+		at := sched.value
+		if strings.Contains(err.Error(), "time zone") && tz.present() && !strings.Contains(err.Error(), "CRON_TZ=") {
+			at = tz.value
+		}
+		d.errorf(at, "spec.schedule: %q: %v (want cron syntax such as \"0 3 * * *\" or \"@daily\")", s, err)
+		return
+	}
+	r.Schedule = s
 }
 
 // delivery decodes spec.delivery; left out, it is DeliverLatest.

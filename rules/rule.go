@@ -139,6 +139,13 @@ type Rule struct {
 	// periodic sweeps such as TTL expiry, where no change arrives when the
 	// time is up.
 	Every time.Duration
+	// Schedule, if not empty, is a calendar schedule of onTick(ctx) in
+	// cron syntax ("0 3 * * 1-5", "@daily", optionally "CRON_TZ=ZONE ..."),
+	// checked by ParseSchedule; at most one of Every and Schedule is set.
+	Schedule string
+	// TimeZone is spec.timeZone, the IANA zone of Schedule; empty means
+	// UTC, or the schedule's CRON_TZ.
+	TimeZone string
 	// Workers is how many script runtimes run handlers of this rule in
 	// parallel.
 	Workers int
@@ -161,6 +168,10 @@ type Rule struct {
 	// DryRun sends every action of the rule with dryRun=All (HTTP: logs
 	// instead of sending). The --dry-run flag turns it on for all rules.
 	DryRun bool
+	// Finalizer puts the finalizer kreact.dev/NAME on the watched objects,
+	// so that onDelete runs for every delete, even one that happens while
+	// kreact is away; see package finalizers.
+	Finalizer bool
 
 	// Source is the path of the YAML file the rule came from.
 	Source string
@@ -211,6 +222,10 @@ type Permission struct {
 func PermissionVerbs() []actions.Verb {
 	return []actions.Verb{actions.Create, actions.Apply, actions.Patch, actions.Delete, actions.Event}
 }
+
+// Ticks reports whether the rule calls onTick: it has spec.every or
+// spec.schedule.
+func (r *Rule) Ticks() bool { return r.Every > 0 || r.Schedule != "" }
 
 // Handles reports whether the rule reacts to event e.
 func (r *Rule) Handles(e Event) bool { return slices.Contains(r.Events, e) }

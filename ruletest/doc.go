@@ -25,10 +25,13 @@
 // reaction core (package reaction) decides which handler is called with
 // what (spec.events and the script's handlers, coalescing, ignored paths),
 // makes the calls transactional and retries failed ones, and reads go
-// through reaction.Reader. The clock of a test stands still, so retries
-// are made at once. The rules catch up after every event, unless the
-// event is marked queued: then the next one arrives first, and the two are
-// coalesced as they would be under load.
+// through reaction.Reader. The clock of a test is a fake one that only
+// advance events move (so retries are made at once); the reaction core's
+// timers and scheduled ticks run on it, and advance stops at each of their
+// deadlines in turn, as a running kreact would meet them. The rules catch
+// up after every event, unless the event is marked queued: then the next
+// one arrives first, and the two are coalesced as they would be under
+// load.
 //
 // Actions of successful calls are recorded, not executed; the cache
 // changes only through events. This keeps a test a plain sequence that a reader can follow, and
@@ -37,9 +40,9 @@
 //
 // # Determinism
 //
-// The clock is fixed (spec.now), kreact.list returns objects sorted, rules
-// run in load order and every case starts from the fixtures with fresh
-// runtimes. The only source of variation left is a script's own.
+// The clock is fixed (spec.now) but for advance events, kreact.list
+// returns objects sorted, rules run in load order and every case starts
+// from the fixtures with fresh runtimes. The only source of variation left is a script's own.
 //
 // # Expectations and output
 //

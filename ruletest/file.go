@@ -110,6 +110,10 @@ const (
 	Delete EventType = "delete"
 	// Tick calls a rule's onTick(ctx), as spec.every does.
 	Tick EventType = "tick"
+	// Advance moves the clock forward; the timers (kreact.after) and
+	// scheduled ticks that fall due on the way are fired in order, each
+	// at its own time.
+	Advance EventType = "advance"
 )
 
 // Event is one entry of a case's events.
@@ -130,6 +134,8 @@ type Event struct {
 	Queued bool
 	// Rule is the rule whose onTick a Tick calls.
 	Rule string
+	// Duration is how far an Advance moves the clock.
+	Duration time.Duration
 }
 
 // Expect is a case's expectation.
@@ -598,7 +604,7 @@ func (d *decoder) testCase(f *File, dir string, n *yaml.Node, path string) *Case
 		if where == nil {
 			where = n
 		}
-		d.errorf(where, "%s.events: list at least one event (add, update, delete or tick)", path)
+		d.errorf(where, "%s.events: list at least one event (add, update, delete, tick or advance)", path)
 	}
 	for i, item := range events {
 		if ev, ok := d.event(f, item, index(path+".events", i)); ok {
@@ -612,13 +618,13 @@ func (d *decoder) testCase(f *File, dir string, n *yaml.Node, path string) *Case
 }
 
 func (d *decoder) event(f *File, n *yaml.Node, path string) (Event, bool) {
-	fs := d.fields(n, path, "add", "update", "delete", "tick", "initial", "queued")
+	fs := d.fields(n, path, "add", "update", "delete", "tick", "advance", "initial", "queued")
 	if fs == nil {
 		return Event{}, false
 	}
 	ev := Event{Pos: d.pos(n)}
 	var set []string
-	for _, t := range []EventType{Add, Update, Delete, Tick} {
+	for _, t := range []EventType{Add, Update, Delete, Tick, Advance} {
 		if _, ok := fs[string(t)]; ok {
 			set = append(set, string(t))
 			ev.Type = t
@@ -627,7 +633,7 @@ func (d *decoder) event(f *File, n *yaml.Node, path string) (Event, bool) {
 	if len(set) != 1 {
 		// An unknown key (remove:) has been reported already.
 		if len(set) > 1 || len(fs) == len(deref(n).Content)/2 {
-			d.errorf(n, "%s: give exactly one of add, update, delete and tick, not %d", path, len(set))
+			d.errorf(n, "%s: give exactly one of add, update, delete, tick and advance, not %d", path, len(set))
 		}
 		return Event{}, false
 	}
@@ -639,6 +645,9 @@ func (d *decoder) event(f *File, n *yaml.Node, path string) (Event, bool) {
 	}
 	if v, ok := fs["queued"]; ok {
 		ev.Queued = d.boolean(v, path+".queued")
+		if ev.Type == Advance {
+			d.errorf(v, "%s.queued: time passing is not a change that can wait; the rules catch up before the clock moves", path)
+		}
 	}
 	v := fs[string(ev.Type)]
 	sub := path + "." + string(ev.Type)
@@ -653,8 +662,29 @@ func (d *decoder) event(f *File, n *yaml.Node, path string) (Event, bool) {
 		if ok && f.rules != nil {
 			ok = d.checkTick(f, v, sub, ev.Rule)
 		}
+	case Advance:
+		ev.Duration, ok = d.advance(v, sub)
 	}
 	return ev, ok
+}
+
+// advance reads the duration of an advance event: positive, in Go syntax
+// ("90s", "10m", "1h30m").
+func (d *decoder) advance(n *yaml.Node, path string) (time.Duration, bool) {
+	s, ok := d.str(n, path)
+	if !ok {
+		return 0, false
+	}
+	dur, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		d.errorf(n, "%s: %q is not a duration such as 90s, 10m or 1h30m", path, s)
+		return 0, false
+	case dur <= 0:
+		d.errorf(n, "%s: the clock only moves forward; want a positive duration, not %s", path, s)
+		return 0, false
+	}
+	return dur, true
 }
 
 // checkTick checks that rule exists and would be ticked by kreact run.
@@ -665,8 +695,8 @@ func (d *decoder) checkTick(f *File, n *yaml.Node, path, rule string) bool {
 		return false
 	}
 	switch {
-	case f.rules[i].Rule.Every == 0:
-		d.errorf(n, "%s: rule %q has no spec.every, so kreact never calls its onTick", path, rule)
+	case !f.rules[i].Rule.Ticks():
+		d.errorf(n, "%s: rule %q has no spec.every or spec.schedule, so kreact never calls its onTick", path, rule)
 		return false
 	case !f.programs[i].HasHandler(scripting.Tick):
 		d.errorf(n, "%s: rule %q declares no onTick(ctx)", path, rule)

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/clock"
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/discovery"
@@ -90,7 +91,7 @@ type host struct {
 	plan   []reaction.Informer
 	mapper *restmapper.Mapper
 	store  *store
-	now    time.Time
+	clock  clock.PassiveClock
 	rec    *recorder
 }
 
@@ -125,4 +126,20 @@ func (h *host) Log(level slog.Level, msg string, attrs ...slog.Attr) {
 	h.rec.logger.LogAttrs(context.Background(), level, msg, attrs...)
 }
 
-func (h *host) Now() time.Time { return h.now }
+func (h *host) Now() time.Time { return h.clock.Now() }
+
+// storeCache is the reaction.Cache of a rule in a test: what plan[source]
+// would hold of the fake cache.
+type storeCache struct {
+	store *store
+	plan  []reaction.Informer
+}
+
+func (c storeCache) Get(source int, namespace, name string) (*unstructured.Unstructured, bool) {
+	key := c.plan[source].Key
+	obj := c.store.get(objectKey{key.GVR.GroupResource(), namespace, name})
+	if ok, err := sees(key, obj); !ok || err != nil {
+		return nil, false
+	}
+	return obj, true
+}

@@ -60,6 +60,9 @@ func TestGoldenReports(t *testing.T) {
 		{"broken.yaml", 4, 0},
 		{"script-error.yaml", 0, 3},
 		{"tick.yaml", 0, 1},
+		{"clock.yaml", 0, 4},
+		{"schedule.yaml", 0, 2},
+		{"runaway.yaml", 1, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -145,7 +148,7 @@ func TestFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"testdata/broken.yaml", "testdata/invalid.yaml", "testdata/pass.yaml", "testdata/script-error.yaml", "testdata/tick.yaml"}
+	want := []string{"testdata/broken.yaml", "testdata/clock.yaml", "testdata/invalid.yaml", "testdata/pass.yaml", "testdata/runaway.yaml", "testdata/schedule.yaml", "testdata/script-error.yaml", "testdata/tick.yaml"}
 	if strings.Join(files, " ") != strings.Join(want, " ") {
 		t.Errorf("Files = %q, want %q", files, want)
 	}

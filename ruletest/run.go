@@ -11,6 +11,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	testingclock "k8s.io/utils/clock/testing"
+
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/rules"
@@ -104,10 +106,11 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 	}
 	rec := newRecorder()
 	failed := &givenUp{}
+	clk := testingclock.NewFakeClock(now)
 	var runs []*ruleRun
 	for i, r := range f.rules {
 		plan := reaction.Plan(r)
-		h := &host{rule: r, plan: plan, mapper: f.mapper, store: st, now: now, rec: rec}
+		h := &host{rule: r, plan: plan, mapper: f.mapper, store: st, clock: clk, rec: rec}
 		rt, err := scripting.NewRuntime(f.programs[i], h, scripting.RuntimeOptions{
 			Rule:       r.Rule.Name,
 			Timeout:    r.Rule.Timeout,
@@ -120,12 +123,15 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 			continue
 		}
 		defer rt.Close()
-		// The clock of a test stands still, so retries are made at once;
-		// what is retried, and on which state, is what kreact run does.
+		// The clock of a test moves only with advance events, so retries
+		// are made at once; what is retried, and on which state, is what
+		// kreact run does.
 		d := reaction.New(r.Rule, f.programs[i], rec, reaction.Options{
 			Logger:    slog.New(slog.DiscardHandler),
 			Observer:  failed,
 			BaseDelay: -1,
+			Cache:     storeCache{store: st, plan: plan},
+			Clock:     clk,
 		})
 		defer d.ShutDown()
 		runs = append(runs, &ruleRun{rule: r, plan: plan, delivery: d, rt: rt})
@@ -135,6 +141,12 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 		if ctx.Err() != nil {
 			res.Problem = problem(ev.Pos, "%s: not run: %v", ev.Type, ctx.Err())
 			break
+		}
+		if ev.Type == Advance {
+			if res.Problem = advance(ctx, clk, runs, ev); res.Problem != nil {
+				break
+			}
+			continue
 		}
 		if res.Problem = apply(st, runs, ev); res.Problem != nil {
 			break
@@ -156,6 +168,48 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 	}
 	res.Duration = time.Since(start)
 	return res
+}
+
+// maxFirings bounds the steps of one advance event: a timer that re-arms
+// itself with no delay would otherwise keep the clock from moving.
+const maxFirings = 10000
+
+// advance moves the clock by ev.Duration. It stops at every deadline on
+// the way (timers, scheduled ticks), in order, and lets the rules make the
+// calls due then, so that each sees the clock at its own deadline, as under
+// kreact run. Changes still queued are handled first: time passing lets
+// kreact run catch up too.
+func advance(ctx context.Context, clk *testingclock.FakeClock, runs []*ruleRun, ev Event) *Error {
+	catchUp := func() {
+		for _, run := range runs {
+			run.delivery.Fire()
+			run.delivery.Drain(ctx, run.rt)
+		}
+	}
+	catchUp()
+	end := clk.Now().Add(ev.Duration)
+	for range maxFirings {
+		var next time.Time
+		for _, run := range runs {
+			if at, ok := run.delivery.NextDue(); ok && (next.IsZero() || at.Before(next)) {
+				next = at
+			}
+		}
+		if next.IsZero() || next.After(end) {
+			clk.SetTime(end)
+			catchUp()
+			return nil
+		}
+		if next.After(clk.Now()) {
+			clk.SetTime(next)
+		}
+		catchUp()
+		if ctx.Err() != nil {
+			return problem(ev.Pos, "advance: not run: %v", ctx.Err())
+		}
+	}
+	return problem(ev.Pos, "advance: timers and ticks fell due more than %d times before %s; does a timer re-arm itself that often, or should the test advance less?",
+		maxFirings, end.Format(time.RFC3339))
 }
 
 // apply makes one event happen: it changes the cache and tells each

@@ -6,6 +6,7 @@
 //	function onUpdate(oldObj, newObj, ctx) { ... }
 //	function onDelete(obj, ctx) { ... }
 //	function onTick(ctx) { ... }       // periodic, without an object
+//	function onTimer(obj, ctx) { ... } // kreact.after(obj, delay) is due
 //
 // and reaches the cluster only through the kreact global (kreact.get,
 // kreact.patch, kreact.apply, ...), which validates what the script asks for
@@ -24,6 +25,13 @@
 // Positions matter because users read them: syntax errors, exception stacks
 // and the Origin of every action are "file:line:col" in the rule's own file,
 // even when the script sits indented inside YAML (CompileOptions places it).
+//
+// # Transactions
+//
+// Runtime.Invoke returns a call's whole transaction (Outcome): the actions
+// it asked for and the timer of its last kreact.after, which the caller
+// (package reaction) queues and arms only for a call that returned
+// normally. Runtime.Call is Invoke for callers that only want the actions.
 //
 // # Read-only views
 //

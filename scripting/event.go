@@ -28,11 +28,14 @@ const (
 	// object: for sweeps such as TTL expiry, where no change arrives when
 	// the time is up.
 	Tick EventType = "tick"
+	// Timer calls onTimer(obj, ctx) with the latest state of an object
+	// for which an earlier call asked kreact.after(obj, delay).
+	Timer EventType = "timer"
 )
 
-const numEventTypes = 4
+const numEventTypes = 5
 
-var handlerNames = [numEventTypes]string{"onAdd", "onUpdate", "onDelete", "onTick"}
+var handlerNames = [numEventTypes]string{"onAdd", "onUpdate", "onDelete", "onTick", "onTimer"}
 
 func (t EventType) index() (int, bool) {
 	switch t {
@@ -44,6 +47,8 @@ func (t EventType) index() (int, bool) {
 		return 2, true
 	case Tick:
 		return 3, true
+	case Timer:
+		return 4, true
 	}
 	return 0, false
 }
@@ -63,8 +68,9 @@ func (t EventType) Handler() string {
 type Event struct {
 	// Type selects the handler.
 	Type EventType
-	// Object is the object added or deleted, or the new object of an
-	// update. Nil is passed to the script as null. Unused for Tick.
+	// Object is the object added or deleted, the new object of an
+	// update, or the object of a timer. Nil is passed to the script as
+	// null. Unused for Tick.
 	Object *unstructured.Unstructured
 	// OldObject is the previous object of an update; unused otherwise.
 	OldObject *unstructured.Unstructured
@@ -77,6 +83,24 @@ type Event struct {
 	// Resource is the watched resource the object belongs to; zero for
 	// Tick.
 	Resource discovery.Resource
+}
+
+// Outcome is what a call that returned normally asked for: its
+// transaction.
+type Outcome struct {
+	// Actions are the actions, in the order the script asked for them.
+	Actions []actions.Action
+	// Timer, if not nil, is the last kreact.after of the call: call
+	// onTimer for the call's object after Timer.Delay.
+	Timer *TimerRequest
+}
+
+// TimerRequest is a kreact.after(obj, delay) of a call.
+type TimerRequest struct {
+	// Delay is how long after the call onTimer is due; never negative.
+	Delay time.Duration
+	// Origin is where the script asked for it, "file:line:col".
+	Origin string
 }
 
 // Host is what a script can reach outside its runtime. The engine implements

@@ -149,7 +149,7 @@ type Target =
 interface Ctx {
   /** The rule's name. */
   readonly rule: string;
-  readonly event: "add" | "update" | "delete" | "tick";
+  readonly event: "add" | "update" | "delete" | "tick" | "timer";
   /** True for an add that comes from the initial list of a watch. */
   readonly initial: boolean;
   /**
@@ -179,8 +179,10 @@ type OnAdd = (obj: KubeObject, ctx: Ctx) => void | Promise<void>;
 type OnUpdate = (oldObj: KubeObject, newObj: KubeObject, ctx: Ctx) => void | Promise<void>;
 /** Called when an object is deleted, with its last known state. */
 type OnDelete = (obj: KubeObject, ctx: Ctx) => void | Promise<void>;
-/** Called every spec.every, without an object (ctx.event is "tick", ctx.resource is ""). */
+/** Called every spec.every or on spec.schedule, without an object (ctx.event is "tick", ctx.resource is ""). */
 type OnTick = (ctx: Ctx) => void | Promise<void>;
+/** Called when a timer set with kreact.after(obj, delay) is due, with the object's latest state (ctx.event is "timer"). */
+type OnTimer = (obj: KubeObject, ctx: Ctx) => void | Promise<void>;
 
 interface ListOptions {
   /** Namespace to list in; all namespaces when omitted. */
@@ -258,8 +260,18 @@ declare const kreact: {
 
   /** Hex SHA-256 of the value's canonical JSON (sorted keys): hash(obj.data) changes when the data does. */
   hash(value: JSONValue | KubeObject): string;
-  /** The host's clock (fixed in tests). Date.now() and new Date() use the same clock. */
+  /** The host's clock (fixed in tests, moved by their `advance` steps). Date.now() and new Date() use the same clock. */
   now(): Date;
+  /**
+   * Call onTimer(obj, ctx) again for the object of this call once delay has
+   * passed, with its latest state: "90s", "10m", "1h30m" (Go durations), a
+   * number of milliseconds, or a Date to call at. One timer per object: a
+   * later kreact.after replaces the pending one. Like actions, it is armed
+   * only if the handler returns normally; it is dropped when the object is
+   * deleted, and not kept across a restart (re-arm it in onAdd, which every
+   * existing object gets at start). Not in onTick or onDelete. At most a year.
+   */
+  after(obj: Target, delay: string | number | Date): void;
 
   /** Log at info level; fields are added as structured attributes. */
   log(message: any, fields?: { [key: string]: JSONValue }): void;

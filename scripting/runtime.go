@@ -100,11 +100,14 @@ type env struct {
 	handlers [numEventTypes]goja.Callable
 	date     goja.Value
 
-	// Reset by Runtime.run before each call. pending holds the actions
-	// the call asked for: its transaction, handed out only when the call
-	// returns normally.
+	// Reset by Runtime.run before each call. pending and timer hold
+	// what the call asked for: its transaction, handed out only when the
+	// call returns normally. ev is the event of the call under way, set
+	// on the script goroutine.
 	handler string
 	pending []actions.Action
+	timer   *TimerRequest
+	ev      *Event
 	logs    int
 
 	// poisoned is set by the script goroutine when the runtime must not
@@ -254,23 +257,31 @@ func (r *Runtime) Close() {
 // ev and the objects in it are not modified and not kept after Call
 // returns, unless the script keeps them in its global state.
 func (r *Runtime) Call(ev Event) ([]actions.Action, error) {
+	out, err := r.Invoke(ev)
+	return out.Actions, err
+}
+
+// Invoke is Call, returning the whole transaction of the call: its
+// actions and its timer (kreact.after). The same rules apply: nothing is
+// returned from a call that did not return normally.
+func (r *Runtime) Invoke(ev Event) (Outcome, error) {
 	i, ok := ev.Type.index()
 	switch {
 	case !ok:
-		return nil, fmt.Errorf("call: unknown event type %q", ev.Type)
+		return Outcome{}, fmt.Errorf("call: unknown event type %q", ev.Type)
 	case r.closed:
-		return nil, ErrClosed
+		return Outcome{}, ErrClosed
 	case !r.cfg.p.handlers[i]:
-		return nil, nil
+		return Outcome{}, nil
 	}
 	return r.call(i, ev)
 }
 
-// call is Call's slow path, apart so that a missing handler does not pay
+// call is Invoke's slow path, apart so that a missing handler does not pay
 // for ev escaping to the heap.
-func (r *Runtime) call(i int, ev Event) ([]actions.Action, error) {
+func (r *Runtime) call(i int, ev Event) (Outcome, error) {
 	if n := r.cfg.stuck.Load(); n >= maxStuck {
-		return nil, &ScriptError{
+		return Outcome{}, &ScriptError{
 			Rule:     r.cfg.opts.Rule,
 			Handler:  handlerNames[i],
 			Position: r.cfg.p.name,
@@ -282,7 +293,7 @@ func (r *Runtime) call(i int, ev Event) ([]actions.Action, error) {
 	if r.env == nil {
 		e, err := r.newEnv()
 		if err != nil {
-			return nil, err
+			return Outcome{}, err
 		}
 		r.env = e
 	}
@@ -293,11 +304,11 @@ func (r *Runtime) call(i int, ev Event) ([]actions.Action, error) {
 		r.env = nil
 	}
 	if err != nil {
-		return nil, err
+		return Outcome{}, err
 	}
 	// The worker has finished (run received its result), so pending is
 	// no longer written; the next run starts a new slice.
-	return e.pending, nil
+	return Outcome{Actions: e.pending, Timer: e.timer}, nil
 }
 
 // newEnv builds a goja runtime and runs the program's top level in it.
@@ -345,6 +356,7 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 	cfg := r.cfg
 	e.handler = handler
 	e.pending = nil
+	e.timer = nil
 	e.logs = 0
 	e.mu.Lock()
 	e.finished = false
@@ -415,6 +427,8 @@ func (e *env) exec(fn func() error) (err error) {
 
 // call runs handler i with the event's arguments.
 func (e *env) call(i int, ev *Event) error {
+	e.ev = ev
+	defer func() { e.ev = nil }()
 	ctx := e.vm.NewDynamicObject(&ctxView{e: e, ev: ev})
 	var ret goja.Value
 	var err error

@@ -183,6 +183,7 @@ func TestRBACGolden(t *testing.T) {
 		{"namespaced", []string{"rbac", "-f", "testdata/rbac/namespaced.yaml", "--name", "reactor", "-n", "ops", "--leader-elect"}},
 		{"invalid", []string{"rbac", "-f", "testdata/validate/unknown-resource.yaml"}},
 		{"bad-name", []string{"rbac", "-f", "testdata/rbac/namespaced.yaml", "--name", "Kreact"}},
+		{"finalizer", []string{"rbac", "-f", "testdata/rbac/finalizer.yaml"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

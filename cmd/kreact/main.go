@@ -8,6 +8,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	// spec.timeZone and CRON_TZ= need the zone database, which a
+	// container built FROM scratch does not have.
+	_ "time/tzdata"
 )
 
 // Exit codes. They are part of the CLI's contract (see the README).

@@ -135,14 +135,20 @@ func rbacFor(rs []*rules.Resolved) (cluster grants, namespaced map[string]grants
 			if inf.Handled {
 				what = "watch"
 			}
+			verbs := readVerbs
+			if inf.Handled && r.Rule.Finalizer {
+				// spec.finalizer: kreact patches its finalizer in and out
+				// of the objects it watches.
+				what, verbs = "watch, finalizer", []string{"get", "list", "watch", "patch"}
+			}
 			if ns := inf.Key.Namespace; !allNamespaces[gr] {
 				if namespaced[ns] == nil {
 					namespaced[ns] = grants{}
 				}
-				namespaced[ns].add(gr, who, what, readVerbs...)
+				namespaced[ns].add(gr, who, what, verbs...)
 				continue
 			}
-			cluster.add(gr, who, what, readVerbs...)
+			cluster.add(gr, who, what, verbs...)
 		}
 
 		// Actions may target any namespace: cluster-wide.

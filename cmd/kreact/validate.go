@@ -358,10 +358,12 @@ func handlerProblems(r *rules.Rule, prog *scripting.Program) []problem {
 	switch {
 	case r.Every > 0 && !hasTick:
 		add(r.Pos, false, "spec.every is %v but the script declares no onTick(ctx)", r.Every)
-	case r.Every > 0:
+	case r.Schedule != "" && !hasTick:
+		add(r.Pos, false, "spec.schedule is %q but the script declares no onTick(ctx)", r.Schedule)
+	case r.Ticks():
 		runs = true
 	case hasTick:
-		add(r.Pos, true, "onTick is never called: set spec.every")
+		add(r.Pos, true, "onTick is never called: set spec.every or spec.schedule")
 	}
 	if !runs && len(unhandled) > 0 {
 		var names []string
@@ -397,7 +399,7 @@ func joinEvents(es []rules.Event) string {
 	return strings.Join(s, ", ")
 }
 
-var handlerNames = []string{"onAdd", "onUpdate", "onDelete", "onTick"}
+var handlerNames = []string{"onAdd", "onUpdate", "onDelete", "onTick", "onTimer"}
 
 // misspelledHandlers warns about top-level functions and variables whose
 // names are close to a handler's ("onUpate", "onadd"): the engine would

@@ -1,0 +1,180 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/internal/kube"
+	"github.com/kreact/kreact/internal/testcluster"
+	"github.com/kreact/kreact/rules"
+)
+
+const syncRule = `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: sync-copies
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [fin-src]
+  finalizer: true
+  rateLimit: 200
+  burst: 200
+  actionWorkers: 16
+  permissions:
+    - resources: [configmaps]
+      verbs: [apply, delete]
+  script: |
+    function copyOf(cm) {
+      return {apiVersion: "v1", kind: "ConfigMap", metadata: {name: "copy-" + cm.metadata.name, namespace: "fin-copies"}, data: cm.data || {}};
+    }
+    function onAdd(cm, ctx) { kreact.apply(copyOf(cm)); }
+    function onDelete(cm, ctx) { kreact.delete(copyOf(cm)); }
+`
+
+// runEngine runs the whole stack and an engine with rule set yaml until
+// the returned stop is called (or the test ends).
+func runEngine(t *testing.T, logs *testcluster.LogBuffer, yaml string) (e *engine.Engine, stop func()) {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx, cancel := context.WithCancel(context.Background())
+	stack, err := kube.Start(ctx, cluster.Config(), kube.Options{Logger: logger})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	e = engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{Logger: logger})
+	done := make(chan struct{})
+	go func() { _ = e.Run(ctx); close(done) }()
+	rs, err := rules.Parse("rules.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Load(t.Context(), rs); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			<-done
+			_ = stack.Wait()
+		})
+	}
+	t.Cleanup(stop)
+	return e, stop
+}
+
+// Done when of the finalizer issue: objects deleted while kreact is away
+// get their onDelete when it is back, and are gone within 30s; removing
+// the rule then removes every finalizer it added within 30s.
+func TestFinalizerRunsDeletesMissedWhileAway(t *testing.T) {
+	h := start(t, engine.Options{}) // a client and a namespace helper
+	h.namespace("fin-src")
+	h.namespace("fin-copies")
+	logs := &testcluster.LogBuffer{}
+	defer func() {
+		if t.Failed() {
+			t.Logf("kreact logs:\n%s", logs.String())
+		}
+	}()
+	ctx := t.Context()
+	src := h.client.Resource(configMaps).Namespace("fin-src")
+	copies := h.client.Resource(configMaps).Namespace("fin-copies")
+	const n = 50
+
+	_, stop := runEngine(t, logs, syncRule)
+	for i := range n {
+		h.configMap("fin-src", fmt.Sprintf("cm-%02d", i), nil, map[string]string{"i": fmt.Sprint(i)})
+	}
+	testcluster.Eventually(t, "every ConfigMap to carry the finalizer and have its copy", func() bool {
+		list, err := src.List(ctx, metav1.ListOptions{})
+		if err != nil || len(list.Items) != n {
+			return false
+		}
+		for _, cm := range list.Items {
+			if !slices.Contains(cm.GetFinalizers(), "kreact.dev/sync-copies") {
+				return false
+			}
+		}
+		cl, err := copies.List(ctx, metav1.ListOptions{})
+		return err == nil && len(cl.Items) == n
+	})
+
+	stop()
+	for i := range n {
+		if err := src.Delete(ctx, fmt.Sprintf("cm-%02d", i), metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if list, err := src.List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) != n {
+		t.Fatalf("after the deletes, %d ConfigMaps are held (err %v), want %d", len(list.Items), err, n)
+	}
+
+	restarted := time.Now()
+	e, _ := runEngine(t, logs, syncRule)
+	within(t, 30*time.Second, "every onDelete to run and every ConfigMap to go", func() bool {
+		list, err := src.List(ctx, metav1.ListOptions{})
+		cl, err2 := copies.List(ctx, metav1.ListOptions{})
+		return err == nil && err2 == nil && len(list.Items) == 0 && len(cl.Items) == 0
+	})
+	t.Logf("50 deletes finished %v after the restart", time.Since(restarted).Round(time.Millisecond))
+
+	// Objects that carry the finalizer when the rule is removed lose it.
+	for i := range 5 {
+		h.configMap("fin-src", fmt.Sprintf("late-%d", i), nil, nil)
+	}
+	testcluster.Eventually(t, "the new ConfigMaps to carry the finalizer", func() bool {
+		list, err := src.List(ctx, metav1.ListOptions{})
+		if err != nil || len(list.Items) != 5 {
+			return false
+		}
+		for _, cm := range list.Items {
+			if !slices.Contains(cm.GetFinalizers(), "kreact.dev/sync-copies") {
+				return false
+			}
+		}
+		return true
+	})
+	if err := e.Load(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	within(t, 30*time.Second, "the removed rule's finalizers to go", func() bool {
+		list, err := src.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, cm := range list.Items {
+			if slices.Contains(cm.GetFinalizers(), "kreact.dev/sync-copies") {
+				return false
+			}
+		}
+		return true
+	})
+	for i := range 5 {
+		if err := src.Delete(ctx, fmt.Sprintf("late-%d", i), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
+}
+
+// within fails the test unless cond holds within d.
+func within(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %s", d, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,18 @@
+// Package finalizers is kreact's handling of the finalizer a rule with
+// spec.finalizer puts on the objects it watches, kreact.dev/RULE, so that
+// the rule's onDelete runs even for an object deleted while kreact was
+// away: the API server keeps the object, with a deletionTimestamp, until
+// kreact has called onDelete and removed its finalizer.
+//
+// The patches here are JSON patches guarded by tests, never merge patches
+// of the whole list (which would drop another controller's finalizer added
+// meanwhile): adding appends to the list (or creates it, guarded by the
+// object's resourceVersion), removing tests that the entry at the index is
+// still ours. A test that fails makes the API server refuse the patch, and
+// the caller retries on the object's newer state.
+//
+// Package reaction decides when to add and remove (it is the one place
+// that knows when onDelete has succeeded); Release removes a rule's
+// finalizers from every object, for a rule that is removed or turns the
+// option off.
+package finalizers

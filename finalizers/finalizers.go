@@ -1,0 +1,166 @@
+package finalizers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/discovery"
+)
+
+// Prefix is the domain of kreact's finalizers.
+const Prefix = "kreact.dev/"
+
+// Name returns the finalizer of rule: kreact.dev/RULE.
+func Name(rule string) string { return Prefix + rule }
+
+// Has reports whether obj carries finalizer f.
+func Has(obj *unstructured.Unstructured, f string) bool {
+	return obj != nil && slices.Contains(obj.GetFinalizers(), f)
+}
+
+// Terminating reports whether obj has been deleted and waits for its
+// finalizers.
+func Terminating(obj *unstructured.Unstructured) bool {
+	return obj != nil && obj.GetDeletionTimestamp() != nil
+}
+
+type op struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
+}
+
+// AddPatch returns the JSON patch that adds f to obj's finalizers: an
+// append when the list exists, else the list, guarded by the object's
+// resourceVersion so that a list another client created meanwhile is not
+// replaced.
+func AddPatch(obj *unstructured.Unstructured, f string) []byte {
+	var ops []op
+	if _, found, _ := unstructured.NestedStringSlice(obj.Object, "metadata", "finalizers"); found {
+		ops = []op{{Op: "test", Path: "/metadata/uid", Value: string(obj.GetUID())}, {Op: "add", Path: "/metadata/finalizers/-", Value: f}}
+	} else {
+		ops = []op{{Op: "test", Path: "/metadata/resourceVersion", Value: obj.GetResourceVersion()}, {Op: "add", Path: "/metadata/finalizers", Value: []string{f}}}
+	}
+	data, _ := json.Marshal(ops)
+	return data
+}
+
+// RemovePatch returns the JSON patch that removes f from obj's finalizers,
+// guarded by a test that the entry is still f, or nil when obj does not
+// carry f.
+func RemovePatch(obj *unstructured.Unstructured, f string) []byte {
+	i := slices.Index(obj.GetFinalizers(), f)
+	if i < 0 {
+		return nil
+	}
+	path := fmt.Sprintf("/metadata/finalizers/%d", i)
+	data, _ := json.Marshal([]op{{Op: "test", Path: path, Value: f}, {Op: "remove", Path: path}})
+	return data
+}
+
+// Action returns the patch of obj in res as an action of rule. It is
+// kreact's own action, not the script's: its Origin says so.
+func Action(rule string, res discovery.Resource, obj *unstructured.Unstructured, patch []byte) actions.Action {
+	return actions.Action{
+		Rule:       rule,
+		Verb:       actions.Patch,
+		Resource:   res.GVR,
+		Kind:       res.Kind,
+		APIVersion: res.GVR.GroupVersion().String(),
+		Namespaced: res.Namespaced,
+		Namespace:  obj.GetNamespace(),
+		Name:       obj.GetName(),
+		UID:        obj.GetUID(),
+		PatchType:  types.JSONPatchType,
+		PatchData:  patch,
+		Origin:     "finalizer " + Name(rule),
+	}
+}
+
+// Target is what Release scans: a resource, in a namespace ("" for all),
+// with an optional label selector.
+type Target struct {
+	Resource      discovery.Resource
+	Namespace     string
+	LabelSelector string
+}
+
+// Release removes rule's finalizer from every object of the targets that
+// carries it, and returns how many it released. An object whose patch
+// fails because it changed meanwhile is read again and retried; other
+// errors are collected and returned after the rest is done.
+func Release(ctx context.Context, client dynamic.Interface, rule string, targets []Target) (int, error) {
+	f := Name(rule)
+	released := 0
+	var errs []error
+	for _, t := range targets {
+		ri := client.Resource(t.Resource.GVR)
+		var rc dynamic.ResourceInterface = ri
+		if t.Resource.Namespaced && t.Namespace != "" {
+			rc = ri.Namespace(t.Namespace)
+		}
+		opts := metav1.ListOptions{LabelSelector: t.LabelSelector, Limit: 500}
+		for {
+			list, err := rc.List(ctx, opts)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("list %s: %w", t.Resource.GVR.GroupResource(), err))
+				break
+			}
+			for i := range list.Items {
+				ok, err := release(ctx, ri, &list.Items[i], f)
+				if err != nil {
+					errs = append(errs, err)
+				}
+				if ok {
+					released++
+				}
+			}
+			if opts.Continue = list.GetContinue(); opts.Continue == "" {
+				break
+			}
+		}
+	}
+	return released, errors.Join(errs...)
+}
+
+// release removes f from one object, reading it again when the guarded
+// patch finds it changed.
+func release(ctx context.Context, ri dynamic.NamespaceableResourceInterface, obj *unstructured.Unstructured, f string) (bool, error) {
+	var rc dynamic.ResourceInterface = ri
+	if ns := obj.GetNamespace(); ns != "" {
+		rc = ri.Namespace(ns)
+	}
+	for range 5 {
+		patch := RemovePatch(obj, f)
+		if patch == nil {
+			return false, nil
+		}
+		_, err := rc.Patch(ctx, obj.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
+		switch {
+		case err == nil:
+			return true, nil
+		case apierrors.IsNotFound(err):
+			return false, nil
+		case !apierrors.IsInvalid(err) && !apierrors.IsConflict(err):
+			return false, fmt.Errorf("release %s: %w", obj.GetName(), err)
+		}
+		name := obj.GetName()
+		if obj, err = rc.Get(ctx, name, metav1.GetOptions{}); err != nil {
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			return false, fmt.Errorf("release %s: %w", name, err)
+		}
+	}
+	return false, fmt.Errorf("release %s: the object kept changing", obj.GetName())
+}

@@ -1,0 +1,209 @@
+package reaction
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/finalizers"
+	"github.com/kreact/kreact/scripting"
+)
+
+// ResultSink is a Sink that tells how each action ended; an
+// *actions.Queue is one. A rule with spec.finalizer removes its finalizer
+// only once the actions of onDelete succeeded, which it knows from a
+// ResultSink; with a plain Sink every finished action counts as a success.
+type ResultSink interface {
+	// EnqueueResult is EnqueueThen, with the action's error (nil when it
+	// succeeded).
+	EnqueueResult(a actions.Action, done func(error))
+}
+
+// LongFinalizerWait is how long an object may wait on a rule's finalizer
+// before a warning is logged.
+const LongFinalizerWait = time.Minute
+
+// enqueueResult hands a to the sink and calls done with how it ended.
+func (d *Delivery) enqueueResult(a actions.Action, done func(error)) {
+	if rs, ok := d.sink.(ResultSink); ok {
+		rs.EnqueueResult(a, done)
+		return
+	}
+	d.sink.EnqueueThen(a, func() { done(nil) })
+}
+
+// finalizeChangeLocked applies spec.finalizer to a change of key: an
+// add or update of an object held by the rule's finalizer becomes a
+// Finalize delete; changes of an object already finalized are dropped (it
+// is on its way out); a live object without the finalizer gets it: the
+// returned func, if not nil, sends that patch and must be called once
+// d.mu is released. It returns false for a change to drop.
+func (d *Delivery) finalizeChangeLocked(key objectKey, c Change) (Change, bool, func()) {
+	uid := c.Object.GetUID()
+	if done, ok := d.finalized[key]; ok {
+		if done == uid {
+			if c.Type == scripting.Delete {
+				delete(d.finalized, key)
+			}
+			return c, false, nil
+		}
+		delete(d.finalized, key)
+	}
+	if c.Type == scripting.Delete {
+		delete(d.waiting, key)
+		return c, true, nil
+	}
+	if finalizers.Terminating(c.Object) {
+		if !finalizers.Has(c.Object, d.fin) {
+			return c, true, nil
+		}
+		if _, ok := d.waiting[key]; !ok {
+			d.waiting[key] = c.Object.GetDeletionTimestamp().Time
+		}
+		return Change{Type: scripting.Delete, Object: c.Object, Resource: c.Resource, Finalize: true}, true, nil
+	}
+	if finalizers.Has(c.Object, d.fin) || d.adding[key] == uid {
+		return c, true, nil
+	}
+	d.adding[key] = uid
+	a := finalizers.Action(d.rule.Name, c.Resource, c.Object, finalizers.AddPatch(c.Object, d.fin))
+	// The result only clears the mark, so that an add that failed is
+	// tried again with the object's next change.
+	return c, true, func() {
+		d.enqueueResult(a, func(error) {
+			d.mu.Lock()
+			if d.adding[key] == uid {
+				delete(d.adding, key)
+			}
+			d.mu.Unlock()
+		})
+	}
+}
+
+// ownFinalizerOnly reports whether an update changes nothing but the
+// rule's own finalizer (kreact adding it): no call for that.
+func (d *Delivery) ownFinalizerOnly(ev scripting.Event) bool {
+	if d.fin == "" || ev.Type != scripting.Update || !slices.Equal(ev.Changed, []string{"metadata.finalizers"}) {
+		return false
+	}
+	strip := func(u *unstructured.Unstructured) []string {
+		return slices.DeleteFunc(slices.Clone(u.GetFinalizers()), func(f string) bool { return f == d.fin })
+	}
+	return slices.Equal(strip(ev.OldObject), strip(ev.Object))
+}
+
+// finish completes a Finalize call that succeeded: once its actions
+// succeeded, the finalizer is removed from the object's newest state; then
+// the object is released and its later changes are dropped. It returns
+// the error that makes the finalization fail (and be retried), or nil.
+func (d *Delivery) finish(ctx context.Context, key objectKey, ev scripting.Event, asked []actions.Action) error {
+	if err := d.run(ctx, asked); err != nil {
+		return err
+	}
+	obj := ev.Object
+	if d.opts.Cache != nil {
+		if cur, ok := d.opts.Cache.Get(key.source, key.namespace, key.name); ok && cur.GetUID() == obj.GetUID() {
+			obj = cur
+		}
+	}
+	if patch := finalizers.RemovePatch(obj, d.fin); patch != nil {
+		err := d.run(ctx, []actions.Action{finalizers.Action(d.rule.Name, ev.Resource, obj, patch)})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	d.mu.Lock()
+	d.finalized[key] = obj.GetUID()
+	delete(d.waiting, key)
+	delete(d.longWaits, key)
+	d.mu.Unlock()
+	return nil
+}
+
+// errFinalizeStopped is the error of a finalization cut short by Run's end.
+var errFinalizeStopped = errors.New("stopped before the finalizer was removed")
+
+// run executes actions through the sink, in order per target, and waits
+// for them: the first error, if any.
+func (d *Delivery) run(ctx context.Context, asked []actions.Action) error {
+	if len(asked) == 0 {
+		return nil
+	}
+	results := make(chan error, len(asked))
+	for _, a := range asked {
+		d.enqueueResult(a, func(err error) { results <- err })
+	}
+	var first error
+	for range asked {
+		select {
+		case err := <-results:
+			if first == nil {
+				first = err
+			}
+		case <-ctx.Done():
+			return errFinalizeStopped
+		}
+	}
+	return first
+}
+
+// Finalizing returns how many objects wait on the rule's finalizer and
+// since when the oldest one does (zero when none).
+func (d *Delivery) Finalizing() (int, time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var oldest time.Time
+	for _, since := range d.waiting {
+		if oldest.IsZero() || since.Before(oldest) {
+			oldest = since
+		}
+	}
+	return len(d.waiting), oldest
+}
+
+// warnLongWaits logs, once per object, the objects that have waited on the
+// rule's finalizer for more than LongFinalizerWait.
+func (d *Delivery) warnLongWaits() {
+	now := d.now()
+	type late struct {
+		key   objectKey
+		since time.Time
+	}
+	var lates []late
+	d.mu.Lock()
+	for k, since := range d.waiting {
+		if now.Sub(since) > LongFinalizerWait && !d.longWaits[k] {
+			d.longWaits[k] = true
+			lates = append(lates, late{k, since})
+		}
+	}
+	d.mu.Unlock()
+	for _, l := range lates {
+		name := l.key.name
+		if l.key.namespace != "" {
+			name = l.key.namespace + "/" + name
+		}
+		d.log.Warn("object deleted long ago still waits on kreact's finalizer; if the rule cannot finish it, remove the finalizer from the object by hand",
+			"object", name, "finalizer", d.fin, "waiting", now.Sub(l.since).Round(time.Second).String())
+	}
+}
+
+// watchFinalizers runs warnLongWaits every LongFinalizerWait/2 until ctx
+// ends.
+func (d *Delivery) watchFinalizers(ctx context.Context) {
+	t := d.clock.NewTicker(LongFinalizerWait / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			d.warnLongWaits()
+		}
+	}
+}

@@ -1,0 +1,157 @@
+package reaction
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/rules"
+)
+
+// resultSink records actions as "verb name origin" and fails those that
+// fail says to.
+type resultSink struct {
+	mu   sync.Mutex
+	got  []string
+	fail func(a actions.Action) error
+}
+
+func (s *resultSink) EnqueueThen(a actions.Action, done func()) {
+	s.EnqueueResult(a, func(error) { done() })
+}
+
+func (s *resultSink) EnqueueResult(a actions.Action, done func(error)) {
+	s.mu.Lock()
+	what := string(a.Verb) + " " + a.Name
+	if strings.HasPrefix(a.Origin, "finalizer ") {
+		what += " " + string(a.PatchData)
+	}
+	s.got = append(s.got, what)
+	fail := s.fail
+	s.mu.Unlock()
+	var err error
+	if fail != nil {
+		err = fail(a)
+	}
+	done(err)
+}
+
+func (s *resultSink) recorded() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.got)
+}
+
+// held returns o with the rule's finalizer, and deleted if deleted.
+func held(o *unstructured.Unstructured, deleted bool) *unstructured.Unstructured {
+	o = o.DeepCopy()
+	o.SetFinalizers([]string{"other.example/keep", "kreact.dev/r"})
+	if deleted {
+		ts := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+		o.SetDeletionTimestamp(&ts)
+	}
+	return o
+}
+
+func TestFinalizer(t *testing.T) {
+	fin := func(r *rules.Rule) { r.Finalizer = true }
+	const addFin = `patch a [{"op":"test","path":"/metadata/resourceVersion","value":"7"},{"op":"add","path":"/metadata/finalizers","value":["kreact.dev/r"]}]`
+	const remove = `patch a [{"op":"test","path":"/metadata/finalizers/1","value":"kreact.dev/r"},{"op":"remove","path":"/metadata/finalizers/1"}]`
+
+	t.Run("a live object gets the finalizer; kreact's own patch calls nothing", func(t *testing.T) {
+		sink, rec := &resultSink{}, &recorder{}
+		d := newTestDelivery(t, testRule(fin), allHandlers{}, sink, nil)
+		a := withRV(cm("a", "1"), "7")
+		d.Observe(0, Change{Type: "add", Object: a, Resource: configMaps})
+		d.Drain(t.Context(), rec)
+		withFin := a.DeepCopy()
+		withFin.SetFinalizers([]string{"kreact.dev/r"})
+		d.Observe(0, update(a, withFin))
+		d.Drain(t.Context(), rec)
+		if got := rec.recorded(); !slices.Equal(got, []string{"onAdd(a=1)"}) {
+			t.Errorf("calls = %q", got)
+		}
+		if got := sink.recorded(); !slices.Equal(got, []string{addFin, "patch onAdd"}) {
+			t.Errorf("actions = %q", got)
+		}
+	})
+
+	t.Run("a deleted object gets onDelete, then loses the finalizer; its delete is not delivered again", func(t *testing.T) {
+		sink, rec := &resultSink{}, &recorder{}
+		d := newTestDelivery(t, testRule(fin), allHandlers{}, sink, nil)
+		live, gone := held(cm("a", "1"), false), held(cm("a", "2"), true)
+		d.Observe(0, add(live))
+		d.Drain(t.Context(), rec)
+		d.Observe(0, update(live, gone))
+		if n, since := d.Finalizing(); n != 1 || since.IsZero() {
+			t.Errorf("Finalizing = %d, %v; want 1 object", n, since)
+		}
+		d.Drain(t.Context(), rec)
+		released := gone.DeepCopy()
+		released.SetFinalizers([]string{"other.example/keep"})
+		d.Observe(0, update(gone, released))
+		d.Observe(0, del(released))
+		d.Drain(t.Context(), rec)
+		if got, want := rec.recorded(), []string{"onAdd(a=1)", "onDelete(a=2)"}; !slices.Equal(got, want) {
+			t.Errorf("calls = %q, want %q", got, want)
+		}
+		if got, want := sink.recorded(), []string{"patch onAdd", "patch onDelete", remove}; !slices.Equal(got, want) {
+			t.Errorf("actions = %q, want %q", got, want)
+		}
+		if n, _ := d.Finalizing(); n != 0 {
+			t.Errorf("Finalizing = %d after the release", n)
+		}
+	})
+
+	t.Run("after a restart, an object deleted meanwhile gets onDelete", func(t *testing.T) {
+		sink, rec := &resultSink{}, &recorder{}
+		d := newTestDelivery(t, testRule(fin), allHandlers{}, sink, nil)
+		d.Observe(0, Change{Type: "add", Object: held(cm("a", "1"), true), Initial: true, Resource: configMaps})
+		d.Drain(t.Context(), rec)
+		if got := rec.recorded(); !slices.Equal(got, []string{"onDelete(a=1)"}) {
+			t.Errorf("calls = %q", got)
+		}
+		if got := sink.recorded(); !slices.Equal(got, []string{"patch onDelete", remove}) {
+			t.Errorf("actions = %q", got)
+		}
+	})
+
+	t.Run("the finalizer stays until onDelete's actions succeed", func(t *testing.T) {
+		failures := 2
+		sink := &resultSink{fail: func(a actions.Action) error {
+			if a.Name == "onDelete" && failures > 0 {
+				failures--
+				return errors.New("webhook down")
+			}
+			return nil
+		}}
+		rec := &recorder{}
+		d := newTestDelivery(t, testRule(fin), allHandlers{}, sink, nil)
+		d.Observe(0, add(held(cm("a", "1"), true)))
+		d.Drain(t.Context(), rec)
+		want := []string{"patch onDelete", "patch onDelete", "patch onDelete", remove}
+		if got := sink.recorded(); !slices.Equal(got, want) {
+			t.Errorf("actions = %q, want %q", got, want)
+		}
+	})
+
+	t.Run("a rule without onDelete still releases the object", func(t *testing.T) {
+		sink, rec := &resultSink{}, &recorder{}
+		d := newTestDelivery(t, testRule(fin, func(r *rules.Rule) { r.Events = []rules.Event{rules.EventAdd} }), allHandlers{}, sink, nil)
+		d.Observe(0, add(held(cm("a", "1"), true)))
+		d.Drain(t.Context(), rec)
+		if got := rec.recorded(); len(got) != 0 {
+			t.Errorf("calls = %q, want none", got)
+		}
+		if got := sink.recorded(); !slices.Equal(got, []string{remove}) {
+			t.Errorf("actions = %q", got)
+		}
+	})
+}
