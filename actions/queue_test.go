@@ -1,3 +1,5 @@
+//go:build e2e
+
 package actions_test
 
 import (
@@ -6,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -54,29 +55,6 @@ func startQueue(t *testing.T, opts actions.Options) (*actions.Queue, *results) {
 	go func() { _ = q.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return q, res
-}
-
-type results struct {
-	mu   sync.Mutex
-	list []actions.Result
-}
-
-func (r *results) add(res actions.Result) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.list = append(r.list, res)
-}
-
-func (r *results) count(o actions.Outcome) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, res := range r.list {
-		if res.Outcome == o {
-			n++
-		}
-	}
-	return n
 }
 
 func createNamespace(t *testing.T, name string) {

@@ -1,3 +1,5 @@
+//go:build e2e
+
 // Package examples_test runs every example rule against a real control
 // plane, through the same scenario `make demo` shows.
 package examples_test

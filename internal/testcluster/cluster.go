@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"testing"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -50,7 +51,12 @@ type Cluster struct {
 
 // Start starts etcd, kube-apiserver and, if asked, the controller manager,
 // and returns when the API server is ready. On error nothing is left running.
+// In a test binary built without the e2e tag it fails with ErrUnitBuild, so
+// a test that needs the control plane cannot hide in the unit set.
 func Start(opts Options) (c *Cluster, err error) {
+	if testing.Testing() && !e2eBuild {
+		return nil, ErrUnitBuild
+	}
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 90 * time.Second
 	}
@@ -310,5 +316,7 @@ func freePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
-// errNoCluster is returned by Main's callers when Start failed.
-var errNoCluster = errors.New("no control plane")
+// ErrUnitBuild is returned by Start in a test binary built without
+// -tags e2e (make unit): that build runs no control plane.
+var ErrUnitBuild = errors.New("this test needs the control plane, but the test binary was built without -tags e2e: " +
+	"give the test's file the build constraint //go:build e2e (make unit runs without a cluster, make test with one)")

@@ -1,6 +1,9 @@
+//go:build e2e
+
 package testcluster
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"testing"
@@ -8,6 +11,8 @@ import (
 
 // Main runs a test binary's tests against one control plane: it starts the
 // cluster, stores it in *c, runs the tests, stops the cluster and exits.
+// It exists only in builds with -tags e2e, so a test file that calls it
+// without the constraint //go:build e2e does not compile in `make unit`.
 // A cluster that cannot start fails the whole binary with the reason; tests
 // are never skipped for want of binaries.
 //
@@ -29,3 +34,6 @@ func Main(m *testing.M, opts Options, c **Cluster) {
 	}
 	os.Exit(code)
 }
+
+// errNoCluster prefixes the reason Main could not start a control plane.
+var errNoCluster = errors.New("no control plane")
