@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kreact/kreact/internal/testcluster"
-	"github.com/kreact/kreact/rules"
 )
 
 var cluster *testcluster.Cluster
@@ -137,29 +136,4 @@ func TestKustomizationAppliesToTheAPIServer(t *testing.T) {
 	}
 	cm := mustKubectl(t, "get", "deployment", "kreact", "-n", "kreact-system", "-o", "jsonpath={.spec.template.spec.volumes[0].configMap.name}")
 	mustKubectl(t, "get", "configmap", cm, "-n", "kreact-system")
-}
-
-// TestDeployedRulesAreValid loads deploy/rules/ as kreact run -f would.
-func TestDeployedRulesAreValid(t *testing.T) {
-	rs, err := rules.Load("rules")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rs) == 0 {
-		t.Fatal("deploy/rules holds no rule")
-	}
-	// Every file there must be packed into the ConfigMap.
-	kustomization, err := os.ReadFile("kustomization.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := filepath.Glob(filepath.Join("rules", "*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		if !strings.Contains(string(kustomization), "- "+filepath.ToSlash(f)+"\n") {
-			t.Errorf("%s is not listed in kustomization.yaml's configMapGenerator", f)
-		}
-	}
 }
