@@ -1,5 +1,6 @@
 # kreact's two commands are `make demo` and `make test`; everything they need
-# is built here from pinned Go modules.
+# is built here from pinned Go modules. `make unit` runs the tests that need
+# no control plane, in seconds.
 
 GO      ?= go
 BIN     := $(CURDIR)/bin
@@ -57,12 +58,19 @@ image-tools:
 ## runs the image built by `make image`), and a check that no control-plane
 ## process is left running
 test: controlplane fmt-check vet image
-	KREACT_IMAGE=$(IMAGE) $(GO) test -race -timeout 30m ./...
+	KREACT_IMAGE=$(IMAGE) $(GO) test -race -tags e2e -timeout 30m ./...
 	$(GO) run ./cmd/kreact test examples/tests
 	$(MAKE) --no-print-directory leftovers
 
+## unit: the tests that need no control plane (files without the e2e build
+## constraint), with -race; nothing is built into bin/
+unit:
+	$(GO) test -race ./...
+
+## vet: both test sets, unit and e2e (-tags e2e)
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags e2e ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -83,7 +91,7 @@ demo: controlplane build
 
 ## bench: the benchmarks, with memory figures
 bench: controlplane
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -tags e2e -run '^$$' -bench . -benchmem ./...
 
 ## bench-e2e: kreact against a bare client-go controller on a local control
 ## plane, at 40, 200 and 1000 writes/s and a 20,000-update burst (about 15

@@ -6,7 +6,7 @@ import (
 	"github.com/kreact/kreact/discovery"
 )
 
-//go:generate go test -count=1 -run ^TestBuiltinTableMatchesAPIServer$ . -args -update
+//go:generate go test -tags e2e -count=1 -run ^TestBuiltinTableMatchesAPIServer$ . -args -update
 
 // Builtin returns the resources a standard kube-apiserver serves with list
 // and watch, as its discovery reports them (names, kinds, scope, short

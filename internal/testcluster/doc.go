@@ -14,4 +14,11 @@
 // test binary does not leave etcd or an API server behind.
 //
 // One control plane per test binary: call Main from TestMain.
+//
+// Tests that need the control plane live in files with the build constraint
+// //go:build e2e; `make test` runs them with -tags e2e and `make unit` runs
+// the rest with no cluster. Main exists only in e2e builds, and Start fails
+// with ErrUnitBuild in any other test binary, so a test that needs the
+// control plane cannot run, or skip, in the unit set unnoticed. Eventually,
+// LogBuffer and the CRD helpers need no cluster and serve both sets.
 package testcluster
