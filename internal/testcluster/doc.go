@@ -19,6 +19,6 @@
 // //go:build e2e; `make test` runs them with -tags e2e and `make unit` runs
 // the rest with no cluster. Main exists only in e2e builds, and Start fails
 // with ErrUnitBuild in any other test binary, so a test that needs the
-// control plane cannot run, or skip, in the unit set unnoticed. Eventually,
-// LogBuffer and the CRD helpers need no cluster and serve both sets.
+// control plane cannot run, or skip, in the unit set unnoticed. Eventually
+// and LogBuffer need no cluster and serve both sets.
 package testcluster
