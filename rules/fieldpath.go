@@ -126,9 +126,3 @@ func (p FieldPath) String() string {
 
 // Equal reports whether p and q are the same path.
 func (p FieldPath) Equal(q FieldPath) bool { return slices.Equal(p, q) }
-
-// HasPrefix reports whether q is p or an ancestor of p: a change at p is
-// covered by ignoring q.
-func (p FieldPath) HasPrefix(q FieldPath) bool {
-	return len(q) <= len(p) && slices.Equal(p[:len(q)], q)
-}

@@ -57,20 +57,6 @@ func TestParseFieldPath(t *testing.T) {
 	}
 }
 
-func TestFieldPathHasPrefix(t *testing.T) {
-	p := FieldPath{"metadata", "annotations", "x"}
-	for _, q := range []FieldPath{{}, {"metadata"}, {"metadata", "annotations"}, p} {
-		if !p.HasPrefix(q) {
-			t.Errorf("%v.HasPrefix(%v) = false", p, q)
-		}
-	}
-	for _, q := range []FieldPath{{"status"}, {"metadata", "labels"}, {"metadata", "annotations", "x", "y"}} {
-		if p.HasPrefix(q) {
-			t.Errorf("%v.HasPrefix(%v) = true", p, q)
-		}
-	}
-}
-
 func TestIgnoredPaths(t *testing.T) {
 	r := &Rule{IgnoreChanges: []FieldPath{{"status"}, {"metadata", "managedFields"}}}
 	got := r.IgnoredPaths()
