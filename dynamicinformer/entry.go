@@ -43,6 +43,8 @@ type entry struct {
 	phase   Phase
 	err     error
 	inst    *instance
+	// noShard is set while a sharded entry waits for a range to own.
+	noShard bool
 }
 
 // instance is one informer's life. Informers cannot be restarted, so a
@@ -57,6 +59,9 @@ type instance struct {
 	// cannot succeed as it is (404, 403).
 	failed  chan error
 	objects atomic.Int64
+	// shard is what a sharded instance selects; zero for others.
+	shard    shardSpec
+	filtered atomic.Int64
 
 	log       *slog.Logger
 	warnMu    sync.Mutex
@@ -129,6 +134,11 @@ func (e *entry) status() WatchStatus {
 	if e.inst != nil {
 		s.Synced = e.inst.informer.HasSynced()
 		s.Objects = int(e.inst.objects.Load())
+		s.Shard = e.inst.shard.mode
+		s.ShardFiltered = e.inst.filtered.Load()
+	}
+	if e.noShard {
+		s.Shard = ShardNone
 	}
 	return s
 }
@@ -169,7 +179,20 @@ func (e *entry) run() {
 			e.sleep(ctx, e.m.opts.RetryPeriod)
 			continue
 		}
+		var spec shardSpec
+		if e.sharded() {
+			var owns bool
+			if spec, owns = e.currentShard(res); !owns {
+				e.mu.Lock()
+				e.phase, e.err, e.noShard = PhasePending, nil, true
+				e.mu.Unlock()
+				e.log.Info("sharded watch waits: this replica owns no shard")
+				e.sleep(ctx, 0)
+				continue
+			}
+		}
 		e.mu.Lock()
+		e.noShard = false
 		if e.phase != PhaseForbidden && e.phase != PhaseFailed {
 			// A retry keeps showing why it is retried until it succeeds.
 			e.phase = PhaseStarting
@@ -179,7 +202,7 @@ func (e *entry) run() {
 		if !e.acquire(ctx) {
 			break
 		}
-		if err := e.preflight(ctx, res); err != nil {
+		if err := e.preflight(ctx, res, &spec); err != nil {
 			e.release()
 			if ctx.Err() != nil {
 				break
@@ -209,12 +232,20 @@ func (e *entry) run() {
 			continue
 		}
 
-		inst := e.start(ctx)
+		if spec.selector != "" {
+			e.log.Info("sharded informer", "mode", spec.mode, "key", spec.key, "range", spec.rng.String())
+		}
+		inst := e.start(ctx, spec)
 		reason := e.supervise(ctx, inst, &r)
 		e.stopInstance(inst)
 		lastWarn = ""
 		switch {
 		case ctx.Err() != nil:
+		case errors.Is(reason, errReshard):
+			// Restart at once on the new range: objects gained arrive as
+			// initial adds; those lost are no longer delivered.
+			e.setState(PhaseStarting, nil)
+			e.log.Info("shard range changed: informer restarts on the new range")
 		case errors.Is(reason, errRemoved) || apierrors.IsNotFound(reason):
 			e.setState(PhasePending, nil)
 			e.log.Info("resource no longer served: informer stopped; the watch resumes when it is served again",
@@ -303,13 +334,24 @@ func (e *entry) release() { <-e.m.gate }
 // preflight lists one object and opens (and closes) a watch, with the
 // key's namespace and selectors, so that a missing permission, an unknown
 // resource or a bad selector is reported before an informer starts and
-// retries it forever.
-func (e *entry) preflight(ctx context.Context, res discovery.Resource) error {
+// retries it forever. For a sharded key (spec.selector set) the list
+// carries the shardSelector, and the answer sets spec.mode: ShardServer
+// if the server echoed the selector in shardInfo, else ShardClient.
+func (e *entry) preflight(ctx context.Context, res discovery.Resource, spec *shardSpec) error {
 	ri := e.m.client.Resource(e.key.GVR).Namespace(e.key.Namespace)
-	opts := metav1.ListOptions{LabelSelector: e.key.LabelSelector, FieldSelector: e.key.FieldSelector, Limit: 1}
+	opts := metav1.ListOptions{LabelSelector: e.key.LabelSelector, FieldSelector: e.key.FieldSelector, Limit: 1,
+		ShardSelector: spec.selector}
 	list, err := ri.List(ctx, opts)
 	if err != nil {
 		return e.preflightError("list", res, err)
+	}
+	if spec.selector != "" {
+		spec.mode = ShardClient
+		if shardInfoSelector(list) != "" {
+			spec.mode = ShardServer
+		} else {
+			opts.ShardSelector = ""
+		}
 	}
 	opts.Limit = 0
 	opts.ResourceVersion = list.GetResourceVersion()
@@ -350,7 +392,7 @@ func forbiddenVerb(err error) string {
 // start builds and runs a new informer for the key with every current
 // subscriber registered before it runs, so they all get the initial list
 // as it arrives.
-func (e *entry) start(ctx context.Context) *instance {
+func (e *entry) start(ctx context.Context, spec shardSpec) *instance {
 	ictx, cancel := context.WithCancel(klog.NewContext(ctx, e.klogger()))
 	inst := &instance{
 		cancel:    cancel,
@@ -358,14 +400,23 @@ func (e *entry) start(ctx context.Context) *instance {
 		failed:    make(chan error, 1),
 		log:       e.log,
 		warnEvery: e.m.opts.RetryPeriod,
+		shard:     spec,
 	}
 	key := e.key
 	tweak := func(o *metav1.ListOptions) {
 		o.LabelSelector = key.LabelSelector
 		o.FieldSelector = key.FieldSelector
+		if spec.mode == ShardServer {
+			o.ShardSelector = spec.selector
+		}
 	}
 	lw := newResumingListWatch(e.m.client.Resource(key.GVR).Namespace(key.Namespace), tweak,
 		func(err error) { inst.watchError(ictx, nil, err) })
+	if spec.selector != "" {
+		// Also in server mode: what the server sends is checked with the
+		// same hash, and ShardFiltered stays 0 when it filtered.
+		lw.keep = spec.keep(func() { inst.filtered.Add(1) })
+	}
 	inf := cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{
 		ResyncPeriod:      e.m.opts.ResyncPeriod,
 		Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
@@ -422,8 +473,14 @@ func (e *entry) supervise(ctx context.Context, inst *instance, r *retrier) error
 		case err := <-inst.failed:
 			return err
 		case <-e.wake:
-			if _, ok := e.m.src.Snapshot().Lookup(e.key.GVR); !ok {
+			res, ok := e.m.src.Snapshot().Lookup(e.key.GVR)
+			if !ok {
 				return errRemoved
+			}
+			if e.sharded() {
+				if spec, owns := e.currentShard(res); !owns || spec.rng != inst.shard.rng {
+					return errReshard
+				}
 			}
 		case <-inst.done:
 			return errors.New("informer stopped unexpectedly")

@@ -26,6 +26,11 @@ type Key struct {
 	// everything. Which fields a resource supports is up to the server;
 	// an unsupported one puts the watch in PhaseFailed.
 	FieldSelector string
+	// Sharded makes the informer hold only the objects of this replica's
+	// shard (Options.Shards): the API server filters them when it supports
+	// shard selectors, else the informer does. False holds every object,
+	// as does a Manager without Options.Shards.
+	Sharded bool
 }
 
 // normalize validates k and returns it in canonical form, so that
@@ -74,6 +79,9 @@ func (k Key) String() string {
 	if k.FieldSelector != "" {
 		fmt.Fprintf(&b, " fields %q", k.FieldSelector)
 	}
+	if k.Sharded {
+		b.WriteString(" sharded")
+	}
 	return b.String()
 }
 
@@ -89,6 +97,9 @@ func (k Key) LogValue() slog.Value {
 	}
 	if k.FieldSelector != "" {
 		attrs = append(attrs, slog.String("fieldSelector", k.FieldSelector))
+	}
+	if k.Sharded {
+		attrs = append(attrs, slog.Bool("sharded", true))
 	}
 	return slog.GroupValue(attrs...)
 }

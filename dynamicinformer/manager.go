@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/shard"
 )
 
 // Options tunes a Manager. The zero value is usable.
@@ -35,6 +36,25 @@ type Options struct {
 	// Granting a missing permission therefore heals a forbidden watch
 	// within about this long. Zero means 30s.
 	RetryPeriod time.Duration
+	// Shards, if set, gives the range of the hash space this replica owns;
+	// informers of keys with Sharded set hold only the objects in it, and
+	// restart when it changes. Nil means no sharding: Key.Sharded is
+	// ignored.
+	Shards Shards
+	// ShardByNamespace shards namespaced resources by namespace rather
+	// than by UID (see package shard). Cluster-scoped resources are always
+	// sharded by UID.
+	ShardByNamespace bool
+}
+
+// Shards tells which part of the hash space this replica owns; a
+// *shard.Membership is one.
+type Shards interface {
+	// Range returns the owned range, and false while nothing is owned.
+	Range() (shard.Range, bool)
+	// Subscribe calls fn, which must not block, after every change of
+	// Range; the returned function unsubscribes.
+	Subscribe(fn func()) (unsubscribe func())
 }
 
 const (
@@ -118,6 +138,9 @@ func (m *Manager) Run(ctx context.Context) error {
 	// source calls fn at once.
 	unsubscribe := m.src.Subscribe(m.onDiff)
 	defer unsubscribe()
+	if m.opts.Shards != nil {
+		defer m.opts.Shards.Subscribe(m.onReshard)()
+	}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -173,6 +196,21 @@ func (m *Manager) onDiff(d discovery.Diff) {
 	}
 	for _, e := range m.entries {
 		if changed[e.key.GVR] || e.pending() {
+			e.poke()
+		}
+	}
+}
+
+// onReshard wakes the sharded entries, which restart their informers on
+// the new range. It runs on the shard source's goroutine and never blocks.
+func (m *Manager) onReshard() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state != running {
+		return
+	}
+	for _, e := range m.entries {
+		if e.sharded() {
 			e.poke()
 		}
 	}
@@ -243,6 +281,14 @@ type WatchStatus struct {
 	// Objects is how many objects the cache held when last counted; it
 	// grows during the initial list.
 	Objects int
+	// Shard says how a sharded informer is filtered: ShardServer,
+	// ShardClient, or ShardNone while this replica owns nothing. "" for
+	// keys that are not sharded.
+	Shard ShardMode
+	// ShardFiltered counts the objects and events of other shards that the
+	// informer dropped on its side (client mode; always 0 in server mode,
+	// where the API server does not send them).
+	ShardFiltered int64
 }
 
 // Status returns the state of every informer, sorted by key. It takes no

@@ -55,6 +55,10 @@ type resumingListWatch struct {
 	tweak    func(*metav1.ListOptions)
 	// transient is told every failure that is retried here, for logging.
 	transient func(error)
+	// keep, if set, says which objects the reflector is told about: the
+	// others are dropped from lists and watches as if the server had not
+	// sent them (client-side shard filtering).
+	keep func(*unstructured.Unstructured) bool
 
 	mu sync.Mutex
 	// known is what the reflector has been told about each object (by key):
@@ -105,6 +109,7 @@ func (lw *resumingListWatch) ListWithContext(ctx context.Context, options metav1
 		return nil, err
 	}
 	lw.mu.Lock()
+	list.Items = lw.filter(list.Items)
 	if options.Continue == "" {
 		// A new list replaces what the reflector knew; later pages add to it.
 		lw.known = make(map[string]knownObject, len(list.Items))
@@ -163,11 +168,27 @@ func (lw *resumingListWatch) rememberLocked(obj *unstructured.Unstructured) {
 	lw.known[objectKey(obj)] = knownObject{resourceVersion: obj.GetResourceVersion(), object: obj}
 }
 
+// filter returns the items keep keeps, in place.
+func (lw *resumingListWatch) filter(items []unstructured.Unstructured) []unstructured.Unstructured {
+	if lw.keep == nil {
+		return items
+	}
+	kept := items[:0]
+	for i := range items {
+		if lw.keep(&items[i]) {
+			kept = append(kept, items[i])
+		}
+	}
+	clear(items[len(kept):])
+	return kept
+}
+
 // relist lists the objects and returns the events that bring the
 // reflector from what it knows to the list, ending with a bookmark at the
 // list's resourceVersion, which it also returns.
 func (lw *resumingListWatch) relist(ctx context.Context, template metav1.ListOptions) ([]watch.Event, string, error) {
-	options := metav1.ListOptions{LabelSelector: template.LabelSelector, FieldSelector: template.FieldSelector}
+	options := metav1.ListOptions{LabelSelector: template.LabelSelector, FieldSelector: template.FieldSelector,
+		ShardSelector: template.ShardSelector}
 	var list *unstructured.UnstructuredList
 	err := lw.retry(ctx, func() (err error) {
 		list, err = lw.resource.List(ctx, options)
@@ -176,6 +197,7 @@ func (lw *resumingListWatch) relist(ctx context.Context, template metav1.ListOpt
 	if err != nil {
 		return nil, "", err
 	}
+	list.Items = lw.filter(list.Items)
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
 	listed := make(map[string]knownObject, len(list.Items))
@@ -345,6 +367,13 @@ func (w *resumingWatch) drain(inner watch.Interface) (broken error, fatal *watch
 // false when the watch is stopping.
 func (w *resumingWatch) forward(ev watch.Event) bool {
 	if obj, ok := ev.Object.(*unstructured.Unstructured); ok {
+		if ev.Type != watch.Bookmark && w.lw.keep != nil && !w.lw.keep(obj) {
+			// Not ours, but a later point to resume from.
+			if rv := obj.GetResourceVersion(); rv != "" {
+				w.rv = rv
+			}
+			return true
+		}
 		rv := obj.GetResourceVersion()
 		if ev.Type != watch.Bookmark {
 			w.lw.mu.Lock()

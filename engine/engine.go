@@ -57,6 +57,11 @@ type Options struct {
 	// results, for metrics. Its methods must be cheap and safe for
 	// concurrent use.
 	Observer Observer
+	// Shards shards the informers of the rules' spec.watch entries
+	// (reaction.PlanOptions): each replica handles only its shard of the
+	// objects. The informer manager must have a shard source. The zero
+	// value shards nothing.
+	Shards reaction.PlanOptions
 }
 
 // Observer is told what the engine does, for metrics and tests: what the
@@ -94,6 +99,11 @@ type pendingRule struct {
 	program     *scripting.Program
 	fingerprint string
 	reason      string
+}
+
+// plan is reaction.PlanWith with the engine's sharding.
+func (e *Engine) plan(res *rules.Resolved) []reaction.Informer {
+	return reaction.PlanWith(res, e.opts.Shards)
 }
 
 // New returns an Engine. source tells it when resources appear, so that
@@ -325,7 +335,7 @@ func (e *Engine) followVersions() {
 			continue // every version it runs on is served: no churn
 		}
 		res, _, err := e.resolve(r.rule)
-		if err != nil || res == nil || samePlan(reaction.Plan(res), r.plan) {
+		if err != nil || res == nil || samePlan(e.plan(res), r.plan) {
 			continue
 		}
 		delete(e.running, name)
@@ -338,7 +348,7 @@ func (e *Engine) followVersions() {
 		for _, inf := range m.old.plan {
 			from = append(from, inf.Key.GVR.String())
 		}
-		for _, inf := range reaction.Plan(m.res) {
+		for _, inf := range e.plan(m.res) {
 			to = append(to, inf.Key.GVR.String())
 		}
 		e.log.Info("resource version changed; rule restarted on the served version", "rule", m.old.rule.Name,
@@ -417,7 +427,7 @@ func (e *Engine) Warm(rs []*rules.Rule) (stop func(), err error) {
 		if err != nil || res == nil {
 			continue
 		}
-		for _, inf := range reaction.Plan(res) {
+		for _, inf := range e.plan(res) {
 			w, err := e.informers.Watch(inf.Key, "warm:"+r.Name, cache.ResourceEventHandlerFuncs{})
 			if err != nil {
 				stop()

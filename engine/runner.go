@@ -45,7 +45,7 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 		resolved:    res,
 		program:     prog,
 		fingerprint: fp,
-		plan:        reaction.Plan(res),
+		plan:        e.plan(res),
 		queueDone:   make(chan struct{}),
 	}
 	dryRun := r.DryRun || e.opts.DryRun

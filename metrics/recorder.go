@@ -130,6 +130,12 @@ func New() *Recorder {
 		synced: prometheus.NewDesc(prometheus.BuildFQName(namespace, "informer", "synced"),
 			"1 when every informer of a resource and namespace has its initial list, else 0.",
 			[]string{"resource", "namespace"}, nil),
+		shard: prometheus.NewDesc(prometheus.BuildFQName(namespace, "informer", "shard_objects"),
+			"Objects in the sharded informers of a resource and namespace (kreact run --shards), by how they are filtered: mode \"server\" (the API server applied the shardSelector), \"client\" (kreact filtered) or \"none\" (this replica owns no shard).",
+			[]string{"resource", "namespace", "mode"}, nil),
+		shardFiltered: prometheus.NewDesc(prometheus.BuildFQName(namespace, "informer", "shard_filtered_total"),
+			"Objects and events of other shards that sharded informers dropped on kreact's side since they started (0 when the API server filters).",
+			[]string{"resource", "namespace"}, nil),
 	}
 
 	r.registry.MustRegister(
@@ -245,7 +251,8 @@ func (r *Recorder) NewRetriesMetric(name string) workqueue.CounterMetric {
 
 // informerCollector reports the informers' state at scrape time.
 type informerCollector struct {
-	objects, synced *prometheus.Desc
+	objects, synced      *prometheus.Desc
+	shard, shardFiltered *prometheus.Desc
 
 	mu     sync.Mutex
 	status func() []dynamicinformer.WatchStatus
@@ -254,6 +261,8 @@ type informerCollector struct {
 func (c *informerCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.objects
 	ch <- c.synced
+	ch <- c.shard
+	ch <- c.shardFiltered
 }
 
 func (c *informerCollector) Collect(ch chan<- prometheus.Metric) {
@@ -270,8 +279,23 @@ func (c *informerCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	var order []key
 	totals := map[key]*sums{}
+	type shardKey struct {
+		key
+		mode string
+	}
+	var shardOrder []shardKey
+	shardObjects := map[shardKey]int{}
+	filtered := map[key]int64{}
 	for _, s := range status() {
 		k := key{s.Key.GVR.GroupResource().String(), s.Key.Namespace}
+		if s.Shard != "" {
+			sk := shardKey{k, string(s.Shard)}
+			if _, ok := shardObjects[sk]; !ok {
+				shardOrder = append(shardOrder, sk)
+			}
+			shardObjects[sk] += s.Objects
+			filtered[k] += s.ShardFiltered
+		}
 		t, ok := totals[k]
 		if !ok {
 			t = &sums{synced: true}
@@ -289,5 +313,11 @@ func (c *informerCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(c.objects, prometheus.GaugeValue, float64(t.objects), k.resource, k.namespace)
 		ch <- prometheus.MustNewConstMetric(c.synced, prometheus.GaugeValue, synced, k.resource, k.namespace)
+	}
+	for _, sk := range shardOrder {
+		ch <- prometheus.MustNewConstMetric(c.shard, prometheus.GaugeValue, float64(shardObjects[sk]), sk.resource, sk.namespace, sk.mode)
+	}
+	for k, n := range filtered {
+		ch <- prometheus.MustNewConstMetric(c.shardFiltered, prometheus.CounterValue, float64(n), k.resource, k.namespace)
 	}
 }

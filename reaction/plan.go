@@ -23,13 +23,32 @@ type Informer struct {
 	// holds every object of its namespace ("" for all) and can answer
 	// kreact.get and kreact.list.
 	Readable bool
+	// NamespaceReadsOnly restricts a Readable informer to reads that name
+	// a namespace: it is sharded by namespace, so it holds whole
+	// namespaces, but not all of them.
+	NamespaceReadsOnly bool
+}
+
+// PlanOptions change the informers of a plan. The zero value is Plan's.
+type PlanOptions struct {
+	// Sharded shards the spec.watch informers (Key.Sharded). They then
+	// serve no reads, except with ShardByNamespace, where those of
+	// namespaced resources serve reads that name a namespace. spec.reads
+	// informers are never sharded, so reads stay complete.
+	Sharded bool
+	// ShardByNamespace is set when namespaced resources are sharded by
+	// namespace rather than by UID.
+	ShardByNamespace bool
 }
 
 // Plan lists the informers of a resolved rule, in a stable order: one per
 // watched namespace of each spec.watch entry, then an all-namespaces one
 // for each spec.reads resource that no selector-free, all-namespaces watch
 // already covers.
-func Plan(res *rules.Resolved) []Informer {
+func Plan(res *rules.Resolved) []Informer { return PlanWith(res, PlanOptions{}) }
+
+// PlanWith is Plan with options; see PlanOptions.
+func PlanWith(res *rules.Resolved, opts PlanOptions) []Informer {
 	var plan []Informer
 	allNamespaces := map[schema.GroupResource]bool{}
 	for _, w := range res.Watch {
@@ -40,7 +59,15 @@ func Plan(res *rules.Resolved) []Informer {
 		readable := w.Watch.LabelSelector == "" && w.Watch.FieldSelector == ""
 		for _, ns := range namespaces {
 			key := dynamicinformer.Key{GVR: w.Resource.GVR, Namespace: ns, LabelSelector: w.Watch.LabelSelector, FieldSelector: w.Watch.FieldSelector}
-			plan = append(plan, Informer{Key: key, Resource: w.Resource, Handled: true, Readable: readable})
+			inf := Informer{Key: key, Resource: w.Resource, Handled: true, Readable: readable}
+			if opts.Sharded {
+				inf.Key.Sharded = true
+				inf.Readable = readable && opts.ShardByNamespace && w.Resource.Namespaced
+				inf.NamespaceReadsOnly = inf.Readable
+				plan = append(plan, inf)
+				continue
+			}
+			plan = append(plan, inf)
 			if readable && ns == "" {
 				allNamespaces[w.Resource.GVR.GroupResource()] = true
 			}
@@ -63,12 +90,18 @@ func Reader(res *rules.Resolved, plan []Informer, gvr schema.GroupVersionResourc
 		return -1, err
 	}
 	gr := gvr.GroupResource()
-	for i, inf := range plan {
-		if !inf.Readable || inf.Key.GVR.GroupResource() != gr {
-			continue
-		}
-		if ns := inf.Key.Namespace; ns == "" || ns == namespace {
-			return i, nil
+	// Complete informers first, then those sharded by namespace.
+	for _, partial := range []bool{false, true} {
+		for i, inf := range plan {
+			if !inf.Readable || inf.NamespaceReadsOnly != partial || inf.Key.GVR.GroupResource() != gr {
+				continue
+			}
+			if partial && namespace == "" {
+				continue
+			}
+			if ns := inf.Key.Namespace; ns == "" || ns == namespace {
+				return i, nil
+			}
 		}
 	}
 	where := "all namespaces"

@@ -26,6 +26,7 @@ type runFlags struct {
 	log            logFlags
 	serve          serveFlags
 	leader         leaderFlags
+	shards         shardFlags
 }
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -38,7 +39,8 @@ if none is valid). Editing a rule file reloads it; an edit that does not
 validate keeps that rule's previous version running and logs why. With
 --leader-elect, every replica keeps
 its caches warm and only the holder of the lease runs the rules; a replica
-that loses the lease exits at once.`)
+that loses the lease exits at once. With --shards, every replica is active
+and handles its shard of the watched objects.`)
 	fs.listVar(&f.files, "filename", "f", "rule file or directory (repeatable)")
 	fs.boolVar(&f.dryRun, "dry-run", "", false, "send every action with dryRun=All and log it instead of changing the cluster")
 	fs.DurationVar(&f.reloadInterval, "reload-interval", 2*time.Second, "how often to check rule files for changes (0 disables reloading)")
@@ -46,7 +48,11 @@ that loses the lease exits at once.`)
 	f.log.register(fs)
 	f.serve.register(fs)
 	f.leader.register(fs)
+	f.shards.register(fs)
 	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := f.shards.validate(f.leader.enabled); err != nil {
 		return err
 	}
 	if len(f.files) == 0 {
@@ -76,7 +82,18 @@ that loses the lease exits at once.`)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stack, err := kube.Start(ctx, cfg, kube.Options{Logger: logger})
+	kopts := kube.Options{Logger: logger}
+	if f.shards.enabled {
+		// The membership outlives the engine's context by nothing: its
+		// Lease is deleted when ctx ends, and the others take over.
+		members, left, err := f.shards.join(ctx, cfg, logger)
+		if err != nil {
+			return &clusterError{err}
+		}
+		defer func() { cancel(); <-left }()
+		kopts.Informers = f.shards.informerOptions(members)
+	}
+	stack, err := kube.Start(ctx, cfg, kopts)
 	if err != nil {
 		return &clusterError{err}
 	}
@@ -88,6 +105,7 @@ that loses the lease exits at once.`)
 		Logger:          logger,
 		Observer:        obs,
 		MetricsProvider: obs.workqueueProvider(),
+		Shards:          f.shards.plan(),
 	})
 	engineDone := make(chan error, 1)
 	go func() { engineDone <- eng.Run(ctx) }()

@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,7 +24,7 @@ type Options struct {
 	// ControllerManager also starts kube-controller-manager, for garbage
 	// collection, namespace deletion, Deployments and service-account
 	// tokens. False starts etcd and kube-apiserver only; the ServiceAccount
-	// admission plugin is then disabled, since nothing would create the
+	// extra plugin is then disabled, since nothing would create the
 	// default ServiceAccount that Pods need.
 	ControllerManager bool
 	// Dir holds data, credentials, logs and the kubeconfig. Empty means a new
@@ -33,6 +35,10 @@ type Options struct {
 	BinDir string
 	// StartTimeout bounds how long Start waits for readiness. Zero means 90s.
 	StartTimeout time.Duration
+	// FeatureGates are passed to kube-apiserver as --feature-gates, e.g.
+	// {"ShardedListAndWatch": true}. Nil or empty passes no flag: the
+	// server's defaults.
+	FeatureGates map[string]bool
 }
 
 // Cluster is a running control plane. Its methods are safe to call from one
@@ -83,9 +89,11 @@ func Start(opts Options) (c *Cluster, err error) {
 	} else if err := os.MkdirAll(c.dir, 0o755); err != nil {
 		return nil, err
 	}
+	// The named result c is nil by the time an error is returned.
+	started := c
 	defer func() {
 		if err != nil {
-			_ = c.Stop()
+			_ = started.Stop()
 		}
 	}()
 	if c.creds, err = writeCredentials(c.dir); err != nil {
@@ -109,9 +117,12 @@ func Start(opts Options) (c *Cluster, err error) {
 			"--unsafe-no-fsync",
 		},
 	}
-	admission := []string{}
+	extra := []string{} // flags that depend on opts
 	if !opts.ControllerManager {
-		admission = append(admission, "--disable-admission-plugins=ServiceAccount")
+		extra = append(extra, "--disable-admission-plugins=ServiceAccount")
+	}
+	if gates := featureGatesFlag(opts.FeatureGates); gates != "" {
+		extra = append(extra, "--feature-gates="+gates)
 	}
 	c.apiserver = &process{
 		name:    "kube-apiserver",
@@ -132,7 +143,7 @@ func Start(opts Options) (c *Cluster, err error) {
 			"--service-cluster-ip-range=10.0.0.0/24",
 			"--authorization-mode=RBAC",
 			"--profiling=false",
-		}, admission...),
+		}, extra...),
 	}
 	if err := c.startEtcd(); err != nil {
 		return nil, err
@@ -294,6 +305,17 @@ func (c *Cluster) writeKubeconfig() (string, error) {
 		return "", fmt.Errorf("write kubeconfig: %w", err)
 	}
 	return path, nil
+}
+
+// featureGatesFlag formats gates as kube-apiserver's --feature-gates value,
+// sorted so that the command line is stable: "A=true,B=false".
+func featureGatesFlag(gates map[string]bool) string {
+	parts := make([]string, 0, len(gates))
+	for name, on := range gates {
+		parts = append(parts, name+"="+strconv.FormatBool(on))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ",")
 }
 
 // freePorts returns n distinct loopback ports that were free a moment ago.
