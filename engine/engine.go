@@ -508,6 +508,33 @@ func (e *Engine) ActionStats() map[string]actions.Stats {
 	return out
 }
 
+// Finalizing is what waits on a rule's finalizer: the objects deleted
+// whose onDelete has not yet finished, and since when the oldest of them
+// waits (its deletionTimestamp; zero when none waits).
+type Finalizing struct {
+	Rule    string
+	Objects int
+	Oldest  time.Time
+}
+
+// Finalizing returns, sorted by rule, what waits on the finalizer of each
+// running rule with spec.finalizer. It makes no request and is safe to
+// call from any goroutine, as often as a metrics scrape.
+func (e *Engine) Finalizing() []Finalizing {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []Finalizing
+	for name, r := range e.running {
+		if !r.rule.Finalizer {
+			continue
+		}
+		n, oldest := r.delivery.Finalizing()
+		out = append(out, Finalizing{Rule: name, Objects: n, Oldest: oldest})
+	}
+	slices.SortFunc(out, func(a, b Finalizing) int { return strings.Compare(a.Rule, b.Rule) })
+	return out
+}
+
 // Compile compiles a rule's script so that positions point into the file
 // the script was written in.
 func Compile(r *rules.Rule) (*scripting.Program, error) {

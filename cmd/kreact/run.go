@@ -89,6 +89,7 @@ that loses the lease exits at once.`)
 		Observer:        obs,
 		MetricsProvider: obs.workqueueProvider(),
 	})
+	obs.watchFinalizers(eng.Finalizing)
 	engineDone := make(chan error, 1)
 	go func() { engineDone <- eng.Run(ctx) }()
 	stopAll := func() error {
