@@ -279,9 +279,9 @@ func (e *Engine) release(ctx context.Context, r *runner) {
 			targets = append(targets, finalizers.Target{Resource: inf.Resource, Namespace: inf.Key.Namespace, LabelSelector: inf.Key.LabelSelector})
 		}
 	}
-	n, err := finalizers.Release(ctx, dynamic.New(e.client), r.rule.Name, targets)
+	n, err := finalizers.Release(ctx, dynamic.New(e.client), r.rule.Name, targets, finalizers.ReleaseOptions{})
 	if err != nil {
-		e.log.Error("finalizers of a removed rule not all released; remove the rest by hand", "rule", r.rule.Name, "finalizer", finalizers.Name(r.rule.Name), "released", n, "error", err)
+		e.log.Error("finalizers of a removed rule not all released; release the rest with kreact finalizers release RULE", "rule", r.rule.Name, "finalizer", finalizers.Name(r.rule.Name), "released", n, "error", err)
 		return
 	}
 	e.log.Info("finalizers released", "rule", r.rule.Name, "finalizer", finalizers.Name(r.rule.Name), "objects", n)

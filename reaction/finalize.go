@@ -188,7 +188,7 @@ func (d *Delivery) warnLongWaits() {
 		if l.key.namespace != "" {
 			name = l.key.namespace + "/" + name
 		}
-		d.log.Warn("object deleted long ago still waits on kreact's finalizer; if the rule cannot finish it, remove the finalizer from the object by hand",
+		d.log.Warn("object deleted long ago still waits on kreact's finalizer; if the rule cannot finish it, release it: kreact finalizers release "+d.rule.Name+" RESOURCE",
 			"object", name, "finalizer", d.fin, "waiting", now.Sub(l.since).Round(time.Second).String())
 	}
 }
