@@ -289,9 +289,9 @@ func (e *Engine) release(ctx context.Context, r *runner) {
 			targets = append(targets, finalizers.Target{Resource: inf.Resource, Namespace: inf.Key.Namespace, LabelSelector: inf.Key.LabelSelector})
 		}
 	}
-	n, err := finalizers.Release(ctx, dynamic.New(e.client), r.rule.Name, targets)
+	n, err := finalizers.Release(ctx, dynamic.New(e.client), r.rule.Name, targets, finalizers.ReleaseOptions{})
 	if err != nil {
-		e.log.Error("finalizers of a removed rule not all released; remove the rest by hand", "rule", r.rule.Name, "finalizer", finalizers.Name(r.rule.Name), "released", n, "error", err)
+		e.log.Error("finalizers of a removed rule not all released; release the rest with kreact finalizers release RULE", "rule", r.rule.Name, "finalizer", finalizers.Name(r.rule.Name), "released", n, "error", err)
 		return
 	}
 	e.log.Info("finalizers released", "rule", r.rule.Name, "finalizer", finalizers.Name(r.rule.Name), "objects", n)
@@ -515,6 +515,33 @@ func (e *Engine) ActionStats() map[string]actions.Stats {
 	for name, r := range e.running {
 		out[name] = r.queue.Stats()
 	}
+	return out
+}
+
+// Finalizing is what waits on a rule's finalizer: the objects deleted
+// whose onDelete has not yet finished, and since when the oldest of them
+// waits (its deletionTimestamp; zero when none waits).
+type Finalizing struct {
+	Rule    string
+	Objects int
+	Oldest  time.Time
+}
+
+// Finalizing returns, sorted by rule, what waits on the finalizer of each
+// running rule with spec.finalizer. It makes no request and is safe to
+// call from any goroutine, as often as a metrics scrape.
+func (e *Engine) Finalizing() []Finalizing {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []Finalizing
+	for name, r := range e.running {
+		if !r.rule.Finalizer {
+			continue
+		}
+		n, oldest := r.delivery.Finalizing()
+		out = append(out, Finalizing{Rule: name, Objects: n, Oldest: oldest})
+	}
+	slices.SortFunc(out, func(a, b Finalizing) int { return strings.Compare(a.Rule, b.Rule) })
 	return out
 }
 

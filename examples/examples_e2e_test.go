@@ -44,8 +44,8 @@ func TestExampleRules(t *testing.T) {
 	if err != nil {
 		t.Fatalf("example rules do not load: %v", err)
 	}
-	if len(rs) < 5 {
-		t.Fatalf("loaded %d example rules, want at least 5", len(rs))
+	if len(rs) < 6 {
+		t.Fatalf("loaded %d example rules, want at least 6", len(rs))
 	}
 	stack, err := kube.Start(ctx, cluster.Config(), kube.Options{Logger: logger})
 	if err != nil {

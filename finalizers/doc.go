@@ -14,5 +14,6 @@
 // Package reaction decides when to add and remove (it is the one place
 // that knows when onDelete has succeeded); Release removes a rule's
 // finalizers from every object, for a rule that is removed or turns the
-// option off.
+// option off (package engine), and for `kreact finalizers release`, the
+// escape when kreact itself is gone.
 package finalizers

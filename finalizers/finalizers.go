@@ -95,11 +95,21 @@ type Target struct {
 	LabelSelector string
 }
 
+// ReleaseOptions configure Release. The zero value releases silently.
+type ReleaseOptions struct {
+	// Released, if not nil, is called with each object once its finalizer
+	// is removed (the object as it was listed or last read), from the
+	// goroutine that called Release. Nil reports nothing.
+	Released func(t Target, obj *unstructured.Unstructured)
+}
+
 // Release removes rule's finalizer from every object of the targets that
 // carries it, and returns how many it released. An object whose patch
 // fails because it changed meanwhile is read again and retried; other
-// errors are collected and returned after the rest is done.
-func Release(ctx context.Context, client dynamic.Interface, rule string, targets []Target) (int, error) {
+// errors are collected and returned after the rest is done. It is what
+// kreact does for a rule that is removed, and what `kreact finalizers
+// release` does by hand.
+func Release(ctx context.Context, client dynamic.Interface, rule string, targets []Target, opts ReleaseOptions) (int, error) {
 	f := Name(rule)
 	released := 0
 	var errs []error
@@ -109,23 +119,26 @@ func Release(ctx context.Context, client dynamic.Interface, rule string, targets
 		if t.Resource.Namespaced && t.Namespace != "" {
 			rc = ri.Namespace(t.Namespace)
 		}
-		opts := metav1.ListOptions{LabelSelector: t.LabelSelector, Limit: 500}
+		listOpts := metav1.ListOptions{LabelSelector: t.LabelSelector, Limit: 500}
 		for {
-			list, err := rc.List(ctx, opts)
+			list, err := rc.List(ctx, listOpts)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("list %s: %w", t.Resource.GVR.GroupResource(), err))
 				break
 			}
 			for i := range list.Items {
-				ok, err := release(ctx, ri, &list.Items[i], f)
+				obj, err := release(ctx, ri, &list.Items[i], f)
 				if err != nil {
 					errs = append(errs, err)
 				}
-				if ok {
+				if obj != nil {
 					released++
+					if opts.Released != nil {
+						opts.Released(t, obj)
+					}
 				}
 			}
-			if opts.Continue = list.GetContinue(); opts.Continue == "" {
+			if listOpts.Continue = list.GetContinue(); listOpts.Continue == "" {
 				break
 			}
 		}
@@ -134,8 +147,9 @@ func Release(ctx context.Context, client dynamic.Interface, rule string, targets
 }
 
 // release removes f from one object, reading it again when the guarded
-// patch finds it changed.
-func release(ctx context.Context, ri dynamic.NamespaceableResourceInterface, obj *unstructured.Unstructured, f string) (bool, error) {
+// patch finds it changed. It returns the object released, or nil when
+// there was nothing to release.
+func release(ctx context.Context, ri dynamic.NamespaceableResourceInterface, obj *unstructured.Unstructured, f string) (*unstructured.Unstructured, error) {
 	var rc dynamic.ResourceInterface = ri
 	if ns := obj.GetNamespace(); ns != "" {
 		rc = ri.Namespace(ns)
@@ -143,24 +157,32 @@ func release(ctx context.Context, ri dynamic.NamespaceableResourceInterface, obj
 	for range 5 {
 		patch := RemovePatch(obj, f)
 		if patch == nil {
-			return false, nil
+			return nil, nil
 		}
 		_, err := rc.Patch(ctx, obj.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
 		switch {
 		case err == nil:
-			return true, nil
+			return obj, nil
 		case apierrors.IsNotFound(err):
-			return false, nil
+			return nil, nil
 		case !apierrors.IsInvalid(err) && !apierrors.IsConflict(err):
-			return false, fmt.Errorf("release %s: %w", obj.GetName(), err)
+			return nil, fmt.Errorf("release %s: %w", ref(obj), err)
 		}
 		name := obj.GetName()
 		if obj, err = rc.Get(ctx, name, metav1.GetOptions{}); err != nil {
 			if apierrors.IsNotFound(err) {
-				return false, nil
+				return nil, nil
 			}
-			return false, fmt.Errorf("release %s: %w", name, err)
+			return nil, fmt.Errorf("release %s: %w", name, err)
 		}
 	}
-	return false, fmt.Errorf("release %s: the object kept changing", obj.GetName())
+	return nil, fmt.Errorf("release %s: the object kept changing", ref(obj))
+}
+
+// ref names obj as namespace/name, or name when it is cluster-scoped.
+func ref(obj *unstructured.Unstructured) string {
+	if ns := obj.GetNamespace(); ns != "" {
+		return ns + "/" + obj.GetName()
+	}
+	return obj.GetName()
 }

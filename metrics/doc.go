@@ -14,10 +14,13 @@
 //   - as the MetricsProvider of the rules' action queues
 //     (engine.Options.MetricsProvider), labelled by queue name: client-go
 //     calls it once per queue and then updates the returned metrics itself;
-//   - at scrape time, from the function given to WatchInformers, for the
-//     informer gauges. Nothing is polled in between: a scrape costs one call
-//     of that function, which is cheap (dynamicinformer.Manager.Status takes
-//     no lock for long and makes no request).
+//   - at scrape time, from the functions given to WatchInformers (the
+//     informer gauges) and WatchFinalizers (the objects waiting on a rule's
+//     finalizer, and the age of the oldest wait, which is therefore current
+//     at every scrape). Nothing is polled in between: a scrape costs one
+//     call of each function, which is cheap (dynamicinformer.Manager.Status
+//     and engine.Engine.Finalizing take no lock for long and make no
+//     request).
 //
 // Every method of a Recorder is safe for concurrent use and cheap enough to
 // be called from an informer's event handler.

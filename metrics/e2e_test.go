@@ -19,9 +19,11 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/kube"
@@ -86,18 +88,19 @@ func seriesName(name string, labels map[string]string) string {
 	return name + "{" + strings.Join(parts, ",") + "}"
 }
 
-// TestMetricsOfOneRuleAgainstTheAPIServer runs the whole stack with a
-// Recorder, serves it, and checks that readiness follows the rule's sync
-// and that /metrics counts exactly what the rule did to N new ConfigMaps.
-func TestMetricsOfOneRuleAgainstTheAPIServer(t *testing.T) {
-	const (
-		rule = "cm-counter"
-		n    = 12
-	)
-	// A namespace of its own, so that reruns (-count) start afresh.
-	suffix := make([]byte, 3)
-	_, _ = rand.Read(suffix)
-	ns := "metrics-e2e-" + hex.EncodeToString(suffix)
+// kreact is the whole stack of kreact run with a Recorder, serving it.
+type kreact struct {
+	stack  *kube.Stack
+	eng    *engine.Engine
+	rec    *metrics.Recorder
+	srv    *httptest.Server
+	loaded atomic.Int64 // rules loaded; /readyz is 503 while 0
+}
+
+// startKreact starts kreact's stack against the test cluster, wired to a
+// Recorder as kreact run wires it, until the test ends.
+func startKreact(t *testing.T) *kreact {
+	t.Helper()
 	logs := &testcluster.LogBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -106,26 +109,26 @@ func TestMetricsOfOneRuleAgainstTheAPIServer(t *testing.T) {
 		cancel()
 		t.Fatal(err)
 	}
-	rec := metrics.New()
-	rec.WatchInformers(stack.Informers.Status)
-	eng := engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
-		Logger: logger, Observer: rec, MetricsProvider: rec,
+	k := &kreact{stack: stack, rec: metrics.New()}
+	k.rec.WatchInformers(stack.Informers.Status)
+	k.eng = engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
+		Logger: logger, Observer: k.rec, MetricsProvider: k.rec,
 	})
-	var loaded atomic.Int64
+	k.rec.WatchFinalizers(k.eng.Finalizing)
 	ready := func() error {
-		if loaded.Load() == 0 {
+		if k.loaded.Load() == 0 {
 			return errors.New("no rules loaded")
 		}
-		if !eng.Synced() {
+		if !k.eng.Synced() {
 			return errors.New("caches not synced")
 		}
 		return nil
 	}
-	srv := httptest.NewServer(metrics.Handler(rec, metrics.HandlerOptions{Ready: ready}))
+	k.srv = httptest.NewServer(metrics.Handler(k.rec, metrics.HandlerOptions{Ready: ready}))
 	engineDone := make(chan struct{})
-	go func() { _ = eng.Run(ctx); close(engineDone) }()
+	go func() { _ = k.eng.Run(ctx); close(engineDone) }()
 	t.Cleanup(func() {
-		srv.Close()
+		k.srv.Close()
 		cancel()
 		<-engineDone
 		_ = stack.Wait()
@@ -133,19 +136,46 @@ func TestMetricsOfOneRuleAgainstTheAPIServer(t *testing.T) {
 			t.Logf("kreact logs:\n%s", logs.String())
 		}
 	})
+	return k
+}
+
+// newNamespace creates a namespace of its own for a test, so that reruns
+// (-count) start afresh.
+func newNamespace(t *testing.T, stack *kube.Stack, prefix string) string {
+	t.Helper()
+	suffix := make([]byte, 3)
+	_, _ = rand.Read(suffix)
+	ns := prefix + hex.EncodeToString(suffix)
+	nsObj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
+	if _, err := stack.Client.Resource(namespacesGVR).Create(t.Context(), nsObj, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return ns
+}
+
+var (
+	namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	configMapsGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+)
+
+// TestMetricsOfOneRuleAgainstTheAPIServer runs the whole stack with a
+// Recorder, serves it, and checks that readiness follows the rule's sync
+// and that /metrics counts exactly what the rule did to N new ConfigMaps.
+func TestMetricsOfOneRuleAgainstTheAPIServer(t *testing.T) {
+	const (
+		rule = "cm-counter"
+		n    = 12
+	)
+	k := startKreact(t)
+	stack, srv := k.stack, k.srv
 
 	if code, body := get(t, srv.URL+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "no rules loaded") {
 		t.Fatalf("/readyz before loading = %d %q, want 503 \"not ready: no rules loaded\"", code, body)
 	}
 
-	namespaces := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-	configMaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	nsObj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
-	if _, err := stack.Client.Resource(namespaces).Create(t.Context(), nsObj, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ns := newNamespace(t, stack, "metrics-e2e-")
 	// Whatever the namespace holds already is replayed as adds.
-	existing, err := stack.Client.Resource(configMaps).Namespace(ns).List(t.Context(), metav1.ListOptions{})
+	existing, err := stack.Client.Resource(configMapsGVR).Namespace(ns).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,10 +201,10 @@ spec:
 	if err != nil {
 		t.Fatalf("parse rules: %v", err)
 	}
-	if err := eng.Load(t.Context(), rs); err != nil {
+	if err := k.eng.Load(t.Context(), rs); err != nil {
 		t.Fatalf("load rules: %v", err)
 	}
-	loaded.Store(int64(len(rs)))
+	k.loaded.Store(int64(len(rs)))
 	testcluster.Eventually(t, "/readyz to turn 200", func() bool {
 		code, _ := get(t, srv.URL+"/readyz")
 		return code == http.StatusOK
@@ -185,7 +215,7 @@ spec:
 			"apiVersion": "v1", "kind": "ConfigMap",
 			"metadata": map[string]any{"name": fmt.Sprintf("cm-%02d", i), "namespace": ns},
 		}}
-		if _, err := stack.Client.Resource(configMaps).Namespace(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+		if _, err := stack.Client.Resource(configMapsGVR).Namespace(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -197,7 +227,7 @@ spec:
 		return got[succeeded] >= want
 	})
 	// Every ConfigMap carries the label: the actions really happened.
-	list, err := stack.Client.Resource(configMaps).Namespace(ns).List(t.Context(), metav1.ListOptions{LabelSelector: "counted=yes"})
+	list, err := stack.Client.Resource(configMapsGVR).Namespace(ns).List(t.Context(), metav1.ListOptions{LabelSelector: "counted=yes"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,4 +277,86 @@ spec:
 			t.Errorf("%s has %d series for the rule, want %d: %v", family, len(series), wantSeries, series)
 		}
 	}
+}
+
+// TestFinalizerWaitAgainstTheAPIServer deletes a ConfigMap held by a
+// rule's finalizer whose onDelete fails, and checks that /metrics shows
+// it waiting, for longer at each scrape, until onDelete succeeds and the
+// object goes.
+func TestFinalizerWaitAgainstTheAPIServer(t *testing.T) {
+	const rule = "holder"
+	k := startKreact(t)
+	ns := newNamespace(t, k.stack, "metrics-fin-")
+	cms := k.stack.Client.Resource(configMapsGVR).Namespace(ns)
+	// onDelete fails while the object is labelled hold=yes; with no
+	// retries it is given up at once, and the object keeps waiting.
+	rs, err := rules.Parse("rules.yaml", fmt.Appendf(nil, `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: %s
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [%s]
+  finalizer: true
+  retries: 0
+  script: |
+    function onDelete(obj, ctx) {
+      if ((obj.metadata.labels || {}).hold === "yes") throw new Error("held");
+    }
+`, rule, ns))
+	if err != nil {
+		t.Fatalf("parse rules: %v", err)
+	}
+	if err := k.eng.Load(t.Context(), rs); err != nil {
+		t.Fatalf("load rules: %v", err)
+	}
+	k.loaded.Store(1)
+	waiting := seriesName("kreact_finalizer_waiting_objects", map[string]string{"rule": rule})
+	oldest := seriesName("kreact_finalizer_oldest_wait_seconds", map[string]string{"rule": rule})
+	testcluster.Eventually(t, "the rule's finalizer gauges at 0", func() bool {
+		got := scrape(t, k.srv.URL)
+		v, ok := got[waiting]
+		return ok && v == 0 && got[oldest] == 0
+	})
+
+	cm := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "held", "namespace": ns, "labels": map[string]any{"hold": "yes"}},
+	}}
+	if _, err := cms.Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, "the finalizer on the ConfigMap", func() bool {
+		got, err := cms.Get(t.Context(), "held", metav1.GetOptions{})
+		return err == nil && slices.Contains(got.GetFinalizers(), "kreact.dev/"+rule)
+	})
+	if err := cms.Delete(t.Context(), "held", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var first float64
+	testcluster.Eventually(t, "one object waiting on the finalizer", func() bool {
+		got := scrape(t, k.srv.URL)
+		first = got[oldest]
+		return got[waiting] == 1
+	})
+	// The API server's deletionTimestamp has a one-second resolution: the
+	// age grows past it within two seconds.
+	testcluster.Eventually(t, "the oldest wait to grow", func() bool {
+		return scrape(t, k.srv.URL)[oldest] >= max(first, 1)+1
+	})
+
+	// Lifting the hold is an update of the deleted object: onDelete runs
+	// again on it and succeeds, the finalizer goes, and so does the object.
+	if _, err := cms.Patch(t.Context(), "held", types.MergePatchType, []byte(`{"metadata":{"labels":{"hold":"no"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, "the ConfigMap to be gone", func() bool {
+		_, err := cms.Get(t.Context(), "held", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	testcluster.Eventually(t, "no object waiting on the finalizer", func() bool {
+		got := scrape(t, k.srv.URL)
+		return got[waiting] == 0 && got[oldest] == 0
+	})
 }

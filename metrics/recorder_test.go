@@ -14,6 +14,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/dynamicinformer"
+	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/metrics"
 	"github.com/kreact/kreact/scripting"
 )
@@ -217,6 +218,36 @@ func TestInformerGaugesAreCollectedAtScrapeTime(t *testing.T) {
 	expect(t, reg, "kreact_informer_objects", map[string]string{"resource": "deployments.apps", "namespace": ""}, -1)
 }
 
+func TestFinalizerGaugesAreCollectedAtScrapeTime(t *testing.T) {
+	rec := metrics.New()
+	reg := rec.Registry()
+	var status []engine.Finalizing
+	rec.WatchFinalizers(func() []engine.Finalizing { return status })
+
+	status = []engine.Finalizing{
+		{Rule: "idle"},
+		{Rule: "sync", Objects: 3, Oldest: time.Now().Add(-90 * time.Second)},
+	}
+	expect(t, reg, "kreact_finalizer_waiting_objects", map[string]string{"rule": "idle"}, 0)
+	expect(t, reg, "kreact_finalizer_oldest_wait_seconds", map[string]string{"rule": "idle"}, 0)
+	expect(t, reg, "kreact_finalizer_waiting_objects", map[string]string{"rule": "sync"}, 3)
+	// The age is computed at the scrape: it grows between scrapes without
+	// anything being recorded.
+	first, _ := sample(t, reg, "kreact_finalizer_oldest_wait_seconds", map[string]string{"rule": "sync"})
+	if first < 90 || first > 120 {
+		t.Errorf("oldest wait = %vs, want about 90s", first)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if second, _ := sample(t, reg, "kreact_finalizer_oldest_wait_seconds", map[string]string{"rule": "sync"}); second <= first {
+		t.Errorf("oldest wait went from %v to %v between scrapes, want it to grow", first, second)
+	}
+
+	status = status[:1]
+	expect(t, reg, "kreact_finalizer_waiting_objects", map[string]string{"rule": "sync"}, -1)
+	rec.WatchFinalizers(nil)
+	expect(t, reg, "kreact_finalizer_waiting_objects", map[string]string{"rule": "idle"}, -1)
+}
+
 func TestMetricNamesFollowPrometheusConventions(t *testing.T) {
 	rec := metrics.New()
 	rec.Event("r", "configmaps", scripting.Add)
@@ -234,6 +265,9 @@ func TestMetricNamesFollowPrometheusConventions(t *testing.T) {
 	rec.WatchInformers(func() []dynamicinformer.WatchStatus {
 		return []dynamicinformer.WatchStatus{{Key: dynamicinformer.Key{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}}, Synced: true}}
 	})
+	rec.WatchFinalizers(func() []engine.Finalizing {
+		return []engine.Finalizing{{Rule: "r", Objects: 1, Oldest: time.Now().Add(-time.Second)}}
+	})
 	mfs, err := rec.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -244,8 +278,8 @@ func TestMetricNamesFollowPrometheusConventions(t *testing.T) {
 			ours = append(ours, mf)
 		}
 	}
-	if len(ours) != 17 {
-		t.Errorf("gathered %d kreact_ families, want 17", len(ours))
+	if len(ours) != 19 {
+		t.Errorf("gathered %d kreact_ families, want 19", len(ours))
 	}
 	problems, err := promlint.NewWithMetricFamilies(ours).Lint()
 	if err != nil {

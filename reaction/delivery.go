@@ -502,7 +502,7 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller) bool {
 	default:
 		msg := "handler call given up"
 		if finalizing || taken.Finalize {
-			msg = "handler call given up; the object keeps the finalizer " + d.fin + " until the rule handles it (a restart retries it) or it is removed by hand"
+			msg = "handler call given up; the object keeps the finalizer " + d.fin + " until the rule handles it (a restart retries it) or it is released (kreact finalizers release " + d.rule.Name + ")"
 		}
 		d.log.Error(msg, append(callAttrs(ev, err), "retries", d.queue.NumRequeues(key))...)
 		if obs := d.opts.Observer; obs != nil {

@@ -67,7 +67,9 @@ func (d *Delivery) finalizeChangeLocked(key objectKey, c Change) (Change, bool, 
 		}
 		return Change{Type: scripting.Delete, Object: c.Object, Resource: c.Resource, Finalize: true}, true, nil
 	}
-	if finalizers.Has(c.Object, d.fin) || d.adding[key] == uid {
+	// The lookup checks presence: an object without a UID (as a rule
+	// test may write it) must not count as being added already.
+	if adding, ok := d.adding[key]; finalizers.Has(c.Object, d.fin) || (ok && adding == uid) {
 		return c, true, nil
 	}
 	d.adding[key] = uid
@@ -188,7 +190,7 @@ func (d *Delivery) warnLongWaits() {
 		if l.key.namespace != "" {
 			name = l.key.namespace + "/" + name
 		}
-		d.log.Warn("object deleted long ago still waits on kreact's finalizer; if the rule cannot finish it, remove the finalizer from the object by hand",
+		d.log.Warn("object deleted long ago still waits on kreact's finalizer; if the rule cannot finish it, release it: kreact finalizers release "+d.rule.Name+" RESOURCE",
 			"object", name, "finalizer", d.fin, "waiting", now.Sub(l.since).Round(time.Second).String())
 	}
 }

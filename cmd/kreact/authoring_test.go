@@ -72,7 +72,7 @@ func TestValidateGolden(t *testing.T) {
 
 func TestValidateExamples(t *testing.T) {
 	code, stdout, stderr := run(t, "validate", "-f", "../../examples", "--crd", "../../examples/crds/backup.yaml")
-	if code != exitOK || stderr != "" || !strings.HasPrefix(stdout, "ok: 5 rules in 5 files") {
+	if code != exitOK || stderr != "" || !strings.HasPrefix(stdout, "ok: 6 rules in 6 files") {
 		t.Errorf("kreact validate of the examples: %s", transcript(code, stdout, stderr))
 	}
 	// Without the CRD, the Backup rule's "bk" does not resolve offline.

@@ -56,6 +56,7 @@ func commands() []command {
 		{"validate", "check rule files without running them", validateCmd},
 		{"test", "run rule tests offline, without a cluster", testCmd},
 		{"rbac", "print the least-privilege RBAC a rule set needs", rbacCmd},
+		{"finalizers", "release RULE: remove a rule's finalizer from every object", finalizersCmd},
 		{"version", "print the version", versionCmd},
 	}
 }
@@ -122,7 +123,7 @@ Usage:
 Commands:
 `)
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `
 Run 'kreact COMMAND --help' for a command's flags.

@@ -107,6 +107,7 @@ and handles its shard of the watched objects.`)
 		MetricsProvider: obs.workqueueProvider(),
 		Shards:          f.shards.plan(),
 	})
+	obs.watchFinalizers(eng.Finalizing)
 	engineDone := make(chan error, 1)
 	go func() { engineDone <- eng.Run(ctx) }()
 	stopAll := func() error {

@@ -184,6 +184,12 @@ func (o *observer) watchInformers(status func() []dynamicinformer.WatchStatus) {
 	o.rec.WatchInformers(status)
 }
 
+// watchFinalizers reports what waits on the rules' finalizers on every
+// scrape; status is typically eng.Finalizing.
+func (o *observer) watchFinalizers(status func() []engine.Finalizing) {
+	o.rec.WatchFinalizers(status)
+}
+
 // ready is /readyz: a replica standing by for the lease is ready (it is
 // healthy and waiting, and a rolling update must be able to proceed past
 // it); otherwise at least one rule must be loaded and every running rule

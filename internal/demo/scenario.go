@@ -28,6 +28,7 @@ var (
 	deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	netpolGVR      = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}
 	backupsGVR     = schema.GroupVersionResource{Group: "demo.kreact.dev", Version: "v1alpha1", Resource: "backups"}
+	secretsGVR     = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 )
 
 // Env is what the steps work with.
@@ -63,6 +64,7 @@ func Steps() []Step {
 		{"ttl-cleanup", "a ConfigMap with kreact.dev/ttl is deleted when it expires", ttlCleanup},
 		{"backup-configmaps", "a Backup custom resource snapshots ConfigMaps and reports its status", backupConfigMaps},
 		{"notify-failures", "a crash-looping Pod and a NotReady Node post to a webhook", notifyFailures},
+		{"secret-sync", "a labelled Secret is copied to another namespace; deleting it deletes the copy first (finalizer)", secretSync},
 	}
 }
 
@@ -243,6 +245,48 @@ func notifyFailures(ctx context.Context, e *Env) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("webhook received %q and %q", podMsg, nodeMsg), nil
+}
+
+func secretSync(ctx context.Context, e *Env) (string, error) {
+	const target, name, fin = "team-b", "db-credentials", "kreact.dev/secret-sync"
+	e.say("create namespace %s, then Secret %s/%s labelled kreact.dev/sync=true, annotated kreact.dev/sync-to=%s", target, Namespace, name, target)
+	if err := e.create(ctx, namespacesGVR, "", obj("v1", "Namespace", "", target, nil)); err != nil {
+		return "", err
+	}
+	src := obj("v1", "Secret", Namespace, name, map[string]any{"stringData": map[string]any{"password": "hunter2"}})
+	src.SetLabels(map[string]string{"kreact.dev/sync": "true"})
+	src.SetAnnotations(map[string]string{"kreact.dev/sync-to": target})
+	if err := e.create(ctx, secretsGVR, Namespace, src); err != nil {
+		return "", err
+	}
+	err := e.waitFor(ctx, "the copy in "+target+" and the finalizer on the source", func() (bool, error) {
+		if _, err := e.Client.Resource(secretsGVR).Namespace(target).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return false, ignoreNotFound(err)
+		}
+		s, err := e.Client.Resource(secretsGVR).Namespace(Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return slices.Contains(s.GetFinalizers(), fin), nil
+	})
+	if err != nil {
+		return "", err
+	}
+	e.say("delete Secret %s/%s", Namespace, name)
+	if err := e.Client.Resource(secretsGVR).Namespace(Namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		return "", err
+	}
+	for _, ns := range []string{target, Namespace} {
+		err := e.waitFor(ctx, "Secret "+ns+"/"+name+" to be deleted", func() (bool, error) {
+			_, err := e.Client.Resource(secretsGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), ignoreNotFound(err)
+		})
+		if err != nil {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("Secret %s/%s copied to %s with the finalizer %s; on delete, onDelete deleted the copy, then the finalizer went and the source with it",
+		Namespace, name, target, fin), nil
 }
 
 func deployment(name, configMap string) *unstructured.Unstructured {

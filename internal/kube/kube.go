@@ -27,8 +27,9 @@ type Stack struct {
 	Mapper    *restmapper.Mapper
 	Informers *dynamicinformer.Manager
 
-	wg   sync.WaitGroup
-	errs chan error
+	logger *slog.Logger
+	wg     sync.WaitGroup
+	errs   chan error
 }
 
 // Options configure a Stack.
@@ -46,6 +47,28 @@ type Options struct {
 // discovery cache and the informer manager; both stop when ctx ends. Wait
 // returns when they have.
 func Start(ctx context.Context, cfg *rest.Config, opts Options) (*Stack, error) {
+	s, err := Connect(ctx, cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	iopts := opts.Informers
+	iopts.Logger = s.logger.With("component", "informers")
+	s.Informers = dynamicinformer.New(s.Client, s.Discovery, iopts)
+	for _, run := range []func(context.Context) error{s.Discovery.Run, s.Informers.Run} {
+		s.wg.Go(func() {
+			if err := run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				s.errs <- err
+			}
+		})
+	}
+	return s, nil
+}
+
+// Connect connects to the cluster and runs one discovery, and starts
+// nothing: the returned Stack has no Informers, its discovery is not
+// refreshed, and Wait returns at once. It is for a command that resolves
+// resource names and makes a few requests, then exits.
+func Connect(ctx context.Context, cfg *rest.Config, opts Options) (*Stack, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -69,25 +92,15 @@ func Start(ctx context.Context, cfg *rest.Config, opts Options) (*Stack, error) 
 	if err := disc.Refresh(ctx); err != nil {
 		return nil, fmt.Errorf("discover the API of %s: %w", cfg.Host, err)
 	}
-	iopts := opts.Informers
-	iopts.Logger = opts.Logger.With("component", "informers")
-	s := &Stack{
+	return &Stack{
 		Config:    cfg,
 		REST:      rc,
 		Client:    client,
 		Discovery: disc,
 		Mapper:    restmapper.New(disc, restmapper.Options{Logger: opts.Logger.With("component", "restmapper")}),
-		Informers: dynamicinformer.New(client, disc, iopts),
+		logger:    opts.Logger,
 		errs:      make(chan error, 2),
-	}
-	for _, run := range []func(context.Context) error{disc.Run, s.Informers.Run} {
-		s.wg.Go(func() {
-			if err := run(ctx); err != nil && !errors.Is(err, context.Canceled) {
-				s.errs <- err
-			}
-		})
-	}
-	return s, nil
+	}, nil
 }
 
 // Wait blocks until the stack has stopped and returns the first error any
