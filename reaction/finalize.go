@@ -56,7 +56,14 @@ func (d *Delivery) finalizeChangeLocked(key objectKey, c Change) (Change, bool, 
 	}
 	if c.Type == scripting.Delete {
 		delete(d.waiting, key)
-		return c, true, nil
+		if finalizers.Terminating(c.Object) || !finalizers.Has(c.Object, d.fin) {
+			return c, true, nil
+		}
+		// A live object that leaves the informer with the finalizer left
+		// the rule's selector or namespaces: the rule no longer handles it,
+		// so it must not hold the object's deletion.
+		a := finalizers.Action(d.rule.Name, c.Resource, c.Object, finalizers.RemovePatch(c.Object, d.fin))
+		return c, true, func() { d.enqueueResult(a, func(error) {}) }
 	}
 	if finalizers.Terminating(c.Object) {
 		if !finalizers.Has(c.Object, d.fin) {

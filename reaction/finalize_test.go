@@ -154,4 +154,20 @@ func TestFinalizer(t *testing.T) {
 			t.Errorf("actions = %q", got)
 		}
 	})
+
+	t.Run("an object that leaves the selector gets onDelete and loses the finalizer", func(t *testing.T) {
+		sink, rec := &resultSink{}, &recorder{}
+		d := newTestDelivery(t, testRule(fin), allHandlers{}, sink, nil)
+		live := held(cm("a", "1"), false)
+		d.Observe(0, add(live))
+		d.Drain(t.Context(), rec)
+		d.Observe(0, del(live))
+		d.Drain(t.Context(), rec)
+		if got, want := rec.recorded(), []string{"onAdd(a=1)", "onDelete(a=1)"}; !slices.Equal(got, want) {
+			t.Errorf("calls = %q, want %q", got, want)
+		}
+		if got, want := sink.recorded(), []string{"patch onAdd", remove, "patch onDelete"}; !slices.Equal(got, want) {
+			t.Errorf("actions = %q, want %q", got, want)
+		}
+	})
 }
