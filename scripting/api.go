@@ -42,6 +42,7 @@ func (e *env) install() {
 		panic(fmt.Sprintf("scripting: disabling dynamic code: %v", err))
 	}
 	e.boundJSONParse()
+	e.capAllocations()
 
 	e.global("kreact", map[string]native{
 		"clone":     e.clone,
@@ -78,10 +79,17 @@ func (e *env) boundJSONParse() {
 		panic("scripting: JSON.parse is not a function")
 	}
 	bounded := e.vm.ToValue(func(call goja.FunctionCall) goja.Value {
-		if d := jsonDepth(call.Argument(0).String(), MaxJSONNesting); d > MaxJSONNesting {
+		textValue := call.Argument(0).ToString()
+		text := textValue.String()
+		d, values := jsonShape(text, MaxJSONNesting)
+		if d > MaxJSONNesting {
 			panic(e.vm.NewTypeError("JSON.parse: the text nests deeper than %d levels", MaxJSONNesting))
 		}
-		v, err := parse(call.This, call.Arguments...)
+		if n := jsonParseSize(text, values); n > e.cfg.opts.MemoryLimit {
+			e.throwMemory("JSON.parse", n)
+		}
+		args := append([]goja.Value{textValue}, call.Arguments[min(1, len(call.Arguments)):]...)
+		v, err := parse(call.This, args...)
 		if err != nil {
 			panic(err)
 		}

@@ -67,8 +67,38 @@
 //     measured about 50% more CPU per call.
 //
 // Deep recursion ends in a stack overflow error (MaxCallStackSize), not in a
-// crash. goja has no memory limit: values handed to the host are capped in
-// size and nesting, and the deadline bounds how long a script can allocate.
+// crash.
+//
+// # Memory
+//
+// goja has no allocation hook and Go has no per-goroutine allocation
+// counter, so a call's memory limit (RuntimeOptions.MemoryLimit) is kept
+// with two measures, neither exact:
+//
+//   - Built-ins that build a value much larger than their arguments in one
+//     step are wrapped (capAllocations): they estimate the result from the
+//     lengths they are given and throw a RangeError when it is over the
+//     limit, before allocating. This matters because Interrupt cannot
+//     stop a built-in that runs, and an abandoned call keeps allocating.
+//     Typed arrays, ArrayBuffer and DataView are removed outright.
+//   - A process-wide watchdog (allocWatch) charges each running call with
+//     the bytes the process allocated since the call started
+//     (runtime/metrics /gc/heap/allocs:bytes, garbage included), reads it
+//     every 5ms and interrupts the call charged most once it is over its
+//     limit; the counts of other calls over their limit start again, as
+//     the bytes are blamed on the one stopped. The call fails with
+//     ScriptError.Memory set and its runtime is rebuilt, as after a
+//     timeout.
+//
+// Guaranteed: a call that allocates step by step is stopped within one
+// reading of passing its limit (overrun: what it allocates in 5ms, or one
+// step such as one doubling of a string); the wrapped built-ins never
+// allocate more than the limit in one step. Not guaranteed: that a long
+// call is not charged with what a concurrent call allocates (it may be
+// stopped by mistake, and retried), and that built-ins outside the wrapped
+// list, or the originals reached by a script written to evade the
+// wrappers, cannot allocate past the limit in one step. Values handed to
+// the host are capped in size and nesting separately.
 //
 // # Sandbox
 //

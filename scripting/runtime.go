@@ -32,6 +32,12 @@ type RuntimeOptions struct {
 	MaxActions int
 	// DryRun marks every action the script asks for as a dry run.
 	DryRun bool
+	// MemoryLimit bounds, in bytes, what one call, or the top level, may
+	// allocate, garbage included; a call that allocates more is stopped
+	// like a timeout. Built-ins that would build a larger value in one
+	// step are refused before they run. Zero means DefaultMemoryLimit.
+	// See the package documentation for what is and is not guaranteed.
+	MemoryLimit int64
 }
 
 const (
@@ -108,8 +114,16 @@ type env struct {
 	logs    int
 
 	// poisoned is set by the script goroutine when the runtime must not
-	// be used again (timeout, internal panic).
+	// be used again (timeout, memory limit, internal panic).
 	poisoned bool
+
+	// meter registers each call with the memory watchdog.
+	meter *allocMeter
+	// rangeErrorCtor is the RangeError constructor, kept before the
+	// script can replace the global.
+	rangeErrorCtor *goja.Object
+	// joining holds the arrays whose join is under way, innermost last.
+	joining []*goja.Object
 
 	// mu orders the end of a call against its abandonment.
 	mu        sync.Mutex
@@ -204,6 +218,9 @@ func NewRuntime(p *Program, host Host, opts RuntimeOptions) (*Runtime, error) {
 	}
 	if opts.MaxActions <= 0 {
 		opts.MaxActions = defaultMaxActions
+	}
+	if opts.MemoryLimit <= 0 {
+		opts.MemoryLimit = DefaultMemoryLimit
 	}
 	configureRegexp()
 	r := &Runtime{
@@ -304,6 +321,7 @@ func (r *Runtime) call(i int, ev Event) ([]actions.Action, error) {
 func (r *Runtime) newEnv() (*env, error) {
 	p := r.cfg.p
 	e := &env{cfg: r.cfg, vm: goja.New()}
+	e.meter = newAllocMeter(e.vm, r.cfg.opts.MemoryLimit)
 	e.install()
 	err := r.run(e, "", func() error {
 		if _, err := e.vm.RunProgram(p.prg); err != nil {
@@ -352,15 +370,23 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 	// A late Interrupt of the previous call must not stop this one.
 	e.vm.ClearInterrupt()
 
+	watchdog.start(e.meter)
+	defer watchdog.stop(e.meter)
 	r.worker.get(cfg) <- job{e: e, fn: fn, done: r.done}
 	r.timer.Reset(cfg.opts.Timeout)
+	var stopped error
 	select {
 	case err := <-r.done:
 		r.timer.Stop()
 		return err
 	case <-r.timer.C:
+		stopped = &timeoutError{cfg.opts.Timeout}
+		e.vm.Interrupt(stopped)
+	case me := <-e.meter.tripped:
+		// The watchdog has interrupted the call already.
+		stopped = me
+		r.timer.Stop()
 	}
-	e.vm.Interrupt(&timeoutError{cfg.opts.Timeout})
 	r.timer.Reset(cfg.grace)
 	select {
 	case err := <-r.done:
@@ -380,15 +406,20 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 	// The stuck worker keeps the old channels; the next call gets new ones.
 	r.worker.stop()
 	r.done = make(chan error, 1)
-	return &ScriptError{
+	se := &ScriptError{
 		Rule:     cfg.opts.Rule,
 		Handler:  handler,
 		Position: cfg.p.name,
-		Message: fmt.Sprintf("timed out after %v and did not stop within %v (stuck in a built-in function); runtime discarded",
-			cfg.opts.Timeout, cfg.grace),
-		Timeout: true,
-		Err:     &timeoutError{cfg.opts.Timeout},
+		Message: fmt.Sprintf("%v and did not stop within %v (stuck in a built-in function); runtime discarded",
+			stopped, cfg.grace),
+		Err: stopped,
 	}
+	if _, ok := stopped.(*memoryError); ok {
+		se.Memory = true
+	} else {
+		se.Timeout = true
+	}
+	return se
 }
 
 // exec runs fn on the script goroutine and turns its failure into a
@@ -470,12 +501,17 @@ func (e *env) scriptError(err error) *ScriptError {
 	)
 	switch {
 	case errors.As(err, &interrupted):
-		se.Timeout = true
 		e.poisoned = true
-		if te, ok := interrupted.Value().(*timeoutError); ok {
-			se.Message = te.Error()
-		} else {
-			se.Message = fmt.Sprint(interrupted.Value())
+		switch v := interrupted.Value().(type) {
+		case *timeoutError:
+			se.Timeout = true
+			se.Message = v.Error()
+		case *memoryError:
+			se.Memory = true
+			se.Message = v.Error()
+		default:
+			se.Timeout = true
+			se.Message = fmt.Sprint(v)
 		}
 		se.Position, se.Stack = e.describe(interrupted.Stack())
 	case errors.As(err, &overflow):
