@@ -84,18 +84,20 @@
 //   - A process-wide watchdog (allocWatch) charges each running call with
 //     the bytes the process allocated since the call started
 //     (runtime/metrics /gc/heap/allocs:bytes, garbage included), reads it
-//     every 5ms and interrupts the call charged most once it is over its
-//     limit; the counts of other calls over their limit start again, as
-//     the bytes are blamed on the one stopped. The call fails with
-//     ScriptError.Memory set and its runtime is rebuilt, as after a
-//     timeout.
+//     every 5ms and interrupts every call that is over its limit. The
+//     call fails with ScriptError.Memory set and its runtime is rebuilt,
+//     as after a timeout.
 //
-// Guaranteed: a call that allocates step by step is stopped within one
-// reading of passing its limit (overrun: what it allocates in 5ms, or one
-// step such as one doubling of a string); the wrapped built-ins never
-// allocate more than the limit in one step. Not guaranteed: that a long
-// call is not charged with what a concurrent call allocates (it may be
-// stopped by mistake, and retried), and that built-ins outside the wrapped
+// Guaranteed: a call that allocates step by step is stopped at the first
+// reading after it passes its limit (overrun: what it allocates until
+// then, plus one step such as one doubling of a string); the wrapped
+// built-ins never allocate more than the limit in one step. Readings are
+// due every 5ms but come late when script goroutines hold every P, or
+// while the runtime waits for a huge copy to stop the world (see
+// allocWatch). Not guaranteed: that a long
+// call is not charged with what concurrent calls allocate (it may be
+// stopped by mistake, and retried; a call shorter than 5ms is never
+// read), and that built-ins outside the wrapped
 // list, or the originals reached by a script written to evade the
 // wrappers, cannot allocate past the limit in one step. Values handed to
 // the host are capped in size and nesting separately.

@@ -138,14 +138,19 @@ func allocated() uint64 {
 func TestMemoryLimitStopsGrowingCall(t *testing.T) {
 	const limit = 16 << 20
 	// The watchdog reads every 5ms: at a few GB/s a call overruns by tens
-	// of MB, and the doubling string by one more doubling.
-	const bound = 256 << 20
-	tests := []struct{ name, body string }{
-		{"push loop", `const a = []; for (;;) a.push({i: a.length});`},
-		{"string doubling", `let s = 'x'; for (;;) s += s;`},
-		{"concatenation loop", `let s = ''; for (;;) s += 'abcdefgh' + s.length;`},
-		{"object keys", `const o = {}; for (let i = 0;; i++) o['k' + i] = i;`},
-		{"JSON.parse in a loop", `const keep = []; const t = '[' + '{"a":1},'.repeat(1000) + '0]'; for (;;) keep.push(JSON.parse(t));`},
+	// of MB. A string that doubles overruns by one more doubling, and by
+	// more when a reading comes late (a loaded machine): its bound only
+	// says that it stopped long before its 30s timeout.
+	const bound, doublingBound = 256 << 20, 1 << 30
+	tests := []struct {
+		name, body string
+		bound      uint64
+	}{
+		{"push loop", `const a = []; for (;;) a.push({i: a.length});`, bound},
+		{"string doubling", `let s = 'x'; for (;;) s += s;`, doublingBound},
+		{"concatenation loop", `let s = ''; for (;;) s += 'abcdefgh' + s.length;`, bound},
+		{"object keys", `const o = {}; for (let i = 0;; i++) o['k' + i] = i;`, bound},
+		{"JSON.parse in a loop", `const keep = []; const t = '[' + '{"a":1},'.repeat(1000) + '0]'; for (;;) keep.push(JSON.parse(t));`, bound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -168,8 +173,8 @@ func TestMemoryLimitStopsGrowingCall(t *testing.T) {
 			if !strings.HasPrefix(se.Position, "rule.js:2:") || se.Handler != "onAdd" || se.Rule != "hog" {
 				t.Errorf("Position, Handler, Rule = %q, %q, %q", se.Position, se.Handler, se.Rule)
 			}
-			if used > bound {
-				t.Errorf("the process allocated %s during the call, want at most %s", FormatBytes(int64(used)), FormatBytes(bound))
+			if used > tt.bound {
+				t.Errorf("the process allocated %s during the call, want at most %s", FormatBytes(int64(used)), FormatBytes(int64(tt.bound)))
 			}
 			// The runtime was discarded: the next call starts over.
 			if _, err := r.Call(Event{Type: Delete, Object: addEvent.Object, Resource: deployments}); err != nil {
@@ -226,10 +231,10 @@ func TestMemoryLimitSparesOtherCalls(t *testing.T) {
 	}
 }
 
-// TestWatchdogBlamesTheCallChargedMost checks one reading of the
-// watchdog with two calls over their limits: the one charged most is
-// interrupted, the other's count starts over.
-func TestWatchdogBlamesTheCallChargedMost(t *testing.T) {
+// TestWatchdogStopsEveryCallOverItsLimit checks one reading of the
+// watchdog: every call over its limit is interrupted, the others are left
+// alone.
+func TestWatchdogStopsEveryCallOverItsLimit(t *testing.T) {
 	w := &allocWatch{calls: map[*allocMeter]struct{}{}, sample: [1]metrics.Sample{{Name: allocsMetric}}}
 	older := newAllocMeter(goja.New(), 1)
 	newer := newAllocMeter(goja.New(), 1)
@@ -252,15 +257,20 @@ func TestWatchdogBlamesTheCallChargedMost(t *testing.T) {
 		t.Fatal("the call charged most was not tripped")
 	}
 	select {
-	case <-newer.tripped:
-		t.Fatal("the call charged less was tripped too")
+	case err := <-newer.tripped:
+		if err.used < 1000 {
+			t.Errorf("newer tripped with %+v", err)
+		}
+	default:
+		t.Fatal("the other call over its limit was not tripped")
+	}
+	select {
+	case <-within.tripped:
+		t.Fatal("the call within its limit was tripped")
 	default:
 	}
-	if _, ok := w.calls[older]; ok {
-		t.Error("the tripped call is still watched")
-	}
-	if newer.base < now || within.base != 0 {
-		t.Errorf("bases = %d, %d; want the other call over its limit rebased to at least %d, the one within untouched", newer.base, within.base, now)
+	if _, ok := w.calls[within]; !ok || len(w.calls) != 1 {
+		t.Errorf("watched calls = %v, want only the one within its limit", w.calls)
 	}
 	// With no calls left the loop ends after watchIdle.
 	w.calls = map[*allocMeter]struct{}{}

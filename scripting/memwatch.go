@@ -25,13 +25,21 @@ const (
 // allocWatch is the watchdog of every call's memory limit. Go has no
 // per-goroutine allocation counter, and goja no allocation hook, so a call
 // is charged with what the whole process allocated on the heap since the
-// call started (runtime/metrics, /gc/heap/allocs:bytes). Calls that run
-// at the same time are charged each other's allocations; to keep that
-// from stopping calls that allocate nothing, the watchdog stops only the
-// call charged most at each reading, and starts the counts of the other
-// calls over the limit again from that reading: the bytes that pushed them
-// over are blamed on the call it stopped. A call shorter than watchEvery
-// is never read at all.
+// call started (runtime/metrics, /gc/heap/allocs:bytes), and every call
+// over its limit at a reading is stopped. Calls that run at the same time
+// are charged each other's allocations, so a long call beside one that
+// allocates fast can be stopped too; a call shorter than watchEvery is
+// never read at all, and handler calls are short. Blaming only the call
+// charged most, and forgiving the others, was tried and is unsafe: with
+// several hostile calls at once, each is forgiven whenever another one is
+// stopped, and a doubling string outgrows any machine.
+//
+// Readings are only as punctual as the Go scheduler: while script
+// goroutines keep every P busy, or the runtime waits for a large copy
+// before stopping the world, the watchdog goroutine waits too (measured on
+// a loaded two-core machine: up to several hundred milliseconds). A call
+// that grows linearly overruns by what it allocates meanwhile; one that
+// doubles a string can double it several times.
 //
 // There is one watchdog per process, because the counter it divides up is
 // the process's: calls of every rule, Program and Runtime register with
@@ -42,7 +50,6 @@ type allocWatch struct {
 	calls   map[*allocMeter]struct{}
 	running bool
 	sample  [1]metrics.Sample
-	over    []*allocMeter
 }
 
 // watchdog is the process's allocWatch.
@@ -55,8 +62,7 @@ var watchdog = &allocWatch{
 type allocMeter struct {
 	vm    *goja.Runtime
 	limit int64
-	// base is the allocation counter when the call started, or when the
-	// watchdog last blamed another call for what it had been charged.
+	// base is the allocation counter when the call started.
 	base uint64
 	// tripped receives the error the call was interrupted with. It is
 	// buffered; start empties it.
@@ -124,29 +130,15 @@ func (w *allocWatch) check(idle *int) bool {
 	}
 	*idle = 0
 	now := w.allocated()
-	var worst *allocMeter
-	var worstUsed int64
-	w.over = w.over[:0]
 	for m := range w.calls {
 		used := int64(now - m.base)
 		if used <= m.limit {
 			continue
 		}
-		w.over = append(w.over, m)
-		if worst == nil || used > worstUsed {
-			worst, worstUsed = m, used
-		}
+		err := &memoryError{limit: m.limit, used: used}
+		m.vm.Interrupt(err)
+		m.tripped <- err
+		delete(w.calls, m)
 	}
-	if worst == nil {
-		return true
-	}
-	err := &memoryError{limit: worst.limit, used: worstUsed}
-	worst.vm.Interrupt(err)
-	worst.tripped <- err
-	delete(w.calls, worst)
-	for _, m := range w.over {
-		m.base = now
-	}
-	clear(w.over)
 	return true
 }
