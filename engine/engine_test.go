@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -247,6 +248,54 @@ func TestReloadReplacesRulesAndKeepsThemOnError(t *testing.T) {
 	}
 	h.configMap("reload", "c", nil, nil)
 	testcluster.Eventually(h.t, "version two still running", func() bool { v, _ := h.label("reload", "c", "version"); return v == "two" })
+}
+
+// A reload that misspells the watched resource is refused like a syntax
+// error, with the did-you-mean hint, and the running version stays.
+func TestReloadWithMisspeltResourceKeepsTheRunningVersion(t *testing.T) {
+	h := start(t, engine.Options{})
+	h.namespace("typo")
+	h.mustLoad(labelRule("versioned", "typo", "version", "one"))
+	h.configMap("typo", "a", nil, nil)
+	testcluster.Eventually(h.t, "version one", func() bool { v, _ := h.label("typo", "a", "version"); return v == "one" })
+
+	misspelt := strings.Replace(labelRule("versioned", "typo", "version", "two"), "resource: cm", "resource: confgimaps", 1)
+	err := h.load(misspelt)
+	var re *engine.RuleError
+	if !errors.As(err, &re) || re.Rule != "versioned" {
+		t.Fatalf("loading a misspelt resource = %v, want a RuleError of rule versioned", err)
+	}
+	if want := `rules.yaml:7:17: spec.watch[0].resource: "confgimaps": no such resource; did you mean "configmaps"?`; err.Error() != want {
+		t.Errorf("error = %q, want %q", err.Error(), want)
+	}
+	if st := h.engine.Status(); len(st) != 1 || !st[0].Running {
+		t.Errorf("status = %+v, want the previous version running", st)
+	}
+	h.configMap("typo", "b", nil, nil)
+	testcluster.Eventually(h.t, "version one still running", func() bool { v, _ := h.label("typo", "b", "version"); return v == "one" })
+}
+
+// A rule set whose only rule names a misspelt resource runs nothing and
+// says why; a name that is close to nothing served waits (it may be a CRD
+// to come).
+func TestMisspeltResourceIsAnErrorAndUnknownOneWaits(t *testing.T) {
+	h := start(t, engine.Options{})
+	err := h.load(strings.Replace(labelRule("typo", "default", "x", "y"), "resource: cm", "resource: deploymnets", 1))
+	if err == nil || !strings.Contains(err.Error(), `"deploymnets": no such resource; did you mean "deployments"?`) {
+		t.Fatalf("load = %v, want the did-you-mean hint", err)
+	}
+	if st := h.engine.Status(); len(st) != 0 {
+		t.Errorf("status = %+v, want no rule", st)
+	}
+	for _, ref := range []string{"sprockets.example.kreact.dev", "configmaps.not-served.example.com"} {
+		err := h.load(strings.Replace(labelRule("later", "default", "x", "y"), "resource: cm", "resource: "+ref, 1))
+		if err != nil {
+			t.Fatalf("load with %s = %v, want the rule to wait", ref, err)
+		}
+		if st := h.engine.Status(); len(st) != 1 || st[0].Running || st[0].Waiting == "" {
+			t.Errorf("status with %s = %+v, want the rule waiting", ref, st)
+		}
+	}
 }
 
 func TestRuleWaitsForItsCRD(t *testing.T) {
