@@ -702,7 +702,12 @@ func (e *env) logf(op string, level slog.Level) native {
 			}
 			slices.Sort(keys)
 			for _, k := range keys {
-				attrs = append(attrs, slog.Any(k, fields[k]))
+				key := k
+				if k == "rule" || k == "origin" {
+					// Each attribute once: the record has these already.
+					key = "field." + k
+				}
+				attrs = append(attrs, slog.Any(key, fields[k]))
 			}
 		}
 		e.log(level, msg, attrs)

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -553,26 +555,75 @@ func (e *env) safeString(v goja.Value) (s string) {
 // describe returns the position of the innermost script frame and the
 // stack, with positions moved to the rule file.
 func (e *env) describe(frames []goja.StackFrame) (pos, stack string) {
-	var b strings.Builder
+	lines := make([]string, 0, len(frames))
 	for i := range frames {
 		f := &frames[i]
 		p := f.Position()
-		b.WriteString("at ")
-		b.WriteString(f.FuncName())
 		if p.Line == 0 {
-			b.WriteString(" (native)\n")
+			lines = append(lines, "at "+f.FuncName()+" (native)")
 			continue
 		}
 		s := e.cfg.p.position(p)
 		if pos == "" {
 			pos = s
 		}
-		b.WriteString(" (")
-		b.WriteString(s)
-		b.WriteString(")\n")
+		lines = append(lines, "at "+f.FuncName()+" ("+s+")")
 	}
 	if pos == "" {
 		pos = e.cfg.p.name
 	}
-	return pos, strings.TrimSuffix(b.String(), "\n")
+	return pos, strings.Join(collapseStack(lines), "\n")
+}
+
+const (
+	// maxStackPeriod is the longest cycle of frames collapseStack folds:
+	// recursion through up to this many functions.
+	maxStackPeriod = 8
+	// maxStackLines bounds a stack once folded: the innermost and the
+	// outermost frames are kept, the middle is counted.
+	maxStackLines, keepInner, keepOuter = 24, 16, 6
+)
+
+// collapseStack folds repeated frames, as deep recursion makes them, so
+// that a stack stays a few lines long: a block of up to maxStackPeriod
+// lines repeated consecutively is kept once, followed by
+// "… 1,020 more frames of f (rule.yaml:3:5)". A stack still longer than
+// maxStackLines keeps its innermost and outermost frames.
+func collapseStack(lines []string) []string {
+	var out []string
+	for i := 0; i < len(lines); {
+		bestP, bestK := 1, 1
+		for p := 1; p <= maxStackPeriod && i+2*p <= len(lines); p++ {
+			k := 1
+			for i+(k+1)*p <= len(lines) && slices.Equal(lines[i:i+p], lines[i+k*p:i+(k+1)*p]) {
+				k++
+			}
+			if k > 1 && (k-1)*p > (bestK-1)*bestP {
+				bestP, bestK = p, k
+			}
+		}
+		out = append(out, lines[i:i+bestP]...)
+		if bestK > 1 {
+			funcs := make([]string, bestP)
+			for j, l := range lines[i : i+bestP] {
+				funcs[j] = strings.TrimPrefix(l, "at ")
+			}
+			out = append(out, fmt.Sprintf("… %s more frames of %s", thousands((bestK-1)*bestP), strings.Join(funcs, ", ")))
+		}
+		i += bestK * bestP
+	}
+	if len(out) > maxStackLines {
+		n := len(out) - keepInner - keepOuter
+		out = slices.Concat(out[:keepInner], []string{fmt.Sprintf("… %s more lines", thousands(n))}, out[len(out)-keepOuter:])
+	}
+	return out
+}
+
+// thousands writes n with commas: 1,020.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -67,7 +67,8 @@ func Start(ctx context.Context, cfg *rest.Config, opts Options) (*Stack, error) 
 		return nil, fmt.Errorf("discover the API of %s: %w", cfg.Host, err)
 	}
 	iopts := opts.Informers
-	iopts.Logger = opts.Logger.With("component", "informers")
+	// The manager names itself: component=dynamicinformer.
+	iopts.Logger = opts.Logger
 	s := &Stack{
 		Config:    cfg,
 		Client:    client,
