@@ -19,5 +19,7 @@
 // on. Loading a new rule set replaces only the rules that changed; a set
 // that does not validate is refused as a whole and the running rules stay.
 // A rule whose resources do not exist yet (a CRD not installed) waits, and
-// starts when discovery reports them.
+// starts when discovery reports them; but a name close to a served one, in
+// a served group or with none, is a typo (restmapper.NotFoundError.Misspelt)
+// and an error, a *RuleError, as in `kreact validate`.
 package engine

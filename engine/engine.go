@@ -196,6 +196,7 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 	var errs []error
 	keep := map[string]bool{}
 	next := make([]prepared, 0, len(rs))
+	refreshed := false
 	for _, r := range rs {
 		keep[r.Name] = true
 		p := prepared{rule: r, fingerprint: fingerprint(r)}
@@ -205,9 +206,17 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 			continue
 		}
 		p.program = prog
-		p.resolved, p.waiting, err = e.resolve(r)
+		p.resolved, p.waiting, err = e.resolve(r, false)
+		if err != nil && !refreshed {
+			// A CRD created a moment ago may not be in the snapshot yet:
+			// ask discovery once before calling a close name a typo.
+			refreshed = true
+			if e.refreshDiscovery(ctx) {
+				p.resolved, p.waiting, err = e.resolve(r, false)
+			}
+		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("rule %q: %w", r.Name, err))
+			errs = append(errs, &RuleError{Rule: r.Name, Err: err})
 			continue
 		}
 		next = append(next, p)
@@ -307,6 +316,22 @@ func (e *Engine) startLocked(r *rules.Rule, prog *scripting.Program, res *rules.
 	e.log.Info("rule started", "rule", r.Name, "source", r.Source, "watches", len(res.Watch))
 }
 
+// refreshDiscovery rediscovers the API now, when the source can (a
+// *discovery.Cache), and reports whether it did.
+func (e *Engine) refreshDiscovery(ctx context.Context) bool {
+	r, ok := e.source.(interface{ Refresh(context.Context) error })
+	if !ok {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := r.Refresh(ctx); err != nil {
+		e.log.Warn("rediscovering the API before reporting unknown resources", "error", err)
+		return false
+	}
+	return true
+}
+
 // followVersions moves running rules to the versions discovery serves now.
 // A rule names a resource, not a version: when the version it was resolved
 // to stops being served (a CRD drops v1 and serves v2, or is recreated with
@@ -334,7 +359,7 @@ func (e *Engine) followVersions() {
 		}) {
 			continue // every version it runs on is served: no churn
 		}
-		res, _, err := e.resolve(r.rule)
+		res, _, err := e.resolve(r.rule, true)
 		if err != nil || res == nil || samePlan(e.plan(res), r.plan) {
 			continue
 		}
@@ -369,7 +394,7 @@ func (e *Engine) retryPending() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for name, p := range e.pending {
-		res, waiting, err := e.resolve(p.rule)
+		res, waiting, err := e.resolve(p.rule, true)
 		if err != nil {
 			e.log.Error("rule cannot start", "rule", name, "error", err)
 			delete(e.pending, name)
@@ -386,7 +411,11 @@ func (e *Engine) retryPending() {
 
 // resolve resolves a rule's resources. A resource that is not served yet
 // is not an error: the rule waits (resolved nil, waiting says for what).
-func (e *Engine) resolve(r *rules.Rule) (*rules.Resolved, string, error) {
+// A name that is not served but is close to one that is, in a group that
+// is served, is a typo (restmapper.NotFoundError.Misspelt) and an error,
+// as in `kreact validate`; unless waitOnTypos, for a rule that was accepted
+// as waiting before, which keeps waiting when a close name appears.
+func (e *Engine) resolve(r *rules.Rule, waitOnTypos bool) (*rules.Resolved, string, error) {
 	refs := make([]rules.Ref, 0, len(r.Watch)+len(r.Reads))
 	for _, w := range r.Watch {
 		refs = append(refs, rules.Ref{Name: w.Resource, Pos: w.Pos})
@@ -398,7 +427,7 @@ func (e *Engine) resolve(r *rules.Rule) (*rules.Resolved, string, error) {
 	for _, ref := range refs {
 		if _, err := e.mapper.Resolve(ref.Name); err != nil {
 			var nf *restmapper.NotFoundError
-			if errors.As(err, &nf) {
+			if errors.As(err, &nf) && (waitOnTypos || !nf.Misspelt()) {
 				return nil, fmt.Sprintf("%s: %v", ref.Pos, err), nil
 			}
 		}
@@ -423,7 +452,7 @@ func (e *Engine) Warm(rs []*rules.Rule) (stop func(), err error) {
 		}
 	}
 	for _, r := range rs {
-		res, _, err := e.resolve(r)
+		res, _, err := e.resolve(r, true)
 		if err != nil || res == nil {
 			continue
 		}
@@ -546,7 +575,7 @@ func (e *Engine) Finalizing() []Finalizing {
 }
 
 // Compile compiles a rule's script so that positions point into the file
-// the script was written in.
+// the script was written in. Its error is a *RuleError.
 func Compile(r *rules.Rule) (*scripting.Program, error) {
 	opts := scripting.CompileOptions{TypeScript: r.ScriptLang == rules.ScriptTypeScript}
 	if r.ScriptFile == "" {
@@ -555,7 +584,7 @@ func Compile(r *rules.Rule) (*scripting.Program, error) {
 	}
 	prog, err := scripting.Compile(r.ScriptPos.File, r.Script, opts)
 	if err != nil {
-		return nil, fmt.Errorf("rule %q: %w", r.Name, err)
+		return nil, &RuleError{Rule: r.Name, Err: scriptErrors(r, err)}
 	}
 	return prog, nil
 }

@@ -4,9 +4,12 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,7 +44,13 @@ type harness struct {
 func start(t *testing.T, opts engine.Options) *harness {
 	t.Helper()
 	logs := &testcluster.LogBuffer{}
-	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	dups := &duplicateKeys{}
+	logger := slog.New(&uniqueKeys{Handler: slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}), dups: dups})
+	t.Cleanup(func() {
+		for _, d := range dups.list() {
+			t.Errorf("a log record has an attribute twice: %s", d)
+		}
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	stack, err := kube.Start(ctx, cluster.Config(), kube.Options{Logger: logger})
 	if err != nil {
@@ -61,6 +70,59 @@ func start(t *testing.T, opts engine.Options) *harness {
 		}
 	})
 	return &harness{t: t, engine: e, client: stack.Client, logs: logs}
+}
+
+// uniqueKeys is a slog.Handler that notes every record with an attribute
+// key twice, its own or from With, at the top level.
+type uniqueKeys struct {
+	slog.Handler
+	with []string
+	dups *duplicateKeys
+}
+
+type duplicateKeys struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (d *duplicateKeys) add(s string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.seen = append(d.seen, s)
+}
+
+func (d *duplicateKeys) list() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.seen)
+}
+
+func (h *uniqueKeys) Handle(ctx context.Context, r slog.Record) error {
+	keys := slices.Clone(h.with)
+	r.Attrs(func(a slog.Attr) bool {
+		keys = append(keys, a.Key)
+		return true
+	})
+	slices.Sort(keys)
+	for i := 1; i < len(keys); i++ {
+		if keys[i] == keys[i-1] {
+			h.dups.add(fmt.Sprintf("%q in %q", keys[i], r.Message))
+		}
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h *uniqueKeys) WithAttrs(as []slog.Attr) slog.Handler {
+	with := slices.Clone(h.with)
+	for _, a := range as {
+		with = append(with, a.Key)
+	}
+	return &uniqueKeys{Handler: h.Handler.WithAttrs(as), with: with, dups: h.dups}
+}
+
+// WithGroup is not used by kreact; keys in a group are not checked.
+func (h *uniqueKeys) WithGroup(name string) slog.Handler {
+	return &uniqueKeys{Handler: h.Handler.WithGroup(name), with: []string{name}, dups: h.dups}
 }
 
 // load parses rule YAML and loads it into the engine.
@@ -251,6 +313,54 @@ func TestReloadReplacesRulesAndKeepsThemOnError(t *testing.T) {
 	testcluster.Eventually(h.t, "version two still running", func() bool { v, _ := h.label("reload", "c", "version"); return v == "two" })
 }
 
+// A reload that misspells the watched resource is refused like a syntax
+// error, with the did-you-mean hint, and the running version stays.
+func TestReloadWithMisspeltResourceKeepsTheRunningVersion(t *testing.T) {
+	h := start(t, engine.Options{})
+	h.namespace("typo")
+	h.mustLoad(labelRule("versioned", "typo", "version", "one"))
+	h.configMap("typo", "a", nil, nil)
+	testcluster.Eventually(h.t, "version one", func() bool { v, _ := h.label("typo", "a", "version"); return v == "one" })
+
+	misspelt := strings.Replace(labelRule("versioned", "typo", "version", "two"), "resource: cm", "resource: confgimaps", 1)
+	err := h.load(misspelt)
+	var re *engine.RuleError
+	if !errors.As(err, &re) || re.Rule != "versioned" {
+		t.Fatalf("loading a misspelt resource = %v, want a RuleError of rule versioned", err)
+	}
+	if want := `rules.yaml:7:17: spec.watch[0].resource: "confgimaps": no such resource; did you mean "configmaps"?`; err.Error() != want {
+		t.Errorf("error = %q, want %q", err.Error(), want)
+	}
+	if st := h.engine.Status(); len(st) != 1 || !st[0].Running {
+		t.Errorf("status = %+v, want the previous version running", st)
+	}
+	h.configMap("typo", "b", nil, nil)
+	testcluster.Eventually(h.t, "version one still running", func() bool { v, _ := h.label("typo", "b", "version"); return v == "one" })
+}
+
+// A rule set whose only rule names a misspelt resource runs nothing and
+// says why; a name that is close to nothing served waits (it may be a CRD
+// to come).
+func TestMisspeltResourceIsAnErrorAndUnknownOneWaits(t *testing.T) {
+	h := start(t, engine.Options{})
+	err := h.load(strings.Replace(labelRule("typo", "default", "x", "y"), "resource: cm", "resource: deploymnets", 1))
+	if err == nil || !strings.Contains(err.Error(), `"deploymnets": no such resource; did you mean "deployments"?`) {
+		t.Fatalf("load = %v, want the did-you-mean hint", err)
+	}
+	if st := h.engine.Status(); len(st) != 0 {
+		t.Errorf("status = %+v, want no rule", st)
+	}
+	for _, ref := range []string{"sprockets.example.kreact.dev", "configmaps.not-served.example.com"} {
+		err := h.load(strings.Replace(labelRule("later", "default", "x", "y"), "resource: cm", "resource: "+ref, 1))
+		if err != nil {
+			t.Fatalf("load with %s = %v, want the rule to wait", ref, err)
+		}
+		if st := h.engine.Status(); len(st) != 1 || st[0].Running || st[0].Waiting == "" {
+			t.Errorf("status with %s = %+v, want the rule waiting", ref, st)
+		}
+	}
+}
+
 func TestRuleWaitsForItsCRD(t *testing.T) {
 	h := start(t, engine.Options{})
 	crd := testcluster.CRD{Group: "engine.kreact.dev", Kind: "Gadget", Plural: "gadgets", ShortNames: []string{"gd"}}
@@ -322,5 +432,38 @@ spec:
 		}
 		data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
 		return data["event"] == "tick" && data["ticks"] >= "2"
+	})
+}
+
+// Records that a script writes, and the informer's line when a removed
+// rule's watch stops, have each attribute once (the harness's handler
+// checks every record of every test).
+func TestLogRecordsHaveEachAttributeOnce(t *testing.T) {
+	h := start(t, engine.Options{})
+	h.namespace("logs")
+	h.mustLoad(`apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: logger
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [logs]
+  script: |
+    function onAdd(obj) {
+      kreact.log("hello", {name: obj.metadata.name});
+      console.log("from console");
+    }
+`)
+	h.configMap("logs", "a", nil, nil)
+	testcluster.Eventually(t, "the script's records", func() bool {
+		s := h.logs.String()
+		return strings.Contains(s, `msg=hello rule=logger origin=rules.yaml:11:17 name=a`) && strings.Contains(s, `msg="from console" rule=logger`)
+	})
+	if err := h.engine.Load(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, "the informer to stop", func() bool {
+		return strings.Contains(h.logs.String(), "component=dynamicinformer") && strings.Contains(h.logs.String(), "rule removed")
 	})
 }

@@ -64,7 +64,8 @@ func (h *host) List(res discovery.Resource, namespace string, selector labels.Se
 func (h *host) Permit(a actions.Action) error { return h.run.resolved.Permits(a) }
 
 func (h *host) Log(level slog.Level, msg string, attrs ...slog.Attr) {
-	h.run.engine.log.LogAttrs(context.Background(), level, msg, append([]slog.Attr{slog.String("rule", h.run.rule.Name)}, attrs...)...)
+	// The script's records carry rule and origin already.
+	h.run.engine.log.LogAttrs(context.Background(), level, msg, attrs...)
 }
 
 func (h *host) Now() time.Time { return h.run.engine.opts.Now() }

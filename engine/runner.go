@@ -79,10 +79,11 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 	callers := make([]reaction.Caller, 0, r.Workers)
 	for range r.Workers {
 		rt, err := scripting.NewRuntime(prog, host, scripting.RuntimeOptions{
-			Rule:       r.Name,
-			Timeout:    r.Timeout,
-			MaxActions: r.MaxActions,
-			DryRun:     dryRun,
+			Rule:        r.Name,
+			Timeout:     r.Timeout,
+			MaxActions:  r.MaxActions,
+			MemoryLimit: r.MemoryLimit,
+			DryRun:      dryRun,
 		})
 		if err != nil {
 			for _, rt := range run.runtimes {

@@ -69,11 +69,11 @@ metadata:
   name: widgets
 spec:
   watch:
-    - resource: widgets
+    - resource: widgets.versions.kreact.dev
       namespaces: [widgets]
   events: [add]
   permissions:
-    - resources: [widgets]
+    - resources: [widgets.versions.kreact.dev]
       verbs: [patch]
   script: |
     function onAdd(obj) {

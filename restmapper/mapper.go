@@ -193,7 +193,8 @@ func (m *Mapper) resolve(idx *index, ref string) (discovery.Resource, error) {
 	if r, ok := idx.byKind(gr.Resource, gr.Group, "", true); ok {
 		return r, nil
 	}
-	return discovery.Resource{}, &NotFoundError{Ref: ref, Suggestions: idx.suggest(trimmed, gr)}
+	unknownGroup := gr.Group != "" && !idx.servesGroup(gr.Group) && (full == nil || !idx.servesGroup(full.Group))
+	return discovery.Resource{}, &NotFoundError{Ref: ref, Suggestions: idx.suggest(trimmed, gr), UnknownGroup: unknownGroup}
 }
 
 // byResource finds name as a resource in the order kubectl's shortcut
@@ -251,6 +252,11 @@ func (m *Mapper) warnAmbiguousShortName(idx *index, name string, chosen discover
 	}
 }
 
+// servesGroup reports whether any resource of the API group is served.
+func (idx *index) servesGroup(group string) bool {
+	return slices.ContainsFunc(idx.resources, func(r discovery.Resource) bool { return r.GVR.Group == group })
+}
+
 // byKind finds a resource by its kind, case-insensitively (kind is lower
 // case). An empty group matches any group only when anyGroup is set, for
 // "Deployment"; kubectl itself would look in the core group only.
@@ -279,7 +285,7 @@ func (idx *index) resolveKind(apiVersion, kind string) (discovery.Resource, erro
 	} else if r, ok := idx.byKind(lower, gv.Group, gv.Version, false); ok {
 		return r, nil
 	}
-	return discovery.Resource{}, &NotFoundError{Ref: ref, Suggestions: idx.suggestKind(gv, kind)}
+	return discovery.Resource{}, &NotFoundError{Ref: ref, Suggestions: idx.suggestKind(gv, kind), UnknownGroup: gv.Group != "" && !idx.servesGroup(gv.Group)}
 }
 
 // first returns the highest-priority resource that matches.

@@ -221,18 +221,23 @@ func TestResolveNotFound(t *testing.T) {
 		ref         string
 		suggestions []string
 		message     string
+		// misspelt: a close name resolves in a served group (or no
+		// group is named); otherwise the name may be a CRD to come.
+		misspelt bool
 	}{
-		{"deploymnets", []string{"deployments"}, `"deploymnets": no such resource; did you mean "deployments"?`},
-		{"Deploymnet", []string{"Deployment"}, ""},
-		{"deploymnets.apps", []string{"deployments.apps"}, ""},
-		{"deployments.extensions", []string{"deployments.apps"}, ""},
-		{"deployments.v1beta1.apps", []string{"deployments.apps"}, ""},
-		{"certificat", []string{"certificate"}, ""},
-		{"gizmoz", []string{"gizmos"}, ""},
-		{"apps/v1 Deploymnet", []string{"apps/v1 Deployment"}, ""},
-		{"apps/v1beta1 Deployment", []string{"apps/v1 Deployment"}, ""},
-		{"zzzzzzzz", nil, `"zzzzzzzz": no such resource`},
-		{"qq", nil, ""},
+		{"deploymnets", []string{"deployments"}, `"deploymnets": no such resource; did you mean "deployments"?`, true},
+		{"Deploymnet", []string{"Deployment"}, "", true},
+		{"deploymnets.apps", []string{"deployments.apps"}, "", true},
+		{"deployments.extensions", []string{"deployments.apps"}, "", false},
+		{"deployments.v1beta1.apps", []string{"deployments.apps"}, "", true},
+		{"certificat", []string{"certificate"}, "", true},
+		{"gizmoz", []string{"gizmos"}, "", true},
+		{"gizmos.example.org", []string{"gizmos.example.kreact.io"}, "", false},
+		{"apps/v1 Deploymnet", []string{"apps/v1 Deployment"}, "", true},
+		{"apps/v1beta1 Deployment", []string{"apps/v1 Deployment"}, "", true},
+		{"example.org/v1 Gizmo", []string{"example.kreact.io/v1 Gizmo", "example.kreact.io/v1beta1 Gizmo"}, "", false},
+		{"zzzzzzzz", nil, `"zzzzzzzz": no such resource`, false},
+		{"qq", nil, "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.ref, func(t *testing.T) {
@@ -249,6 +254,9 @@ func TestResolveNotFound(t *testing.T) {
 			}
 			if tt.message != "" && err.Error() != tt.message {
 				t.Errorf("message = %q, want %q", err.Error(), tt.message)
+			}
+			if nf.Misspelt() != tt.misspelt {
+				t.Errorf("Misspelt() = %v, want %v (UnknownGroup %v)", nf.Misspelt(), tt.misspelt, nf.UnknownGroup)
 			}
 		})
 	}

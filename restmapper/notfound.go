@@ -16,10 +16,20 @@ const maxSuggestions = 3
 
 // NotFoundError says that no resource matches Ref. Suggestions holds up to
 // three close names that do resolve, best first; it is empty when nothing
-// is close.
+// is close. UnknownGroup is set when Ref names an API group that the
+// server does not serve at all.
 type NotFoundError struct {
-	Ref         string
-	Suggestions []string
+	Ref          string
+	Suggestions  []string
+	UnknownGroup bool
+}
+
+// Misspelt reports whether the reference is most likely a typo rather
+// than a resource that may appear later: a close name resolves, and the
+// reference names no group, or a group the server serves. A reference to
+// a group nobody serves yet may be a CRD that is not installed.
+func (e *NotFoundError) Misspelt() bool {
+	return len(e.Suggestions) > 0 && !e.UnknownGroup
 }
 
 // Error returns a message such as

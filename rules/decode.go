@@ -11,12 +11,14 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/internal/editdistance"
+	"github.com/kreact/kreact/scripting"
 )
 
 // The fields each object of the format knows. They are the single source of
@@ -25,7 +27,7 @@ import (
 var (
 	documentFields   = []string{"apiVersion", "kind", "metadata", "spec"}
 	metadataFields   = []string{"name", "description"}
-	specFields       = []string{"watch", "events", "ignoreChanges", "reads", "permissions", "http", "script", "scriptFile", "scriptLang", "every", "schedule", "timeZone", "workers", "timeout", "retries", "maxActions", "actionWorkers", "delivery", "rateLimit", "burst", "dryRun", "finalizer"}
+	specFields       = []string{"watch", "events", "ignoreChanges", "reads", "permissions", "http", "script", "scriptFile", "scriptLang", "every", "schedule", "timeZone", "workers", "timeout", "memoryLimit", "retries", "maxActions", "actionWorkers", "delivery", "rateLimit", "burst", "dryRun", "finalizer"}
 	watchFields      = []string{"resource", "namespaces", "labelSelector", "fieldSelector"}
 	permissionFields = []string{"resources", "verbs"}
 )
@@ -353,6 +355,33 @@ func (d *decoder) duration(e entry, path string, def, lo, hi time.Duration) time
 	return v
 }
 
+// bytes decodes an amount of memory written as a Kubernetes quantity
+// ("64Mi", "1Gi") in [lo, hi]; absent or null keeps def.
+func (d *decoder) bytes(e entry, path string, def, lo, hi int64) int64 {
+	if !e.present() {
+		return def
+	}
+	n := deref(e.value)
+	if n.Kind == yaml.ScalarNode && (n.ShortTag() == "!!int" || n.ShortTag() == "!!float") {
+		d.errorf(e.value, "%s: %s has no unit; write an amount such as \"64Mi\" or \"1Gi\"", path, n.Value)
+		return def
+	}
+	s, ok := d.str(e.value, path)
+	if !ok {
+		return def
+	}
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		d.errorf(e.value, "%s: %q is not an amount of memory; write a number and a unit such as \"64Mi\" or \"1Gi\"", path, s)
+		return def
+	}
+	if q.Cmp(*resource.NewQuantity(lo, resource.BinarySI)) < 0 || q.Cmp(*resource.NewQuantity(hi, resource.BinarySI)) > 0 {
+		d.errorf(e.value, "%s: must be between %s and %s, got %s", path, scripting.FormatBytes(lo), scripting.FormatBytes(hi), s)
+		return def
+	}
+	return q.Value()
+}
+
 // rule decodes one document. It returns nil when the document is empty, or
 // when it is not a rule at all (wrong apiVersion or kind), in which case
 // only that is reported, not every field a foreign object has.
@@ -509,6 +538,7 @@ func (d *decoder) spec(r *Rule, spec entry, m map[string]entry) {
 	d.schedule(r, m["schedule"], m["timeZone"], m["every"])
 	r.Workers = d.integer(m["workers"], "spec.workers", DefaultWorkers, 1, MaxWorkers)
 	r.Timeout = d.duration(m["timeout"], "spec.timeout", DefaultTimeout, MinTimeout, MaxTimeout)
+	r.MemoryLimit = d.bytes(m["memoryLimit"], "spec.memoryLimit", DefaultMemoryLimit, MinMemoryLimit, MaxMemoryLimit)
 	r.Retries = d.integer(m["retries"], "spec.retries", DefaultRetries, 0, MaxRetries)
 	r.MaxActions = d.integer(m["maxActions"], "spec.maxActions", DefaultMaxActions, 1, MaxMaxActions)
 	r.ActionWorkers = d.integer(m["actionWorkers"], "spec.actionWorkers", DefaultActionWorkers, 1, MaxActionWorkers)

@@ -39,6 +39,11 @@ const (
 	// different objects.
 	DefaultActionWorkers = 8
 	MaxActionWorkers     = 64
+	// DefaultMemoryLimit is what one handler call may allocate, garbage
+	// included, before it is stopped; see scripting.RuntimeOptions.
+	DefaultMemoryLimit = scripting.DefaultMemoryLimit
+	MinMemoryLimit     = 1 << 20
+	MaxMemoryLimit     = 4 << 30
 	// MaxQueuedChanges bounds the changes a rule with delivery "every"
 	// keeps waiting; what comes beyond is dropped, logged and counted.
 	MaxQueuedChanges = 10000
@@ -156,6 +161,9 @@ type Rule struct {
 	Retries int
 	// MaxActions is how many actions one handler call may ask for.
 	MaxActions int
+	// MemoryLimit is what one handler call may allocate, in bytes,
+	// garbage included, before it is stopped.
+	MemoryLimit int64
 	// ActionWorkers is how many of the rule's actions run at once (on
 	// different objects; actions on one object keep their order).
 	ActionWorkers int

@@ -323,7 +323,7 @@ func (f *File) loadRules(paths []string, errs *rules.ErrorList) {
 	for _, r := range rs {
 		prog, err := engine.Compile(r)
 		if err != nil {
-			addErrors(errs, scriptErrors(r, err))
+			addErrors(errs, err)
 			continue
 		}
 		res, err := r.Resolve(f.mapper)
@@ -348,24 +348,6 @@ func addErrors(errs *rules.ErrorList, err error) {
 	default:
 		errs.Add(rules.Position{}, err.Error())
 	}
-}
-
-// scriptErrors turns a compile error of r's script into positioned errors.
-func scriptErrors(r *rules.Rule, err error) rules.ErrorList {
-	var out rules.ErrorList
-	var list scripting.ErrorList
-	var one *scripting.Error
-	switch {
-	case errors.As(err, &list):
-		for _, e := range list {
-			out.Addf(rules.Position{File: e.File, Line: e.Line, Col: e.Col}, "rule %q: script: %s", r.Name, e.Message)
-		}
-	case errors.As(err, &one):
-		out.Addf(rules.Position{File: one.File, Line: one.Line, Col: one.Col}, "rule %q: script: %s", r.Name, one.Message)
-	default:
-		out.Add(r.Pos, err.Error())
-	}
-	return out
 }
 
 // loadCRDs reads the CustomResourceDefinitions in file and returns the

@@ -112,10 +112,11 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 		plan := reaction.Plan(r)
 		h := &host{rule: r, plan: plan, mapper: f.mapper, store: st, clock: clk, rec: rec}
 		rt, err := scripting.NewRuntime(f.programs[i], h, scripting.RuntimeOptions{
-			Rule:       r.Rule.Name,
-			Timeout:    r.Rule.Timeout,
-			MaxActions: r.Rule.MaxActions,
-			DryRun:     r.Rule.DryRun,
+			Rule:        r.Rule.Name,
+			Timeout:     r.Rule.Timeout,
+			MaxActions:  r.Rule.MaxActions,
+			MemoryLimit: r.Rule.MemoryLimit,
+			DryRun:      r.Rule.DryRun,
 		})
 		if err != nil {
 			// kreact run logs this and does not start the rule.

@@ -45,6 +45,7 @@ func (e *env) install() {
 		panic(fmt.Sprintf("scripting: disabling dynamic code: %v", err))
 	}
 	e.boundJSONParse()
+	e.capAllocations()
 
 	e.global("kreact", map[string]native{
 		"clone":     e.clone,
@@ -82,10 +83,17 @@ func (e *env) boundJSONParse() {
 		panic("scripting: JSON.parse is not a function")
 	}
 	bounded := e.vm.ToValue(func(call goja.FunctionCall) goja.Value {
-		if d := jsonDepth(call.Argument(0).String(), MaxJSONNesting); d > MaxJSONNesting {
+		textValue := call.Argument(0).ToString()
+		text := textValue.String()
+		d, values := jsonShape(text, MaxJSONNesting)
+		if d > MaxJSONNesting {
 			panic(e.vm.NewTypeError("JSON.parse: the text nests deeper than %d levels", MaxJSONNesting))
 		}
-		v, err := parse(call.This, call.Arguments...)
+		if n := jsonParseSize(text, values); n > e.cfg.opts.MemoryLimit {
+			e.throwMemory("JSON.parse", n)
+		}
+		args := append([]goja.Value{textValue}, call.Arguments[min(1, len(call.Arguments)):]...)
+		v, err := parse(call.This, args...)
 		if err != nil {
 			panic(err)
 		}
@@ -770,7 +778,12 @@ func (e *env) logf(op string, level slog.Level) native {
 			}
 			slices.Sort(keys)
 			for _, k := range keys {
-				attrs = append(attrs, slog.Any(k, fields[k]))
+				key := k
+				if k == "rule" || k == "origin" {
+					// Each attribute once: the record has these already.
+					key = "field." + k
+				}
+				attrs = append(attrs, slog.Any(key, fields[k]))
 			}
 		}
 		e.log(level, msg, attrs)

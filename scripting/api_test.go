@@ -387,6 +387,20 @@ func TestHashAndLog(t *testing.T) {
 	}
 }
 
+// Fields named like the attributes every record has already are renamed,
+// so that no record has an attribute twice.
+func TestLogFieldsDoNotRepeatAttributes(t *testing.T) {
+	h := newFakeHost()
+	r := mustRuntime(t, "rule.js", "function onAdd(obj) {\n  kreact.log(\"x\", {rule: \"mine\", origin: 1, other: 2});\n}", h, RuntimeOptions{Rule: "r"})
+	if _, err := r.Call(addEvent); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"rule": "r", "origin": "rule.js:2:13", "field.rule": "mine", "field.origin": int64(1), "other": int64(2)}
+	if len(h.logs) != 1 || fmt.Sprint(h.logs[0].Attrs) != fmt.Sprint(want) {
+		t.Errorf("logs = %+v, want attributes %v", h.logs, want)
+	}
+}
+
 func TestLogLimit(t *testing.T) {
 	src := `function onAdd(obj) {
   kreact.log("é".repeat(10000));

@@ -75,8 +75,40 @@
 //     measured about 50% more CPU per call.
 //
 // Deep recursion ends in a stack overflow error (MaxCallStackSize), not in a
-// crash. goja has no memory limit: values handed to the host are capped in
-// size and nesting, and the deadline bounds how long a script can allocate.
+// crash.
+//
+// # Memory
+//
+// goja has no allocation hook and Go has no per-goroutine allocation
+// counter, so a call's memory limit (RuntimeOptions.MemoryLimit) is kept
+// with two measures, neither exact:
+//
+//   - Built-ins that build a value much larger than their arguments in one
+//     step are wrapped (capAllocations): they estimate the result from the
+//     lengths they are given and throw a RangeError when it is over the
+//     limit, before allocating. This matters because Interrupt cannot
+//     stop a built-in that runs, and an abandoned call keeps allocating.
+//     Typed arrays, ArrayBuffer and DataView are removed outright.
+//   - A process-wide watchdog (allocWatch) charges each running call with
+//     the bytes the process allocated since the call started
+//     (runtime/metrics /gc/heap/allocs:bytes, garbage included), reads it
+//     every 5ms and interrupts every call that is over its limit. The
+//     call fails with ScriptError.Memory set and its runtime is rebuilt,
+//     as after a timeout.
+//
+// Guaranteed: a call that allocates step by step is stopped at the first
+// reading after it passes its limit (overrun: what it allocates until
+// then, plus one step such as one doubling of a string); the wrapped
+// built-ins never allocate more than the limit in one step. Readings are
+// due every 5ms but come late when script goroutines hold every P, or
+// while the runtime waits for a huge copy to stop the world (see
+// allocWatch). Not guaranteed: that a long
+// call is not charged with what concurrent calls allocate (it may be
+// stopped by mistake, and retried; a call shorter than 5ms is never
+// read), and that built-ins outside the wrapped
+// list, or the originals reached by a script written to evade the
+// wrappers, cannot allocate past the limit in one step. Values handed to
+// the host are capped in size and nesting separately.
 //
 // # Sandbox
 //

@@ -156,6 +156,10 @@ type ScriptError struct {
 	Stack string
 	// Timeout is true when the call ran out of time.
 	Timeout bool
+	// Memory is true when the call was stopped for allocating past its
+	// memory limit (RuntimeOptions.MemoryLimit). A built-in refused up
+	// front is an exception (a RangeError), not this.
+	Memory bool
 	// Err is the underlying error: a goja error, ErrStuck, or the error
 	// of a Host method that the script did not catch.
 	Err error

@@ -127,10 +127,12 @@ func checkSource(source string) (line, col int, err error) {
 	return 0, 0, nil
 }
 
-// jsonDepth returns how deep the JSON text s nests, stopping as soon as it
-// passes limit.
-func jsonDepth(s string, limit int) int {
-	depth, deepest := 0, 0
+// jsonShape returns how deep the JSON text s nests, stopping as soon as it
+// passes limit, and about how many values it holds (commas and opening
+// brackets outside strings, plus one).
+func jsonShape(s string, limit int) (deepest int, values int64) {
+	depth := 0
+	values = 1
 	inString := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -141,16 +143,19 @@ func jsonDepth(s string, limit int) int {
 			inString = !inString
 		case inString:
 		case c == '[' || c == '{':
+			values++
 			depth++
 			if depth > deepest {
 				deepest = depth
 				if deepest > limit {
-					return deepest
+					return deepest, values
 				}
 			}
 		case c == ']' || c == '}':
 			depth--
+		case c == ',':
+			values++
 		}
 	}
-	return deepest
+	return deepest, values
 }

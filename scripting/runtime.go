@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,6 +34,12 @@ type RuntimeOptions struct {
 	MaxActions int
 	// DryRun marks every action the script asks for as a dry run.
 	DryRun bool
+	// MemoryLimit bounds, in bytes, what one call, or the top level, may
+	// allocate, garbage included; a call that allocates more is stopped
+	// like a timeout. Built-ins that would build a larger value in one
+	// step are refused before they run. Zero means DefaultMemoryLimit.
+	// See the package documentation for what is and is not guaranteed.
+	MemoryLimit int64
 }
 
 const (
@@ -111,8 +119,16 @@ type env struct {
 	logs    int
 
 	// poisoned is set by the script goroutine when the runtime must not
-	// be used again (timeout, internal panic).
+	// be used again (timeout, memory limit, internal panic).
 	poisoned bool
+
+	// meter registers each call with the memory watchdog.
+	meter *allocMeter
+	// rangeErrorCtor is the RangeError constructor, kept before the
+	// script can replace the global.
+	rangeErrorCtor *goja.Object
+	// joining holds the arrays whose join is under way, innermost last.
+	joining []*goja.Object
 
 	// mu orders the end of a call against its abandonment.
 	mu        sync.Mutex
@@ -207,6 +223,9 @@ func NewRuntime(p *Program, host Host, opts RuntimeOptions) (*Runtime, error) {
 	}
 	if opts.MaxActions <= 0 {
 		opts.MaxActions = defaultMaxActions
+	}
+	if opts.MemoryLimit <= 0 {
+		opts.MemoryLimit = DefaultMemoryLimit
 	}
 	configureRegexp()
 	r := &Runtime{
@@ -315,6 +334,7 @@ func (r *Runtime) call(i int, ev Event) (Outcome, error) {
 func (r *Runtime) newEnv() (*env, error) {
 	p := r.cfg.p
 	e := &env{cfg: r.cfg, vm: goja.New()}
+	e.meter = newAllocMeter(e.vm, r.cfg.opts.MemoryLimit)
 	e.install()
 	err := r.run(e, "", func() error {
 		if _, err := e.vm.RunProgram(p.prg); err != nil {
@@ -364,15 +384,23 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 	// A late Interrupt of the previous call must not stop this one.
 	e.vm.ClearInterrupt()
 
+	watchdog.start(e.meter)
+	defer watchdog.stop(e.meter)
 	r.worker.get(cfg) <- job{e: e, fn: fn, done: r.done}
 	r.timer.Reset(cfg.opts.Timeout)
+	var stopped error
 	select {
 	case err := <-r.done:
 		r.timer.Stop()
 		return err
 	case <-r.timer.C:
+		stopped = &timeoutError{cfg.opts.Timeout}
+		e.vm.Interrupt(stopped)
+	case me := <-e.meter.tripped:
+		// The watchdog has interrupted the call already.
+		stopped = me
+		r.timer.Stop()
 	}
-	e.vm.Interrupt(&timeoutError{cfg.opts.Timeout})
 	r.timer.Reset(cfg.grace)
 	select {
 	case err := <-r.done:
@@ -392,15 +420,20 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 	// The stuck worker keeps the old channels; the next call gets new ones.
 	r.worker.stop()
 	r.done = make(chan error, 1)
-	return &ScriptError{
+	se := &ScriptError{
 		Rule:     cfg.opts.Rule,
 		Handler:  handler,
 		Position: cfg.p.name,
-		Message: fmt.Sprintf("timed out after %v and did not stop within %v (stuck in a built-in function); runtime discarded",
-			cfg.opts.Timeout, cfg.grace),
-		Timeout: true,
-		Err:     &timeoutError{cfg.opts.Timeout},
+		Message: fmt.Sprintf("%v and did not stop within %v (stuck in a built-in function); runtime discarded",
+			stopped, cfg.grace),
+		Err: stopped,
 	}
+	if _, ok := stopped.(*memoryError); ok {
+		se.Memory = true
+	} else {
+		se.Timeout = true
+	}
+	return se
 }
 
 // exec runs fn on the script goroutine and turns its failure into a
@@ -484,12 +517,17 @@ func (e *env) scriptError(err error) *ScriptError {
 	)
 	switch {
 	case errors.As(err, &interrupted):
-		se.Timeout = true
 		e.poisoned = true
-		if te, ok := interrupted.Value().(*timeoutError); ok {
-			se.Message = te.Error()
-		} else {
-			se.Message = fmt.Sprint(interrupted.Value())
+		switch v := interrupted.Value().(type) {
+		case *timeoutError:
+			se.Timeout = true
+			se.Message = v.Error()
+		case *memoryError:
+			se.Memory = true
+			se.Message = v.Error()
+		default:
+			se.Timeout = true
+			se.Message = fmt.Sprint(v)
 		}
 		se.Position, se.Stack = e.describe(interrupted.Stack())
 	case errors.As(err, &overflow):
@@ -531,26 +569,75 @@ func (e *env) safeString(v goja.Value) (s string) {
 // describe returns the position of the innermost script frame and the
 // stack, with positions moved to the rule file.
 func (e *env) describe(frames []goja.StackFrame) (pos, stack string) {
-	var b strings.Builder
+	lines := make([]string, 0, len(frames))
 	for i := range frames {
 		f := &frames[i]
 		p := f.Position()
-		b.WriteString("at ")
-		b.WriteString(f.FuncName())
 		if p.Line == 0 {
-			b.WriteString(" (native)\n")
+			lines = append(lines, "at "+f.FuncName()+" (native)")
 			continue
 		}
 		s := e.cfg.p.position(p)
 		if pos == "" {
 			pos = s
 		}
-		b.WriteString(" (")
-		b.WriteString(s)
-		b.WriteString(")\n")
+		lines = append(lines, "at "+f.FuncName()+" ("+s+")")
 	}
 	if pos == "" {
 		pos = e.cfg.p.name
 	}
-	return pos, strings.TrimSuffix(b.String(), "\n")
+	return pos, strings.Join(collapseStack(lines), "\n")
+}
+
+const (
+	// maxStackPeriod is the longest cycle of frames collapseStack folds:
+	// recursion through up to this many functions.
+	maxStackPeriod = 8
+	// maxStackLines bounds a stack once folded: the innermost and the
+	// outermost frames are kept, the middle is counted.
+	maxStackLines, keepInner, keepOuter = 24, 16, 6
+)
+
+// collapseStack folds repeated frames, as deep recursion makes them, so
+// that a stack stays a few lines long: a block of up to maxStackPeriod
+// lines repeated consecutively is kept once, followed by
+// "… 1,020 more frames of f (rule.yaml:3:5)". A stack still longer than
+// maxStackLines keeps its innermost and outermost frames.
+func collapseStack(lines []string) []string {
+	var out []string
+	for i := 0; i < len(lines); {
+		bestP, bestK := 1, 1
+		for p := 1; p <= maxStackPeriod && i+2*p <= len(lines); p++ {
+			k := 1
+			for i+(k+1)*p <= len(lines) && slices.Equal(lines[i:i+p], lines[i+k*p:i+(k+1)*p]) {
+				k++
+			}
+			if k > 1 && (k-1)*p > (bestK-1)*bestP {
+				bestP, bestK = p, k
+			}
+		}
+		out = append(out, lines[i:i+bestP]...)
+		if bestK > 1 {
+			funcs := make([]string, bestP)
+			for j, l := range lines[i : i+bestP] {
+				funcs[j] = strings.TrimPrefix(l, "at ")
+			}
+			out = append(out, fmt.Sprintf("… %s more frames of %s", thousands((bestK-1)*bestP), strings.Join(funcs, ", ")))
+		}
+		i += bestK * bestP
+	}
+	if len(out) > maxStackLines {
+		n := len(out) - keepInner - keepOuter
+		out = slices.Concat(out[:keepInner], []string{fmt.Sprintf("… %s more lines", thousands(n))}, out[len(out)-keepOuter:])
+	}
+	return out
+}
+
+// thousands writes n with commas: 1,020.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

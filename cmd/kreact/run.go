@@ -158,16 +158,37 @@ and handles its shard of the watched objects.`)
 }
 
 // logRuleErrors logs each problem of a joined or listed error on a line of
-// its own, so that every file:line:col stands out.
+// its own, so that every file:line:col stands out, worded as `kreact
+// validate` prints it; a problem of one rule (an engine.RuleError) has the
+// rule's name as the rule attribute.
 func logRuleErrors(logger *slog.Logger, msg string, err error) {
 	if err == nil {
 		return
 	}
-	for _, line := range strings.Split(err.Error(), "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			logger.Error(msg, "error", line)
+	var visit func(err error)
+	visit = func(err error) {
+		rule := ""
+		switch e := err.(type) {
+		case *engine.RuleError:
+			rule, err = e.Rule, e.Err
+		case interface{ Unwrap() []error }:
+			for _, x := range e.Unwrap() {
+				visit(x)
+			}
+			return
+		}
+		for _, line := range strings.Split(err.Error(), "\n") {
+			if line = strings.TrimSpace(line); line == "" {
+				continue
+			}
+			if rule != "" {
+				logger.Error(msg, "rule", rule, "error", line)
+			} else {
+				logger.Error(msg, "error", line)
+			}
 		}
 	}
+	visit(err)
 }
 
 // running counts the rules the engine runs or keeps waiting for resources.

@@ -105,7 +105,7 @@ func TestRunIsolatesBrokenRulesAndReloads(t *testing.T) {
 
 	c := startCLI(t, "run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath(), "--reload-interval", "200ms")
 	testcluster.Eventually(t, "kreact to be running", func() bool { return strings.Contains(c.stderr.String(), "kreact is running") })
-	if !strings.Contains(c.stderr.String(), "syntax.yaml:13:5: Unexpected token") {
+	if !strings.Contains(c.stderr.String(), `rule=syntax error="`) || !strings.Contains(c.stderr.String(), `syntax.yaml:13:5: rule \"syntax\": script: Unexpected token }`) {
 		t.Errorf("the syntax error is not reported with its position in syntax.yaml")
 	}
 
@@ -167,5 +167,72 @@ func TestRunRejectsAllBrokenRules(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "bad.yaml:5:3:") {
 		t.Errorf("stderr = %q, want the position of the unknown field", errOut.String())
+	}
+}
+
+// A folder whose only rule names a misspelt resource can never run:
+// kreact run exits 3 with the position and the did-you-mean hint.
+func TestRunExitsWhenTheOnlyRuleHasATypo(t *testing.T) {
+	dir := t.TempDir()
+	writeRule(t, dir, "typo.yaml", strings.Replace(labeller("default", "x"), "resource: configmaps", "resource: deploymnets", 1))
+	var out, errOut testcluster.LogBuffer
+	code := runMain(t.Context(), []string{"run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath()}, &out, &errOut)
+	if code != exitInvalid {
+		t.Errorf("exit code %d, want %d", code, exitInvalid)
+	}
+	want := `typo.yaml:7:17: spec.watch[0].resource: \"deploymnets\": no such resource; did you mean \"deployments\"?`
+	if !strings.Contains(errOut.String(), "rule=labeller error=\""+filepath.Join(dir, want)) {
+		t.Errorf("stderr = %s\nwant a line with rule=labeller and %s", errOut.String(), want)
+	}
+}
+
+// The reload sequence good → misspelt resource → syntax error → fixed
+// keeps handling new objects at every step, and each rejected edit is one
+// log line naming the rule.
+func TestRunReloadKeepsTheGoodVersionThroughBadEdits(t *testing.T) {
+	const ns = "run-reload-typo"
+	dyn := dynamic.NewForConfigOrDie(cluster.Config())
+	dir := t.TempDir()
+	writeRule(t, dir, "rule.yaml", labeller(ns, "one"))
+	c := startCLI(t, "run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath(), "--reload-interval", "200ms")
+	testcluster.Eventually(t, "kreact to be running", func() bool { return strings.Contains(c.stderr.String(), "kreact is running") })
+	createNamespacedConfigMap(t, dyn, ns, "a")
+	testcluster.Eventually(t, "version one to label a", func() bool { return labelOf(t, dyn, ns, "a") == "one" })
+
+	const rejected = "reload: rules with errors keep their previous version"
+	rejections := func() []string {
+		var out []string
+		for _, line := range strings.Split(c.stderr.String(), "\n") {
+			if strings.Contains(line, rejected) {
+				out = append(out, line)
+			}
+		}
+		return out
+	}
+	steps := []struct {
+		name, content, logged string
+	}{
+		{"misspelt resource", strings.Replace(labeller(ns, "two"), "resource: configmaps", "resource: confgimaps", 1),
+			`rule.yaml:7:17: spec.watch[0].resource: \"confgimaps\": no such resource; did you mean \"configmaps\"?`},
+		{"syntax error", strings.Replace(labeller(ns, "three"), "kreact.patch(", "kreact.patch((", 1),
+			`rule.yaml:15:67: rule \"labeller\": script: Unexpected token ;`},
+	}
+	for i, step := range steps {
+		writeRule(t, dir, "rule.yaml", step.content)
+		testcluster.Eventually(t, step.name+" to be rejected", func() bool { return len(rejections()) == i+1 })
+		line := rejections()[i]
+		if !strings.Contains(line, "rule=labeller") || !strings.Contains(line, step.logged) {
+			t.Errorf("%s logged %s\nwant rule=labeller and %s", step.name, line, step.logged)
+		}
+		name := fmt.Sprintf("after-%d", i)
+		createNamespacedConfigMap(t, dyn, ns, name)
+		testcluster.Eventually(t, "version one to label "+name, func() bool { return labelOf(t, dyn, ns, name) == "one" })
+	}
+	writeRule(t, dir, "rule.yaml", labeller(ns, "four"))
+	testcluster.Eventually(t, "the fixed rule to reload", func() bool { return strings.Contains(c.stderr.String(), "rules reloaded") })
+	createNamespacedConfigMap(t, dyn, ns, "fixed")
+	testcluster.Eventually(t, "version four to label fixed", func() bool { return labelOf(t, dyn, ns, "fixed") == "four" })
+	if n := len(rejections()); n != len(steps) {
+		t.Errorf("%d rejection lines, want one per bad edit (%d):\n%s", n, len(steps), strings.Join(rejections(), "\n"))
 	}
 }

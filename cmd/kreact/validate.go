@@ -321,21 +321,18 @@ func hasNotFound(r *rules.Rule, m *restmapper.Mapper) bool {
 	return false
 }
 
-// scriptProblems turns a compile error into positioned problems.
+// scriptProblems turns a compile error (an engine.RuleError) into
+// positioned problems.
 func scriptProblems(r *rules.Rule, err error) []problem {
-	var list scripting.ErrorList
-	var one *scripting.Error
-	if errors.As(err, &list) {
-		var out []problem
-		for _, e := range list {
-			out = append(out, problem{pos: rules.Position{File: e.File, Line: e.Line, Col: e.Col}, msg: fmt.Sprintf("rule %q: script: %s", r.Name, e.Message)})
-		}
-		return out
+	var list rules.ErrorList
+	if !errors.As(err, &list) {
+		return []problem{{pos: r.Pos, msg: err.Error()}}
 	}
-	if errors.As(err, &one) {
-		return []problem{{pos: rules.Position{File: one.File, Line: one.Line, Col: one.Col}, msg: fmt.Sprintf("rule %q: script: %s", r.Name, one.Message)}}
+	out := make([]problem, len(list))
+	for i, e := range list {
+		out[i] = problem{pos: e.Pos, msg: e.Msg}
 	}
-	return []problem{{pos: r.Pos, msg: err.Error()}}
+	return out
 }
 
 // handlerProblems checks the script's handlers against spec.events and

@@ -52,7 +52,8 @@ func Start(ctx context.Context, cfg *rest.Config, opts Options) (*Stack, error) 
 		return nil, err
 	}
 	iopts := opts.Informers
-	iopts.Logger = s.logger.With("component", "informers")
+	// The manager names itself: component=dynamicinformer.
+	iopts.Logger = s.logger
 	s.Informers = dynamicinformer.New(s.Client, s.Discovery, iopts)
 	for _, run := range []func(context.Context) error{s.Discovery.Run, s.Informers.Run} {
 		s.wg.Go(func() {

@@ -1,0 +1,441 @@
+package scripting
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dop251/goja"
+)
+
+// DefaultMemoryLimit is the memory budget of one call when
+// RuntimeOptions.MemoryLimit is zero: what the call may allocate, garbage
+// included, before it is stopped.
+const DefaultMemoryLimit = 64 << 20
+
+// Estimated costs, in bytes, that the checks of capAllocations charge
+// before a built-in runs. They were measured with goja's own functions
+// (/gc/heap/allocs:bytes around each); they are estimates, not bounds.
+const (
+	// bytesPerElement is one array element: a 16-byte interface value.
+	bytesPerElement = 16
+	// bytesPerChar is one character of a string built by a built-in: goja
+	// keeps strings with any non-ASCII character as UTF-16. ASCII strings
+	// take one byte, so they are charged twice what they take.
+	bytesPerChar = 2
+	// bytesPerPiece is one string of a result with a string per match or
+	// per character (split, match, a string's iterator): about 49 bytes
+	// for a one-character string.
+	bytesPerPiece = 48
+	// bytesPerJSONValue is what goja's JSON.parse allocates for one value:
+	// 200 to 300 bytes for numbers, strings and empty objects.
+	bytesPerJSONValue = 200
+)
+
+// memoryError is the value a call is interrupted with when it allocated
+// past its limit, and the error of a built-in refused up front.
+type memoryError struct {
+	limit, used int64
+}
+
+func (e *memoryError) Error() string {
+	return fmt.Sprintf("memory limit exceeded: the call allocated %s, over its limit of %s",
+		FormatBytes(e.used), FormatBytes(e.limit))
+}
+
+// FormatBytes writes n bytes for people: "64 MiB", "1.5 GiB", "512 bytes".
+func FormatBytes(n int64) string {
+	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	if n < 1<<10 {
+		return strconv.FormatInt(n, 10) + " bytes"
+	}
+	f := float64(n)
+	unit := ""
+	for _, u := range units {
+		if f < 1<<10 {
+			break
+		}
+		f /= 1 << 10
+		unit = u
+	}
+	return strconv.FormatFloat(math.Round(f*10)/10, 'f', -1, 64) + " " + unit
+}
+
+// sizer estimates what a built-in is about to allocate, in bytes. It may
+// replace call's this and arguments with the primitive values it
+// converted them to, so that the built-in does not convert them (and run
+// the script's toString or valueOf) a second time.
+type sizer func(call *goja.FunctionCall) int64
+
+// capAllocations makes the built-ins that can build, in one step, a value
+// far larger than their arguments refuse to when the estimate is over the
+// call's memory limit. goja's Interrupt is not checked inside built-in
+// functions, so the call's watchdog cannot stop them once they run:
+// 'x'.repeat(1<<30) allocates its gigabyte before any script instruction
+// runs again. What a script builds step by step (a loop that pushes or
+// concatenates) is the watchdog's: see allocWatch.
+//
+// The typed arrays, ArrayBuffer and DataView are removed: rules work on
+// JSON, and their constructors allocate any size in one step.
+func (e *env) capAllocations() {
+	vm := e.vm
+	global := vm.GlobalObject()
+	e.rangeErrorCtor = vm.Get("RangeError").ToObject(vm)
+	for _, name := range []string{"ArrayBuffer", "SharedArrayBuffer", "DataView",
+		"Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array",
+		"Int32Array", "Uint32Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array"} {
+		if err := global.Delete(name); err != nil {
+			panic(fmt.Sprintf("scripting: removing %s: %v", name, err))
+		}
+	}
+
+	str := e.proto("String")
+	e.capMethod(str, "String.prototype.repeat", "repeat", func(c *goja.FunctionCall) int64 {
+		s := e.thisString(c)
+		n := c.Argument(0).ToNumber()
+		c.Arguments = []goja.Value{n}
+		return mul(int64(s.Length()), clampCount(n.ToFloat()), bytesPerChar)
+	})
+	pad := func(c *goja.FunctionCall) int64 {
+		e.thisString(c)
+		n := c.Argument(0).ToNumber()
+		c.Arguments = append([]goja.Value{n}, c.Arguments[min(1, len(c.Arguments)):]...)
+		return mul(clampCount(n.ToFloat()), bytesPerChar, 1)
+	}
+	e.capMethod(str, "String.prototype.padStart", "padStart", pad)
+	e.capMethod(str, "String.prototype.padEnd", "padEnd", pad)
+	e.capMethod(str, "String.prototype.concat", "concat", func(c *goja.FunctionCall) int64 {
+		total := int64(e.thisString(c).Length())
+		args := make([]goja.Value, len(c.Arguments))
+		for i, a := range c.Arguments {
+			s := e.toString(a)
+			args[i] = s
+			total += int64(s.Length())
+		}
+		c.Arguments = args
+		return mul(total, bytesPerChar, 1)
+	})
+	e.capMethod(str, "String.prototype.split", "split", func(c *goja.FunctionCall) int64 {
+		s := e.thisString(c)
+		return mul(e.pieces(s, c.Argument(0)), bytesPerPiece, 1)
+	})
+	e.capMethod(str, "String.prototype.match", "match", func(c *goja.FunctionCall) int64 {
+		return mul(int64(e.thisString(c).Length())+1, bytesPerPiece, 1)
+	})
+	for _, name := range []string{"replace", "replaceAll"} {
+		e.capMethod(str, "String.prototype."+name, name, func(c *goja.FunctionCall) int64 {
+			return e.replaceSize(c, name == "replaceAll")
+		})
+	}
+	e.capSymbolMethod(str, "String.prototype[Symbol.iterator]", goja.SymIterator, func(c *goja.FunctionCall) int64 {
+		return mul(int64(e.thisString(c).Length()), bytesPerPiece, 1)
+	})
+
+	arr := e.proto("Array")
+	// One element of the result per element of this: the methods that
+	// walk the whole length natively, holes of a sparse array included.
+	for _, name := range []string{"map", "filter", "slice", "splice", "sort", "reverse", "flat", "flatMap",
+		"copyWithin", "with", "toReversed", "toSorted", "toSpliced", "keys", "entries"} {
+		if o, ok := arr.Get(name).(*goja.Object); !ok || o == nil {
+			continue
+		}
+		e.capMethod(arr, "Array.prototype."+name, name, func(c *goja.FunctionCall) int64 {
+			return mul(e.length(c.This), bytesPerElement, 1)
+		})
+	}
+	// values and Symbol.iterator are one function: spread and for-of
+	// reach it through the symbol.
+	values := e.capMethod(arr, "Array.prototype.values", "values", func(c *goja.FunctionCall) int64 {
+		return mul(e.length(c.This), bytesPerElement, 1)
+	})
+	if err := arr.DefineDataPropertySymbol(goja.SymIterator, values, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
+		panic(fmt.Sprintf("scripting: capping Array.prototype[Symbol.iterator]: %v", err))
+	}
+	e.capMethod(arr, "Array.prototype.fill", "fill", func(c *goja.FunctionCall) int64 {
+		n := e.length(c.This)
+		start := relIndex(c.Argument(1), 0, n)
+		end := relIndex(c.Argument(2), n, n)
+		return mul(max(end-start, 0), bytesPerElement, 1)
+	})
+	e.capMethod(arr, "Array.prototype.concat", "concat", func(c *goja.FunctionCall) int64 {
+		n := e.length(c.This)
+		for _, a := range c.Arguments {
+			if o, ok := a.(*goja.Object); ok && o.ClassName() == "Array" {
+				n += e.length(o)
+			} else {
+				n++
+			}
+		}
+		return mul(n, bytesPerElement, 1)
+	})
+	e.capMethod(arr, "Array.prototype.join", "join", e.joinSize)
+
+	array := vm.Get("Array").ToObject(vm)
+	e.capMethod(array, "Array.from", "from", func(c *goja.FunctionCall) int64 {
+		items := c.Argument(0)
+		if goja.IsString(items) {
+			return mul(int64(e.toString(items).Length()), bytesPerPiece, 1)
+		}
+		return mul(e.length(items), bytesPerElement, 1)
+	})
+	// The global Function is disabled (noDynamicCode); its prototype is
+	// any function's.
+	e.capMethod(array.Prototype(), "Function.prototype.apply", "apply", func(c *goja.FunctionCall) int64 {
+		return mul(e.length(c.Argument(1)), bytesPerElement, 1)
+	})
+	reflect := vm.Get("Reflect").ToObject(vm)
+	e.capMethod(reflect, "Reflect.apply", "apply", func(c *goja.FunctionCall) int64 {
+		return mul(e.length(c.Argument(2)), bytesPerElement, 1)
+	})
+	e.capMethod(reflect, "Reflect.construct", "construct", func(c *goja.FunctionCall) int64 {
+		return mul(e.length(c.Argument(1)), bytesPerElement, 1)
+	})
+}
+
+// proto returns the prototype of the global constructor name.
+func (e *env) proto(name string) *goja.Object {
+	return e.vm.Get(name).ToObject(e.vm).Get("prototype").ToObject(e.vm)
+}
+
+// capMethod replaces o[name] by a function that refuses to call the
+// original when size estimates more than the memory limit. The
+// replacement keeps the original's name, length and attributes.
+func (e *env) capMethod(o *goja.Object, what, name string, size sizer) *goja.Object {
+	f := e.capped(o.Get(name), what, size)
+	if err := o.DefineDataProperty(name, f, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
+		panic(fmt.Sprintf("scripting: capping %s: %v", what, err))
+	}
+	return f
+}
+
+// capSymbolMethod is capMethod for a method named by a symbol.
+func (e *env) capSymbolMethod(o *goja.Object, what string, sym *goja.Symbol, size sizer) {
+	f := e.capped(o.GetSymbol(sym), what, size)
+	if err := o.DefineDataPropertySymbol(sym, f, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
+		panic(fmt.Sprintf("scripting: capping %s: %v", what, err))
+	}
+}
+
+func (e *env) capped(orig goja.Value, what string, size sizer) *goja.Object {
+	fn, ok := goja.AssertFunction(orig)
+	if !ok {
+		panic(fmt.Sprintf("scripting: %s is not a function", what))
+	}
+	origObj := orig.ToObject(e.vm)
+	f := e.vm.ToValue(func(call goja.FunctionCall) goja.Value {
+		if n := size(&call); n > e.cfg.opts.MemoryLimit {
+			e.throwMemory(what, n)
+		}
+		v, err := fn(call.This, call.Arguments...)
+		if err != nil {
+			panic(err)
+		}
+		return v
+	}).(*goja.Object)
+	for _, p := range []string{"name", "length"} {
+		_ = f.DefineDataProperty(p, origObj.Get(p), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	}
+	return f
+}
+
+// throwMemory throws the RangeError of a built-in refused up front. A
+// script may catch it: nothing was allocated.
+func (e *env) throwMemory(what string, n int64) {
+	panic(e.rangeError("memory limit: %s would allocate about %s, over the call's limit of %s",
+		what, FormatBytes(n), FormatBytes(e.cfg.opts.MemoryLimit)))
+}
+
+// rangeError builds a RangeError with the constructor the runtime started
+// with, whatever the script did to the global.
+func (e *env) rangeError(format string, args ...any) *goja.Object {
+	o, err := e.vm.New(e.rangeErrorCtor, e.vm.ToValue(fmt.Sprintf(format, args...)))
+	if err != nil {
+		panic(err)
+	}
+	return o
+}
+
+// thisString converts the call's this to a string, once.
+func (e *env) thisString(c *goja.FunctionCall) goja.String {
+	if goja.IsUndefined(c.This) || goja.IsNull(c.This) {
+		panic(e.vm.NewTypeError("String.prototype method called on null or undefined"))
+	}
+	s := e.toString(c.This)
+	c.This = s
+	return s
+}
+
+// toString converts v to a string as JavaScript's String(v) does.
+func (e *env) toString(v goja.Value) goja.String {
+	s := v.ToString()
+	if gs, ok := s.(goja.String); ok {
+		return gs
+	}
+	return e.vm.ToValue(s.String()).(goja.String)
+}
+
+// length reads the length of an array, array-like or string v; 0 for
+// other primitives.
+func (e *env) length(v goja.Value) int64 {
+	if goja.IsString(v) {
+		return int64(e.toString(v).Length())
+	}
+	o, ok := v.(*goja.Object)
+	if !ok || o == nil {
+		return 0
+	}
+	return clampCount(o.Get("length").ToFloat())
+}
+
+// pieces bounds how many strings split returns: exact for a string
+// separator, the string's length plus one for a regular expression.
+func (e *env) pieces(s goja.String, sep goja.Value) int64 {
+	n := int64(s.Length())
+	switch {
+	case goja.IsUndefined(sep):
+		return 1
+	case goja.IsString(sep):
+		sepStr := sep.String()
+		if sepStr == "" {
+			return n
+		}
+		return int64(strings.Count(s.String(), sepStr)) + 1
+	default:
+		return n + 1
+	}
+}
+
+// replaceSize estimates replace and replaceAll: the matches a global
+// regular expression collects before replacing, and the result when the
+// replacement is a string. Each "$" in it may insert up to the whole
+// string. A replacement function's results are not known in advance.
+func (e *env) replaceSize(c *goja.FunctionCall, all bool) int64 {
+	s := e.thisString(c)
+	n := int64(s.Length())
+	pattern, repl := c.Argument(0), c.Argument(1)
+	var matches, size int64
+	switch {
+	case goja.IsString(pattern) && all:
+		p := pattern.String()
+		if p == "" {
+			matches = n + 1
+		} else {
+			matches = int64(strings.Count(s.String(), p))
+		}
+	case goja.IsString(pattern):
+		matches = 1
+	default:
+		matches = n + 1
+		size = mul(matches, bytesPerPiece, 1)
+	}
+	if _, isFunc := goja.AssertFunction(repl); isFunc {
+		return size
+	}
+	r := e.toString(repl)
+	c.Arguments = []goja.Value{pattern, r}
+	rs := r.String()
+	each := int64(len(rs)) + int64(strings.Count(rs, "$"))*n
+	return add(size, mul(add(n, mul(matches, each, 1)), bytesPerChar, 1))
+}
+
+// joinSize estimates join by converting the elements to strings first,
+// and hands join those strings, so that no element's toString runs twice.
+// An array that is being joined already (it contains itself) joins as "",
+// as goja's join does.
+func (e *env) joinSize(c *goja.FunctionCall) int64 {
+	o := c.This.ToObject(e.vm)
+	if slices.Contains(e.joining, o) {
+		c.This = e.vm.NewArray()
+		return 0
+	}
+	if len(e.joining) >= MaxJSONNesting {
+		panic(e.rangeError("join: arrays nested deeper than %d levels", MaxJSONNesting))
+	}
+	e.joining = append(e.joining, o)
+	defer func() { e.joining = e.joining[:len(e.joining)-1] }()
+	n := e.length(o)
+	if n*bytesPerElement > e.cfg.opts.MemoryLimit {
+		return mul(n, bytesPerElement, 1)
+	}
+	sep := ","
+	if a := c.Argument(0); !goja.IsUndefined(a) {
+		sep = a.String()
+	}
+	total := mul(max(n-1, 0), int64(len(sep)), 1)
+	strs := make([]any, n)
+	for i := range n {
+		v := o.Get(strconv.FormatInt(i, 10))
+		if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
+			strs[i] = ""
+			continue
+		}
+		s := e.toString(v)
+		strs[i] = s
+		total = add(total, int64(s.Length()))
+		if total*bytesPerChar > e.cfg.opts.MemoryLimit {
+			return mul(total, bytesPerChar, 1)
+		}
+	}
+	c.This = e.vm.NewArray(strs...)
+	c.Arguments = []goja.Value{e.vm.ToValue(sep)}
+	return mul(total, bytesPerChar, 1)
+}
+
+// jsonParseSize estimates what JSON.parse allocates for text with the
+// given number of values.
+func jsonParseSize(text string, values int64) int64 {
+	return add(mul(values, bytesPerJSONValue, 1), mul(int64(len(text)), bytesPerChar, 1))
+}
+
+// clampCount turns a JavaScript count or length into an int64 that is
+// safe to multiply: NaN and negatives are 0, huge values stay huge.
+func clampCount(f float64) int64 {
+	switch {
+	case math.IsNaN(f) || f <= 0:
+		return 0
+	case f >= 1<<53:
+		return 1 << 53
+	}
+	return int64(f)
+}
+
+// relIndex resolves a relative index argument of fill: undefined is def,
+// negatives count from the end, the result lies in [0, n].
+func relIndex(v goja.Value, def, n int64) int64 {
+	if goja.IsUndefined(v) {
+		return def
+	}
+	f := v.ToFloat()
+	if math.IsNaN(f) {
+		return 0
+	}
+	if f < 0 {
+		return max(n+int64(math.Max(f, -1<<53)), 0)
+	}
+	return min(int64(math.Min(f, 1<<53)), n)
+}
+
+// mul multiplies non-negative sizes, saturating at MaxInt64.
+func mul(a, b, c int64) int64 {
+	if a == 0 || b == 0 || c == 0 {
+		return 0
+	}
+	if a > math.MaxInt64/b {
+		return math.MaxInt64
+	}
+	ab := a * b
+	if ab > math.MaxInt64/c {
+		return math.MaxInt64
+	}
+	return ab * c
+}
+
+// add adds non-negative sizes, saturating at MaxInt64.
+func add(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}

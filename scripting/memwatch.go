@@ -1,0 +1,144 @@
+package scripting
+
+import (
+	"runtime/metrics"
+	"sync"
+	"time"
+
+	"github.com/dop251/goja"
+)
+
+const (
+	// watchEvery is how often the watchdog reads the allocation counter
+	// while calls run. What a call allocates between two readings is
+	// what it can overrun its limit by (at a few GB/s, some MB).
+	watchEvery = 5 * time.Millisecond
+	// watchIdle is how long the watchdog goroutine stays after the last
+	// call ended, so that calls in quick succession do not start one
+	// goroutine each.
+	watchIdle = 100 * time.Millisecond
+	// allocsMetric counts every byte the process has allocated on the
+	// heap, garbage included; it only grows.
+	allocsMetric = "/gc/heap/allocs:bytes"
+)
+
+// allocWatch is the watchdog of every call's memory limit. Go has no
+// per-goroutine allocation counter, and goja no allocation hook, so a call
+// is charged with what the whole process allocated on the heap since the
+// call started (runtime/metrics, /gc/heap/allocs:bytes), and every call
+// over its limit at a reading is stopped. Calls that run at the same time
+// are charged each other's allocations, so a long call beside one that
+// allocates fast can be stopped too; a call shorter than watchEvery is
+// never read at all, and handler calls are short. Blaming only the call
+// charged most, and forgiving the others, was tried and is unsafe: with
+// several hostile calls at once, each is forgiven whenever another one is
+// stopped, and a doubling string outgrows any machine.
+//
+// Readings are only as punctual as the Go scheduler: while script
+// goroutines keep every P busy, or the runtime waits for a large copy
+// before stopping the world, the watchdog goroutine waits too (measured on
+// a loaded two-core machine: up to several hundred milliseconds). A call
+// that grows linearly overruns by what it allocates meanwhile; one that
+// doubles a string can double it several times.
+//
+// There is one watchdog per process, because the counter it divides up is
+// the process's: calls of every rule, Program and Runtime register with
+// it. This is the package's one piece of mutable state besides
+// regexp2.DefaultMatchTimeout.
+type allocWatch struct {
+	mu      sync.Mutex
+	calls   map[*allocMeter]struct{}
+	running bool
+	sample  [1]metrics.Sample
+}
+
+// watchdog is the process's allocWatch.
+var watchdog = &allocWatch{
+	calls:  make(map[*allocMeter]struct{}),
+	sample: [1]metrics.Sample{{Name: allocsMetric}},
+}
+
+// allocMeter is one call's registration with the watchdog.
+type allocMeter struct {
+	vm    *goja.Runtime
+	limit int64
+	// base is the allocation counter when the call started.
+	base uint64
+	// tripped receives the error the call was interrupted with. It is
+	// buffered; start empties it.
+	tripped chan *memoryError
+}
+
+func newAllocMeter(vm *goja.Runtime, limit int64) *allocMeter {
+	return &allocMeter{vm: vm, limit: limit, tripped: make(chan *memoryError, 1)}
+}
+
+// allocated reads the counter; w.mu must be held.
+func (w *allocWatch) allocated() uint64 {
+	metrics.Read(w.sample[:])
+	return w.sample[0].Value.Uint64()
+}
+
+// start charges m from now on.
+func (w *allocWatch) start(m *allocMeter) {
+	select {
+	case <-m.tripped:
+	default:
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m.base = w.allocated()
+	w.calls[m] = struct{}{}
+	if !w.running {
+		w.running = true
+		go w.loop()
+	}
+}
+
+// stop ends m's call. A trip that raced with it leaves an interrupt that
+// the next call clears (Runtime.run calls ClearInterrupt first).
+func (w *allocWatch) stop(m *allocMeter) {
+	w.mu.Lock()
+	delete(w.calls, m)
+	w.mu.Unlock()
+}
+
+// loop reads the counter every watchEvery while calls run, and ends after
+// watchIdle without calls.
+func (w *allocWatch) loop() {
+	t := time.NewTicker(watchEvery)
+	defer t.Stop()
+	idle := 0
+	for range t.C {
+		if !w.check(&idle) {
+			return
+		}
+	}
+}
+
+// check is one reading. It returns false when the loop should end.
+func (w *allocWatch) check(idle *int) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.calls) == 0 {
+		*idle++
+		if time.Duration(*idle)*watchEvery >= watchIdle {
+			w.running = false
+			return false
+		}
+		return true
+	}
+	*idle = 0
+	now := w.allocated()
+	for m := range w.calls {
+		used := int64(now - m.base)
+		if used <= m.limit {
+			continue
+		}
+		err := &memoryError{limit: m.limit, used: used}
+		m.vm.Interrupt(err)
+		m.tripped <- err
+		delete(w.calls, m)
+	}
+	return true
+}
