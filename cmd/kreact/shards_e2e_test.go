@@ -47,6 +47,10 @@ spec:
 `, replica)
 }
 
+// threeMembers matches a replica's log line for a range computed from
+// three members.
+var threeMembers = regexp.MustCompile(`"shard range changed".* members="\[\S+ \S+ \S+\]"`)
+
 // TestShardsSplitTheObjects runs three kreact replicas with --shards
 // against an API server with ShardedListAndWatch on: every ConfigMap is
 // annotated by exactly one replica, each replica caches at most 0.4× of
@@ -60,21 +64,6 @@ func TestShardsSplitTheObjects(t *testing.T) {
 	t.Cleanup(func() { _ = gated.Stop() })
 	cs := kubernetes.NewForConfigOrDie(gated.Config())
 	ctx := t.Context()
-	total := 0
-	for i := range shardNamespaces {
-		ns := fmt.Sprintf("shard-e2e-%d", i)
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		for j := range shardPerNS {
-			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", j), Namespace: ns, Labels: map[string]string{"shard-e2e": "yes"}}}
-			if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			total++
-		}
-	}
-
 	// Replicas are processes, as in a cluster (and because klog's logger
 	// is process-wide).
 	bin := filepath.Join(t.TempDir(), "kreact")
@@ -107,6 +96,29 @@ func TestShardsSplitTheObjects(t *testing.T) {
 	}
 	for _, r := range replicas {
 		testcluster.Eventually(t, r+" to be running", func() bool { return strings.Contains(logs[r].String(), "kreact is running") })
+	}
+	// Objects that exist while replicas are still joining are handled by
+	// the first ones, then handed over (each replica that gains a range
+	// receives its objects as initial adds): the split is checked on
+	// objects created once every replica sees the three members.
+	for _, r := range replicas {
+		testcluster.Eventually(t, r+" to see three members", func() bool {
+			return threeMembers.MatchString(logs[r].String())
+		})
+	}
+	total := 0
+	for i := range shardNamespaces {
+		ns := fmt.Sprintf("shard-e2e-%d", i)
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for j := range shardPerNS {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", j), Namespace: ns, Labels: map[string]string{"shard-e2e": "yes"}}}
+			if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			total++
+		}
 	}
 
 	// handledBy returns, for every ConfigMap, the replicas that annotated it.
