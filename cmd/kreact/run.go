@@ -59,6 +59,7 @@ that loses the lease exits at once.`)
 	if err != nil {
 		return err
 	}
+	setMemoryLimit(logger, os.Getenv, os.ReadFile)
 	// A broken rule file is reported and skipped: the other rules run.
 	rs, failed, loadErr := rules.LoadEach(f.files...)
 	if len(rs) == 0 {
