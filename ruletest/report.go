@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -32,26 +32,78 @@ type Summary struct {
 	Files, Cases, Passed, Failed, Updated int
 }
 
-// Files returns the test files that paths stand for, as rules.Files lists
-// them; a directory without any is an error too.
+// Files returns the test files that paths stand for: a file given by name;
+// in a directory, its *.yaml and *.yml files but those whose documents are
+// all rules or CustomResourceDefinitions, and the files of RuleTest
+// documents in its subdirectories, so that `kreact test examples/` finds
+// examples/tests/*.yaml beside the rules they test. A directory without
+// any is an error too.
 func Files(paths ...string) ([]string, error) {
-	files, err := rules.Files(paths...)
 	var errs rules.ErrorList
-	if err != nil {
-		errs = append(errs, err.(rules.ErrorList)...)
-	}
+	var files []string
 	for _, p := range paths {
 		fi, statErr := os.Stat(p)
 		if statErr != nil || !fi.IsDir() {
+			more, err := rules.Files(p)
+			files = append(files, more...)
+			if err != nil {
+				errs = append(errs, err.(rules.ErrorList)...)
+			}
 			continue
 		}
-		dir := filepath.Clean(p)
-		if !slices.ContainsFunc(files, func(f string) bool { return filepath.Dir(f) == dir }) {
+		n := len(files)
+		top, err := rules.Files(p)
+		if err != nil {
+			errs = append(errs, err.(rules.ErrorList)...)
+		}
+		for _, f := range top {
+			if !rules.FileIs(f, func(t rules.TypeMeta) bool {
+				return t.IsCRD() || (t.Kind == rules.Kind && t.APIVersion == rules.APIVersion)
+			}) {
+				files = append(files, f)
+			}
+		}
+		root := filepath.Clean(p)
+		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			switch {
+			case err != nil:
+				return nil
+			case d.IsDir() && path != root && strings.HasPrefix(d.Name(), "."):
+				return filepath.SkipDir
+			case d.IsDir() || filepath.Dir(path) == root:
+				return nil
+			}
+			if ext := filepath.Ext(path); (ext == ".yaml" || ext == ".yml") && rules.FileIs(path, isTestDocument) {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if len(files) == n {
 			errs.Add(rules.Position{File: p}, "no test files (*.yaml, *.yml) in this directory")
 		}
 	}
-	return files, errs.Err()
+	return unique(files), errs.Err()
 }
+
+// unique drops the files listed before, under any spelling of their path.
+func unique(files []string) []string {
+	seen := make(map[string]bool, len(files))
+	out := files[:0]
+	for _, f := range files {
+		key := filepath.Clean(f)
+		if abs, err := filepath.Abs(f); err == nil {
+			key = abs
+		}
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// isTestDocument reports whether a document is a RuleTest.
+func isTestDocument(t rules.TypeMeta) bool { return t.Kind == Kind && t.APIVersion == APIVersion }
 
 // Run loads the test files that paths stand for (see Files), runs every
 // case and prints a report to w in the style of go test: one line per case

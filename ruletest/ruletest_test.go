@@ -152,6 +152,17 @@ func TestFiles(t *testing.T) {
 	if strings.Join(files, " ") != strings.Join(want, " ") {
 		t.Errorf("Files = %q, want %q", files, want)
 	}
+	// A folder of rules finds the tests in its subfolders and skips the
+	// rules, the CRDs and the fixtures.
+	files, err = Files("../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"../examples/tests/backup-configmaps.yaml", "../examples/tests/namespace-defaults.yaml", "../examples/tests/notify-failures.yaml",
+		"../examples/tests/restart-on-config-change.yaml", "../examples/tests/ttl-cleanup.yaml"}
+	if strings.Join(files, " ") != strings.Join(want, " ") {
+		t.Errorf("Files(../examples) = %q, want %q", files, want)
+	}
 	if _, err := Files("testdata/nope"); err == nil ||
 		!strings.Contains(err.Error(), "testdata/nope: no such file or directory") {
 		t.Errorf("Files of a missing path: %v", err)

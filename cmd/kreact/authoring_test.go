@@ -71,12 +71,17 @@ func TestValidateGolden(t *testing.T) {
 }
 
 func TestValidateExamples(t *testing.T) {
-	code, stdout, stderr := run(t, "validate", "-f", "../../examples", "--crd", "../../examples/crds/backup.yaml")
+	// The CRD in examples/crds/ counts: no --crd needed.
+	code, stdout, stderr := run(t, "validate", "-f", "../../examples")
 	if code != exitOK || stderr != "" || !strings.HasPrefix(stdout, "ok: 6 rules in 6 files") {
 		t.Errorf("kreact validate of the examples: %s", transcript(code, stdout, stderr))
 	}
+	code, stdout, stderr = run(t, "validate", "-f", "../../examples/backup-configmaps.yaml", "-f", "../../examples/crds/backup.yaml")
+	if code != exitOK || stderr != "" || !strings.HasPrefix(stdout, "ok: 1 rule in 1 file") {
+		t.Errorf("kreact validate of a rule and a CRD file: %s", transcript(code, stdout, stderr))
+	}
 	// Without the CRD, the Backup rule's "bk" does not resolve offline.
-	code, _, stderr = run(t, "validate", "-f", "../../examples")
+	code, _, stderr = run(t, "validate", "-f", "../../examples/backup-configmaps.yaml")
 	if code != exitInvalid || !strings.Contains(stderr, `"bk": no such resource`) || !strings.Contains(stderr, "hint: custom resources resolve with --crd") {
 		t.Errorf("kreact validate without --crd: exit %d\n%s", code, stderr)
 	}
@@ -87,12 +92,14 @@ var durations = regexp.MustCompile(`\((\d+(\.\d+)?(ns|µs|ms|s|m)|0s)\)`)
 
 // TestExampleRuleTestsPass runs `kreact test examples/tests`, as CI should.
 func TestExampleRuleTestsPass(t *testing.T) {
-	code, stdout, stderr := run(t, "test", "../../examples/tests")
-	if code != exitOK || !strings.HasPrefix(lastLine(stdout), "ok") {
-		t.Errorf("kreact test examples/tests: %s", transcript(code, stdout, stderr))
-	}
-	if n := strings.Count(stdout, "--- PASS: "); n < 20 {
-		t.Errorf("%d cases passed, want the examples' 20 or more", n)
+	for _, dir := range []string{"../../examples/tests", "../../examples"} {
+		code, stdout, stderr := run(t, "test", dir)
+		if code != exitOK || !strings.HasPrefix(lastLine(stdout), "ok") {
+			t.Errorf("kreact test %s: %s", dir, transcript(code, stdout, stderr))
+		}
+		if n := strings.Count(stdout, "--- PASS: "); n < 20 {
+			t.Errorf("kreact test %s: %d cases passed, want the examples' 20 or more", dir, n)
+		}
 	}
 }
 
@@ -138,7 +145,8 @@ func TestRBACGolden(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"examples", []string{"rbac", "-f", "../../examples", "--crd", "../../examples/crds/backup.yaml"}},
+		{"examples", []string{"rbac", "-f", "../../examples"}},
+		{"three-problems", []string{"rbac", "-f", "testdata/rbac/three-problems.yaml"}},
 		{"namespaced", []string{"rbac", "-f", "testdata/rbac/namespaced.yaml", "--name", "reactor", "-n", "ops", "--leader-elect"}},
 		{"invalid", []string{"rbac", "-f", "testdata/validate/unknown-resource.yaml"}},
 		{"bad-name", []string{"rbac", "-f", "testdata/rbac/namespaced.yaml", "--name", "Kreact"}},

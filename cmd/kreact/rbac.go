@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/rules"
 )
@@ -205,7 +206,9 @@ namespaces, and with --leader-elect a Role for the Lease.
                              apiservices (discovery refresh)
   --leader-elect             get, create, update on leases in --namespace
 
-Resource names resolve as for 'kreact validate' (--crd, --kubeconfig).
+Rule files and resource names are read as 'kreact validate' reads them
+(CRD manifests among the -f paths, --crd, --kubeconfig); a rule that
+'kreact validate' rejects is an error here too, with every problem listed.
 Apply the output with 'kubectl apply -f -'.`)
 	fs.listVar(&f.files, "filename", "f", "rule file or directory (repeatable)")
 	fs.stringVar(&f.name, "name", "", "kreact", "name of the ServiceAccount, roles and bindings")
@@ -224,23 +227,30 @@ Apply the output with 'kubectl apply -f -'.`)
 			return &usageError{fmt.Sprintf("rbac: %s %q: %s", flag, v, strings.Join(errs, "; "))}
 		}
 	}
-	rs, err := rules.Load(f.files...)
-	if err != nil {
-		return &invalidError{err}
-	}
+	ruleFiles, crds := authoringInputs(f.files)
+	f.res.crds = append(f.res.crds, crds...)
 	mapper, err := f.res.mapper(ctx)
 	if err != nil {
 		return err
 	}
+	// Every problem at once, as validate reports them: the files that do
+	// not load, and the scripts that do not compile and the names that do
+	// not resolve in the rules of those that do.
+	rs, errs := loadRules(ruleFiles)
 	var resolved []*rules.Resolved
-	var errs rules.ErrorList
 	for _, r := range rs {
+		_, compileErr := engine.Compile(r)
+		if compileErr != nil {
+			addRuleErrors(&errs, compileErr)
+		}
 		res, err := r.Resolve(mapper)
 		if err != nil {
 			addRuleErrors(&errs, err)
 			continue
 		}
-		resolved = append(resolved, res)
+		if compileErr == nil {
+			resolved = append(resolved, res)
+		}
 	}
 	if len(errs) > 0 {
 		errs.Sort()

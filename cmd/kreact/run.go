@@ -65,6 +65,7 @@ and handles its shard of the watched objects.`)
 	if err != nil {
 		return err
 	}
+	setMemoryLimit(logger, os.Getenv, os.ReadFile)
 	// A broken rule file is reported and skipped: the other rules run.
 	rs, failed, loadErr := rules.LoadEach(f.files...)
 	if len(rs) == 0 {

@@ -219,8 +219,10 @@ file:line:col: the format, the scripts' syntax, their handlers, and the
 resources they name and the verbs declared on them.
 
 Resource names resolve against the resources of a standard kube-apiserver
-plus the CustomResourceDefinitions of --crd files; with --kubeconfig or
---context, against that cluster's API instead.
+plus the CustomResourceDefinitions of --crd files, and of the CRD manifests
+found among the -f paths (in a directory given, or in its subdirectories);
+with --kubeconfig or --context, against that cluster's API instead (plus
+those CRDs).
 
 Handlers: a rule whose script has no handler for any of its spec.events
 (and no onTick for spec.every) would never run, and spec.every without
@@ -238,6 +240,8 @@ Exit code 3 if there are errors; warnings alone exit 0.`)
 	if len(files) == 0 {
 		return &usageError{"validate: no rule files: use -f FILE|DIR"}
 	}
+	files, crds := authoringInputs(files)
+	res.crds = append(res.crds, crds...)
 	mapper, err := res.mapper(ctx)
 	if err != nil {
 		return err

@@ -1,0 +1,69 @@
+package rules
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// TypeMeta is the apiVersion and kind of one YAML document.
+type TypeMeta struct {
+	APIVersion string `yaml:"apiVersion"`
+	Kind       string `yaml:"kind"`
+}
+
+// IsCRD reports whether the document is a CustomResourceDefinition.
+func (t TypeMeta) IsCRD() bool {
+	return t.Kind == "CustomResourceDefinition" && strings.HasPrefix(t.APIVersion, "apiextensions.k8s.io/")
+}
+
+// maxManifestSize bounds the files FileTypes reads.
+const maxManifestSize = 4 << 20
+
+// FileTypes returns the apiVersion and kind of every document of a YAML
+// file, so that the authoring commands can tell rule files, test files and
+// CRD manifests apart in a directory. ok is false when the file is not a
+// regular file of at most 4 MiB, is empty, or is not valid YAML: such a
+// file is left to the loaders, which say what is wrong with it.
+func FileTypes(path string) (types []TypeMeta, ok bool) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxManifestSize {
+		return nil, false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var t TypeMeta
+		err := dec.Decode(&t)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, false
+		}
+		types = append(types, t)
+	}
+	return types, len(types) > 0
+}
+
+// FileIs reports whether every document of the YAML file at path is what
+// is reports, and there is at least one.
+func FileIs(path string, is func(TypeMeta) bool) bool {
+	types, ok := FileTypes(path)
+	if !ok {
+		return false
+	}
+	for _, t := range types {
+		if !is(t) {
+			return false
+		}
+	}
+	return true
+}
