@@ -159,7 +159,7 @@ func TestFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = []string{"../examples/tests/backup-configmaps.yaml", "../examples/tests/namespace-defaults.yaml", "../examples/tests/notify-failures.yaml",
-		"../examples/tests/restart-on-config-change.yaml", "../examples/tests/ttl-cleanup.yaml"}
+		"../examples/tests/restart-on-config-change.yaml", "../examples/tests/secret-sync.yaml", "../examples/tests/ttl-cleanup.yaml"}
 	if strings.Join(files, " ") != strings.Join(want, " ") {
 		t.Errorf("Files(../examples) = %q, want %q", files, want)
 	}
