@@ -45,4 +45,14 @@
 //
 // Each replica holds a Lease of its own (Membership) and renews it; the
 // live members are the Leases of the group that have not expired.
+//
+// A replica owns its range as soon as it has listed the members it sees,
+// so while replicas join one after the other, the objects that exist are
+// first handled by the early ones (the first alone owns the whole hash
+// space) and then handed over: a replica that gains a range receives its
+// objects as initial adds. Replicas that see different members for a
+// moment may both own an object, for about one RenewPeriod. A replica
+// that dies without deleting its Lease leaves its range unhandled until
+// the Lease expires (LeaseDuration); the others then receive its objects
+// as initial adds.
 package shard

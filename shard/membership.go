@@ -28,8 +28,11 @@ type MembershipOptions struct {
 	// Group names the replicas that share the work: their Leases carry
 	// GroupLabel=Group and are named GROUP-IDENTITY. Empty means "kreact".
 	Group string
-	// Identity names this replica; it must be unique in the group, and a
-	// restarted process should take a new one. Required.
+	// Identity names this replica; it must be unique among the group's
+	// running replicas. A process restarted with its predecessor's
+	// identity takes its Lease over (and, the members being the same, its
+	// range); one with a new identity is a new member, and the
+	// predecessor's Lease expires on its own. Required.
 	Identity string
 	// LeaseDuration is how long a member counts as live after its last
 	// renewal, and so how long its range goes unhandled after it dies.

@@ -151,6 +151,8 @@ func TestRBACGolden(t *testing.T) {
 		{"invalid", []string{"rbac", "-f", "testdata/validate/unknown-resource.yaml"}},
 		{"bad-name", []string{"rbac", "-f", "testdata/rbac/namespaced.yaml", "--name", "Kreact"}},
 		{"finalizer", []string{"rbac", "-f", "testdata/rbac/finalizer.yaml"}},
+		{"shards", []string{"rbac", "-f", "testdata/rbac/namespaced.yaml", "--name", "reactor", "-n", "ops", "--shards"}},
+		{"shards-and-leader", []string{"rbac", "-f", "testdata/rbac/namespaced.yaml", "--shards", "--leader-elect"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -177,16 +177,17 @@ type rbacFlags struct {
 	name        string
 	namespace   string
 	leaderElect bool
+	shards      bool
 	res         resourceFlags
 }
 
 func rbacCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	var f rbacFlags
-	fs := newFlagSet("rbac", "kreact rbac -f FILE|DIR [-f ...] [--name kreact] [--namespace kreact-system] [--leader-elect] [--crd FILE ...]",
+	fs := newFlagSet("rbac", "kreact rbac -f FILE|DIR [-f ...] [--name kreact] [--namespace kreact-system] [--leader-elect | --shards] [--crd FILE ...]",
 		`Print, as YAML, the least-privilege RBAC that kreact needs to run the rules:
 a ServiceAccount, a ClusterRole and ClusterRoleBinding, a Role and
 RoleBinding per namespace where resources are watched only in named
-namespaces, and with --leader-elect a Role for the Lease.
+namespaces, and with --leader-elect or --shards a Role for the Leases.
 
   watched resources          get, list, watch (in the watched namespaces
                              when every watch of the resource names some)
@@ -205,6 +206,9 @@ namespaces, and with --leader-elect a Role for the Lease.
   kreact itself              list, watch on customresourcedefinitions and
                              apiservices (discovery refresh)
   --leader-elect             get, create, update on leases in --namespace
+  --shards                   get, list, create, update, delete on leases in
+                             --namespace: each replica's own Lease, and the
+                             group's, listed to find the live members
 
 Rule files and resource names are read as 'kreact validate' reads them
 (CRD manifests among the -f paths, --crd, --kubeconfig); a rule that
@@ -214,11 +218,15 @@ Apply the output with 'kubectl apply -f -'.`)
 	fs.stringVar(&f.name, "name", "", "kreact", "name of the ServiceAccount, roles and bindings")
 	fs.stringVar(&f.namespace, "namespace", "n", "kreact-system", "namespace of the ServiceAccount (and of the Lease with --leader-elect)")
 	fs.boolVar(&f.leaderElect, "leader-elect", "", false, "also grant what leader election needs on its Lease in --namespace")
+	fs.boolVar(&f.shards, "shards", "", false, "also grant what sharding (kreact run --shards) needs on the replicas' Leases in --namespace")
 	f.res.register(fs)
 	if err := fs.parse(args); err != nil {
 		return err
 	}
 	f.files = append(f.files, fs.Args()...)
+	if f.leaderElect && f.shards {
+		return &usageError{"rbac: --shards and --leader-elect exclude each other, as they do for kreact run"}
+	}
 	if len(f.files) == 0 {
 		return &usageError{"rbac: no rule files: use -f FILE|DIR"}
 	}
@@ -257,7 +265,7 @@ Apply the output with 'kubectl apply -f -'.`)
 		return &invalidError{errs}
 	}
 	cluster, namespaced := rbacFor(resolved)
-	if f.leaderElect {
+	if f.leaderElect || f.shards {
 		if namespaced[f.namespace] == nil {
 			namespaced[f.namespace] = grants{}
 		}
@@ -327,6 +335,21 @@ func renderRBAC(f rbacFlags, rs []*rules.Rule, cluster grants, namespaced map[st
 			role := mapping("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "Role",
 				"metadata", mapping("name", name, "namespace", ns), "rules", policyRules(lease))
 			role.HeadComment = "Leader election (--leader-elect): the Lease in kreact's namespace."
+			docs = append(docs, role,
+				mapping("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "RoleBinding",
+					"metadata", mapping("name", name, "namespace", ns),
+					"roleRef", mapping("apiGroup", "rbac.authorization.k8s.io", "kind", "Role", "name", name),
+					"subjects", subject))
+		}
+		if f.shards && ns == f.namespace {
+			name := f.name + "-shards"
+			lease := grants{}
+			lease.add(leasesGR, "kreact", "shard membership", "get", "list", "create", "update", "delete")
+			role := mapping("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "Role",
+				"metadata", mapping("name", name, "namespace", ns), "rules", policyRules(lease))
+			role.HeadComment = "Sharding (--shards): each replica's Lease in kreact's namespace, and the\n" +
+				"group's Leases, listed to find the live members; a Lease left by a\n" +
+				"replica that died is deleted once long expired."
 			docs = append(docs, role,
 				mapping("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "RoleBinding",
 					"metadata", mapping("name", name, "namespace", ns),

@@ -241,3 +241,53 @@ spec:
 		t.Errorf("the generated RBAC is not sufficient: kreact got 403s:\n%s", logs)
 	}
 }
+
+// TestRBACIsSufficientForShards runs kreact run --shards as the
+// ServiceAccount that `kreact rbac --shards` prints: it joins the group
+// with its Lease, reacts, and deletes its Lease when it stops, with no
+// request refused.
+func TestRBACIsSufficientForShards(t *testing.T) {
+	ctx := t.Context()
+	const ns, sa = "kreact-rbac-shards", "kreact-shards-e2e"
+	createNamespace(t, ns)
+	dir := t.TempDir()
+	writeRule(t, dir, "labeller.yaml", labeller(ns, "sharded"))
+	code, manifests, stderr := run(t, "rbac", "-f", dir, "--name", sa, "--namespace", ns, "--shards")
+	if code != exitOK {
+		t.Fatalf("kreact rbac: %s", transcript(code, manifests, stderr))
+	}
+	applyManifests(t, manifests)
+	saConfig := serviceAccountConfig(t, ns, sa)
+	saClient := kubernetes.NewForConfigOrDie(saConfig)
+	testcluster.Eventually(t, "the ServiceAccount to be allowed to list Leases", func() bool {
+		_, err := saClient.CoordinationV1().Leases(ns).List(ctx, metav1.ListOptions{Limit: 1})
+		return err == nil
+	})
+
+	c := startCLI(t, "run", "-f", dir, "--kubeconfig", writeKubeconfig(t, saConfig),
+		"--shards", "--shard-namespace", ns, "--shard-identity", "only", "--shard-lease-duration", "6s", "--shard-renew-period", "500ms")
+	testcluster.Eventually(t, "kreact to run sharded as the ServiceAccount", func() bool {
+		return strings.Contains(c.stderr.String(), "kreact is running")
+	})
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "sharded", Namespace: ns}}
+	if _, err := typedClient(t).CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, "the labeller to react", func() bool {
+		got, err := typedClient(t).CoreV1().ConfigMaps(ns).Get(ctx, "sharded", metav1.GetOptions{})
+		return err == nil && got.Labels["version"] == "sharded"
+	})
+	if code := c.stop(); code != exitOK {
+		t.Errorf("kreact run exited %d", code)
+	}
+	logs := c.stderr.String()
+	if !strings.Contains(logs, "left the shard group") {
+		t.Errorf("kreact did not delete its Lease when it stopped")
+	}
+	if strings.Contains(strings.ToLower(logs), "forbidden") {
+		t.Errorf("the generated RBAC is not sufficient: kreact got 403s:\n%s", logs)
+	}
+	if _, err := typedClient(t).CoordinationV1().Leases(ns).Get(ctx, "kreact-only", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the Lease is left after kreact stopped: %v", err)
+	}
+}

@@ -25,9 +25,7 @@ type shardFlags struct {
 	key           string
 	leaseDuration time.Duration
 	renewPeriod   time.Duration
-
-	// identity, if set, replaces the generated identity (tests).
-	identity string
+	identity      string
 }
 
 func (s *shardFlags) register(fs *flagSet) {
@@ -43,6 +41,9 @@ func (s *shardFlags) register(fs *flagSet) {
 		"how long a replica that stopped renewing its Lease keeps its shard before the others take it over")
 	fs.DurationVar(&s.renewPeriod, "shard-renew-period", 3*time.Second,
 		"how often a replica renews its Lease and looks for replicas that joined or left; less than half the lease duration")
+	fs.stringVar(&s.identity, "shard-identity", "", "",
+		"this replica's name in the group, unique among the running replicas (default: the host name and a random suffix, a new member per process); "+
+			"a process restarted with the same name, such as a StatefulSet's pod, takes its predecessor's Lease and range over")
 }
 
 func (s *shardFlags) validate(leaderElect bool) error {

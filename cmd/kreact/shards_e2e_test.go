@@ -4,13 +4,16 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,8 +28,15 @@ import (
 const (
 	shardNamespaces = 30
 	shardPerNS      = 20
+
+	// shardLease is the replicas' --shard-lease-duration.
+	shardLease = 6 * time.Second
 )
 
+// shardRule annotates every ConfigMap it handles with
+// kreact.dev/handled-by-REPLICA: SEQ, SEQ being the ConfigMap's data.seq
+// ("0" when it has none). A test that writes a new seq to an object sees
+// which replicas reacted to that write.
 func shardRule(replica string) string {
 	return fmt.Sprintf(`apiVersion: kreact.dev/v1alpha1
 kind: Rule
@@ -41,170 +51,392 @@ spec:
     - resources: [configmaps]
       verbs: [patch]
   script: |
-    function onAdd(obj, ctx) {
-      kreact.patch(obj, {metadata: {annotations: {"kreact.dev/handled-by-%s": "true"}}});
+    function handle(obj) {
+      const seq = (obj.data && obj.data.seq) || "0";
+      kreact.patch(obj, {metadata: {annotations: {"kreact.dev/handled-by-%s": seq}}});
     }
+    function onAdd(obj, ctx) { handle(obj); }
+    function onUpdate(oldObj, obj, ctx) { handle(obj); }
 `, replica)
 }
 
-// threeMembers matches a replica's log line for a range computed from
-// three members.
-var threeMembers = regexp.MustCompile(`"shard range changed".* members="\[\S+ \S+ \S+\]"`)
+// shardGroup is a group of kreact replicas run as processes with --shards
+// (as in a cluster, and because klog's logger is process-wide), and the
+// labelled ConfigMaps they share.
+type shardGroup struct {
+	t          *testing.T
+	cluster    *testcluster.Cluster
+	cs         kubernetes.Interface
+	bin        string
+	names      []string
+	metricsURL map[string]string
+	logs       map[string]*testcluster.LogBuffer
+	procs      map[string]*exec.Cmd
+	keys       []string // namespace/name of every ConfigMap created
+}
+
+// startShardGroup builds kreact and starts the replicas named names
+// against c, then waits until each runs and sees all of them.
+func startShardGroup(t *testing.T, c *testcluster.Cluster, names ...string) *shardGroup {
+	t.Helper()
+	g := &shardGroup{
+		t: t, cluster: c, cs: kubernetes.NewForConfigOrDie(c.Config()),
+		bin:   filepath.Join(t.TempDir(), "kreact"),
+		names: names, metricsURL: map[string]string{}, logs: map[string]*testcluster.LogBuffer{}, procs: map[string]*exec.Cmd{},
+	}
+	if out, err := exec.Command("go", "build", "-o", g.bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build kreact: %v\n%s", err, out)
+	}
+	for _, r := range names {
+		g.start(r)
+	}
+	g.waitMembers(len(names), names...)
+	return g
+}
+
+// start starts replica r with the identity r, a new log and, the first
+// time, a rule directory and a metrics address it keeps across restarts.
+func (g *shardGroup) start(r string) {
+	t := g.t
+	t.Helper()
+	if _, ok := g.metricsURL[r]; !ok {
+		g.metricsURL[r] = "http://" + freeAddr(t) + "/metrics"
+	}
+	dir := filepath.Join(t.TempDir(), r)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeRule(t, dir, "rule.yaml", shardRule(r))
+	addr := strings.TrimSuffix(strings.TrimPrefix(g.metricsURL[r], "http://"), "/metrics")
+	log := &testcluster.LogBuffer{}
+	cmd := exec.Command(g.bin, "run", "-f", dir, "--kubeconfig", g.cluster.KubeconfigPath(), "--shards",
+		"--shard-identity", r, "--shard-namespace", "default",
+		"--shard-lease-duration", shardLease.String(), "--shard-renew-period", "500ms",
+		"--metrics-bind-address", addr)
+	cmd.Stderr = log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	g.logs[r], g.procs[r] = log, cmd
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("%s log:\n%s", r, log.String())
+		}
+	})
+	testcluster.Eventually(t, r+" to be running", func() bool { return strings.Contains(log.String(), "kreact is running") })
+}
+
+// kill ends replica r with SIGKILL: it neither deletes its Lease nor
+// finishes anything.
+func (g *shardGroup) kill(r string) {
+	g.t.Helper()
+	if err := g.procs[r].Process.Signal(syscall.SIGKILL); err != nil {
+		g.t.Fatal(err)
+	}
+	_ = g.procs[r].Wait()
+}
+
+// rangeChanged matches a replica's log line for a range it computed, and
+// captures the members it computed it from.
+var rangeChanged = regexp.MustCompile(`"shard range changed".* members="\[([^\]]*)\]"`)
+
+// members returns the members of replica r's latest range.
+func (g *shardGroup) members(r string) []string {
+	all := rangeChanged.FindAllStringSubmatch(g.logs[r].String(), -1)
+	if len(all) == 0 {
+		return nil
+	}
+	return strings.Fields(all[len(all)-1][1])
+}
+
+// waitMembers waits until each of the replicas rs computed its range from
+// n members.
+func (g *shardGroup) waitMembers(n int, rs ...string) {
+	g.t.Helper()
+	for _, r := range rs {
+		testcluster.Eventually(g.t, fmt.Sprintf("%s to see %d members", r, n), func() bool { return len(g.members(r)) == n })
+	}
+}
+
+// createConfigMaps creates perNS labelled ConfigMaps in each of
+// namespaces new namespaces.
+func (g *shardGroup) createConfigMaps(namespaces, perNS int) {
+	t := g.t
+	t.Helper()
+	for i := range namespaces {
+		ns := fmt.Sprintf("shard-e2e-%d", i)
+		if _, err := g.cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for j := range perNS {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", j), Namespace: ns, Labels: map[string]string{"shard-e2e": "yes"}}}
+			if _, err := g.cs.CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			g.keys = append(g.keys, ns+"/"+cm.Name)
+		}
+	}
+}
+
+// write sets data.seq to seq on each of keys: a fresh write that the
+// replica handling the object reacts to.
+func (g *shardGroup) write(seq int, keys []string) {
+	t := g.t
+	t.Helper()
+	patch := fmt.Appendf(nil, `{"data":{"seq":"%d"}}`, seq)
+	for _, key := range keys {
+		ns, name, _ := strings.Cut(key, "/")
+		if _, err := g.cs.CoreV1().ConfigMaps(ns).Patch(t.Context(), name, "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// handledAt returns, for every labelled ConfigMap, the replicas that
+// reacted to its write seq.
+func (g *shardGroup) handledAt(seq int) map[string][]string {
+	t := g.t
+	t.Helper()
+	list, err := g.cs.CoreV1().ConfigMaps("").List(t.Context(), metav1.ListOptions{LabelSelector: "shard-e2e=yes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strconv.Itoa(seq)
+	out := map[string][]string{}
+	for _, cm := range list.Items {
+		key := cm.Namespace + "/" + cm.Name
+		out[key] = nil
+		for a, v := range cm.Annotations {
+			if r, ok := strings.CutPrefix(a, "kreact.dev/handled-by-"); ok && v == want {
+				out[key] = append(out[key], r)
+			}
+		}
+	}
+	return out
+}
+
+// waitHandled waits until each of keys has been reacted to at seq, and
+// then, if the replicas are expected to agree, by exactly one replica.
+func (g *shardGroup) waitHandled(seq int, keys []string) map[string][]string {
+	g.t.Helper()
+	var by map[string][]string
+	testcluster.Eventually(g.t, fmt.Sprintf("every ConfigMap to be handled at seq %d", seq), func() bool {
+		by = g.handledAt(seq)
+		for _, k := range keys {
+			if len(by[k]) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	return by
+}
+
+// checkOnce fails the test for each of keys not reacted to at seq by
+// exactly one replica, and returns how many each replica reacted to.
+func (g *shardGroup) checkOnce(seq int, keys []string, by map[string][]string) map[string]int {
+	g.t.Helper()
+	counts := map[string]int{}
+	for _, k := range keys {
+		if len(by[k]) != 1 {
+			g.t.Errorf("%s handled at seq %d by %v, want exactly one replica", k, seq, by[k])
+		}
+		for _, r := range by[k] {
+			counts[r]++
+		}
+	}
+	return counts
+}
+
+// testShardSplit runs three replicas against c, whose API server filters
+// (mode "server", feature gate ShardedListAndWatch on) or not (mode
+// "client"), and checks that they split the ConfigMaps the same way:
+// every ConfigMap is reacted to by exactly one replica, and each replica
+// reacts to and caches at most 0.4× of them. It returns the group for the
+// caller's checks particular to its mode.
+func testShardSplit(t *testing.T, c *testcluster.Cluster, mode string) *shardGroup {
+	g := startShardGroup(t, c, "replica-a", "replica-b", "replica-c")
+	// Objects that exist while replicas are still joining are handled by
+	// the first ones, then handed over (each replica that gains a range
+	// receives its objects as initial adds): the split is checked on
+	// objects created once every replica sees the three members.
+	g.createConfigMaps(shardNamespaces, shardPerNS)
+	total := len(g.keys)
+	limit := int(0.4 * float64(total))
+	g.waitHandled(0, g.keys)
+	// Members that joined one after the other may briefly overlap (one
+	// renew period); wait for the split to settle before judging it.
+	testcluster.Eventually(t, "the replicas to agree on three members", func() bool {
+		for _, r := range g.names {
+			if n := objectsOf(t, g.metricsURL[r], mode); n < 0 || n > limit {
+				return false
+			}
+		}
+		return true
+	})
+	counts := g.checkOnce(0, g.keys, g.handledAt(0))
+	t.Logf("%d ConfigMaps; reacted to per replica: %v", total, counts)
+
+	for _, r := range g.names {
+		body := scrape(t, g.metricsURL[r])
+		objects := objectsOf(t, g.metricsURL[r], mode)
+		filtered := metricValue(body, `kreact_informer_shard_filtered_total{namespace="",resource="configmaps"}`)
+		t.Logf("%s: kreact_informer_shard_objects{configmaps,mode=%s} = %d, shard_filtered_total = %d, reacted to %d",
+			r, mode, objects, filtered, counts[r])
+		// Handled: the ConfigMaps this replica's rule reacted to. Cached:
+		// those in its sharded informer, after the filter in client mode.
+		if counts[r] == 0 || counts[r] > limit {
+			t.Errorf("%s reacted to %d of %d ConfigMaps, want 0 < n ≤ %d", r, counts[r], total, limit)
+		}
+		if objects == 0 || objects > limit {
+			t.Errorf("%s caches %d of %d ConfigMaps, want 0 < n ≤ %d", r, objects, total, limit)
+		}
+		switch mode {
+		case "server":
+			if filtered != 0 {
+				t.Errorf("%s filtered %d objects itself, want 0 (the server filters)", r, filtered)
+			}
+		case "client":
+			// The informer still receives and decodes every ConfigMap: it
+			// drops the others' after the list or watch, before its cache.
+			if filtered < total-objects {
+				t.Errorf("%s filtered %d objects itself, want ≥ %d (every ConfigMap of the other shards)", r, filtered, total-objects)
+			}
+		}
+		if n := g.logs[r].Count(`msg="sharded informer"`, "mode="+mode); n == 0 {
+			t.Errorf("%s did not log its informer's mode %s", r, mode)
+		}
+	}
+	return g
+}
 
 // TestShardsSplitTheObjects runs three kreact replicas with --shards
-// against an API server with ShardedListAndWatch on: every ConfigMap is
-// annotated by exactly one replica, each replica caches at most 0.4× of
-// them, and the filtering happened on the server (mode="server", nothing
-// filtered by kreact, and the API server counts the events it filtered).
+// against an API server with ShardedListAndWatch on: testShardSplit's
+// split, and the API server counts the events it filtered.
 func TestShardsSplitTheObjects(t *testing.T) {
 	gated, err := testcluster.Start(testcluster.Options{FeatureGates: map[string]bool{"ShardedListAndWatch": true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = gated.Stop() })
-	cs := kubernetes.NewForConfigOrDie(gated.Config())
-	ctx := t.Context()
-	// Replicas are processes, as in a cluster (and because klog's logger
-	// is process-wide).
-	bin := filepath.Join(t.TempDir(), "kreact")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build kreact: %v\n%s", err, out)
-	}
-	replicas := []string{"replica-a", "replica-b", "replica-c"}
-	metricsURL := map[string]string{}
-	logs := map[string]*testcluster.LogBuffer{}
-	for _, r := range replicas {
-		dir := t.TempDir()
-		writeRule(t, dir, "rule.yaml", shardRule(r))
-		addr := freeAddr(t)
-		metricsURL[r] = "http://" + addr + "/metrics"
-		logs[r] = &testcluster.LogBuffer{}
-		cmd := exec.Command(bin, "run", "-f", dir, "--kubeconfig", gated.KubeconfigPath(), "--shards",
-			"--shard-namespace", "default", "--shard-lease-duration", "6s", "--shard-renew-period", "500ms",
-			"--metrics-bind-address", addr)
-		cmd.Stderr = logs[r]
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			_ = cmd.Wait()
-			if t.Failed() {
-				t.Logf("%s log:\n%s", r, logs[r].String())
-			}
-		})
-	}
-	for _, r := range replicas {
-		testcluster.Eventually(t, r+" to be running", func() bool { return strings.Contains(logs[r].String(), "kreact is running") })
-	}
-	// Objects that exist while replicas are still joining are handled by
-	// the first ones, then handed over (each replica that gains a range
-	// receives its objects as initial adds): the split is checked on
-	// objects created once every replica sees the three members.
-	for _, r := range replicas {
-		testcluster.Eventually(t, r+" to see three members", func() bool {
-			return threeMembers.MatchString(logs[r].String())
-		})
-	}
-	total := 0
-	for i := range shardNamespaces {
-		ns := fmt.Sprintf("shard-e2e-%d", i)
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		for j := range shardPerNS {
-			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", j), Namespace: ns, Labels: map[string]string{"shard-e2e": "yes"}}}
-			if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			total++
-		}
-	}
-
-	// handledBy returns, for every ConfigMap, the replicas that annotated it.
-	handledBy := func() map[string][]string {
-		out := map[string][]string{}
-		list, err := cs.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{LabelSelector: "shard-e2e=yes"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, cm := range list.Items {
-			key := cm.Namespace + "/" + cm.Name
-			out[key] = nil
-			for a := range cm.Annotations {
-				if r, ok := strings.CutPrefix(a, "kreact.dev/handled-by-"); ok {
-					out[key] = append(out[key], r)
-				}
-			}
-		}
-		return out
-	}
-	testcluster.Eventually(t, "every ConfigMap to be handled", func() bool {
-		for _, by := range handledBy() {
-			if len(by) == 0 {
-				return false
-			}
-		}
-		return true
-	})
-	// Members that joined one after the other may briefly overlap (one
-	// renew period); wait for the split to settle before judging it.
-	testcluster.Eventually(t, "the replicas to agree on three members", func() bool {
-		for _, r := range replicas {
-			if objectsOf(t, metricsURL[r], "server") > int(0.4*float64(total)) {
-				return false
-			}
-		}
-		return true
-	})
-	counts := map[string]int{}
-	for key, by := range handledBy() {
-		if len(by) != 1 {
-			t.Errorf("%s handled by %v, want exactly one replica", key, by)
-		}
-		for _, r := range by {
-			counts[r]++
-		}
-	}
-	t.Logf("%d ConfigMaps; annotated per replica: %v", total, counts)
-
-	limit := 0.4 * float64(total)
-	for _, r := range replicas {
-		body := scrape(t, metricsURL[r])
-		objects := objectsOf(t, metricsURL[r], "server")
-		t.Logf("%s: kreact_informer_objects{configmaps} = %d (server mode)", r, objects)
-		if objects == 0 || float64(objects) > limit {
-			t.Errorf("%s caches %d of %d ConfigMaps, want 0 < n ≤ %.0f", r, objects, total, limit)
-		}
-		if m := metricValue(body, `kreact_informer_shard_filtered_total{namespace="",resource="configmaps"}`); m != 0 {
-			t.Errorf("%s filtered %d objects itself, want 0 (the server filters)", r, m)
-		}
-		if !strings.Contains(logs[r].String(), `msg="sharded informer"`) || !strings.Contains(logs[r].String(), "mode=server") {
-			t.Errorf("%s did not log its informer's mode", r)
-		}
-	}
+	g := testShardSplit(t, gated, "server")
 
 	// A fresh write to every object: the API server's watch cache drops the
 	// events each replica's watch does not select, and counts them.
-	for key := range handledBy() {
-		ns, name, _ := strings.Cut(key, "/")
-		patch := []byte(`{"metadata":{"labels":{"fresh":"1"}}}`)
-		if _, err := cs.CoreV1().ConfigMaps(ns).Patch(ctx, name, "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	g.write(1, g.keys)
+	g.checkOnce(1, g.keys, g.waitHandled(1, g.keys))
 	testcluster.Eventually(t, "the API server to count filtered watch events", func() bool {
-		raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+		raw, err := g.cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(t.Context())
 		if err != nil {
 			return false
 		}
 		n := metricValue(string(raw), `apiserver_watch_filtered_events_total{group="",resource="configmaps"}`)
-		return n >= total // each event is filtered for at least two of the three watches
+		return n >= len(g.keys) // each event is filtered for at least two of the three watches
 	})
 }
 
+// TestShardsSplitTheObjectsOnTheClient is TestShardsSplitTheObjects with
+// ShardedListAndWatch off: the API server ignores the shardSelector and
+// each replica filters with the same hash, so the split is the same.
+func TestShardsSplitTheObjectsOnTheClient(t *testing.T) {
+	plain, err := testcluster.Start(testcluster.Options{FeatureGates: map[string]bool{"ShardedListAndWatch": false}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = plain.Stop() })
+	g := testShardSplit(t, plain, "client")
+	g.write(1, g.keys)
+	g.checkOnce(1, g.keys, g.waitHandled(1, g.keys))
+}
+
+// TestShardsTakeOverAKilledReplica kills one of three replicas with
+// SIGKILL (its Lease stays until it expires): within the lease duration
+// and 5 s, the survivors react to a write to every object of its range,
+// written while nobody handled it, and then split everything between
+// them; restarted with the same identity, it takes its range back and
+// every object is again reacted to by exactly one replica.
+func TestShardsTakeOverAKilledReplica(t *testing.T) {
+	gated, err := testcluster.Start(testcluster.Options{FeatureGates: map[string]bool{"ShardedListAndWatch": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = gated.Stop() })
+	g := startShardGroup(t, gated, "replica-a", "replica-b", "replica-c")
+	g.createConfigMaps(10, 10)
+	before := g.waitHandled(0, g.keys)
+	testcluster.Eventually(t, "the split to settle", func() bool {
+		before = g.handledAt(0)
+		for _, k := range g.keys {
+			if len(before[k]) != 1 {
+				return false
+			}
+		}
+		return true
+	})
+	const victim = "replica-b"
+	survivors := []string{"replica-a", "replica-c"}
+	var victims []string
+	for _, k := range g.keys {
+		if before[k][0] == victim {
+			victims = append(victims, k)
+		}
+	}
+	if len(victims) == 0 {
+		t.Fatalf("%s handles none of %d ConfigMaps", victim, len(g.keys))
+	}
+
+	g.kill(victim)
+	killed := time.Now()
+	g.write(1, victims)
+	bound := shardLease + 5*time.Second
+	for {
+		by := g.handledAt(1)
+		left := 0
+		for _, k := range victims {
+			if !slices.ContainsFunc(by[k], func(r string) bool { return slices.Contains(survivors, r) }) {
+				left++
+			}
+		}
+		if left == 0 {
+			t.Logf("the survivors reacted to the %d ConfigMaps of %s's range %s after it was killed (bound %s)",
+				len(victims), victim, time.Since(killed).Round(100*time.Millisecond), bound)
+			break
+		}
+		if time.Since(killed) > bound {
+			t.Fatalf("%d of %d ConfigMaps of %s's range not handled by a survivor %s after it was killed",
+				left, len(victims), victim, bound)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	g.waitMembers(2, survivors...)
+	g.write(2, g.keys)
+	counts := g.checkOnce(2, g.keys, g.waitHandled(2, g.keys))
+	t.Logf("with %s killed, reacted to per replica: %v", victim, counts)
+	if counts[victim] != 0 {
+		t.Errorf("%s, killed, reacted to %d ConfigMaps", victim, counts[victim])
+	}
+
+	g.start(victim)
+	g.waitMembers(3, g.names...)
+	g.write(3, g.keys)
+	after := g.waitHandled(3, g.keys)
+	counts = g.checkOnce(3, g.keys, after)
+	t.Logf("with %s back, reacted to per replica: %v", victim, counts)
+	// The ranges follow from the sorted members alone: the same three
+	// members split the objects as they did before the kill.
+	for _, k := range g.keys {
+		if len(after[k]) == 1 && after[k][0] != before[k][0] {
+			t.Errorf("%s handled by %s after the restart, by %s before the kill", k, after[k][0], before[k][0])
+		}
+	}
+}
+
 // objectsOf returns the configmaps objects in a replica's sharded
-// informers in mode.
+// informers in mode, or -1 if there are none in that mode.
 func objectsOf(t *testing.T, url, mode string) int {
 	return metricValue(scrape(t, url), `kreact_informer_shard_objects{mode="`+mode+`",namespace="",resource="configmaps"}`)
 }
