@@ -92,7 +92,7 @@ func TestTTLExampleDeletesOnTimeAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() {
+	go func(w watch.Interface) {
 		rv := ""
 		for {
 			for ev := range w.ResultChan() {
@@ -110,6 +110,7 @@ func TestTTLExampleDeletesOnTimeAcrossRestart(t *testing.T) {
 				return
 			}
 			for {
+				var err error
 				if w, err = cms.Watch(watchCtx, metav1.ListOptions{ResourceVersion: rv}); err == nil || watchCtx.Err() != nil {
 					break
 				}
@@ -119,7 +120,7 @@ func TestTTLExampleDeletesOnTimeAcrossRestart(t *testing.T) {
 				return
 			}
 		}
-	}()
+	}(w)
 
 	logs := &testcluster.LogBuffer{}
 	defer func() {
