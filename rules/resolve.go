@@ -258,7 +258,9 @@ func (r *Resolved) Readable(gvr schema.GroupVersionResource) error {
 // default port made explicit) must be equal, and the path must be the
 // prefix's path or lie below it: "http://h/hooks" allows "/hooks" and
 // "/hooks/x" but not "/hooksx"; "http://h/hooks/" allows only paths below
-// "/hooks/". URLs with credentials or with "." or ".." path segments are
+// "/hooks/". URLs with credentials, with "." or ".." path segments, or
+// with a path a server may read otherwise than Go does (a backslash, a
+// "..;" segment, a control character, raw or percent-encoded) are
 // refused. The query is not part of the match.
 func (r *Rule) AllowsHTTP(rawURL string) error {
 	u, err := url.Parse(rawURL)
@@ -273,6 +275,9 @@ func (r *Rule) AllowsHTTP(rawURL string) error {
 	case hasDotSegment(u.Path) || hasDotSegment(u.EscapedPath()):
 		return fmt.Errorf("rule %q: invalid URL %q: path has . or .. segments", r.Name, rawURL)
 	}
+	if why := ambiguousPath(u.Path); why != "" {
+		return fmt.Errorf("rule %q: invalid URL %q: path has %s, which some servers read as a path separator or the end of a name", r.Name, rawURL, why)
+	}
 	for _, s := range r.HTTP {
 		p, err := parseHTTPPrefix(s)
 		if err == nil && matchPrefix(p, u) {
@@ -280,6 +285,30 @@ func (r *Rule) AllowsHTTP(rawURL string) error {
 		}
 	}
 	return &PermissionError{Rule: r.Name, Verb: "call", Target: rawURL, Field: "spec.http"}
+}
+
+// ambiguousPath names what in the decoded path p a server could read
+// differently from the prefix match: a backslash (a separator on Windows
+// servers and many proxies), a segment that is "." or ".." once a ";param"
+// suffix is dropped (Tomcat, Jetty), or a control character (NUL ends a
+// name in C). It returns "" for a plain path.
+func ambiguousPath(p string) string {
+	if strings.Contains(p, `\`) {
+		return "a backslash"
+	}
+	for _, c := range p {
+		if c < 0x20 || c == 0x7f {
+			return "a control character"
+		}
+	}
+	for seg := range strings.SplitSeq(p, "/") {
+		if i := strings.IndexByte(seg, ';'); i >= 0 {
+			if s := seg[:i]; s == "." || s == ".." {
+				return `a "` + seg + `" segment`
+			}
+		}
+	}
+	return ""
 }
 
 func matchPrefix(p, u *url.URL) bool {
