@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -150,6 +151,10 @@ func (q *Queue) sendHTTP(ctx context.Context, a Action) error {
 		req.Header.Set(k, v)
 	}
 	resp, err := q.opts.HTTPClient.Do(req)
+	var refused *redirectError
+	if errors.As(err, &refused) {
+		return &permanentError{refused}
+	}
 	if err != nil {
 		// Refused, reset, no such host, timed out: the target did not
 		// answer. (A *url.Error is a net.Error, so without this type the
@@ -168,6 +173,57 @@ func (q *Queue) sendHTTP(ctx context.Context, a Action) error {
 	default:
 		return &permanentError{fmt.Errorf("HTTP %s", resp.Status)}
 	}
+}
+
+// maxRedirects bounds the requests of one HTTP action, redirects included,
+// as in Go's default client (which follows 9 redirects).
+const maxRedirects = 10
+
+// redirectError is a redirect the queue refused to follow.
+type redirectError struct {
+	target string
+	err    error
+}
+
+func (e *redirectError) Error() string {
+	return fmt.Sprintf("redirect to %s refused: %v", e.target, e.err)
+}
+func (e *redirectError) Unwrap() error { return e.err }
+
+// checkRedirect is the CheckRedirect of the queue's HTTP client: it
+// follows a redirect only to a URL allow accepts, and a 307 or 308 (which
+// re-send the body and method) only within the origin of the first
+// request. Go's client keeps custom headers on every redirect, so a
+// redirect it follows may receive nothing the rule could not have sent
+// there itself.
+func checkRedirect(allow func(string) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		target := req.URL.String()
+		refuse := func(err error) error { return &redirectError{target: target, err: err} }
+		switch {
+		case allow == nil:
+			return refuse(errors.New("redirects are not followed"))
+		case len(via) >= maxRedirects:
+			return refuse(fmt.Errorf("stopped after %d requests", len(via)))
+		}
+		if err := allow(target); err != nil {
+			return refuse(err)
+		}
+		if req.Response != nil && (req.Response.StatusCode == http.StatusTemporaryRedirect || req.Response.StatusCode == http.StatusPermanentRedirect) &&
+			origin(req.URL) != origin(via[0].URL) {
+			return refuse(fmt.Errorf("a %d would send the body to another origin than %s", req.Response.StatusCode, origin(via[0].URL)))
+		}
+		return nil
+	}
+}
+
+// origin is u's scheme, host and port, the default port made explicit.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 
 // eventNamespace is where an Event about a's target lives: the object's

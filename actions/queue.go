@@ -46,7 +46,15 @@ type Options struct {
 	// HTTPClient sends HTTP actions. Nil means a client with a 10s timeout.
 	// Its timeout bounds each attempt: a client without one lets a webhook
 	// that never answers hold a worker until the queue stops.
+	// Its CheckRedirect is replaced by the queue's: see AllowURL.
 	HTTPClient *http.Client
+	// AllowURL checks every redirect an HTTP action's target answers with
+	// (the rule's spec.http, rules.Rule.AllowsHTTP): a redirect is followed
+	// only when AllowURL returns nil for its target and, for a 307 or 308,
+	// which re-send the body, only within the origin (scheme, host and
+	// port) of the request. Any other redirect fails the action for good,
+	// and nothing is sent to its target. Nil refuses every redirect.
+	AllowURL func(rawURL string) error
 	// MetricsProvider receives the workqueue's metrics. Nil means client-go's
 	// global provider (which does nothing unless one is registered).
 	MetricsProvider workqueue.MetricsProvider
@@ -143,6 +151,10 @@ func NewQueue(client rest.Interface, opts Options) *Queue {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
+	// A copy: the caller's client may be shared with other queues.
+	httpClient := *opts.HTTPClient
+	httpClient.CheckRedirect = checkRedirect(opts.AllowURL)
+	opts.HTTPClient = &httpClient
 	limit := rate.Limit(opts.RateLimit)
 	if opts.RateLimit < 0 {
 		limit = rate.Inf

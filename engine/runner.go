@@ -56,7 +56,8 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 		RateLimit:       r.RateLimit,
 		Burst:           r.Burst,
 		DryRun:          dryRun,
-		Logger:          e.log, // actions carry their rule's name
+		AllowURL:        r.AllowsHTTP, // every redirect hop, as the first URL
+		Logger:          e.log,        // actions carry their rule's name
 		MetricsProvider: e.opts.MetricsProvider,
 		OnResult: func(res actions.Result) {
 			if e.opts.Observer != nil {

@@ -29,7 +29,7 @@ var (
 	metadataFields   = []string{"name", "description"}
 	specFields       = []string{"watch", "events", "ignoreChanges", "reads", "permissions", "http", "script", "scriptFile", "scriptLang", "every", "schedule", "timeZone", "workers", "timeout", "memoryLimit", "retries", "maxActions", "actionWorkers", "delivery", "rateLimit", "burst", "dryRun", "finalizer"}
 	watchFields      = []string{"resource", "namespaces", "labelSelector", "fieldSelector"}
-	permissionFields = []string{"resources", "verbs"}
+	permissionFields = []string{"resources", "verbs", "namespaces"}
 )
 
 // decoder turns the yaml.Node tree of one document into a Rule, collecting
@@ -654,13 +654,43 @@ func (d *decoder) permission(n *yaml.Node, path string) (Permission, bool) {
 	p := Permission{Pos: d.pos(n)}
 	v := deref(n)
 	if isNull(v) || v.Kind != yaml.MappingNode {
-		d.errorf(n, "%s: expected a mapping with resources and verbs, got %s", path, describe(v))
+		d.errorf(n, "%s: expected a mapping with resources and verbs (and optionally namespaces), got %s", path, describe(v))
 		return p, false
 	}
 	m := d.mapping(v, path, permissionFields)
 	ok := true
-	lists := make(map[string][]*yaml.Node, len(permissionFields))
-	for _, f := range permissionFields {
+	if e := m["namespaces"]; e.present() {
+		p.namespacesPos = d.pos(e.value)
+		items := d.stringList(e, join(path, "namespaces"))
+		if l := deref(e.value); l != nil && l.Kind == yaml.SequenceNode && len(l.Content) == 0 {
+			d.errorf(e.value, `%s: must not be empty: leave it out for the namespaces the rule watches, or write ["*"] for all`, join(path, "namespaces"))
+			ok = false
+		}
+		for _, it := range items {
+			if it.s == "*" {
+				if len(items) > 1 {
+					d.errorf(it.n, `%s: "*" (all namespaces) must be the only entry`, index(join(path, "namespaces"), it.i))
+					ok = false
+				}
+				p.AllNamespaces = true
+				continue
+			}
+			if errs := validation.IsDNS1123Label(it.s); len(errs) > 0 {
+				d.errorf(it.n, "%s: invalid namespace %q: %s", index(join(path, "namespaces"), it.i), it.s, strings.Join(errs, "; "))
+				ok = false
+				continue
+			}
+			if !slices.Contains(p.Namespaces, it.s) {
+				p.Namespaces = append(p.Namespaces, it.s)
+			}
+		}
+		slices.Sort(p.Namespaces)
+		if p.AllNamespaces {
+			p.Namespaces = nil
+		}
+	}
+	lists := make(map[string][]*yaml.Node, 2)
+	for _, f := range []string{"resources", "verbs"} {
 		e := m[f]
 		items, isList := d.list(e, join(path, f))
 		switch {

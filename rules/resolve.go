@@ -33,11 +33,57 @@ type Resolved struct {
 	// Reads are the resources of spec.reads, without duplicates. The
 	// watched resources are readable too; see Readable.
 	Reads []discovery.Resource
-	// Permissions are the verbs allowed per resource, merged from every
-	// entry of spec.permissions, in canonical verb order. They are keyed by
-	// group and resource, not version: a permission on deployments.apps
-	// covers every version of it, as in RBAC.
-	Permissions map[schema.GroupResource][]actions.Verb
+	// Permissions are the verbs allowed per resource, and where, merged
+	// from every entry of spec.permissions, in canonical verb order. They
+	// are keyed by group and resource, not version: a permission on
+	// deployments.apps covers every version of it, as in RBAC.
+	Permissions map[schema.GroupResource][]Grant
+
+	// namespaced holds the namespaced resources of Permissions.
+	namespaced map[schema.GroupResource]bool
+}
+
+// Namespaced reports whether gr, a resource of Permissions, is namespaced.
+func (r *Resolved) Namespaced(gr schema.GroupResource) bool { return r.namespaced[gr] }
+
+// Grant is a verb a rule may use on a resource, and in which namespaces.
+type Grant struct {
+	Verb actions.Verb
+	// Namespaces are where the verb applies, sorted; nil means all
+	// namespaces (always so for a cluster-scoped resource).
+	Namespaces []string
+}
+
+// Verbs returns the verbs granted on gr, in canonical order.
+func (r *Resolved) Verbs(gr schema.GroupResource) []actions.Verb {
+	var out []actions.Verb
+	for _, g := range r.Permissions[gr] {
+		out = append(out, g.Verb)
+	}
+	return out
+}
+
+// WatchedNamespaces returns the namespaces a permission that names none
+// applies in: the union of the namespaces of the namespaced watch entries,
+// sorted, when each of them names some; nil (all namespaces) when one
+// watches all namespaces or none watches a namespaced resource.
+func (r *Resolved) WatchedNamespaces() []string {
+	var out []string
+	for _, w := range r.Watch {
+		if !w.Resource.Namespaced {
+			continue
+		}
+		if len(w.Watch.Namespaces) == 0 {
+			return nil
+		}
+		for _, ns := range w.Watch.Namespaces {
+			if !slices.Contains(out, ns) {
+				out = append(out, ns)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // ResolvedWatch is a watch entry and the resource it names.
@@ -75,7 +121,7 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 		return c.res, true
 	}
 
-	out := &Resolved{Rule: r, Permissions: make(map[schema.GroupResource][]actions.Verb)}
+	out := &Resolved{Rule: r, Permissions: make(map[schema.GroupResource][]Grant), namespaced: map[schema.GroupResource]bool{}}
 	var watchIndex []int // the spec.watch index of each out.Watch
 	for i, w := range r.Watch {
 		path := index("spec.watch", i)
@@ -112,21 +158,38 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 		}
 	}
 
+	watched := out.WatchedNamespaces()
 	for i, p := range r.Permissions {
 		path := index("spec.permissions", i)
+		namespaces := watched
+		switch {
+		case p.AllNamespaces:
+			namespaces = nil
+		case p.Namespaces != nil:
+			namespaces = p.Namespaces
+		}
 		for j, ref := range p.Resources {
 			rs, ok := resolve(ref.Name, ref.Pos, index(path+".resources", j))
 			if !ok {
 				continue
 			}
 			gr := rs.GVR.GroupResource()
+			if !rs.Namespaced && p.Namespaces != nil {
+				errs.Addf(p.namespacesPos, "%s.namespaces: %s is cluster-scoped; give it a permission entry without namespaces",
+					path, gr)
+			}
+			where := namespaces
+			out.namespaced[gr] = rs.Namespaced
+			if !rs.Namespaced {
+				where = nil
+			}
 			for _, v := range p.Verbs {
 				if need := serverVerb(v); need != "" && len(rs.Verbs) > 0 && !slices.Contains(rs.Verbs, need) {
 					errs.Addf(ref.Pos, "%s: %s does not support %s (the server allows %s)",
 						index(path+".resources", j), gr, v, strings.Join(rs.Verbs, ", "))
 				}
 			}
-			out.Permissions[gr] = mergeVerbs(out.Permissions[gr], p.Verbs)
+			out.Permissions[gr] = mergeGrants(out.Permissions[gr], p.Verbs, where)
 		}
 	}
 
@@ -171,12 +234,32 @@ func serverVerb(v actions.Verb) string {
 	return ""
 }
 
-// mergeVerbs adds verbs to have and returns them in canonical order.
-func mergeVerbs(have, verbs []actions.Verb) []actions.Verb {
-	var out []actions.Verb
+// mergeGrants adds verbs in namespaces (nil: all) to have and returns the
+// grants in canonical verb order. A verb granted twice applies in the
+// union of the namespaces.
+func mergeGrants(have []Grant, verbs []actions.Verb, namespaces []string) []Grant {
+	var out []Grant
 	for _, v := range PermissionVerbs() {
-		if slices.Contains(have, v) || slices.Contains(verbs, v) {
-			out = append(out, v)
+		i := slices.IndexFunc(have, func(g Grant) bool { return g.Verb == v })
+		switch {
+		case i >= 0 && slices.Contains(verbs, v):
+			g := have[i]
+			if g.Namespaces != nil && namespaces != nil {
+				ns := slices.Clone(g.Namespaces)
+				for _, n := range namespaces {
+					if !slices.Contains(ns, n) {
+						ns = append(ns, n)
+					}
+				}
+				slices.Sort(ns)
+				out = append(out, Grant{Verb: v, Namespaces: ns})
+			} else {
+				out = append(out, Grant{Verb: v})
+			}
+		case i >= 0:
+			out = append(out, have[i])
+		case slices.Contains(verbs, v):
+			out = append(out, Grant{Verb: v, Namespaces: slices.Clone(namespaces)})
 		}
 	}
 	return out
@@ -194,6 +277,10 @@ type PermissionError struct {
 	// Field is the spec field that would allow it: "spec.permissions",
 	// "spec.reads" or "spec.http".
 	Field string
+	// Namespace, for an action refused in this namespace only, is the
+	// namespace; Namespaces are those the permission covers.
+	Namespace  string
+	Namespaces []string
 }
 
 // Error says what was refused and how to allow it, e.g. `rule "x" may not
@@ -203,6 +290,14 @@ func (e *PermissionError) Error() string {
 	case "spec.http":
 		return fmt.Sprintf("rule %q may not call %s: add a prefix of it to spec.http", e.Rule, e.Target)
 	case "spec.permissions":
+		if e.Namespaces != nil {
+			ns := e.Namespace
+			if ns == "" {
+				ns = `""`
+			}
+			return fmt.Sprintf("rule %q may not %s %s in namespace %s: its permission covers namespaces %s; add %s to spec.permissions[].namespaces",
+				e.Rule, e.Verb, e.Target, ns, strings.Join(e.Namespaces, ", "), ns)
+		}
 		return fmt.Sprintf("rule %q may not %s %s: add {resources: [%s], verbs: [%s]} to spec.permissions",
 			e.Rule, e.Verb, e.Target, e.Target, e.Verb)
 	}
@@ -210,17 +305,24 @@ func (e *PermissionError) Error() string {
 }
 
 // Allows returns nil when the rule's permissions allow verb on the resource
-// gvr (in any version), and a *PermissionError otherwise. For actions.Event,
-// gvr is the resource of the object the Event is about. actions.HTTP is
-// checked by URL with Rule.AllowsHTTP, never here.
-func (r *Resolved) Allows(verb actions.Verb, gvr schema.GroupVersionResource) error {
+// gvr (in any version) in namespace ("" for a cluster-scoped object), and
+// a *PermissionError otherwise. For actions.Event, gvr and namespace are
+// those of the object the Event is about. actions.HTTP is checked by URL
+// with Rule.AllowsHTTP, never here.
+func (r *Resolved) Allows(verb actions.Verb, gvr schema.GroupVersionResource, namespace string) error {
 	if verb == actions.HTTP {
 		return errors.New("rules: http actions are allowed by URL; use Rule.AllowsHTTP")
 	}
-	if slices.Contains(r.Permissions[gvr.GroupResource()], verb) {
-		return nil
+	gr := gvr.GroupResource()
+	i := slices.IndexFunc(r.Permissions[gr], func(g Grant) bool { return g.Verb == verb })
+	if i < 0 {
+		return &PermissionError{Rule: r.Rule.Name, Verb: string(verb), Target: gr.String(), Field: "spec.permissions"}
 	}
-	return &PermissionError{Rule: r.Rule.Name, Verb: string(verb), Target: gvr.GroupResource().String(), Field: "spec.permissions"}
+	if g := r.Permissions[gr][i]; g.Namespaces != nil && !slices.Contains(g.Namespaces, namespace) {
+		return &PermissionError{Rule: r.Rule.Name, Verb: string(verb), Target: gr.String(), Field: "spec.permissions",
+			Namespace: namespace, Namespaces: g.Namespaces}
+	}
+	return nil
 }
 
 // Permits returns nil when the rule may ask for action a: an HTTP request to
@@ -229,7 +331,7 @@ func (r *Resolved) Allows(verb actions.Verb, gvr schema.GroupVersionResource) er
 // refuse the same things with the same errors.
 func (r *Resolved) Permits(a actions.Action) error {
 	if a.Verb != actions.HTTP {
-		return r.Allows(a.Verb, a.Resource)
+		return r.Allows(a.Verb, a.Resource, a.Namespace)
 	}
 	if a.Request == nil {
 		return fmt.Errorf("rule %q: http action without a request", r.Rule.Name)
@@ -258,7 +360,9 @@ func (r *Resolved) Readable(gvr schema.GroupVersionResource) error {
 // default port made explicit) must be equal, and the path must be the
 // prefix's path or lie below it: "http://h/hooks" allows "/hooks" and
 // "/hooks/x" but not "/hooksx"; "http://h/hooks/" allows only paths below
-// "/hooks/". URLs with credentials or with "." or ".." path segments are
+// "/hooks/". URLs with credentials, with "." or ".." path segments, or
+// with a path a server may read otherwise than Go does (a backslash, a
+// "..;" segment, a control character, raw or percent-encoded) are
 // refused. The query is not part of the match.
 func (r *Rule) AllowsHTTP(rawURL string) error {
 	u, err := url.Parse(rawURL)
@@ -273,6 +377,9 @@ func (r *Rule) AllowsHTTP(rawURL string) error {
 	case hasDotSegment(u.Path) || hasDotSegment(u.EscapedPath()):
 		return fmt.Errorf("rule %q: invalid URL %q: path has . or .. segments", r.Name, rawURL)
 	}
+	if why := ambiguousPath(u.Path); why != "" {
+		return fmt.Errorf("rule %q: invalid URL %q: path has %s, which some servers read as a path separator or the end of a name", r.Name, rawURL, why)
+	}
 	for _, s := range r.HTTP {
 		p, err := parseHTTPPrefix(s)
 		if err == nil && matchPrefix(p, u) {
@@ -280,6 +387,30 @@ func (r *Rule) AllowsHTTP(rawURL string) error {
 		}
 	}
 	return &PermissionError{Rule: r.Name, Verb: "call", Target: rawURL, Field: "spec.http"}
+}
+
+// ambiguousPath names what in the decoded path p a server could read
+// differently from the prefix match: a backslash (a separator on Windows
+// servers and many proxies), a segment that is "." or ".." once a ";param"
+// suffix is dropped (Tomcat, Jetty), or a control character (NUL ends a
+// name in C). It returns "" for a plain path.
+func ambiguousPath(p string) string {
+	if strings.Contains(p, `\`) {
+		return "a backslash"
+	}
+	for _, c := range p {
+		if c < 0x20 || c == 0x7f {
+			return "a control character"
+		}
+	}
+	for seg := range strings.SplitSeq(p, "/") {
+		if i := strings.IndexByte(seg, ';'); i >= 0 {
+			if s := seg[:i]; s == "." || s == ".." {
+				return `a "` + seg + `" segment`
+			}
+		}
+	}
+	return ""
 }
 
 func matchPrefix(p, u *url.URL) bool {

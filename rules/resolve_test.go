@@ -34,6 +34,9 @@ func (f *fakeResolver) Resolve(ref string) (discovery.Resource, error) {
 	case "cm", "configmaps":
 		return discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
 			Kind: "ConfigMap", Namespaced: true, Verbs: all}, nil
+	case "secrets":
+		return discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"},
+			Kind: "Secret", Namespaced: true, Verbs: all}, nil
 	case "nodes", "no":
 		return discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"},
 			Kind: "Node", Verbs: all}, nil
@@ -114,10 +117,12 @@ func TestResolve(t *testing.T) {
 		t.Errorf("reads = %v, want deployments and widgets once each", res.Reads)
 	}
 	deployments := schema.GroupResource{Group: "apps", Resource: "deployments"}
-	wantPerms := map[schema.GroupResource][]actions.Verb{
-		deployments: {actions.Patch, actions.Delete, actions.Event},
-		{Group: "example.com", Resource: "widgets"}: {actions.Patch, actions.Delete},
-		{Resource: "nodes"}:                         {actions.Event},
+	// Watched namespaces: default and prod (nodes are cluster-scoped).
+	watchedNS := []string{"default", "prod"}
+	wantPerms := map[schema.GroupResource][]Grant{
+		deployments: {{actions.Patch, watchedNS}, {actions.Delete, watchedNS}, {actions.Event, watchedNS}},
+		{Group: "example.com", Resource: "widgets"}: {{actions.Patch, watchedNS}, {actions.Delete, watchedNS}},
+		{Resource: "nodes"}:                         {{Verb: actions.Event}},
 	}
 	if !reflect.DeepEqual(res.Permissions, wantPerms) {
 		t.Errorf("permissions = %v, want %v", res.Permissions, wantPerms)
@@ -129,14 +134,16 @@ func TestResolve(t *testing.T) {
 		err  error
 		want string // "" for allowed
 	}{
-		{"patch deployments", res.Allows(actions.Patch, deployV1), ""},
-		{"other version", res.Allows(actions.Delete, deployments.WithVersion("v1beta2")), ""},
-		{"event about a node", res.Allows(actions.Event, schema.GroupVersionResource{Version: "v1", Resource: "nodes"}), ""},
-		{"create deployments", res.Allows(actions.Create, deployV1),
+		{"patch deployments", res.Allows(actions.Patch, deployV1, "prod"), ""},
+		{"other version", res.Allows(actions.Delete, deployments.WithVersion("v1beta2"), "default"), ""},
+		{"event about a node", res.Allows(actions.Event, schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, ""), ""},
+		{"patch deployments elsewhere", res.Allows(actions.Patch, deployV1, "kube-system"),
+			`rule "ok" may not patch deployments.apps in namespace kube-system: its permission covers namespaces default, prod; add kube-system to spec.permissions[].namespaces`},
+		{"create deployments", res.Allows(actions.Create, deployV1, "prod"),
 			`rule "ok" may not create deployments.apps: add {resources: [deployments.apps], verbs: [create]} to spec.permissions`},
-		{"patch configmaps", res.Allows(actions.Patch, schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}),
+		{"patch configmaps", res.Allows(actions.Patch, schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "default"),
 			`rule "ok" may not patch configmaps: add {resources: [configmaps], verbs: [patch]} to spec.permissions`},
-		{"http via Allows", res.Allows(actions.HTTP, schema.GroupVersionResource{}),
+		{"http via Allows", res.Allows(actions.HTTP, schema.GroupVersionResource{}, ""),
 			`rules: http actions are allowed by URL; use Rule.AllowsHTTP`},
 		{"read watched", res.Readable(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}), ""},
 		{"read listed", res.Readable(deployV1), ""},
@@ -154,7 +161,7 @@ func TestResolve(t *testing.T) {
 		})
 	}
 	var pe *PermissionError
-	if err := res.Allows(actions.Create, deployV1); !errors.As(err, &pe) || pe.Verb != "create" || pe.Target != "deployments.apps" {
+	if err := res.Allows(actions.Create, deployV1, "prod"); !errors.As(err, &pe) || pe.Verb != "create" || pe.Target != "deployments.apps" {
 		t.Errorf("Allows error %#v is not a *PermissionError naming create deployments.apps", err)
 	}
 }
@@ -220,6 +227,15 @@ func TestAllowsHTTP(t *testing.T) {
 		{"https://127.0.0.1:9999/hooks/x", false},
 		{"http://127.0.0.1:9999/hooks/../admin", false},
 		{"http://127.0.0.1:9999/hooks/%2e%2e/admin", false},
+		{`http://127.0.0.1:9999/hooks/..\admin`, false},
+		{`http://127.0.0.1:9999/hooks/..%5Cadmin`, false},
+		{`http://127.0.0.1:9999/hooks/..%5cadmin`, false},
+		{`http://127.0.0.1:9999/hooks/x\y`, false},
+		{"http://127.0.0.1:9999/hooks/..;/admin", false},
+		{"http://127.0.0.1:9999/hooks/..%3B/admin", false},
+		{"http://127.0.0.1:9999/hooks/%00", false},
+		{"http://127.0.0.1:9999/hooks/..%2Fadmin", false},
+		{"http://127.0.0.1:9999/hooks/a;b", true},
 		{"https://example.com/api", true},
 		{"https://example.com:443/api/v1", true},
 		{"https://example.com/apis", false},
@@ -277,5 +293,126 @@ spec:
 				t.Errorf("Permits = %v, want %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestPermissionNamespaces: a permission applies in the namespaces the rule
+// watches unless it names its own; "*" is all namespaces; cluster-scoped
+// resources have no namespace.
+func TestPermissionNamespaces(t *testing.T) {
+	r := mustParse(t, `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata: {name: ns}
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [a]
+    - resource: secrets
+      namespaces: [b, a]
+    - resource: nodes
+  permissions:
+    - resources: [configmaps]
+      verbs: [patch, event]
+    - resources: [secrets]
+      verbs: [create]
+      namespaces: [c]
+    - resources: [secrets]
+      verbs: [create, delete]
+      namespaces: [d, c]
+    - resources: [deployments.apps]
+      verbs: [patch]
+      namespaces: ["*"]
+    - resources: [nodes]
+      verbs: [patch]
+  script: x
+`)
+	res, err := r.Resolve(&fakeResolver{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	deploy := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	nodes := schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+	tests := []struct {
+		verb    actions.Verb
+		gvr     schema.GroupVersionResource
+		ns      string
+		allowed bool
+	}{
+		{actions.Patch, cm, "a", true},
+		{actions.Patch, cm, "b", true}, // b is watched too (secrets)
+		{actions.Patch, cm, "kube-system", false},
+		{actions.Patch, cm, "", false},
+		{actions.Event, cm, "a", true},
+		{actions.Event, cm, "kube-system", false},
+		{actions.Create, secrets, "c", true},
+		{actions.Create, secrets, "d", true},
+		{actions.Create, secrets, "a", false}, // named namespaces replace the watched ones
+		{actions.Delete, secrets, "d", true},
+		{actions.Delete, secrets, "c", true},
+		{actions.Patch, deploy, "kube-system", true},
+		{actions.Patch, nodes, "", true},
+	}
+	for _, tt := range tests {
+		if err := res.Allows(tt.verb, tt.gvr, tt.ns); (err == nil) != tt.allowed {
+			t.Errorf("Allows(%s, %s, %q) = %v, want allowed=%v", tt.verb, tt.gvr.Resource, tt.ns, err, tt.allowed)
+		}
+	}
+	if got := res.WatchedNamespaces(); !reflect.DeepEqual(got, []string{"a", "b"}) {
+		t.Errorf("WatchedNamespaces = %v, want [a b]", got)
+	}
+
+	// A rule that watches all namespaces may act in all of them.
+	all := mustParse(t, `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata: {name: all}
+spec:
+  watch: [{resource: configmaps, namespaces: [a]}, {resource: secrets}]
+  permissions: [{resources: [configmaps], verbs: [patch]}]
+  script: x
+`)
+	res, err = all.Resolve(&fakeResolver{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Allows(actions.Patch, cm, "kube-system"); err != nil {
+		t.Errorf("a rule watching secrets everywhere: %v", err)
+	}
+}
+
+func TestPermissionNamespacesErrors(t *testing.T) {
+	_, err := Parse("r.yaml", []byte(`apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata: {name: bad}
+spec:
+  watch: [{resource: configmaps}]
+  permissions:
+    - {resources: [configmaps], verbs: [patch], namespaces: []}
+    - {resources: [configmaps], verbs: [patch], namespaces: ["*", a]}
+    - {resources: [configmaps], verbs: [patch], namespaces: [Not_A_Namespace]}
+  script: x
+`))
+	want := `r.yaml:7:61: spec.permissions[0].namespaces: must not be empty: leave it out for the namespaces the rule watches, or write ["*"] for all
+r.yaml:8:62: spec.permissions[1].namespaces[0]: "*" (all namespaces) must be the only entry
+r.yaml:9:62: spec.permissions[2].namespaces[0]: invalid namespace "Not_A_Namespace"`
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Parse errors:\n%v\nwant:\n%s", err, want)
+	}
+
+	r := mustParse(t, `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata: {name: bad}
+spec:
+  watch: [{resource: configmaps}]
+  permissions:
+    - resources: [nodes]
+      verbs: [patch]
+      namespaces: [a]
+  script: x
+`)
+	_, err = r.Resolve(&fakeResolver{})
+	if want := `r.yaml:9:19: spec.permissions[0].namespaces: nodes is cluster-scoped; give it a permission entry without namespaces`; err == nil || err.Error() != want {
+		t.Errorf("Resolve error:\n%v\nwant:\n%s", err, want)
 	}
 }

@@ -217,11 +217,24 @@ type Ref struct {
 // The event verb is granted on the resource of the object the Event is
 // about (the involved object), not on "events": {resources: [deployments],
 // verbs: [event]} lets the rule record Events about Deployments.
+//
+// Namespaces limits where the verbs apply to namespaced resources: nil
+// (the field left out) means the namespaces the rule watches, when every
+// namespaced watch entry names some, and all namespaces otherwise (see
+// Resolve); AllNamespaces ("*") means all namespaces. They do not apply
+// to cluster-scoped resources.
 type Permission struct {
 	Resources []Ref
 	Verbs     []actions.Verb
+	// Namespaces are the namespaces the entry names, sorted, without
+	// duplicates; nil when it names none or "*".
+	Namespaces []string
+	// AllNamespaces is true for namespaces: ["*"].
+	AllNamespaces bool
 	// Pos is where the entry starts.
 	Pos Position
+
+	namespacesPos Position
 }
 
 // PermissionVerbs returns the verbs spec.permissions accepts, in canonical

@@ -106,7 +106,8 @@ var (
 )
 
 // rbacFor computes what a rule set needs: cluster-wide grants, and grants
-// per namespace for resources that every watch limits to namespaces.
+// per namespace for resources that every watch limits to namespaces and
+// for permissions that apply in named namespaces.
 func rbacFor(rs []*rules.Resolved) (cluster grants, namespaced map[string]grants) {
 	cluster, namespaced = grants{}, map[string]grants{}
 	// kreact itself: discovery refreshes when CRDs or APIServices change
@@ -152,24 +153,65 @@ func rbacFor(rs []*rules.Resolved) (cluster grants, namespaced map[string]grants
 			cluster.add(gr, who, what, verbs...)
 		}
 
-		// Actions may target any namespace: cluster-wide.
+		// Actions: cluster-wide for a grant in all namespaces (or on a
+		// cluster-scoped resource), else in a Role per namespace, as
+		// kreact's own check (rules.Resolved.Allows) allows them.
 		subs := subresourcesOf(r.Rule.Script)
-		for gr, verbs := range r.Permissions {
-			for _, v := range verbs {
+		for gr, gs := range r.Permissions {
+			for _, g := range gs {
+				add := func(gr schema.GroupResource, what string, verbs ...string) {
+					if g.Namespaces == nil {
+						cluster.add(gr, who, what, verbs...)
+						return
+					}
+					for _, ns := range g.Namespaces {
+						if namespaced[ns] == nil {
+							namespaced[ns] = grants{}
+						}
+						namespaced[ns].add(gr, who, what, verbs...)
+					}
+				}
+				v := g.Verb
 				if v == actions.Event {
-					cluster.add(eventsGR, who, "event", "create")
+					// The Event goes to the namespace of the object it is
+					// about.
+					add(eventsGR, "event", "create")
 					continue
 				}
-				cluster.add(gr, who, string(v), actionVerbs[v]...)
+				add(gr, string(v), actionVerbs[v]...)
 				if v == actions.Patch || v == actions.Apply {
 					for _, sub := range subs {
-						cluster.add(schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/" + sub}, who, string(v)+" "+sub, "patch")
+						add(schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/" + sub}, string(v)+" "+sub, "patch")
 					}
 				}
 			}
 		}
 	}
 	return cluster, namespaced
+}
+
+// wideActions points out what a rule that watches only some namespaces
+// may do in all of them: one line per resource.
+func wideActions(res *rules.Resolved) []string {
+	if !slices.ContainsFunc(res.Watch, func(w rules.ResolvedWatch) bool { return len(w.Watch.Namespaces) > 0 }) {
+		return nil
+	}
+	var out []string
+	for _, gr := range slices.SortedFunc(maps.Keys(res.Permissions), func(a, b schema.GroupResource) int {
+		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Resource, b.Resource))
+	}) {
+		var verbs []string
+		for _, g := range res.Permissions[gr] {
+			if g.Namespaces == nil && res.Namespaced(gr) {
+				verbs = append(verbs, string(g.Verb))
+			}
+		}
+		if len(verbs) > 0 {
+			out = append(out, fmt.Sprintf("warning: rule=%s watches only some namespaces but may %s %s in all namespaces; spec.permissions[].namespaces narrows it",
+				res.Rule.Name, strings.Join(verbs, ", "), gr))
+		}
+	}
+	return out
 }
 
 type rbacFlags struct {
@@ -181,23 +223,27 @@ type rbacFlags struct {
 	res         resourceFlags
 }
 
-func rbacCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
+func rbacCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f rbacFlags
 	fs := newFlagSet("rbac", "kreact rbac -f FILE|DIR [-f ...] [--name kreact] [--namespace kreact-system] [--leader-elect | --shards] [--crd FILE ...]",
 		`Print, as YAML, the least-privilege RBAC that kreact needs to run the rules:
 a ServiceAccount, a ClusterRole and ClusterRoleBinding, a Role and
-RoleBinding per namespace where resources are watched only in named
-namespaces, and with --leader-elect or --shards a Role for the Leases.
+RoleBinding per namespace where resources are watched, or permissions
+apply, only in named namespaces, and with --leader-elect or --shards a
+Role for the Leases. A permission applies in the namespaces the rule
+watches unless it names its own (spec.permissions[].namespaces; ["*"]
+for all).
 
   watched resources          get, list, watch (in the watched namespaces
                              when every watch of the resource names some)
   spec.reads                 get, list, watch in all namespaces
-  create, patch, delete      create, patch, delete on the resource, in all
-                             namespaces
+  create, patch, delete      create, patch, delete on the resource, in the
+                             namespaces the permission applies in (Roles),
+                             or in all (ClusterRole)
   apply                      create and patch: server-side apply is a PATCH
                              request, but creating an object with it needs
                              create too
-  event                      create on events
+  event                      create on events, in the same namespaces
   subresources               patch on RESOURCE/status (or /scale) for the
                              resources a rule may patch or apply, when its
                              script names that subresource ({subresource:
@@ -264,6 +310,11 @@ Apply the output with 'kubectl apply -f -'.`)
 		errs.Sort()
 		return &invalidError{errs}
 	}
+	for _, res := range resolved {
+		for _, w := range wideActions(res) {
+			fmt.Fprintln(stderr, w)
+		}
+	}
 	cluster, namespaced := rbacFor(resolved)
 	if f.leaderElect || f.shards {
 		if namespaced[f.namespace] == nil {
@@ -321,7 +372,7 @@ func renderRBAC(f rbacFlags, rs []*rules.Rule, cluster grants, namespaced map[st
 		if len(g) > 0 {
 			role := mapping("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "Role",
 				"metadata", mapping("name", f.name, "namespace", ns), "rules", policyRules(g))
-			role.HeadComment = fmt.Sprintf("Resources watched only in named namespaces: %s.", ns)
+			role.HeadComment = fmt.Sprintf("What rules watch or may do only in named namespaces: %s.", ns)
 			docs = append(docs, role,
 				mapping("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "RoleBinding",
 					"metadata", mapping("name", f.name, "namespace", ns),
