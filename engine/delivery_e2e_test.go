@@ -49,6 +49,7 @@ spec:
   permissions:
     - resources: [secrets]
       verbs: [apply]
+      namespaces: ["*"]
   retries: 1
   %s
   rateLimit: 1000

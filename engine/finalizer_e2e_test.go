@@ -35,6 +35,7 @@ spec:
   permissions:
     - resources: [configmaps]
       verbs: [apply, delete]
+      namespaces: [fin-copies]
   script: |
     function copyOf(cm) {
       return {apiVersion: "v1", kind: "ConfigMap", metadata: {name: "copy-" + cm.metadata.name, namespace: "fin-copies"}, data: cm.data || {}};
