@@ -205,6 +205,10 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 			errs = append(errs, err)
 			continue
 		}
+		if err := handlerErrors(r, prog); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		p.program = prog
 		p.resolved, p.waiting, err = e.resolve(r, false)
 		if err != nil && !refreshed {

@@ -340,64 +340,14 @@ func scriptProblems(r *rules.Rule, err error) []problem {
 }
 
 // handlerProblems checks the script's handlers against spec.events and
-// spec.every.
+// spec.every with the engine's own check (what it rejects, run rejects
+// too), and warns about misspelt handlers.
 func handlerProblems(r *rules.Rule, prog *scripting.Program) []problem {
 	var out []problem
-	add := func(pos rules.Position, warning bool, format string, args ...any) {
-		out = append(out, problem{pos: pos, warning: warning, msg: fmt.Sprintf("rule %q: ", r.Name) + fmt.Sprintf(format, args...)})
+	for _, p := range engine.CheckHandlers(r, prog) {
+		out = append(out, problem{pos: p.Pos, msg: p.Msg, warning: p.Warning})
 	}
-	runs := false
-	var unhandled []rules.Event
-	for _, e := range r.Events {
-		if prog.HasHandler(scripting.EventType(e)) {
-			runs = true
-		} else {
-			unhandled = append(unhandled, e)
-		}
-	}
-	hasTick := prog.HasHandler(scripting.Tick)
-	switch {
-	case r.Every > 0 && !hasTick:
-		add(r.Pos, false, "spec.every is %v but the script declares no onTick(ctx)", r.Every)
-	case r.Schedule != "" && !hasTick:
-		add(r.Pos, false, "spec.schedule is %q but the script declares no onTick(ctx)", r.Schedule)
-	case r.Ticks():
-		runs = true
-	case hasTick:
-		add(r.Pos, true, "onTick is never called: set spec.every or spec.schedule")
-	}
-	if !runs && len(unhandled) > 0 {
-		var names []string
-		for _, e := range unhandled {
-			names = append(names, scripting.EventType(e).Handler())
-		}
-		which := "no " + names[0]
-		if len(names) > 1 {
-			which = "none of " + strings.Join(names, ", ")
-		}
-		add(r.Pos, false, "the rule never runs: spec.events lists %s but the script declares %s",
-			joinEvents(unhandled), which)
-	} else {
-		for _, e := range unhandled {
-			add(r.Pos, true, "spec.events lists %s but the script declares no %s; %s events are ignored",
-				e, scripting.EventType(e).Handler(), e)
-		}
-	}
-	for _, e := range rules.AllEvents() {
-		if !r.Handles(e) && prog.HasHandler(scripting.EventType(e)) {
-			add(r.Pos, true, "%s is never called: spec.events does not list %s", scripting.EventType(e).Handler(), e)
-		}
-	}
-	out = append(out, misspelledHandlers(r)...)
-	return out
-}
-
-func joinEvents(es []rules.Event) string {
-	s := make([]string, len(es))
-	for i, e := range es {
-		s[i] = string(e)
-	}
-	return strings.Join(s, ", ")
+	return append(out, misspelledHandlers(r)...)
 }
 
 var handlerNames = []string{"onAdd", "onUpdate", "onDelete", "onTick", "onTimer"}
