@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,9 +74,13 @@ func (r *resourceFlags) mapper(ctx context.Context) (*restmapper.Mapper, error) 
 
 // crdResources reads the CustomResourceDefinitions of a YAML file.
 func crdResources(file string, errs *rules.ErrorList) []discovery.Resource {
-	data, err := os.ReadFile(file)
+	data, err := rules.ReadFile(file)
 	if err != nil {
-		errs.Add(rules.Position{File: file}, strings.TrimPrefix(err.Error(), "open "+file+": "))
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		errs.Add(rules.Position{File: file}, err.Error())
 		return nil
 	}
 	var out []discovery.Resource
