@@ -23,7 +23,7 @@ type HandlerProblem struct {
 func CheckHandlers(r *rules.Rule, prog *scripting.Program) []HandlerProblem {
 	var out []HandlerProblem
 	add := func(warning bool, format string, args ...any) {
-		out = append(out, HandlerProblem{Pos: r.Pos, Warning: warning, Msg: fmt.Sprintf("rule %q: ", r.Name) + fmt.Sprintf(format, args...)})
+		out = append(out, HandlerProblem{Pos: r.Pos, Warning: warning, Msg: fmt.Sprintf("rule %s: ", rules.Quote(r.Name)) + fmt.Sprintf(format, args...)})
 	}
 	runs := false
 	var unhandled []rules.Event
@@ -39,7 +39,7 @@ func CheckHandlers(r *rules.Rule, prog *scripting.Program) []HandlerProblem {
 	case r.Every > 0 && !hasTick:
 		add(false, "spec.every is %v but the script declares no onTick(ctx)", r.Every)
 	case r.Schedule != "" && !hasTick:
-		add(false, "spec.schedule is %q but the script declares no onTick(ctx)", r.Schedule)
+		add(false, "spec.schedule is %s but the script declares no onTick(ctx)", rules.Quote(r.Schedule))
 	case r.Ticks():
 		runs = true
 	case hasTick:

@@ -55,7 +55,7 @@ func (d *decoder) pos(n *yaml.Node) Position {
 }
 
 func (d *decoder) errorf(n *yaml.Node, format string, args ...any) {
-	d.errs.Addf(d.pos(n), format, args...)
+	d.errs.Add(d.pos(n), shortf(format, args...))
 }
 
 func join(path, key string) string {
@@ -224,7 +224,7 @@ func (d *decoder) str(n *yaml.Node, path string) (string, bool) {
 	if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" {
 		hint := ""
 		if v.Kind == yaml.ScalarNode && v.ShortTag() != "!!null" {
-			hint = fmt.Sprintf(" (quote it: %q)", v.Value)
+			hint = shortf(" (quote it: %q)", v.Value)
 		}
 		d.errorf(n, "%s: expected a string, got %s%s", path, describe(v), hint)
 		return "", false
@@ -432,7 +432,7 @@ func (d *decoder) header(root *yaml.Node) bool {
 			continue
 		}
 		if s != f.want {
-			msg := fmt.Sprintf("%s: got %q, want %q", f.name, s, f.want)
+			msg := shortf("%s: got %q, want %q", f.name, s, f.want)
 			if f.name == "kind" {
 				msg += "; every YAML document in a rules file must be a Rule"
 			}

@@ -385,7 +385,7 @@ func misspelledHandlers(r *rules.Rule) []problem {
 				if p.Line > lineOff && colOff > 0 {
 					pos.Col += colOff
 				}
-				out = append(out, problem{pos: pos, warning: true, msg: fmt.Sprintf("rule %q: %s is not a handler and is never called (did you mean %s?)", r.Name, name, h)})
+				out = append(out, problem{pos: pos, warning: true, msg: fmt.Sprintf("rule %s: %s is not a handler and is never called (did you mean %s?)", rules.Quote(r.Name), rules.Shorten(name), h)})
 				return
 			}
 		}
