@@ -68,6 +68,7 @@ func (r *Resolved) Verbs(gr schema.GroupResource) []actions.Verb {
 // watches all namespaces or none watches a namespaced resource.
 func (r *Resolved) WatchedNamespaces() []string {
 	var out []string
+	seen := map[string]bool{}
 	for _, w := range r.Watch {
 		if !w.Resource.Namespaced {
 			continue
@@ -76,7 +77,8 @@ func (r *Resolved) WatchedNamespaces() []string {
 			return nil
 		}
 		for _, ns := range w.Watch.Namespaces {
-			if !slices.Contains(out, ns) {
+			if !seen[ns] {
+				seen[ns] = true
 				out = append(out, ns)
 			}
 		}
@@ -150,9 +152,11 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 		watchIndex = append(watchIndex, i)
 	}
 
+	reads := map[schema.GroupVersionResource]bool{}
 	for i, ref := range r.Reads {
 		rs, ok := resolve(ref.Name, ref.Pos, index("spec.reads", i))
-		if ok && !slices.ContainsFunc(out.Reads, func(x discovery.Resource) bool { return x.GVR == rs.GVR }) {
+		if ok && !reads[rs.GVR] {
+			reads[rs.GVR] = true
 			out.Reads = append(out.Reads, rs)
 		}
 	}
@@ -244,13 +248,9 @@ func mergeGrants(have []Grant, verbs []actions.Verb, namespaces []string) []Gran
 		case i >= 0 && slices.Contains(verbs, v):
 			g := have[i]
 			if g.Namespaces != nil && namespaces != nil {
-				ns := slices.Clone(g.Namespaces)
-				for _, n := range namespaces {
-					if !slices.Contains(ns, n) {
-						ns = append(ns, n)
-					}
-				}
+				ns := slices.Concat(g.Namespaces, namespaces)
 				slices.Sort(ns)
+				ns = slices.Compact(ns)
 				out = append(out, Grant{Verb: v, Namespaces: ns})
 			} else {
 				out = append(out, Grant{Verb: v})
