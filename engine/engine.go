@@ -198,6 +198,10 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 	next := make([]prepared, 0, len(rs))
 	refreshed := false
 	for _, r := range rs {
+		if err := ctx.Err(); err != nil {
+			// Stopping: start nothing of a half-checked set.
+			return err
+		}
 		keep[r.Name] = true
 		p := prepared{rule: r, fingerprint: fingerprint(r)}
 		prog, err := Compile(r)

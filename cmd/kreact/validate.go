@@ -251,31 +251,48 @@ Exit code 3 if there are errors; warnings alone exit 0.`)
 	if err != nil {
 		return err
 	}
-	rs, loadErrs := loadRules(files)
-	var problems []problem
-	for _, e := range loadErrs {
-		problems = append(problems, problem{pos: e.Pos, msg: e.Msg})
+	type checked struct {
+		rs       []*rules.Rule
+		problems []problem
+		missing  bool
 	}
-	missing := false
-	for _, r := range rs {
-		prog, err := engine.Compile(r)
-		if err != nil {
-			problems = append(problems, scriptProblems(r, err)...)
-		} else {
-			problems = append(problems, handlerProblems(r, prog)...)
+	// Loading, compiling and resolving may take long on big inputs; a
+	// signal ends validate at once.
+	c, err := interruptible(ctx, "validate", func() checked {
+		var c checked
+		rs, loadErrs := loadRules(files)
+		c.rs = rs
+		for _, e := range loadErrs {
+			c.problems = append(c.problems, problem{pos: e.Pos, msg: e.Msg})
 		}
-		if _, err := r.Resolve(mapper); err != nil {
-			var list rules.ErrorList
-			if errors.As(err, &list) {
-				for _, e := range list {
-					problems = append(problems, problem{pos: e.Pos, msg: e.Msg})
-				}
-			} else {
-				problems = append(problems, problem{pos: r.Pos, msg: err.Error()})
+		for _, r := range rs {
+			if ctx.Err() != nil {
+				return c
 			}
-			missing = missing || hasNotFound(r, mapper)
+			prog, err := engine.Compile(r)
+			if err != nil {
+				c.problems = append(c.problems, scriptProblems(r, err)...)
+			} else {
+				c.problems = append(c.problems, handlerProblems(r, prog)...)
+			}
+			if _, err := r.Resolve(mapper); err != nil {
+				var list rules.ErrorList
+				if errors.As(err, &list) {
+					for _, e := range list {
+						c.problems = append(c.problems, problem{pos: e.Pos, msg: e.Msg})
+					}
+				} else {
+					c.problems = append(c.problems, problem{pos: r.Pos, msg: err.Error()})
+				}
+				c.missing = c.missing || hasNotFound(r, mapper)
+			}
 		}
+		return c
+	})
+	if err != nil {
+		return err
 	}
+	rs, problems, missing := c.rs, c.problems, c.missing
 	slices.SortStableFunc(problems, func(a, b problem) int {
 		return cmp.Or(cmp.Compare(a.pos.File, b.pos.File), cmp.Compare(a.pos.Line, b.pos.Line),
 			cmp.Compare(a.pos.Col, b.pos.Col), cmp.Compare(a.msg, b.msg))
