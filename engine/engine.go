@@ -198,10 +198,18 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 	next := make([]prepared, 0, len(rs))
 	refreshed := false
 	for _, r := range rs {
+		if err := ctx.Err(); err != nil {
+			// Stopping: start nothing of a half-checked set.
+			return err
+		}
 		keep[r.Name] = true
 		p := prepared{rule: r, fingerprint: fingerprint(r)}
 		prog, err := Compile(r)
 		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := handlerErrors(r, prog); err != nil {
 			errs = append(errs, err)
 			continue
 		}

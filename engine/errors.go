@@ -28,12 +28,12 @@ func scriptErrors(r *rules.Rule, err error) rules.ErrorList {
 	switch {
 	case errors.As(err, &list):
 		for _, e := range list {
-			out.Addf(rules.Position{File: e.File, Line: e.Line, Col: e.Col}, "rule %q: script: %s", r.Name, e.Message)
+			out.Addf(rules.Position{File: e.File, Line: e.Line, Col: e.Col}, "rule %s: script: %s", rules.Quote(r.Name), e.Message)
 		}
 	case errors.As(err, &one):
-		out.Addf(rules.Position{File: one.File, Line: one.Line, Col: one.Col}, "rule %q: script: %s", r.Name, one.Message)
+		out.Addf(rules.Position{File: one.File, Line: one.Line, Col: one.Col}, "rule %s: script: %s", rules.Quote(r.Name), one.Message)
 	default:
-		out.Add(r.Pos, fmt.Sprintf("rule %q: script: %v", r.Name, err))
+		out.Add(r.Pos, fmt.Sprintf("rule %s: script: %v", rules.Quote(r.Name), err))
 	}
 	return out
 }

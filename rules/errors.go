@@ -2,7 +2,6 @@ package rules
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,13 +60,15 @@ func (e *Error) Error() string {
 type ErrorList []*Error
 
 // Add appends an error at pos.
+// A message longer than a line should be (it quotes too much of what a
+// user wrote) is cut.
 func (l *ErrorList) Add(pos Position, msg string) {
-	*l = append(*l, &Error{Pos: pos, Msg: msg})
+	*l = append(*l, &Error{Pos: pos, Msg: shorten(msg, maxMessage)})
 }
 
 // Addf appends an error at pos with a formatted message.
 func (l *ErrorList) Addf(pos Position, format string, args ...any) {
-	l.Add(pos, fmt.Sprintf(format, args...))
+	l.Add(pos, shortf(format, args...))
 }
 
 // Len, Swap and Less implement sort.Interface.

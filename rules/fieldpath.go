@@ -126,3 +126,15 @@ func (p FieldPath) String() string {
 
 // Equal reports whether p and q are the same path.
 func (p FieldPath) Equal(q FieldPath) bool { return slices.Equal(p, q) }
+
+// key returns a string that is equal for two paths exactly when they are
+// Equal, for maps.
+func (p FieldPath) key() string {
+	var b strings.Builder
+	for _, k := range p {
+		b.WriteString(strconv.Itoa(len(k)))
+		b.WriteByte(':')
+		b.WriteString(k)
+	}
+	return b.String()
+}

@@ -34,7 +34,7 @@ func FileTypes(path string) (types []TypeMeta, ok bool) {
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxManifestSize {
 		return nil, false
 	}
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return nil, false
 	}

@@ -15,7 +15,7 @@ import (
 
 // ParseFile reads the rule file at path and parses it with Parse.
 func ParseFile(path string) ([]*Rule, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return nil, fileError(path, err)
 	}
@@ -54,7 +54,7 @@ func Load(paths ...string) ([]*Rule, error) {
 	var errs ErrorList
 	var all []*Rule
 	for _, file := range expand(paths, &errs) {
-		data, err := os.ReadFile(file)
+		data, err := ReadFile(file)
 		if err != nil {
 			errs = append(errs, fileError(file, err))
 			continue
@@ -77,7 +77,7 @@ func Load(paths ...string) ([]*Rule, error) {
 func LoadEach(paths ...string) (rules []*Rule, failed []string, err error) {
 	var errs ErrorList
 	for _, file := range expand(paths, &errs) {
-		data, rerr := os.ReadFile(file)
+		data, rerr := ReadFile(file)
 		if rerr != nil {
 			errs = append(errs, fileError(file, rerr))
 			failed = append(failed, file)

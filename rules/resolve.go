@@ -2,7 +2,6 @@ package rules
 
 import (
 	"errors"
-	"fmt"
 	"net/url"
 	"slices"
 	"strings"
@@ -69,6 +68,7 @@ func (r *Resolved) Verbs(gr schema.GroupResource) []actions.Verb {
 // watches all namespaces or none watches a namespaced resource.
 func (r *Resolved) WatchedNamespaces() []string {
 	var out []string
+	seen := map[string]bool{}
 	for _, w := range r.Watch {
 		if !w.Resource.Namespaced {
 			continue
@@ -77,7 +77,8 @@ func (r *Resolved) WatchedNamespaces() []string {
 			return nil
 		}
 		for _, ns := range w.Watch.Namespaces {
-			if !slices.Contains(out, ns) {
+			if !seen[ns] {
+				seen[ns] = true
 				out = append(out, ns)
 			}
 		}
@@ -151,9 +152,11 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 		watchIndex = append(watchIndex, i)
 	}
 
+	reads := map[schema.GroupVersionResource]bool{}
 	for i, ref := range r.Reads {
 		rs, ok := resolve(ref.Name, ref.Pos, index("spec.reads", i))
-		if ok && !slices.ContainsFunc(out.Reads, func(x discovery.Resource) bool { return x.GVR == rs.GVR }) {
+		if ok && !reads[rs.GVR] {
+			reads[rs.GVR] = true
 			out.Reads = append(out.Reads, rs)
 		}
 	}
@@ -245,13 +248,9 @@ func mergeGrants(have []Grant, verbs []actions.Verb, namespaces []string) []Gran
 		case i >= 0 && slices.Contains(verbs, v):
 			g := have[i]
 			if g.Namespaces != nil && namespaces != nil {
-				ns := slices.Clone(g.Namespaces)
-				for _, n := range namespaces {
-					if !slices.Contains(ns, n) {
-						ns = append(ns, n)
-					}
-				}
+				ns := slices.Concat(g.Namespaces, namespaces)
 				slices.Sort(ns)
+				ns = slices.Compact(ns)
 				out = append(out, Grant{Verb: v, Namespaces: ns})
 			} else {
 				out = append(out, Grant{Verb: v})
@@ -288,20 +287,20 @@ type PermissionError struct {
 func (e *PermissionError) Error() string {
 	switch e.Field {
 	case "spec.http":
-		return fmt.Sprintf("rule %q may not call %s: add a prefix of it to spec.http", e.Rule, e.Target)
+		return shortf("rule %q may not call %s: add a prefix of it to spec.http", e.Rule, e.Target)
 	case "spec.permissions":
 		if e.Namespaces != nil {
 			ns := e.Namespace
 			if ns == "" {
 				ns = `""`
 			}
-			return fmt.Sprintf("rule %q may not %s %s in namespace %s: its permission covers namespaces %s; add %s to spec.permissions[].namespaces",
+			return shortf("rule %q may not %s %s in namespace %s: its permission covers namespaces %s; add %s to spec.permissions[].namespaces",
 				e.Rule, e.Verb, e.Target, ns, strings.Join(e.Namespaces, ", "), ns)
 		}
-		return fmt.Sprintf("rule %q may not %s %s: add {resources: [%s], verbs: [%s]} to spec.permissions",
+		return shortf("rule %q may not %s %s: add {resources: [%s], verbs: [%s]} to spec.permissions",
 			e.Rule, e.Verb, e.Target, e.Target, e.Verb)
 	}
-	return fmt.Sprintf("rule %q may not %s %s: add it to %s", e.Rule, e.Verb, e.Target, e.Field)
+	return shortf("rule %q may not %s %s: add it to %s", e.Rule, e.Verb, e.Target, e.Field)
 }
 
 // Allows returns nil when the rule's permissions allow verb on the resource
@@ -334,7 +333,7 @@ func (r *Resolved) Permits(a actions.Action) error {
 		return r.Allows(a.Verb, a.Resource, a.Namespace)
 	}
 	if a.Request == nil {
-		return fmt.Errorf("rule %q: http action without a request", r.Rule.Name)
+		return shortErrorf("rule %q: http action without a request", r.Rule.Name)
 	}
 	return r.Rule.AllowsHTTP(a.Request.URL)
 }
@@ -367,18 +366,18 @@ func (r *Resolved) Readable(gvr schema.GroupVersionResource) error {
 func (r *Rule) AllowsHTTP(rawURL string) error {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return fmt.Errorf("rule %q: invalid URL %q: %w", r.Name, rawURL, err)
+		return shortErrorf("rule %q: invalid URL %q: %w", r.Name, rawURL, err)
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
-		return fmt.Errorf("rule %q: invalid URL %q: want an absolute http:// or https:// URL", r.Name, rawURL)
+		return shortErrorf("rule %q: invalid URL %q: want an absolute http:// or https:// URL", r.Name, rawURL)
 	case u.User != nil:
-		return fmt.Errorf("rule %q: invalid URL %q: credentials do not belong in the URL", r.Name, rawURL)
+		return shortErrorf("rule %q: invalid URL %q: credentials do not belong in the URL", r.Name, rawURL)
 	case hasDotSegment(u.Path) || hasDotSegment(u.EscapedPath()):
-		return fmt.Errorf("rule %q: invalid URL %q: path has . or .. segments", r.Name, rawURL)
+		return shortErrorf("rule %q: invalid URL %q: path has . or .. segments", r.Name, rawURL)
 	}
 	if why := ambiguousPath(u.Path); why != "" {
-		return fmt.Errorf("rule %q: invalid URL %q: path has %s, which some servers read as a path separator or the end of a name", r.Name, rawURL, why)
+		return shortErrorf("rule %q: invalid URL %q: path has %s, which some servers read as a path separator or the end of a name", r.Name, rawURL, why)
 	}
 	for _, s := range r.HTTP {
 		p, err := parseHTTPPrefix(s)

@@ -165,7 +165,7 @@ type ExpectedAction struct {
 // The error, if any, is a rules.ErrorList of every problem found, as
 // file:line:col messages sorted by position; the File is then nil.
 func LoadFile(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := rules.ReadFile(path)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -353,7 +353,7 @@ func addErrors(errs *rules.ErrorList, err error) {
 // loadCRDs reads the CustomResourceDefinitions in file and returns the
 // resources they define.
 func loadCRDs(file string, ref rules.Position, errs *rules.ErrorList) []discovery.Resource {
-	data, err := os.ReadFile(file)
+	data, err := rules.ReadFile(file)
 	if err != nil {
 		errs.Addf(ref, "spec.crds: %s does not exist or cannot be read", file)
 		return nil
@@ -426,7 +426,7 @@ func (d *decoder) fixture(f *File, dir string, n *yaml.Node, path string) []Obje
 			return nil
 		}
 		full := filepath.Join(dir, file)
-		data, err := os.ReadFile(full)
+		data, err := rules.ReadFile(full)
 		if err != nil {
 			d.errorf(fs["file"], "%s.file: %s does not exist or cannot be read", path, full)
 			return nil

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -45,6 +46,7 @@ func (e *env) install() {
 		panic(fmt.Sprintf("scripting: disabling dynamic code: %v", err))
 	}
 	e.boundJSONParse()
+	e.lockViewPrototypes()
 	e.capAllocations()
 
 	e.global("kreact", map[string]native{
@@ -101,6 +103,64 @@ func (e *env) boundJSONParse() {
 	})
 	if err := json.DefineDataProperty("parse", bounded, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
 		panic(fmt.Sprintf("scripting: bounding JSON.parse: %v", err))
+	}
+}
+
+// lockViewPrototypes makes Object.setPrototypeOf, Reflect.setPrototypeOf
+// and the __proto__ setter throw a TypeError on a read-only view of a
+// cached object, as writing its properties does: goja lets a dynamic
+// object's prototype change, which would let a script shadow the view's
+// contents for every later reader of its prototype chain.
+func (e *env) lockViewPrototypes() {
+	vm := e.vm
+	views := map[reflect.Type]bool{
+		reflect.TypeFor[*objectView](): true, reflect.TypeFor[*arrayView](): true, reflect.TypeFor[*listView](): true,
+		reflect.TypeFor[*stringsView](): true, reflect.TypeFor[*ctxView](): true,
+	}
+	check := func(v goja.Value) {
+		if o, ok := v.(*goja.Object); ok && views[o.ExportType()] {
+			panic(vm.NewTypeError(readOnlyMessage))
+		}
+	}
+	// guard wraps fn, called with this and the arguments, after check of
+	// the value at of.
+	guard := func(name string, fn goja.Callable, of func(goja.FunctionCall) goja.Value) *goja.Object {
+		f := vm.ToValue(func(call goja.FunctionCall) goja.Value {
+			check(of(call))
+			v, err := fn(call.This, call.Arguments...)
+			if err != nil {
+				panic(err)
+			}
+			return v
+		}).(*goja.Object)
+		_ = f.DefineDataProperty("name", vm.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+		return f
+	}
+	first := func(call goja.FunctionCall) goja.Value { return call.Argument(0) }
+	this := func(call goja.FunctionCall) goja.Value { return call.This }
+	for _, global := range []string{"Object", "Reflect"} {
+		o := vm.Get(global).ToObject(vm)
+		fn, ok := goja.AssertFunction(o.Get("setPrototypeOf"))
+		if !ok {
+			panic("scripting: " + global + ".setPrototypeOf is not a function")
+		}
+		if err := o.DefineDataProperty("setPrototypeOf", guard("setPrototypeOf", fn, first), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
+			panic(fmt.Sprintf("scripting: guarding %s.setPrototypeOf: %v", global, err))
+		}
+	}
+	getDescriptor, _ := goja.AssertFunction(vm.Get("Object").ToObject(vm).Get("getOwnPropertyDescriptor"))
+	proto := vm.Get("Object").ToObject(vm).Get("prototype").ToObject(vm)
+	d, err := getDescriptor(goja.Undefined(), proto, vm.ToValue("__proto__"))
+	if err != nil {
+		panic(fmt.Sprintf("scripting: the __proto__ accessor: %v", err))
+	}
+	desc := d.ToObject(vm)
+	set, ok := goja.AssertFunction(desc.Get("set"))
+	if !ok {
+		panic("scripting: Object.prototype.__proto__ has no setter")
+	}
+	if err := proto.DefineAccessorProperty("__proto__", desc.Get("get"), guard("set __proto__", set, this), goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
+		panic(fmt.Sprintf("scripting: guarding __proto__: %v", err))
 	}
 }
 

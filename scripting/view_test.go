@@ -94,6 +94,16 @@ func TestViewWritesThrow(t *testing.T) {
 		`kreact.list("deploy").push(obj);`,
 		`kreact.get("deploy", "prod", "api").spec.replicas++;`,
 		`ctx.changed.push("x");`,
+		`Object.setPrototypeOf(obj, {spec: "shadow"});`,
+		`Object.setPrototypeOf(obj.metadata.labels, null);`,
+		`Object.setPrototypeOf(obj.spec.template.spec.containers, {});`,
+		`Reflect.setPrototypeOf(obj, {});`,
+		`Reflect.setPrototypeOf(obj.spec.template.spec.containers[0].args, Object.prototype);`,
+		`Object.setPrototypeOf(kreact.list("deploy"), {});`,
+		`Object.setPrototypeOf(ctx, {});`,
+		`obj.__proto__ = {};`,
+		`Object.getOwnPropertyDescriptor(Object.prototype, "__proto__").set.call(obj.spec.template.spec.containers, {});`,
+		`Object.getOwnPropertyDescriptor(Object.prototype, "__proto__").set.call(obj, {});`,
 	}
 	for _, body := range tests {
 		t.Run(body, func(t *testing.T) {
@@ -117,8 +127,17 @@ func TestViewWritesThrow(t *testing.T) {
 			}
 		})
 	}
+	// goja refuses any non-index property on a dynamic array.
+	if _, err := logged(t, "obj.spec.template.spec.containers.__proto__ = {};"); err == nil || !strings.Contains(err.Error(), "TypeError") {
+		t.Errorf("assigning __proto__ of an array view = %v, want a TypeError", err)
+	}
+	// The prototypes of the script's own objects still change.
+	msgs, err := logged(t, `const o = Object.setPrototypeOf({}, {a: 1}); const p = Reflect.setPrototypeOf(o, {a: 2}) ? o : null; const q = {}; q.__proto__ = {a: 3}; kreact.log([o.a, p.a, q.a].join(","));`)
+	if err != nil || len(msgs) != 1 || !strings.HasSuffix(msgs[0], "2,2,3") {
+		t.Errorf("setPrototypeOf on a plain object: %v, %q", err, msgs)
+	}
 	// Object.freeze cannot hold a view; it throws rather than lying.
-	_, err := logged(t, "Object.freeze(obj);")
+	_, err = logged(t, "Object.freeze(obj);")
 	if err == nil || !strings.Contains(err.Error(), "TypeError") {
 		t.Errorf("Object.freeze(view) = %v, want a TypeError", err)
 	}

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/kreact/kreact/internal/testcluster"
 )
@@ -183,5 +185,33 @@ func TestDeployRBACIsGenerated(t *testing.T) {
 	}
 	if out.String() != string(want) {
 		t.Errorf("deploy/rbac.yaml is not what `kreact %s` prints; regenerate it:\n%s", strings.Join(args, " "), out.String())
+	}
+}
+
+// TestValidateRefusesAFIFO: a FIFO among the rule files or given as --crd
+// is reported, not opened for reading (validate hung on it).
+func TestValidateRefusesAFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatalf("mkfifo: %v", err)
+	}
+	for _, args := range [][]string{
+		{"validate", "-f", fifo},
+		{"validate", "-f", dir},
+		{"validate", "-f", "testdata/validate", "--crd", fifo},
+	} {
+		done := make(chan struct{})
+		var code int
+		var stderr string
+		go func() { defer close(done); code, _, stderr = run(t, args...) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%v hangs on a FIFO", args)
+		}
+		if code != 3 || !strings.Contains(stderr, fifo+": not a regular file (a named pipe)") {
+			t.Errorf("%v: exit %d, stderr:\n%s\nwant exit 3 and %s: not a regular file (a named pipe)", args, code, stderr, fifo)
+		}
 	}
 }

@@ -67,7 +67,20 @@ and handles its shard of the watched objects.`)
 	}
 	setMemoryLimit(logger, os.Getenv, os.ReadFile)
 	// A broken rule file is reported and skipped: the other rules run.
-	rs, failed, loadErr := rules.LoadEach(f.files...)
+	type loaded struct {
+		rs     []*rules.Rule
+		failed []string
+		err    error
+	}
+	l, err := interruptible(ctx, "run: loading rules", func() loaded {
+		var l loaded
+		l.rs, l.failed, l.err = rules.LoadEach(f.files...)
+		return l
+	})
+	if err != nil {
+		return err
+	}
+	rs, failed, loadErr := l.rs, l.failed, l.err
 	if len(rs) == 0 {
 		if loadErr == nil {
 			loadErr = fmt.Errorf("no rules in %s", strings.Join(f.files, ", "))
@@ -133,6 +146,9 @@ and handles its shard of the watched objects.`)
 
 	err = f.leader.run(ctx, cfg, logger, func(leadCtx context.Context) error {
 		loadErr := eng.Load(leadCtx, rs, failed...)
+		if leadCtx.Err() != nil {
+			return nil // stopping while the rules load
+		}
 		logRuleErrors(logger, "rules with errors are not running", loadErr)
 		n := running(eng)
 		if loadErr != nil && n == 0 {
@@ -211,8 +227,24 @@ func reloadLoop(ctx context.Context, logger *slog.Logger, eng *engine.Engine, ob
 			continue
 		}
 		last = now
-		rs, failed, err := rules.LoadEach(paths...)
+		type loaded struct {
+			rs     []*rules.Rule
+			failed []string
+			err    error
+		}
+		l, err := interruptible(ctx, "reload", func() loaded {
+			var l loaded
+			l.rs, l.failed, l.err = rules.LoadEach(paths...)
+			return l
+		})
+		if err != nil {
+			return
+		}
+		rs, failed, err := l.rs, l.failed, l.err
 		err = errors.Join(err, eng.Load(ctx, rs, failed...))
+		if ctx.Err() != nil {
+			return
+		}
 		n := running(eng)
 		obs.rulesLoaded(n)
 		if err != nil {

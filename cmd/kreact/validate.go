@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,9 +74,13 @@ func (r *resourceFlags) mapper(ctx context.Context) (*restmapper.Mapper, error) 
 
 // crdResources reads the CustomResourceDefinitions of a YAML file.
 func crdResources(file string, errs *rules.ErrorList) []discovery.Resource {
-	data, err := os.ReadFile(file)
+	data, err := rules.ReadFile(file)
 	if err != nil {
-		errs.Add(rules.Position{File: file}, strings.TrimPrefix(err.Error(), "open "+file+": "))
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		errs.Add(rules.Position{File: file}, err.Error())
 		return nil
 	}
 	var out []discovery.Resource
@@ -246,31 +251,48 @@ Exit code 3 if there are errors; warnings alone exit 0.`)
 	if err != nil {
 		return err
 	}
-	rs, loadErrs := loadRules(files)
-	var problems []problem
-	for _, e := range loadErrs {
-		problems = append(problems, problem{pos: e.Pos, msg: e.Msg})
+	type checked struct {
+		rs       []*rules.Rule
+		problems []problem
+		missing  bool
 	}
-	missing := false
-	for _, r := range rs {
-		prog, err := engine.Compile(r)
-		if err != nil {
-			problems = append(problems, scriptProblems(r, err)...)
-		} else {
-			problems = append(problems, handlerProblems(r, prog)...)
+	// Loading, compiling and resolving may take long on big inputs; a
+	// signal ends validate at once.
+	c, err := interruptible(ctx, "validate", func() checked {
+		var c checked
+		rs, loadErrs := loadRules(files)
+		c.rs = rs
+		for _, e := range loadErrs {
+			c.problems = append(c.problems, problem{pos: e.Pos, msg: e.Msg})
 		}
-		if _, err := r.Resolve(mapper); err != nil {
-			var list rules.ErrorList
-			if errors.As(err, &list) {
-				for _, e := range list {
-					problems = append(problems, problem{pos: e.Pos, msg: e.Msg})
-				}
-			} else {
-				problems = append(problems, problem{pos: r.Pos, msg: err.Error()})
+		for _, r := range rs {
+			if ctx.Err() != nil {
+				return c
 			}
-			missing = missing || hasNotFound(r, mapper)
+			prog, err := engine.Compile(r)
+			if err != nil {
+				c.problems = append(c.problems, scriptProblems(r, err)...)
+			} else {
+				c.problems = append(c.problems, handlerProblems(r, prog)...)
+			}
+			if _, err := r.Resolve(mapper); err != nil {
+				var list rules.ErrorList
+				if errors.As(err, &list) {
+					for _, e := range list {
+						c.problems = append(c.problems, problem{pos: e.Pos, msg: e.Msg})
+					}
+				} else {
+					c.problems = append(c.problems, problem{pos: r.Pos, msg: err.Error()})
+				}
+				c.missing = c.missing || hasNotFound(r, mapper)
+			}
 		}
+		return c
+	})
+	if err != nil {
+		return err
 	}
+	rs, problems, missing := c.rs, c.problems, c.missing
 	slices.SortStableFunc(problems, func(a, b problem) int {
 		return cmp.Or(cmp.Compare(a.pos.File, b.pos.File), cmp.Compare(a.pos.Line, b.pos.Line),
 			cmp.Compare(a.pos.Col, b.pos.Col), cmp.Compare(a.msg, b.msg))
@@ -340,64 +362,14 @@ func scriptProblems(r *rules.Rule, err error) []problem {
 }
 
 // handlerProblems checks the script's handlers against spec.events and
-// spec.every.
+// spec.every with the engine's own check (what it rejects, run rejects
+// too), and warns about misspelt handlers.
 func handlerProblems(r *rules.Rule, prog *scripting.Program) []problem {
 	var out []problem
-	add := func(pos rules.Position, warning bool, format string, args ...any) {
-		out = append(out, problem{pos: pos, warning: warning, msg: fmt.Sprintf("rule %q: ", r.Name) + fmt.Sprintf(format, args...)})
+	for _, p := range engine.CheckHandlers(r, prog) {
+		out = append(out, problem{pos: p.Pos, msg: p.Msg, warning: p.Warning})
 	}
-	runs := false
-	var unhandled []rules.Event
-	for _, e := range r.Events {
-		if prog.HasHandler(scripting.EventType(e)) {
-			runs = true
-		} else {
-			unhandled = append(unhandled, e)
-		}
-	}
-	hasTick := prog.HasHandler(scripting.Tick)
-	switch {
-	case r.Every > 0 && !hasTick:
-		add(r.Pos, false, "spec.every is %v but the script declares no onTick(ctx)", r.Every)
-	case r.Schedule != "" && !hasTick:
-		add(r.Pos, false, "spec.schedule is %q but the script declares no onTick(ctx)", r.Schedule)
-	case r.Ticks():
-		runs = true
-	case hasTick:
-		add(r.Pos, true, "onTick is never called: set spec.every or spec.schedule")
-	}
-	if !runs && len(unhandled) > 0 {
-		var names []string
-		for _, e := range unhandled {
-			names = append(names, scripting.EventType(e).Handler())
-		}
-		which := "no " + names[0]
-		if len(names) > 1 {
-			which = "none of " + strings.Join(names, ", ")
-		}
-		add(r.Pos, false, "the rule never runs: spec.events lists %s but the script declares %s",
-			joinEvents(unhandled), which)
-	} else {
-		for _, e := range unhandled {
-			add(r.Pos, true, "spec.events lists %s but the script declares no %s; %s events are ignored",
-				e, scripting.EventType(e).Handler(), e)
-		}
-	}
-	for _, e := range rules.AllEvents() {
-		if !r.Handles(e) && prog.HasHandler(scripting.EventType(e)) {
-			add(r.Pos, true, "%s is never called: spec.events does not list %s", scripting.EventType(e).Handler(), e)
-		}
-	}
-	out = append(out, misspelledHandlers(r)...)
-	return out
-}
-
-func joinEvents(es []rules.Event) string {
-	s := make([]string, len(es))
-	for i, e := range es {
-		s[i] = string(e)
-	}
-	return strings.Join(s, ", ")
+	return append(out, misspelledHandlers(r)...)
 }
 
 var handlerNames = []string{"onAdd", "onUpdate", "onDelete", "onTick", "onTimer"}
@@ -430,7 +402,7 @@ func misspelledHandlers(r *rules.Rule) []problem {
 				if p.Line > lineOff && colOff > 0 {
 					pos.Col += colOff
 				}
-				out = append(out, problem{pos: pos, warning: true, msg: fmt.Sprintf("rule %q: %s is not a handler and is never called (did you mean %s?)", r.Name, name, h)})
+				out = append(out, problem{pos: pos, warning: true, msg: fmt.Sprintf("rule %s: %s is not a handler and is never called (did you mean %s?)", rules.Quote(r.Name), rules.Shorten(name), h)})
 				return
 			}
 		}
