@@ -117,7 +117,7 @@ func run(ctx context.Context) error {
 	if len(failed) > 0 {
 		return fmt.Errorf("rules without the expected reaction: %s", strings.Join(failed, ", "))
 	}
-	fmt.Printf("\n%sAll five example rules reacted.%s Try it yourself: go run ./hack/cluster up, then bin/kreact run -f examples/ --kubeconfig .kreact-dev/kubeconfig\n", bold, reset)
+	fmt.Printf("\n%sAll %d example rules reacted.%s Try it yourself: go run ./hack/cluster up, then bin/kreact run -f examples/ --kubeconfig .kreact-dev/kubeconfig\n", bold, len(demo.Steps()), reset)
 	return nil
 }
 
