@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/testcluster"
@@ -31,7 +32,9 @@ const outageCatchUpLimit = 10 * time.Second
 // every ConfigMap shows its final value within seconds.
 func TestOutagesLoseNoReaction(t *testing.T) {
 	h := start(t, engine.Options{})
-	ns := "outage"
+	// A fresh namespace, so that the test can run again (-count) on the
+	// same control plane.
+	ns := "outage-" + utilrand.String(5)
 	h.namespace(ns)
 	const objects = 200
 	for i := range objects {
