@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -66,4 +68,29 @@ func FileIs(path string, is func(TypeMeta) bool) bool {
 		}
 	}
 	return true
+}
+
+// NestedFiles returns the YAML files (.yaml, .yml) in the subfolders of
+// root, at any depth, whose documents are all what is reports (FileIs).
+// The files directly in root and hidden folders are left out: a folder of
+// rules keeps its tests and CRDs beside the rules, in subfolders, which
+// the authoring commands find so. Unreadable entries are skipped.
+func NestedFiles(root string, is func(TypeMeta) bool) []string {
+	root = filepath.Clean(root)
+	var out []string
+	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return nil
+		case d.IsDir() && path != root && strings.HasPrefix(d.Name(), "."):
+			return filepath.SkipDir
+		case d.IsDir() || filepath.Dir(path) == root:
+			return nil
+		}
+		if ext := filepath.Ext(path); (ext == ".yaml" || ext == ".yml") && FileIs(path, is) {
+			out = append(out, path)
+		}
+		return nil
+	})
+	return out
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,21 +62,7 @@ func Files(paths ...string) ([]string, error) {
 				files = append(files, f)
 			}
 		}
-		root := filepath.Clean(p)
-		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			switch {
-			case err != nil:
-				return nil
-			case d.IsDir() && path != root && strings.HasPrefix(d.Name(), "."):
-				return filepath.SkipDir
-			case d.IsDir() || filepath.Dir(path) == root:
-				return nil
-			}
-			if ext := filepath.Ext(path); (ext == ".yaml" || ext == ".yml") && rules.FileIs(path, isTestDocument) {
-				files = append(files, path)
-			}
-			return nil
-		})
+		files = append(files, rules.NestedFiles(p, isTestDocument)...)
 		if len(files) == n {
 			errs.Add(rules.Position{File: p}, "no test files (*.yaml, *.yml) in this directory")
 		}

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/kreact/kreact/rules"
 )
@@ -39,21 +36,7 @@ func authoringInputs(paths []string) (ruleFiles, crdFiles []string) {
 				ruleFiles = append(ruleFiles, f)
 			}
 		}
-		root := filepath.Clean(p)
-		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			switch {
-			case err != nil:
-				return nil
-			case d.IsDir() && path != root && strings.HasPrefix(d.Name(), "."):
-				return filepath.SkipDir
-			case d.IsDir() || filepath.Dir(path) == root:
-				return nil
-			}
-			if ext := filepath.Ext(path); (ext == ".yaml" || ext == ".yml") && rules.FileIs(path, isCRD) {
-				crdFiles = append(crdFiles, path)
-			}
-			return nil
-		})
+		crdFiles = append(crdFiles, rules.NestedFiles(p, isCRD)...)
 	}
 	return ruleFiles, crdFiles
 }
