@@ -426,12 +426,7 @@ func statusOf(err error) runtime.Object {
 }
 
 // objectKey is the informer's key of obj: namespace/name, or name.
-func objectKey(obj *unstructured.Unstructured) string {
-	if ns := obj.GetNamespace(); ns != "" {
-		return ns + "/" + obj.GetName()
-	}
-	return obj.GetName()
-}
+func objectKey(obj *unstructured.Unstructured) string { return cache.MetaObjectToName(obj).String() }
 
 // sleep waits d, jittered by up to a fifth, or until ctx ends (false).
 func sleep(ctx context.Context, d time.Duration) bool {
