@@ -6,6 +6,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kreact/kreact/apiresource"
 )
 
 // build turns one discovery answer into a snapshot in priority order (see
@@ -62,7 +64,7 @@ func build(groups []*metav1.APIGroup, lists []*metav1.APIResourceList, failed ma
 		}
 	}
 
-	kept := map[schema.GroupVersion][]Resource{}
+	kept := map[schema.GroupVersion][]apiresource.Resource{}
 	for _, r := range old.Resources {
 		gv := r.GVR.GroupVersion()
 		if _, ok := failed[gv]; !ok {
@@ -118,16 +120,16 @@ func build(groups []*metav1.APIGroup, lists []*metav1.APIResourceList, failed ma
 
 // resource converts one discovered resource, or says it is not one kreact
 // can watch: a subresource, or a resource without list and watch.
-func resource(gv schema.GroupVersion, ar metav1.APIResource, preferred bool) (Resource, bool) {
+func resource(gv schema.GroupVersion, ar metav1.APIResource, preferred bool) (apiresource.Resource, bool) {
 	if ar.Name == "" || strings.Contains(ar.Name, "/") ||
 		!slices.Contains(ar.Verbs, "list") || !slices.Contains(ar.Verbs, "watch") {
-		return Resource{}, false
+		return apiresource.Resource{}, false
 	}
 	singular := ar.SingularName
 	if singular == "" {
 		singular = strings.ToLower(ar.Kind)
 	}
-	return Resource{
+	return apiresource.Resource{
 		GVR:        gv.WithResource(ar.Name),
 		Kind:       ar.Kind,
 		Singular:   singular,

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	cgdiscovery "k8s.io/client-go/discovery"
 
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/discovery"
 )
 
@@ -100,7 +101,7 @@ func cluster1() ([]*metav1.APIGroup, []*metav1.APIResourceList) {
 		}
 }
 
-func names(rs []discovery.Resource) []string {
+func names(rs []apiresource.Resource) []string {
 	out := make([]string, len(rs))
 	for i, r := range rs {
 		out[i] = r.GVR.String()

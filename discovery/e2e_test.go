@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/discovery"
 	"github.com/kreact/kreact/internal/testcluster"
 	"github.com/kreact/kreact/restmapper"
@@ -107,10 +108,10 @@ func (l *diffLog) add(d discovery.Diff) {
 	l.diffs = append(l.diffs, d)
 }
 
-func (l *diffLog) removed() []discovery.Resource {
+func (l *diffLog) removed() []apiresource.Resource {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var rs []discovery.Resource
+	var rs []apiresource.Resource
 	for _, d := range l.diffs {
 		rs = append(rs, d.Removed...)
 	}
@@ -125,7 +126,7 @@ func (l *diffLog) saw(gvr schema.GroupVersionResource, added bool) bool {
 		if added {
 			rs = d.Added
 		}
-		if slices.ContainsFunc(rs, func(r discovery.Resource) bool { return r.GVR == gvr }) {
+		if slices.ContainsFunc(rs, func(r apiresource.Resource) bool { return r.GVR == gvr }) {
 			return true
 		}
 	}

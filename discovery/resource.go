@@ -4,44 +4,9 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kreact/kreact/apiresource"
 )
-
-// Resource is one listable, watchable API resource as discovery reports it.
-// It is a value type: snapshots hand out copies, never shared pointers. The
-// slices it holds are shared between copies and must not be modified.
-type Resource struct {
-	// GVR is the group, version and plural resource name.
-	GVR schema.GroupVersionResource
-	// Kind is the object kind served at GVR, e.g. "Deployment".
-	Kind string
-	// Singular is the lower-case singular name, e.g. "deployment". When the
-	// server reports none it is the lower-cased Kind, as kubectl guesses.
-	Singular string
-	// Namespaced is true for namespace-scoped resources.
-	Namespaced bool
-	// ShortNames are the kubectl short names, e.g. ["deploy"].
-	ShortNames []string
-	// Categories are the discovery categories, e.g. ["all"].
-	Categories []string
-	// Verbs are the verbs the server supports on the resource.
-	Verbs []string
-	// Preferred is true when GVR.Version is its group's preferred version.
-	Preferred bool
-}
-
-// GVK returns the group, version and kind of the resource.
-func (r Resource) GVK() schema.GroupVersionKind {
-	return r.GVR.GroupVersion().WithKind(r.Kind)
-}
-
-// equal reports whether r and o describe the same resource identically.
-func (r Resource) equal(o Resource) bool {
-	return r.GVR == o.GVR && r.Kind == o.Kind && r.Singular == o.Singular &&
-		r.Namespaced == o.Namespaced && r.Preferred == o.Preferred &&
-		slices.Equal(r.ShortNames, o.ShortNames) &&
-		slices.Equal(r.Categories, o.Categories) &&
-		slices.Equal(r.Verbs, o.Verbs)
-}
 
 // Snapshot is an immutable view of every resource discovery knows about.
 // Callers must not modify it.
@@ -54,34 +19,34 @@ type Snapshot struct {
 	// server lists them (the core group first, then by APIService priority),
 	// within a group the preferred version first, then the other versions in
 	// the server's order.
-	Resources []Resource
+	Resources []apiresource.Resource
 }
 
 // Lookup returns the resource served at gvr, if any.
-func (s *Snapshot) Lookup(gvr schema.GroupVersionResource) (Resource, bool) {
+func (s *Snapshot) Lookup(gvr schema.GroupVersionResource) (apiresource.Resource, bool) {
 	if s == nil {
-		return Resource{}, false
+		return apiresource.Resource{}, false
 	}
 	for _, r := range s.Resources {
 		if r.GVR == gvr {
 			return r, true
 		}
 	}
-	return Resource{}, false
+	return apiresource.Resource{}, false
 }
 
 // equal reports whether both snapshots hold the same resources in the same
 // order.
 func (s *Snapshot) equal(o *Snapshot) bool {
-	return slices.EqualFunc(s.Resources, o.Resources, Resource.equal)
+	return slices.EqualFunc(s.Resources, o.Resources, apiresource.Resource.Equal)
 }
 
 // Diff is what changed between two snapshots, compared by GVR. Added is in
 // the new snapshot's order, Removed in the old one's. Subscribers share a
 // Diff and must not modify it.
 type Diff struct {
-	Added   []Resource
-	Removed []Resource
+	Added   []apiresource.Resource
+	Removed []apiresource.Resource
 }
 
 // Empty reports whether the diff holds no change.

@@ -20,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/discovery"
 )
 
@@ -337,7 +338,7 @@ func (e *entry) release() { <-e.m.gate }
 // retries it forever. For a sharded key (spec.selector set) the list
 // carries the shardSelector, and the answer sets spec.mode: ShardServer
 // if the server echoed the selector in shardInfo, else ShardClient.
-func (e *entry) preflight(ctx context.Context, res discovery.Resource, spec *shardSpec) error {
+func (e *entry) preflight(ctx context.Context, res apiresource.Resource, spec *shardSpec) error {
 	ri := e.m.client.Resource(e.key.GVR).Namespace(e.key.Namespace)
 	opts := metav1.ListOptions{LabelSelector: e.key.LabelSelector, FieldSelector: e.key.FieldSelector, Limit: 1,
 		ShardSelector: spec.selector}
@@ -364,7 +365,7 @@ func (e *entry) preflight(ctx context.Context, res discovery.Resource, spec *sha
 	return nil
 }
 
-func (e *entry) preflightError(verb string, res discovery.Resource, err error) error {
+func (e *entry) preflightError(verb string, res apiresource.Resource, err error) error {
 	if apierrors.IsForbidden(err) {
 		return &ForbiddenError{Verb: verb, Resource: e.key.GVR.GroupResource(),
 			Namespace: e.key.Namespace, Scope: e.key.where(res.Namespaced), Err: err}

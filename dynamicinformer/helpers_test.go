@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/discovery"
 
 	"github.com/kreact/kreact/internal/testcluster"
@@ -54,7 +55,7 @@ type fakeSource struct {
 
 var _ discovery.Source = (*fakeSource)(nil)
 
-func newFakeSource(rs ...discovery.Resource) *fakeSource {
+func newFakeSource(rs ...apiresource.Resource) *fakeSource {
 	return &fakeSource{snap: &discovery.Snapshot{Resources: rs}, subs: map[int]func(discovery.Diff){}}
 }
 
@@ -93,15 +94,15 @@ func (f *fakeSource) subscribers() int {
 }
 
 // add publishes r; remove withdraws the resources served at gvrs.
-func (f *fakeSource) add(r discovery.Resource) {
-	f.update(func(rs []discovery.Resource) ([]discovery.Resource, discovery.Diff) {
-		return append(rs, r), discovery.Diff{Added: []discovery.Resource{r}}
+func (f *fakeSource) add(r apiresource.Resource) {
+	f.update(func(rs []apiresource.Resource) ([]apiresource.Resource, discovery.Diff) {
+		return append(rs, r), discovery.Diff{Added: []apiresource.Resource{r}}
 	})
 }
 
 func (f *fakeSource) remove(gvr schema.GroupVersionResource) {
-	f.update(func(rs []discovery.Resource) ([]discovery.Resource, discovery.Diff) {
-		var keep, gone []discovery.Resource
+	f.update(func(rs []apiresource.Resource) ([]apiresource.Resource, discovery.Diff) {
+		var keep, gone []apiresource.Resource
 		for _, r := range rs {
 			if r.GVR == gvr {
 				gone = append(gone, r)
@@ -113,11 +114,11 @@ func (f *fakeSource) remove(gvr schema.GroupVersionResource) {
 	})
 }
 
-func (f *fakeSource) update(change func([]discovery.Resource) ([]discovery.Resource, discovery.Diff)) {
+func (f *fakeSource) update(change func([]apiresource.Resource) ([]apiresource.Resource, discovery.Diff)) {
 	f.deliver.Lock()
 	defer f.deliver.Unlock()
 	f.mu.Lock()
-	rs, d := change(append([]discovery.Resource(nil), f.snap.Resources...))
+	rs, d := change(append([]apiresource.Resource(nil), f.snap.Resources...))
 	f.snap = &discovery.Snapshot{Resources: rs}
 	fns := make([]func(discovery.Diff), 0, len(f.subs))
 	for _, fn := range f.subs {

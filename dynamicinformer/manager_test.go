@@ -21,8 +21,7 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clienttesting "k8s.io/client-go/testing"
 
-	"github.com/kreact/kreact/discovery"
-
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/internal/testcluster"
 )
 
@@ -38,8 +37,8 @@ var (
 	thingGVR  = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "clusterthings"}
 )
 
-func resourceFor(gvr schema.GroupVersionResource, kind string, namespaced bool) discovery.Resource {
-	return discovery.Resource{GVR: gvr, Kind: kind, Namespaced: namespaced, Verbs: []string{"get", "list", "watch"}}
+func resourceFor(gvr schema.GroupVersionResource, kind string, namespaced bool) apiresource.Resource {
+	return apiresource.Resource{GVR: gvr, Kind: kind, Namespaced: namespaced, Verbs: []string{"get", "list", "watch"}}
 }
 
 var (

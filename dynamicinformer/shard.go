@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/shard"
 )
 
@@ -40,7 +40,7 @@ func (e *entry) sharded() bool { return e.key.Sharded && e.m.opts.Shards != nil 
 
 // shardSpec returns the spec of the range this replica owns now for res,
 // and false if it owns none. mode is left for the preflight to decide.
-func (e *entry) currentShard(res discovery.Resource) (shardSpec, bool) {
+func (e *entry) currentShard(res apiresource.Resource) (shardSpec, bool) {
 	rng, ok := e.m.opts.Shards.Range()
 	if !ok {
 		return shardSpec{}, false

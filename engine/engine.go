@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/discovery"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/finalizers"
@@ -30,8 +31,8 @@ import (
 
 // Mapper resolves what scripts and rules name to resources.
 type Mapper interface {
-	Resolve(ref string) (discovery.Resource, error)
-	ResolveKind(apiVersion, kind string) (discovery.Resource, error)
+	Resolve(ref string) (apiresource.Resource, error)
+	ResolveKind(apiVersion, kind string) (apiresource.Resource, error)
 }
 
 // Informers is the part of the informer manager the engine uses.

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kreact/kreact/actions"
-	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/scripting"
@@ -22,16 +22,16 @@ type host struct{ run *runner }
 
 var _ scripting.Host = (*host)(nil)
 
-func (h *host) ResolveResource(ref string) (discovery.Resource, error) {
+func (h *host) ResolveResource(ref string) (apiresource.Resource, error) {
 	return h.run.engine.mapper.Resolve(ref)
 }
 
-func (h *host) ResolveKind(apiVersion, kind string) (discovery.Resource, error) {
+func (h *host) ResolveKind(apiVersion, kind string) (apiresource.Resource, error) {
 	return h.run.engine.mapper.ResolveKind(apiVersion, kind)
 }
 
 // reader is the watch of the plan's reader for res in namespace.
-func (h *host) reader(res discovery.Resource, namespace string) (*dynamicinformer.Watch, error) {
+func (h *host) reader(res apiresource.Resource, namespace string) (*dynamicinformer.Watch, error) {
 	i, err := reaction.Reader(h.run.resolved, h.run.plan, res.GVR, namespace)
 	if err != nil {
 		return nil, err
@@ -39,7 +39,7 @@ func (h *host) reader(res discovery.Resource, namespace string) (*dynamicinforme
 	return h.run.watches[i], nil
 }
 
-func (h *host) Get(res discovery.Resource, namespace, name string) (*unstructured.Unstructured, error) {
+func (h *host) Get(res apiresource.Resource, namespace, name string) (*unstructured.Unstructured, error) {
 	w, err := h.reader(res, namespace)
 	if err != nil {
 		return nil, err
@@ -51,7 +51,7 @@ func (h *host) Get(res discovery.Resource, namespace, name string) (*unstructure
 	return obj, nil
 }
 
-func (h *host) List(res discovery.Resource, namespace string, selector labels.Selector) ([]*unstructured.Unstructured, error) {
+func (h *host) List(res apiresource.Resource, namespace string, selector labels.Selector) ([]*unstructured.Unstructured, error) {
 	w, err := h.reader(res, namespace)
 	if err != nil {
 		return nil, err

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kreact/kreact/actions"
-	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/apiresource"
 )
 
 // Prefix is the domain of kreact's finalizers.
@@ -70,7 +70,7 @@ func RemovePatch(obj *unstructured.Unstructured, f string) []byte {
 
 // Action returns the patch of obj in res as an action of rule. It is
 // kreact's own action, not the script's: its Origin says so.
-func Action(rule string, res discovery.Resource, obj *unstructured.Unstructured, patch []byte) actions.Action {
+func Action(rule string, res apiresource.Resource, obj *unstructured.Unstructured, patch []byte) actions.Action {
 	return actions.Action{
 		Rule:       rule,
 		Verb:       actions.Patch,
@@ -90,7 +90,7 @@ func Action(rule string, res discovery.Resource, obj *unstructured.Unstructured,
 // Target is what Release scans: a resource, in a namespace ("" for all),
 // with an optional label selector.
 type Target struct {
-	Resource      discovery.Resource
+	Resource      apiresource.Resource
 	Namespace     string
 	LabelSelector string
 }

@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/scripting"
 )
 
@@ -21,7 +21,7 @@ type Change struct {
 	// Initial is true for an add from the informer's initial list.
 	Initial bool
 	// Resource is the watched resource the object belongs to.
-	Resource discovery.Resource
+	Resource apiresource.Resource
 	// Finalize marks a Delete that is an object held by the rule's
 	// finalizer (spec.finalizer): onDelete, then the finalizer's removal.
 	Finalize bool
@@ -59,7 +59,7 @@ func (w wants) has(t scripting.EventType) bool {
 // has not handled yet; it never holds more than one incarnation's delete
 // and one add or update, whatever number of changes it folded.
 type entry struct {
-	resource discovery.Resource
+	resource apiresource.Resource
 	// owedDelete is the last known state of an object the script saw and
 	// that was deleted: onDelete is owed, before anything else.
 	owedDelete *unstructured.Unstructured

@@ -16,7 +16,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kreact/kreact/actions"
-	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/finalizers"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
@@ -204,7 +204,7 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Delivery
 // Handler returns the informer handler of source, the index in the plan
 // of the informer it is registered on. It only folds changes in and
 // queues objects.
-func (d *Delivery) Handler(source int, res discovery.Resource) cache.ResourceEventHandler {
+func (d *Delivery) Handler(source int, res apiresource.Resource) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, initial bool) {
 			if u, ok := obj.(*unstructured.Unstructured); ok {

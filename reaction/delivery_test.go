@@ -17,12 +17,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kreact/kreact/actions"
-	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
 
-var configMaps = discovery.Resource{
+var configMaps = apiresource.Resource{
 	GVR:        schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
 	Kind:       "ConfigMap",
 	Namespaced: true,
@@ -434,12 +434,12 @@ func TestThrowAfterActionsQueuesNothing(t *testing.T) {
 // permitAll is a scripting.Host that permits everything and holds nothing.
 type permitAll struct{}
 
-func (permitAll) ResolveResource(string) (discovery.Resource, error)     { return configMaps, nil }
-func (permitAll) ResolveKind(string, string) (discovery.Resource, error) { return configMaps, nil }
-func (permitAll) Get(discovery.Resource, string, string) (*unstructured.Unstructured, error) {
+func (permitAll) ResolveResource(string) (apiresource.Resource, error)     { return configMaps, nil }
+func (permitAll) ResolveKind(string, string) (apiresource.Resource, error) { return configMaps, nil }
+func (permitAll) Get(apiresource.Resource, string, string) (*unstructured.Unstructured, error) {
 	return nil, nil
 }
-func (permitAll) List(discovery.Resource, string, labels.Selector) ([]*unstructured.Unstructured, error) {
+func (permitAll) List(apiresource.Resource, string, labels.Selector) ([]*unstructured.Unstructured, error) {
 	return nil, nil
 }
 func (permitAll) Permit(actions.Action) error          { return nil }

@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/rules"
 )
@@ -15,7 +15,7 @@ type Informer struct {
 	// Key selects what the informer lists and watches.
 	Key dynamicinformer.Key
 	// Resource is the resource it watches.
-	Resource discovery.Resource
+	Resource apiresource.Resource
 	// Handled is true for spec.watch entries: their changes reach the
 	// rule's handlers. The informers of spec.reads only serve reads.
 	Handled bool

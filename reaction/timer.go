@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
@@ -49,7 +49,7 @@ func (t *timer) note(c Change) {
 }
 
 // take removes a due timer and returns its call.
-func (t *timer) take(res discovery.Resource) (scripting.Event, Change) {
+func (t *timer) take(res apiresource.Resource) (scripting.Event, Change) {
 	obj := t.obj
 	*t = timer{}
 	c := Change{Type: scripting.Timer, Object: obj, Resource: res}

@@ -3,7 +3,7 @@ package restmapper
 import (
 	"slices"
 
-	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/apiresource"
 )
 
 //go:generate go test -tags e2e -count=1 -run ^TestBuiltinTableMatchesAPIServer$ . -args -update
@@ -14,7 +14,7 @@ import (
 // offline tools: NewStatic(append(Builtin(), crdResources...)). The table
 // is generated from a real API server (see builtin_table.go) and checked
 // against one by the tests. Each call returns a fresh copy.
-func Builtin() []discovery.Resource {
+func Builtin() []apiresource.Resource {
 	out := slices.Clone(builtinTable)
 	for i := range out {
 		out[i].ShortNames = slices.Clone(out[i].ShortNames)

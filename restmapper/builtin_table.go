@@ -6,11 +6,11 @@ package restmapper
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/apiresource"
 )
 
 // builtinTable is what Builtin returns copies of, in priority order.
-var builtinTable = []discovery.Resource{
+var builtinTable = []apiresource.Resource{
 	{
 		GVR:  schema.GroupVersionResource{Group: "", Version: "v1", Resource: "configmaps"},
 		Kind: "ConfigMap", Singular: "configmap", Namespaced: true, Preferred: true,

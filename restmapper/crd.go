@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 
-	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/apiresource"
 )
 
 // crdVerbs are the verbs the API server serves for every custom resource.
@@ -28,7 +28,7 @@ var crdVerbs = []string{"delete", "deletecollection", "get", "list", "patch", "c
 // version across all of them; this function sees one CRD only.
 //
 // Every problem found is reported, joined into one error.
-func ResourcesFromCRD(crd *unstructured.Unstructured) ([]discovery.Resource, error) {
+func ResourcesFromCRD(crd *unstructured.Unstructured) ([]apiresource.Resource, error) {
 	if crd == nil {
 		return nil, errors.New("nil CustomResourceDefinition")
 	}
@@ -113,9 +113,9 @@ func ResourcesFromCRD(crd *unstructured.Unstructured) ([]discovery.Resource, err
 	slices.SortStableFunc(served, func(a, b string) int {
 		return -version.CompareKubeAwareVersionStrings(a, b)
 	})
-	out := make([]discovery.Resource, 0, len(served))
+	out := make([]apiresource.Resource, 0, len(served))
 	for i, v := range served {
-		out = append(out, discovery.Resource{
+		out = append(out, apiresource.Resource{
 			GVR:        schema.GroupVersionResource{Group: group, Version: v, Resource: plural},
 			Kind:       kind,
 			Singular:   singular,

@@ -9,7 +9,7 @@
 // reads the snapshot of a discovery.Source (a *discovery.Cache, which
 // follows CRDs as they come and go, or a fixed NewStatic source offline),
 // and rebuilds its view only when that snapshot changes. It answers with a
-// discovery.Resource, which carries everything the rest of kreact needs:
+// apiresource.Resource, which carries everything the rest of kreact needs:
 // GVR, kind, scope, verbs.
 //
 // # kubectl's rules, kept on purpose

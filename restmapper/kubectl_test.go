@@ -13,7 +13,7 @@ import (
 	cgdiscovery "k8s.io/client-go/discovery"
 	cgrestmapper "k8s.io/client-go/restmapper"
 
-	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/restmapper"
 )
 
@@ -30,7 +30,7 @@ func (d listsDiscovery) ServerGroupsAndResources() ([]*metav1.APIGroup, []*metav
 
 // kubectlMapper builds the RESTMapper kubectl builds from discovery:
 // client-go's priority mapper under its shortcut expander.
-func kubectlMapper(rs []discovery.Resource) meta.RESTMapper {
+func kubectlMapper(rs []apiresource.Resource) meta.RESTMapper {
 	var groups []*cgrestmapper.APIGroupResources
 	var lists []*metav1.APIResourceList
 	for _, r := range rs {
@@ -100,7 +100,7 @@ func kubectlMappingFor(restMapper meta.RESTMapper, resourceOrKindArg string) (*m
 
 // keepsVersion reports whether ref is "short.version.group" and got is the
 // resource kubectl found, in the version ref asked for.
-func keepsVersion(ref string, got discovery.Resource, kubectl schema.GroupVersionResource) bool {
+func keepsVersion(ref string, got apiresource.Resource, kubectl schema.GroupVersionResource) bool {
 	full, _ := schema.ParseResourceArg(ref)
 	return full != nil && slices.Contains(got.ShortNames, full.Resource) &&
 		got.GVR.Version == full.Version && got.GVR.GroupResource() == kubectl.GroupResource()

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/discovery"
 )
 
@@ -54,14 +55,14 @@ func New(src discovery.Source, opts Options) *Mapper {
 // for it.
 type index struct {
 	snap      *discovery.Snapshot
-	resources []discovery.Resource
+	resources []apiresource.Resource
 
 	mu      sync.Mutex
 	answers map[string]answer
 }
 
 type answer struct {
-	res discovery.Resource
+	res apiresource.Resource
 	err error
 }
 
@@ -71,7 +72,7 @@ func (m *Mapper) current() *index {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.idx == nil || m.idx.snap != snap {
-		var rs []discovery.Resource
+		var rs []apiresource.Resource
 		if snap != nil {
 			rs = prioritize(snap.Resources)
 		}
@@ -83,7 +84,7 @@ func (m *Mapper) current() *index {
 // answer returns the cached answer for key, or computes and caches it. A
 // reference that matches nothing asks the source for a refresh, once per
 // snapshot: the negative answer stands until the snapshot changes.
-func (m *Mapper) answer(key string, compute func(*index) (discovery.Resource, error)) (discovery.Resource, error) {
+func (m *Mapper) answer(key string, compute func(*index) (apiresource.Resource, error)) (apiresource.Resource, error) {
 	idx := m.current()
 	idx.mu.Lock()
 	a, ok := idx.answers[key]
@@ -124,8 +125,8 @@ func (m *Mapper) answer(key string, compute func(*index) (discovery.Resource, er
 // autoscaling/v1; kubectl's shortcut expander drops the version).
 //
 // An unknown name gives a *NotFoundError with suggestions.
-func (m *Mapper) Resolve(ref string) (discovery.Resource, error) {
-	return m.answer("r\x00"+ref, func(idx *index) (discovery.Resource, error) {
+func (m *Mapper) Resolve(ref string) (apiresource.Resource, error) {
+	return m.answer("r\x00"+ref, func(idx *index) (apiresource.Resource, error) {
 		return m.resolve(idx, ref)
 	})
 }
@@ -136,8 +137,8 @@ func (m *Mapper) Resolve(ref string) (discovery.Resource, error) {
 // matches the kind in any group, by priority.
 //
 // An unknown kind gives a *NotFoundError with suggestions.
-func (m *Mapper) ResolveKind(apiVersion, kind string) (discovery.Resource, error) {
-	return m.answer("k\x00"+apiVersion+"\x00"+kind, func(idx *index) (discovery.Resource, error) {
+func (m *Mapper) ResolveKind(apiVersion, kind string) (apiresource.Resource, error) {
+	return m.answer("k\x00"+apiVersion+"\x00"+kind, func(idx *index) (apiresource.Resource, error) {
 		return idx.resolveKind(apiVersion, kind)
 	})
 }
@@ -147,12 +148,12 @@ func (m *Mapper) ResolveKind(apiVersion, kind string) (discovery.Resource, error
 // "plural" for the core group ("configmaps"), and "plural.version.group"
 // when res is not its group's preferred version
 // ("flowschemas.v1beta3.flowcontrol.apiserver.k8s.io").
-func (m *Mapper) Name(res discovery.Resource) string {
+func (m *Mapper) Name(res apiresource.Resource) string {
 	return Name(res)
 }
 
 // Name is Mapper.Name for callers without a Mapper.
-func Name(res discovery.Resource) string {
+func Name(res apiresource.Resource) string {
 	gvr := res.GVR
 	switch {
 	case !res.Preferred:
@@ -164,13 +165,13 @@ func Name(res discovery.Resource) string {
 	}
 }
 
-func (m *Mapper) resolve(idx *index, ref string) (discovery.Resource, error) {
+func (m *Mapper) resolve(idx *index, ref string) (apiresource.Resource, error) {
 	trimmed := strings.TrimSpace(ref)
 	if f := strings.Fields(trimmed); len(f) == 2 {
 		return idx.resolveKind(f[0], f[1])
 	}
 	if trimmed == "" || strings.ContainsAny(trimmed, "/ \t") {
-		return discovery.Resource{}, fmt.Errorf(`%q: %w; write "deployments", "deployments.apps", "deployments.v1.apps" or "apps/v1 Deployment"`, ref, ErrInvalidReference)
+		return apiresource.Resource{}, fmt.Errorf(`%q: %w; write "deployments", "deployments.apps", "deployments.v1.apps" or "apps/v1 Deployment"`, ref, ErrInvalidReference)
 	}
 	lower := strings.ToLower(trimmed)
 
@@ -194,7 +195,7 @@ func (m *Mapper) resolve(idx *index, ref string) (discovery.Resource, error) {
 		return r, nil
 	}
 	unknownGroup := gr.Group != "" && !idx.servesGroup(gr.Group) && (full == nil || !idx.servesGroup(full.Group))
-	return discovery.Resource{}, &NotFoundError{Ref: ref, Suggestions: idx.suggest(trimmed, gr), UnknownGroup: unknownGroup}
+	return apiresource.Resource{}, &NotFoundError{Ref: ref, Suggestions: idx.suggest(trimmed, gr), UnknownGroup: unknownGroup}
 }
 
 // byResource finds name as a resource in the order kubectl's shortcut
@@ -202,26 +203,26 @@ func (m *Mapper) resolve(idx *index, ref string) (discovery.Resource, error) {
 // group, short names in the group, short names in a group the given one is
 // a prefix of, then full names the same way. An empty group matches all.
 // Within one step the highest-priority resource wins.
-func (m *Mapper) byResource(idx *index, name, group, version string) (discovery.Resource, bool) {
+func (m *Mapper) byResource(idx *index, name, group, version string) (apiresource.Resource, bool) {
 	if name == "" {
-		return discovery.Resource{}, false
+		return apiresource.Resource{}, false
 	}
-	fullName := func(r discovery.Resource) bool { return r.GVR.Resource == name || r.Singular == name }
-	shortName := func(r discovery.Resource) bool { return slices.Contains(r.ShortNames, name) }
-	exact := func(r discovery.Resource) bool { return group == "" || r.GVR.Group == group }
-	prefix := func(r discovery.Resource) bool { return strings.HasPrefix(r.GVR.Group, group) }
-	versioned := func(r discovery.Resource) bool { return version == "" || r.GVR.Version == version }
+	fullName := func(r apiresource.Resource) bool { return r.GVR.Resource == name || r.Singular == name }
+	shortName := func(r apiresource.Resource) bool { return slices.Contains(r.ShortNames, name) }
+	exact := func(r apiresource.Resource) bool { return group == "" || r.GVR.Group == group }
+	prefix := func(r apiresource.Resource) bool { return strings.HasPrefix(r.GVR.Group, group) }
+	versioned := func(r apiresource.Resource) bool { return version == "" || r.GVR.Version == version }
 
-	if r, ok := idx.first(func(r discovery.Resource) bool { return fullName(r) && exact(r) && versioned(r) }); ok {
+	if r, ok := idx.first(func(r apiresource.Resource) bool { return fullName(r) && exact(r) && versioned(r) }); ok {
 		return r, true
 	}
-	steps := []func(discovery.Resource) bool{
-		func(r discovery.Resource) bool { return shortName(r) && exact(r) && versioned(r) },
+	steps := []func(apiresource.Resource) bool{
+		func(r apiresource.Resource) bool { return shortName(r) && exact(r) && versioned(r) },
 	}
 	if group != "" {
-		steps = append(steps, func(r discovery.Resource) bool { return shortName(r) && prefix(r) && versioned(r) })
+		steps = append(steps, func(r apiresource.Resource) bool { return shortName(r) && prefix(r) && versioned(r) })
 		if version == "" {
-			steps = append(steps, func(r discovery.Resource) bool { return fullName(r) && prefix(r) })
+			steps = append(steps, func(r apiresource.Resource) bool { return fullName(r) && prefix(r) })
 		}
 	}
 	for i, match := range steps {
@@ -234,12 +235,12 @@ func (m *Mapper) byResource(idx *index, name, group, version string) (discovery.
 		}
 		return r, true
 	}
-	return discovery.Resource{}, false
+	return apiresource.Resource{}, false
 }
 
 // warnAmbiguousShortName warns when a short name also belongs to a
 // resource in another group, as kubectl does.
-func (m *Mapper) warnAmbiguousShortName(idx *index, name string, chosen discovery.Resource, match func(discovery.Resource) bool) {
+func (m *Mapper) warnAmbiguousShortName(idx *index, name string, chosen apiresource.Resource, match func(apiresource.Resource) bool) {
 	var others []string
 	for _, r := range idx.resources {
 		if r.GVR.GroupResource() != chosen.GVR.GroupResource() && match(r) && !slices.Contains(others, Name(r)) {
@@ -254,28 +255,28 @@ func (m *Mapper) warnAmbiguousShortName(idx *index, name string, chosen discover
 
 // servesGroup reports whether any resource of the API group is served.
 func (idx *index) servesGroup(group string) bool {
-	return slices.ContainsFunc(idx.resources, func(r discovery.Resource) bool { return r.GVR.Group == group })
+	return slices.ContainsFunc(idx.resources, func(r apiresource.Resource) bool { return r.GVR.Group == group })
 }
 
 // byKind finds a resource by its kind, case-insensitively (kind is lower
 // case). An empty group matches any group only when anyGroup is set, for
 // "Deployment"; kubectl itself would look in the core group only.
-func (idx *index) byKind(kind, group, version string, anyGroup bool) (discovery.Resource, bool) {
+func (idx *index) byKind(kind, group, version string, anyGroup bool) (apiresource.Resource, bool) {
 	if kind == "" {
-		return discovery.Resource{}, false
+		return apiresource.Resource{}, false
 	}
-	return idx.first(func(r discovery.Resource) bool {
+	return idx.first(func(r apiresource.Resource) bool {
 		return strings.ToLower(r.Kind) == kind &&
 			(r.GVR.Group == group || (group == "" && anyGroup)) &&
 			(version == "" || r.GVR.Version == version)
 	})
 }
 
-func (idx *index) resolveKind(apiVersion, kind string) (discovery.Resource, error) {
+func (idx *index) resolveKind(apiVersion, kind string) (apiresource.Resource, error) {
 	ref := strings.TrimSpace(apiVersion + " " + kind)
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil || kind == "" || strings.ContainsAny(kind, "./ \t") {
-		return discovery.Resource{}, fmt.Errorf(`%q: %w; want an apiVersion and a kind such as "apps/v1 Deployment"`, ref, ErrInvalidReference)
+		return apiresource.Resource{}, fmt.Errorf(`%q: %w; want an apiVersion and a kind such as "apps/v1 Deployment"`, ref, ErrInvalidReference)
 	}
 	lower := strings.ToLower(kind)
 	if apiVersion == "" {
@@ -285,17 +286,17 @@ func (idx *index) resolveKind(apiVersion, kind string) (discovery.Resource, erro
 	} else if r, ok := idx.byKind(lower, gv.Group, gv.Version, false); ok {
 		return r, nil
 	}
-	return discovery.Resource{}, &NotFoundError{Ref: ref, Suggestions: idx.suggestKind(gv, kind), UnknownGroup: gv.Group != "" && !idx.servesGroup(gv.Group)}
+	return apiresource.Resource{}, &NotFoundError{Ref: ref, Suggestions: idx.suggestKind(gv, kind), UnknownGroup: gv.Group != "" && !idx.servesGroup(gv.Group)}
 }
 
 // first returns the highest-priority resource that matches.
-func (idx *index) first(match func(discovery.Resource) bool) (discovery.Resource, bool) {
+func (idx *index) first(match func(apiresource.Resource) bool) (apiresource.Resource, bool) {
 	for _, r := range idx.resources {
 		if match(r) {
 			return r, true
 		}
 	}
-	return discovery.Resource{}, false
+	return apiresource.Resource{}, false
 }
 
 // prioritize returns resources in kubectl's priority order: the core group
@@ -303,7 +304,7 @@ func (idx *index) first(match func(discovery.Resource) bool) (discovery.Resource
 // preferred version first, then versions in order of first appearance;
 // within a version the given order. A snapshot from discovery.Cache is
 // already in this order. Duplicate GVRs keep their first occurrence.
-func prioritize(resources []discovery.Resource) []discovery.Resource {
+func prioritize(resources []apiresource.Resource) []apiresource.Resource {
 	groupRank := map[string]int{"": -1}
 	type gvKey = schema.GroupVersion
 	versionRank := map[gvKey]int{}
@@ -320,7 +321,7 @@ func prioritize(resources []discovery.Resource) []discovery.Resource {
 			preferred[gv] = true
 		}
 	}
-	out := make([]discovery.Resource, 0, len(resources))
+	out := make([]apiresource.Resource, 0, len(resources))
 	seen := map[schema.GroupVersionResource]bool{}
 	for _, r := range resources {
 		if !seen[r.GVR] {
@@ -328,7 +329,7 @@ func prioritize(resources []discovery.Resource) []discovery.Resource {
 			out = append(out, r)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b discovery.Resource) int {
+	slices.SortStableFunc(out, func(a, b apiresource.Resource) int {
 		ga, gb := a.GVR.GroupVersion(), b.GVR.GroupVersion()
 		if c := groupRank[ga.Group] - groupRank[gb.Group]; c != 0 {
 			return c

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/discovery"
 	"github.com/kreact/kreact/restmapper"
 )
@@ -73,7 +74,7 @@ spec:
 }
 
 // testResources returns the built-in resources and the test CRDs'.
-func testResources(t testing.TB) []discovery.Resource {
+func testResources(t testing.TB) []apiresource.Resource {
 	t.Helper()
 	rs := restmapper.Builtin()
 	for _, y := range crdYAML {
@@ -197,7 +198,7 @@ func TestResolveReturnsTheWholeResource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := discovery.Resource{
+	want := apiresource.Resource{
 		GVR: gvr("cert-manager.io", "v1", "certificates"), Kind: "Certificate", Singular: "certificate",
 		Namespaced: true, ShortNames: []string{"cert", "certs"}, Categories: []string{"cert-manager"},
 		Verbs:     []string{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"},
@@ -362,7 +363,7 @@ func (s *countingSource) Snapshot() *discovery.Snapshot {
 	defer s.mu.Unlock()
 	return s.snap
 }
-func (s *countingSource) set(rs []discovery.Resource) {
+func (s *countingSource) set(rs []apiresource.Resource) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.snap = restmapper.NewStatic(rs).Snapshot()
@@ -438,7 +439,7 @@ func TestResolveKindMissRequestsRefresh(t *testing.T) {
 func TestStaticSource(t *testing.T) {
 	rs := testResources(t)
 	// Out of order on purpose: core last, a non-preferred version first.
-	shuffled := append([]discovery.Resource{}, rs[len(rs)-1])
+	shuffled := append([]apiresource.Resource{}, rs[len(rs)-1])
 	shuffled = append(shuffled, rs[15:len(rs)-1]...)
 	shuffled = append(shuffled, rs[:15]...)
 	src := restmapper.NewStatic(shuffled)

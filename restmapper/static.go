@@ -1,6 +1,9 @@
 package restmapper
 
-import "github.com/kreact/kreact/discovery"
+import (
+	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/discovery"
+)
 
 // static is a discovery.Source whose snapshot never changes.
 type static struct {
@@ -15,7 +18,7 @@ var _ discovery.Source = (*static)(nil)
 // order (see prioritize): the core group first, then groups in the order
 // given, the preferred version first. Its Subscribe never calls fn and its
 // RequestRefresh does nothing.
-func NewStatic(resources []discovery.Resource) discovery.Source {
+func NewStatic(resources []apiresource.Resource) discovery.Source {
 	return &static{snap: &discovery.Snapshot{Resources: prioritize(resources)}}
 }
 

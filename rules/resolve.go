@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kreact/kreact/actions"
-	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/apiresource"
 )
 
 // Resolver turns a resource reference as users write it ("deploy",
@@ -18,7 +18,7 @@ import (
 // error should say what is wrong and suggest close names, since Resolve
 // shows it to the user as it is.
 type Resolver interface {
-	Resolve(ref string) (discovery.Resource, error)
+	Resolve(ref string) (apiresource.Resource, error)
 }
 
 // Resolved is a rule whose resource references have been resolved against
@@ -31,7 +31,7 @@ type Resolved struct {
 	Watch []ResolvedWatch
 	// Reads are the resources of spec.reads, without duplicates. The
 	// watched resources are readable too; see Readable.
-	Reads []discovery.Resource
+	Reads []apiresource.Resource
 	// Permissions are the verbs allowed per resource, and where, merged
 	// from every entry of spec.permissions, in canonical verb order. They
 	// are keyed by group and resource, not version: a permission on
@@ -90,7 +90,7 @@ func (r *Resolved) WatchedNamespaces() []string {
 // ResolvedWatch is a watch entry and the resource it names.
 type ResolvedWatch struct {
 	Watch    Watch
-	Resource discovery.Resource
+	Resource apiresource.Resource
 }
 
 // Resolve resolves every resource reference of the rule with res and checks
@@ -105,11 +105,11 @@ type ResolvedWatch struct {
 func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 	var errs ErrorList
 	type result struct {
-		res discovery.Resource
+		res apiresource.Resource
 		err error
 	}
 	cache := make(map[string]result)
-	resolve := func(ref string, pos Position, path string) (discovery.Resource, bool) {
+	resolve := func(ref string, pos Position, path string) (apiresource.Resource, bool) {
 		c, ok := cache[ref]
 		if !ok {
 			c.res, c.err = res.Resolve(ref)
@@ -117,7 +117,7 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 		}
 		if c.err != nil {
 			errs.Addf(pos, "%s: %v", path, c.err)
-			return discovery.Resource{}, false
+			return apiresource.Resource{}, false
 		}
 		return c.res, true
 	}
@@ -206,7 +206,7 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 // overlaps reports whether watch w of resource rs would see the same
 // objects as prev: same resource (any version), same selectors, and
 // namespaces in common.
-func overlaps(prev ResolvedWatch, w Watch, rs discovery.Resource) bool {
+func overlaps(prev ResolvedWatch, w Watch, rs apiresource.Resource) bool {
 	if prev.Resource.GVR.GroupResource() != rs.GVR.GroupResource() ||
 		strings.TrimSpace(prev.Watch.LabelSelector) != strings.TrimSpace(w.LabelSelector) ||
 		strings.TrimSpace(prev.Watch.FieldSelector) != strings.TrimSpace(w.FieldSelector) {
@@ -343,7 +343,7 @@ func (r *Resolved) Permits(a actions.Action) error {
 // spec.reads, and a *PermissionError otherwise.
 func (r *Resolved) Readable(gvr schema.GroupVersionResource) error {
 	gr := gvr.GroupResource()
-	same := func(x discovery.Resource) bool { return x.GVR.GroupResource() == gr }
+	same := func(x apiresource.Resource) bool { return x.GVR.GroupResource() == gr }
 	if slices.ContainsFunc(r.Reads, same) ||
 		slices.ContainsFunc(r.Watch, func(w ResolvedWatch) bool { return same(w.Resource) }) {
 		return nil

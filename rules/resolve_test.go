@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kreact/kreact/actions"
-	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/apiresource"
 )
 
 // fakeResolver knows a few resources by the names kubectl accepts and
@@ -21,7 +21,7 @@ type fakeResolver struct {
 
 var _ Resolver = (*fakeResolver)(nil)
 
-func (f *fakeResolver) Resolve(ref string) (discovery.Resource, error) {
+func (f *fakeResolver) Resolve(ref string) (apiresource.Resource, error) {
 	if f.calls == nil {
 		f.calls = make(map[string]int)
 	}
@@ -29,29 +29,29 @@ func (f *fakeResolver) Resolve(ref string) (discovery.Resource, error) {
 	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
 	switch ref {
 	case "deploy", "deployments", "deployments.apps", "apps/v1 Deployment":
-		return discovery.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},
+		return apiresource.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},
 			Kind: "Deployment", Namespaced: true, Verbs: all}, nil
 	case "cm", "configmaps":
-		return discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
+		return apiresource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
 			Kind: "ConfigMap", Namespaced: true, Verbs: all}, nil
 	case "secrets":
-		return discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"},
+		return apiresource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"},
 			Kind: "Secret", Namespaced: true, Verbs: all}, nil
 	case "nodes", "no":
-		return discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"},
+		return apiresource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"},
 			Kind: "Node", Verbs: all}, nil
 	case "componentstatuses":
-		return discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "componentstatuses"},
+		return apiresource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "componentstatuses"},
 			Kind: "ComponentStatus", Verbs: []string{"get", "list"}}, nil
 	case "widgets.example.com":
 		// A resolver that does not report verbs.
-		return discovery.Resource{GVR: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"},
+		return apiresource.Resource{GVR: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"},
 			Kind: "Widget", Namespaced: true}, nil
 	}
 	if strings.HasPrefix(ref, "deploym") {
-		return discovery.Resource{}, fmt.Errorf("unknown resource %q; did you mean \"deployments.apps\"?", ref)
+		return apiresource.Resource{}, fmt.Errorf("unknown resource %q; did you mean \"deployments.apps\"?", ref)
 	}
-	return discovery.Resource{}, fmt.Errorf("unknown resource %q", ref)
+	return apiresource.Resource{}, fmt.Errorf("unknown resource %q", ref)
 }
 
 func mustParse(t *testing.T, src string) *Rule {

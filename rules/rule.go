@@ -190,7 +190,7 @@ type Rule struct {
 type Watch struct {
 	// Resource is the resource as the user typed it, e.g. "deploy",
 	// "deployments.apps", "apps/v1 Deployment"; Resolve turns it into a
-	// discovery.Resource.
+	// apiresource.Resource.
 	Resource string
 	// Namespaces limits the watch to these namespaces; empty means all
 	// namespaces (and is required for cluster-scoped resources).

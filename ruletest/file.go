@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kreact/kreact/actions"
-	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
@@ -73,7 +73,7 @@ type Object struct {
 	// "default" for namespaced objects that name none.
 	Object *unstructured.Unstructured
 	// Resource is what apiVersion and kind resolve to.
-	Resource discovery.Resource
+	Resource apiresource.Resource
 }
 
 // Case is one entry of spec.cases.
@@ -352,13 +352,13 @@ func addErrors(errs *rules.ErrorList, err error) {
 
 // loadCRDs reads the CustomResourceDefinitions in file and returns the
 // resources they define.
-func loadCRDs(file string, ref rules.Position, errs *rules.ErrorList) []discovery.Resource {
+func loadCRDs(file string, ref rules.Position, errs *rules.ErrorList) []apiresource.Resource {
 	data, err := rules.ReadFile(file)
 	if err != nil {
 		errs.Addf(ref, "spec.crds: %s does not exist or cannot be read", file)
 		return nil
 	}
-	var out []discovery.Resource
+	var out []apiresource.Resource
 	d := &decoder{file: file, errs: errs}
 	for _, doc := range documents(file, data, errs) {
 		v, ok := d.value(doc, "CustomResourceDefinition")

@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kreact/kreact/actions"
-	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
@@ -97,22 +97,22 @@ type host struct {
 
 var _ scripting.Host = (*host)(nil)
 
-func (h *host) ResolveResource(ref string) (discovery.Resource, error) {
+func (h *host) ResolveResource(ref string) (apiresource.Resource, error) {
 	return h.mapper.Resolve(ref)
 }
 
-func (h *host) ResolveKind(apiVersion, kind string) (discovery.Resource, error) {
+func (h *host) ResolveKind(apiVersion, kind string) (apiresource.Resource, error) {
 	return h.mapper.ResolveKind(apiVersion, kind)
 }
 
-func (h *host) Get(res discovery.Resource, namespace, name string) (*unstructured.Unstructured, error) {
+func (h *host) Get(res apiresource.Resource, namespace, name string) (*unstructured.Unstructured, error) {
 	if _, err := reaction.Reader(h.rule, h.plan, res.GVR, namespace); err != nil {
 		return nil, err
 	}
 	return h.store.get(objectKey{res.GVR.GroupResource(), namespace, name}), nil
 }
 
-func (h *host) List(res discovery.Resource, namespace string, selector labels.Selector) ([]*unstructured.Unstructured, error) {
+func (h *host) List(res apiresource.Resource, namespace string, selector labels.Selector) ([]*unstructured.Unstructured, error) {
 	if _, err := reaction.Reader(h.rule, h.plan, res.GVR, namespace); err != nil {
 		return nil, err
 	}

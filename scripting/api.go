@@ -22,7 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kreact/kreact/actions"
-	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/apiresource"
 )
 
 type native = func(goja.FunctionCall) goja.Value
@@ -259,7 +259,7 @@ func (e *env) str(op string, o *goja.Object, key, what string) string {
 
 // resourceName is the resource as ctx.resource and kubectl write it:
 // "deployments.apps", "configmaps".
-func resourceName(res discovery.Resource) string {
+func resourceName(res apiresource.Resource) string {
 	if res.GVR.Group == "" {
 		return res.GVR.Resource
 	}
@@ -268,7 +268,7 @@ func resourceName(res discovery.Resource) string {
 
 // target is what an action acts on.
 type target struct {
-	res             discovery.Resource
+	res             apiresource.Resource
 	namespace, name string
 	uid             types.UID
 }

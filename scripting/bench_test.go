@@ -12,21 +12,21 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kreact/kreact/actions"
-	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/apiresource"
 )
 
 // benchHost resolves Deployments and drops actions, so that the benchmarks
 // measure the handler, not the fake.
 type benchHost struct{ n int }
 
-func (h *benchHost) ResolveResource(string) (discovery.Resource, error) { return deployments, nil }
-func (h *benchHost) ResolveKind(string, string) (discovery.Resource, error) {
+func (h *benchHost) ResolveResource(string) (apiresource.Resource, error) { return deployments, nil }
+func (h *benchHost) ResolveKind(string, string) (apiresource.Resource, error) {
 	return deployments, nil
 }
-func (h *benchHost) Get(discovery.Resource, string, string) (*unstructured.Unstructured, error) {
+func (h *benchHost) Get(apiresource.Resource, string, string) (*unstructured.Unstructured, error) {
 	return nil, nil
 }
-func (h *benchHost) List(discovery.Resource, string, labels.Selector) ([]*unstructured.Unstructured, error) {
+func (h *benchHost) List(apiresource.Resource, string, labels.Selector) ([]*unstructured.Unstructured, error) {
 	return nil, nil
 }
 func (h *benchHost) Permit(actions.Action) error          { h.n++; return nil }

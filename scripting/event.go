@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kreact/kreact/actions"
-	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/apiresource"
 )
 
 // EventType is the kind of change a handler reacts to.
@@ -82,7 +82,7 @@ type Event struct {
 	Changed []string
 	// Resource is the watched resource the object belongs to; zero for
 	// Tick.
-	Resource discovery.Resource
+	Resource apiresource.Resource
 }
 
 // Outcome is what a call that returned normally asked for: its
@@ -111,15 +111,15 @@ type TimerRequest struct {
 type Host interface {
 	// ResolveResource maps a reference as kubectl takes it ("deploy",
 	// "deployments.apps", "deployments.v1.apps") to a resource.
-	ResolveResource(ref string) (discovery.Resource, error)
+	ResolveResource(ref string) (apiresource.Resource, error)
 	// ResolveKind maps an apiVersion and a kind to a resource.
-	ResolveKind(apiVersion, kind string) (discovery.Resource, error)
+	ResolveKind(apiVersion, kind string) (apiresource.Resource, error)
 	// Get returns the named object, or nil and no error when it does not
 	// exist. The returned object is not modified.
-	Get(res discovery.Resource, namespace, name string) (*unstructured.Unstructured, error)
+	Get(res apiresource.Resource, namespace, name string) (*unstructured.Unstructured, error)
 	// List returns the objects of res in namespace ("" for all namespaces)
 	// that match selector. The returned objects are not modified.
-	List(res discovery.Resource, namespace string, selector labels.Selector) ([]*unstructured.Unstructured, error)
+	List(res apiresource.Resource, namespace string, selector labels.Selector) ([]*unstructured.Unstructured, error)
 	// Permit checks that the rule may ask for a (its declared permissions,
 	// its allowed URLs). An error is thrown into the script as an
 	// exception. Permit only checks: the actions a call asks for are

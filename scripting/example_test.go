@@ -10,11 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kreact/kreact/actions"
-	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/scripting"
 )
 
-var deployments = discovery.Resource{
+var deployments = apiresource.Resource{
 	GVR:        schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},
 	Kind:       "Deployment",
 	Namespaced: true,
@@ -23,12 +23,12 @@ var deployments = discovery.Resource{
 // printHost is a Host that knows only Deployments and prints actions.
 type printHost struct{}
 
-func (printHost) ResolveResource(string) (discovery.Resource, error)     { return deployments, nil }
-func (printHost) ResolveKind(string, string) (discovery.Resource, error) { return deployments, nil }
-func (printHost) Get(discovery.Resource, string, string) (*unstructured.Unstructured, error) {
+func (printHost) ResolveResource(string) (apiresource.Resource, error)     { return deployments, nil }
+func (printHost) ResolveKind(string, string) (apiresource.Resource, error) { return deployments, nil }
+func (printHost) Get(apiresource.Resource, string, string) (*unstructured.Unstructured, error) {
 	return nil, nil
 }
-func (printHost) List(discovery.Resource, string, labels.Selector) ([]*unstructured.Unstructured, error) {
+func (printHost) List(apiresource.Resource, string, labels.Selector) ([]*unstructured.Unstructured, error) {
 	return nil, nil
 }
 func (printHost) Permit(actions.Action) error                  { return nil }

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kreact/kreact/actions"
-	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/apiresource"
 )
 
 func TestMain(m *testing.M) {
@@ -25,21 +25,21 @@ func TestMain(m *testing.M) {
 }
 
 var (
-	deployments = discovery.Resource{
+	deployments = apiresource.Resource{
 		GVR:        schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},
 		Kind:       "Deployment",
 		Singular:   "deployment",
 		Namespaced: true,
 		ShortNames: []string{"deploy"},
 	}
-	configMaps = discovery.Resource{
+	configMaps = apiresource.Resource{
 		GVR:        schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
 		Kind:       "ConfigMap",
 		Singular:   "configmap",
 		Namespaced: true,
 		ShortNames: []string{"cm"},
 	}
-	namespaces = discovery.Resource{
+	namespaces = apiresource.Resource{
 		GVR:        schema.GroupVersionResource{Version: "v1", Resource: "namespaces"},
 		Kind:       "Namespace",
 		Singular:   "namespace",
@@ -56,7 +56,7 @@ type logRecord struct {
 // fakeHost records what a script asks for.
 type fakeHost struct {
 	mu         sync.Mutex
-	resources  []discovery.Resource
+	resources  []apiresource.Resource
 	objects    []*unstructured.Unstructured
 	actions    []actions.Action
 	logs       []logRecord
@@ -72,35 +72,35 @@ var _ Host = (*fakeHost)(nil)
 
 func newFakeHost(objs ...*unstructured.Unstructured) *fakeHost {
 	return &fakeHost{
-		resources: []discovery.Resource{deployments, configMaps, namespaces},
+		resources: []apiresource.Resource{deployments, configMaps, namespaces},
 		objects:   objs,
 		now:       time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC),
 	}
 }
 
-func (h *fakeHost) ResolveResource(ref string) (discovery.Resource, error) {
+func (h *fakeHost) ResolveResource(ref string) (apiresource.Resource, error) {
 	for _, r := range h.resources {
 		if ref == r.GVR.Resource || ref == r.Singular || ref == resourceName(r) || slices.Contains(r.ShortNames, ref) {
 			return r, nil
 		}
 	}
-	return discovery.Resource{}, fmt.Errorf("the server doesn't have a resource type %q", ref)
+	return apiresource.Resource{}, fmt.Errorf("the server doesn't have a resource type %q", ref)
 }
 
-func (h *fakeHost) ResolveKind(apiVersion, kind string) (discovery.Resource, error) {
+func (h *fakeHost) ResolveKind(apiVersion, kind string) (apiresource.Resource, error) {
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil {
-		return discovery.Resource{}, err
+		return apiresource.Resource{}, err
 	}
 	for _, r := range h.resources {
 		if r.GVK() == gv.WithKind(kind) {
 			return r, nil
 		}
 	}
-	return discovery.Resource{}, fmt.Errorf("no matches for kind %q in version %q", kind, apiVersion)
+	return apiresource.Resource{}, fmt.Errorf("no matches for kind %q in version %q", kind, apiVersion)
 }
 
-func (h *fakeHost) Get(res discovery.Resource, namespace, name string) (*unstructured.Unstructured, error) {
+func (h *fakeHost) Get(res apiresource.Resource, namespace, name string) (*unstructured.Unstructured, error) {
 	if h.getEntered != nil {
 		h.getEntered <- struct{}{}
 		<-h.getRelease
@@ -115,7 +115,7 @@ func (h *fakeHost) Get(res discovery.Resource, namespace, name string) (*unstruc
 	return nil, nil
 }
 
-func (h *fakeHost) List(res discovery.Resource, namespace string, selector labels.Selector) ([]*unstructured.Unstructured, error) {
+func (h *fakeHost) List(res apiresource.Resource, namespace string, selector labels.Selector) ([]*unstructured.Unstructured, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []*unstructured.Unstructured

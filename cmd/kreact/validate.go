@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	cgdiscovery "k8s.io/client-go/discovery"
 
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/discovery"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/editdistance"
@@ -44,7 +45,7 @@ func (r *resourceFlags) live() bool { return r.cluster.kubeconfig != "" || r.clu
 
 // mapper returns the resolver of resource names.
 func (r *resourceFlags) mapper(ctx context.Context) (*restmapper.Mapper, error) {
-	var resources []discovery.Resource
+	var resources []apiresource.Resource
 	if r.live() {
 		cfg, _, err := r.cluster.load()
 		if err != nil {
@@ -73,7 +74,7 @@ func (r *resourceFlags) mapper(ctx context.Context) (*restmapper.Mapper, error) 
 }
 
 // crdResources reads the CustomResourceDefinitions of a YAML file.
-func crdResources(file string, errs *rules.ErrorList) []discovery.Resource {
+func crdResources(file string, errs *rules.ErrorList) []apiresource.Resource {
 	data, err := rules.ReadFile(file)
 	if err != nil {
 		var pe *fs.PathError
@@ -83,7 +84,7 @@ func crdResources(file string, errs *rules.ErrorList) []discovery.Resource {
 		errs.Add(rules.Position{File: file}, err.Error())
 		return nil
 	}
-	var out []discovery.Resource
+	var out []apiresource.Resource
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	for {
 		var doc yaml.Node

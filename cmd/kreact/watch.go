@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/discovery"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/internal/kube"
@@ -239,7 +240,7 @@ type printer struct {
 	mapper *restmapper.Mapper
 }
 
-func (p *printer) handler(res discovery.Resource) cache.ResourceEventHandler {
+func (p *printer) handler(res apiresource.Resource) cache.ResourceEventHandler {
 	name := p.mapper.Name(res)
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { p.print("ADDED", name, obj) },
