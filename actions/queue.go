@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kreact/kreact/source"
 	"golang.org/x/time/rate"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
@@ -429,8 +430,8 @@ func actionAttrs(a Action) []any {
 	if a.Name != "" {
 		attrs = append(attrs, "name", a.Name)
 	}
-	if a.Origin != "" {
-		attrs = append(attrs, "origin", a.Origin)
+	if a.Origin != (source.Position{}) {
+		attrs = append(attrs, "origin", a.Origin.String())
 	}
 	if a.DryRun {
 		attrs = append(attrs, "dryRun", true)

@@ -662,7 +662,7 @@ func callAttrs(ev scripting.Event, err error) []any {
 	}
 	var se *scripting.ScriptError
 	if errors.As(err, &se) {
-		attrs = append(attrs, "position", se.Position, "error", se.Message)
+		attrs = append(attrs, "position", se.Position.String(), "error", se.Message)
 		if se.Stack != "" {
 			attrs = append(attrs, "stack", se.Stack)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/source"
 )
 
 var configMaps = apiresource.Resource{
@@ -497,7 +498,7 @@ func (c *orderChecker) Call(ev scripting.Event) ([]actions.Action, error) {
 	c.mu.Lock()
 	c.inflight[name] = false
 	c.mu.Unlock()
-	return []actions.Action{{Verb: actions.Patch, Name: name, Origin: s}}, nil
+	return []actions.Action{{Verb: actions.Patch, Name: name, Origin: source.Position{File: s}}}, nil
 }
 
 func TestParallelWorkersKeepPerObjectOrder(t *testing.T) {

@@ -30,7 +30,7 @@ func (s *resultSink) EnqueueThen(a actions.Action, done func()) {
 func (s *resultSink) EnqueueResult(a actions.Action, done func(error)) {
 	s.mu.Lock()
 	what := string(a.Verb) + " " + a.Name
-	if strings.HasPrefix(a.Origin, "finalizer ") {
+	if strings.HasPrefix(a.Origin.File, "finalizer ") {
 		what += " " + string(a.PatchData)
 	}
 	s.got = append(s.got, what)

@@ -19,6 +19,7 @@ import (
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/internal/editdistance"
 	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/source"
 )
 
 // The fields each object of the format knows. They are the single source of
@@ -39,7 +40,7 @@ var (
 type decoder struct {
 	file  string
 	lines []string // the file's lines, for block scalar indentation
-	errs  *ErrorList
+	errs  *source.ErrorList
 }
 
 // entry is one key: value pair of a mapping.
@@ -50,12 +51,12 @@ type entry struct {
 // present reports whether the field was written with a non-null value.
 func (e entry) present() bool { return e.key != nil && !isNull(e.value) }
 
-func (d *decoder) pos(n *yaml.Node) Position {
-	return Position{File: d.file, Line: n.Line, Col: n.Column}
+func (d *decoder) pos(n *yaml.Node) source.Position {
+	return source.Position{File: d.file, Line: n.Line, Col: n.Column}
 }
 
 func (d *decoder) errorf(n *yaml.Node, format string, args ...any) {
-	d.errs.Add(d.pos(n), shortf(format, args...))
+	d.errs.Add(d.pos(n), source.Sprintf(format, args...))
 }
 
 func join(path, key string) string {
@@ -128,7 +129,7 @@ func (d *decoder) mapping(n *yaml.Node, path string, known []string) map[string]
 			continue
 		}
 		if prev, dup := m[name]; dup {
-			d.errorf(k, "duplicate field %q (first at %s)", join(path, name), d.pos(prev.key).lineCol())
+			d.errorf(k, "duplicate field %q (first at %s)", join(path, name), d.pos(prev.key).LineCol())
 			continue
 		}
 		if known != nil && !slices.Contains(known, name) {
@@ -224,7 +225,7 @@ func (d *decoder) str(n *yaml.Node, path string) (string, bool) {
 	if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" {
 		hint := ""
 		if v.Kind == yaml.ScalarNode && v.ShortTag() != "!!null" {
-			hint = shortf(" (quote it: %q)", v.Value)
+			hint = source.Sprintf(" (quote it: %q)", v.Value)
 		}
 		d.errorf(n, "%s: expected a string, got %s%s", path, describe(v), hint)
 		return "", false
@@ -268,7 +269,7 @@ func (d *decoder) stringItems(nodes []*yaml.Node, path string) []item {
 			continue
 		}
 		if j, dup := first[s]; dup {
-			d.errorf(n, "%s: duplicate %q (first at %s)", index(path, i), s, d.pos(out[j].n).lineCol())
+			d.errorf(n, "%s: duplicate %q (first at %s)", index(path, i), s, d.pos(out[j].n).LineCol())
 			continue
 		}
 		first[s] = len(out)
@@ -436,7 +437,7 @@ func (d *decoder) header(root *yaml.Node) bool {
 			continue
 		}
 		if s != f.want {
-			msg := shortf("%s: got %q, want %q", f.name, s, f.want)
+			msg := source.Sprintf("%s: got %q, want %q", f.name, s, f.want)
 			if f.name == "kind" {
 				msg += "; every YAML document in a rules file must be a Rule"
 			}
@@ -573,7 +574,7 @@ func (d *decoder) schedule(r *Rule, sched, tz, every entry) {
 		return
 	}
 	if every.present() && !isNull(deref(every.value)) {
-		d.errorf(sched.key, "spec.schedule: spec.every (at %s) and spec.schedule both call onTick; keep one", d.pos(every.key).lineCol())
+		d.errorf(sched.key, "spec.schedule: spec.every (at %s) and spec.schedule both call onTick; keep one", d.pos(every.key).LineCol())
 		return
 	}
 	if _, err := ParseSchedule(s, r.TimeZone); err != nil {
@@ -730,7 +731,7 @@ func (d *decoder) permission(n *yaml.Node, path string) (Permission, bool) {
 func (d *decoder) script(r *Rule, spec, inline, file entry) {
 	switch {
 	case inline.present() && file.present():
-		d.errorf(file.key, "spec.scriptFile: script (at %s) and scriptFile are mutually exclusive; keep one", d.pos(inline.key).lineCol())
+		d.errorf(file.key, "spec.scriptFile: script (at %s) and scriptFile are mutually exclusive; keep one", d.pos(inline.key).LineCol())
 		return
 	case !inline.present() && !file.present():
 		d.errorf(spec.key, "missing required field \"spec.script\" or \"spec.scriptFile\"")
@@ -762,7 +763,7 @@ func (d *decoder) script(r *Rule, spec, inline, file entry) {
 		}
 		r.Script = data
 		r.ScriptFile = name
-		r.ScriptPos = Position{File: path, Line: 1, Col: 1}
+		r.ScriptPos = source.Position{File: path, Line: 1, Col: 1}
 	}
 }
 
@@ -790,7 +791,7 @@ func (d *decoder) scriptLang(r *Rule, e entry) {
 
 // inlineScriptPos returns where the first character of the script value n
 // is in the YAML file.
-func (d *decoder) inlineScriptPos(n *yaml.Node) Position {
+func (d *decoder) inlineScriptPos(n *yaml.Node) source.Position {
 	p := d.pos(n)
 	switch n.Style {
 	case yaml.DoubleQuotedStyle, yaml.SingleQuotedStyle:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/source"
 )
 
 // APIVersion and Kind are the only apiVersion and kind a rule document may
@@ -106,7 +107,7 @@ type Rule struct {
 	Description string
 	// Pos is where metadata.name is, or where the document starts when
 	// the name is missing.
-	Pos Position
+	Pos source.Position
 
 	// Watch lists the resources whose changes call the script; at least
 	// one.
@@ -138,7 +139,7 @@ type Rule struct {
 	// (path as opened, 1, 1), or for an inline script the first content
 	// line of the YAML value and its indentation. ScriptPosition maps a
 	// position in Script through it.
-	ScriptPos Position
+	ScriptPos source.Position
 
 	// Every, if not zero, is how often the script's onTick(ctx) is called:
 	// periodic sweeps such as TTL expiry, where no change arrives when the
@@ -200,15 +201,15 @@ type Watch struct {
 	LabelSelector string
 	FieldSelector string
 	// Pos is where Resource is written.
-	Pos Position
+	Pos source.Position
 
-	namespacesPos Position
+	namespacesPos source.Position
 }
 
 // Ref is a resource reference as written, with its position.
 type Ref struct {
 	Name string
-	Pos  Position
+	Pos  source.Position
 }
 
 // Permission is one entry of spec.permissions: the verbs the rule's actions
@@ -232,9 +233,9 @@ type Permission struct {
 	// AllNamespaces is true for namespaces: ["*"].
 	AllNamespaces bool
 	// Pos is where the entry starts.
-	Pos Position
+	Pos source.Position
 
-	namespacesPos Position
+	namespacesPos source.Position
 }
 
 // PermissionVerbs returns the verbs spec.permissions accepts, in canonical
@@ -273,12 +274,12 @@ func (r *Rule) IgnoredPaths() []FieldPath {
 // engine reports them) to the position in the file the user edits. It is
 // exact for script files and for inline scripts written as literal block
 // scalars (script: |); for other inline styles only line 1 is exact.
-func (r *Rule) ScriptPosition(line, col int) Position {
+func (r *Rule) ScriptPosition(line, col int) source.Position {
 	p := r.ScriptPos
 	if line < 1 || p.Line < 1 {
-		return Position{File: p.File}
+		return source.Position{File: p.File}
 	}
-	out := Position{File: p.File, Line: p.Line + line - 1}
+	out := source.Position{File: p.File, Line: p.Line + line - 1}
 	if col >= 1 && p.Col >= 1 {
 		out.Col = p.Col + col - 1
 	}

@@ -57,7 +57,7 @@
 // # Use
 //
 // LoadFile checks a whole file and reports every problem as a
-// rules.ErrorList of file:line:col messages. A File may be run any number
+// source.ErrorList of file:line:col messages. A File may be run any number
 // of times, by one goroutine at a time; each case runs its scripts on the
 // runtimes' goroutines and waits for them, and leaves no goroutine behind.
 package ruletest

@@ -20,6 +20,7 @@ import (
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/source"
 )
 
 // APIVersion and Kind identify a test document.
@@ -68,7 +69,7 @@ func (f *File) Rules() []string {
 // belongs to.
 type Object struct {
 	// Pos is where the object is written.
-	Pos rules.Position
+	Pos source.Position
 	// Object is the object as written, with metadata.namespace set to
 	// "default" for namespaced objects that name none.
 	Object *unstructured.Unstructured
@@ -81,7 +82,7 @@ type Case struct {
 	// Name is unique within the file.
 	Name string
 	// Pos is where the case starts.
-	Pos rules.Position
+	Pos source.Position
 	// Now, if not zero, replaces the file's clock for this case.
 	Now time.Time
 	// Fixtures are added to the file's fixtures (replacing any with the
@@ -120,7 +121,7 @@ const (
 type Event struct {
 	Type EventType
 	// Pos is where the event is written.
-	Pos rules.Position
+	Pos source.Position
 	// Object is the object added, updated or deleted. For a delete by
 	// reference ({resource, namespace, name}) only Resource, namespace and
 	// name are set.
@@ -155,14 +156,14 @@ type Expect struct {
 // canonical order. verb, resource and name are always compared (absent
 // means empty); every other field only when listed.
 type ExpectedAction struct {
-	Pos    rules.Position
+	Pos    source.Position
 	Fields Fields
 }
 
 // LoadFile reads and checks the test file at path: its rules, CRDs,
 // fixtures and cases. Paths in the file are relative to its directory.
 //
-// The error, if any, is a rules.ErrorList of every problem found, as
+// The error, if any, is a source.ErrorList of every problem found, as
 // file:line:col messages sorted by position; the File is then nil.
 func LoadFile(path string) (*File, error) {
 	data, err := rules.ReadFile(path)
@@ -171,7 +172,7 @@ func LoadFile(path string) (*File, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, rules.ErrorList{{Pos: rules.Position{File: path}, Msg: err.Error()}}
+		return nil, source.ErrorList{{Pos: source.Position{File: path}, Msg: err.Error()}}
 	}
 	return Parse(path, data)
 }
@@ -179,7 +180,7 @@ func LoadFile(path string) (*File, error) {
 // Parse is LoadFile for a file already read; path names it in messages and
 // is the base of its relative paths.
 func Parse(path string, data []byte) (*File, error) {
-	var errs rules.ErrorList
+	var errs source.ErrorList
 	f := load(path, data, &errs)
 	if len(errs) > 0 {
 		errs.Sort()
@@ -188,13 +189,13 @@ func Parse(path string, data []byte) (*File, error) {
 	return f, nil
 }
 
-func load(path string, data []byte, errs *rules.ErrorList) *File {
+func load(path string, data []byte, errs *source.ErrorList) *File {
 	d := &decoder{file: path, errs: errs}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if err == io.EOF {
-			errs.Add(rules.Position{File: path}, "empty file: want a RuleTest document")
+			errs.Add(source.Position{File: path}, "empty file: want a RuleTest document")
 		} else {
 			pos, msg := syntaxPos(path, err)
 			errs.Add(pos, msg)
@@ -209,7 +210,7 @@ func load(path string, data []byte, errs *rules.ErrorList) *File {
 		errs.Add(pos, msg)
 	}
 	if len(doc.Content) == 0 || isNull(doc.Content[0]) {
-		errs.Add(rules.Position{File: path}, "empty document: want a RuleTest")
+		errs.Add(source.Position{File: path}, "empty document: want a RuleTest")
 		return nil
 	}
 	root := doc.Content[0]
@@ -295,7 +296,7 @@ func load(path string, data []byte, errs *rules.ErrorList) *File {
 		}
 		d.errorf(n, "spec.cases: list at least one case")
 	}
-	seen := map[string]rules.Position{}
+	seen := map[string]source.Position{}
 	for i, item := range cases {
 		c := d.testCase(f, dir, item, index("spec.cases", i))
 		if c == nil {
@@ -311,24 +312,24 @@ func load(path string, data []byte, errs *rules.ErrorList) *File {
 }
 
 // loadRules loads, resolves and compiles the rules under test.
-func (f *File) loadRules(paths []string, errs *rules.ErrorList) {
+func (f *File) loadRules(paths []string, errs *source.ErrorList) {
 	rs, err := rules.Load(paths...)
 	if err != nil {
-		addErrors(errs, err)
+		errs.AddError(source.Position{}, err)
 		return
 	}
 	if len(rs) == 0 {
-		errs.Addf(rules.Position{File: f.Path}, "spec.rules: %s hold no rules", strings.Join(paths, ", "))
+		errs.Addf(source.Position{File: f.Path}, "spec.rules: %s hold no rules", strings.Join(paths, ", "))
 	}
 	for _, r := range rs {
 		prog, err := engine.Compile(r)
 		if err != nil {
-			addErrors(errs, err)
+			errs.AddError(source.Position{}, err)
 			continue
 		}
 		res, err := r.Resolve(f.mapper)
 		if err != nil {
-			addErrors(errs, err)
+			errs.AddError(source.Position{}, err)
 			continue
 		}
 		f.rules = append(f.rules, res)
@@ -336,52 +337,21 @@ func (f *File) loadRules(paths []string, errs *rules.ErrorList) {
 	}
 }
 
-// addErrors appends err to errs, keeping the positions of a rules.ErrorList.
-func addErrors(errs *rules.ErrorList, err error) {
-	var list rules.ErrorList
-	var one *rules.Error
-	switch {
-	case errors.As(err, &list):
-		*errs = append(*errs, list...)
-	case errors.As(err, &one):
-		*errs = append(*errs, one)
-	default:
-		errs.Add(rules.Position{}, err.Error())
-	}
-}
-
 // loadCRDs reads the CustomResourceDefinitions in file and returns the
-// resources they define.
-func loadCRDs(file string, ref rules.Position, errs *rules.ErrorList) []apiresource.Resource {
+// resources they define; ref is the spec.crds entry that names it.
+func loadCRDs(file string, ref source.Position, errs *source.ErrorList) []apiresource.Resource {
 	data, err := rules.ReadFile(file)
 	if err != nil {
 		errs.Addf(ref, "spec.crds: %s does not exist or cannot be read", file)
 		return nil
 	}
-	var out []apiresource.Resource
-	d := &decoder{file: file, errs: errs}
-	for _, doc := range documents(file, data, errs) {
-		v, ok := d.value(doc, "CustomResourceDefinition")
-		if !ok {
-			continue
-		}
-		m, ok := v.(map[string]any)
-		if !ok {
-			d.errorf(doc, "want a CustomResourceDefinition, not %s", describe(doc))
-			continue
-		}
-		rs, err := restmapper.ResourcesFromCRD(&unstructured.Unstructured{Object: m})
-		if err != nil {
-			d.errorf(doc, "%v", err)
-			continue
-		}
-		out = append(out, rs...)
-	}
+	out, crdErrs := restmapper.ResourcesFromCRDFile(file, data)
+	*errs = append(*errs, crdErrs...)
 	return out
 }
 
 // documents returns the non-empty documents of a multi-document YAML file.
-func documents(file string, data []byte, errs *rules.ErrorList) []*yaml.Node {
+func documents(file string, data []byte, errs *source.ErrorList) []*yaml.Node {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var out []*yaml.Node
 	for {
@@ -807,8 +777,8 @@ func (d *decoder) expectedAction(f *File, n *yaml.Node, path string) (ExpectedAc
 // Error is a problem found while running a case that makes it fail
 // without reaching its expectation: an event that cannot apply to the
 // cache, such as an update of an object that is not there.
-type Error = rules.Error
+type Error = source.Error
 
-func problem(pos rules.Position, format string, args ...any) *Error {
+func problem(pos source.Position, format string, args ...any) *Error {
 	return &Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
 }

@@ -10,9 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kreact/kreact/source"
 	"go.uber.org/goleak"
-
-	"github.com/kreact/kreact/rules"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -88,9 +87,9 @@ func TestVerboseReport(t *testing.T) {
 
 func TestInvalidFileReportsEveryProblem(t *testing.T) {
 	_, _, err := report(t, Options{}, "testdata/invalid.yaml")
-	var list rules.ErrorList
+	var list source.ErrorList
 	if !errors.As(err, &list) {
-		t.Fatalf("Run: %v, want a rules.ErrorList", err)
+		t.Fatalf("Run: %v, want a source.ErrorList", err)
 	}
 	golden(t, "invalid.golden", err.Error()+"\n")
 }

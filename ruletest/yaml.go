@@ -11,7 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kreact/kreact/internal/editdistance"
-	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/source"
 )
 
 // decoder walks yaml.v3 node trees by hand, so that every problem has the
@@ -19,14 +19,14 @@ import (
 // stopping at the first.
 type decoder struct {
 	file string
-	errs *rules.ErrorList
+	errs *source.ErrorList
 }
 
-func (d *decoder) pos(n *yaml.Node) rules.Position {
+func (d *decoder) pos(n *yaml.Node) source.Position {
 	if n == nil {
-		return rules.Position{File: d.file}
+		return source.Position{File: d.file}
 	}
-	return rules.Position{File: d.file, Line: n.Line, Col: n.Column}
+	return source.Position{File: d.file, Line: n.Line, Col: n.Column}
 }
 
 func (d *decoder) errorf(n *yaml.Node, format string, args ...any) {
@@ -281,14 +281,14 @@ func suggest(word string, known []string) string {
 
 // syntaxPos extracts the line of a yaml.v3 syntax error ("yaml: line 3:
 // ...") and returns it with the message.
-func syntaxPos(file string, err error) (rules.Position, string) {
+func syntaxPos(file string, err error) (source.Position, string) {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	if rest, ok := strings.CutPrefix(msg, "line "); ok {
 		if num, text, ok := strings.Cut(rest, ": "); ok {
 			if line, err := strconv.Atoi(num); err == nil {
-				return rules.Position{File: file, Line: line}, "invalid YAML: " + text
+				return source.Position{File: file, Line: line}, "invalid YAML: " + text
 			}
 		}
 	}
-	return rules.Position{File: file}, "invalid YAML: " + msg
+	return source.Position{File: file}, "invalid YAML: " + msg
 }

@@ -17,12 +17,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/dop251/goja"
+	"github.com/dop251/goja/file"
 	"github.com/dop251/goja/parser"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/source"
 )
 
 type native = func(goja.FunctionCall) goja.Value
@@ -218,16 +220,23 @@ func (e *env) throw(err error) {
 	panic(o)
 }
 
-// origin returns "file:line:col" of the script code calling an API
+// origin returns the position of the script code calling an API
 // function.
-func (e *env) origin() string {
+func (e *env) origin() source.Position {
 	e.stackBuf = e.vm.CaptureCallStack(4, e.stackBuf[:0])
 	for i := range e.stackBuf {
 		if p := e.stackBuf[i].Position(); p.Line > 0 {
-			return e.cfg.p.position(p)
+			return e.position(p)
 		}
 	}
-	return e.cfg.p.name
+	return source.Position{Rule: e.cfg.opts.Rule, File: e.cfg.p.name}
+}
+
+// position returns where pos is in the rule's file, naming the rule.
+func (e *env) position(pos file.Position) source.Position {
+	p := e.cfg.p.position(pos)
+	p.Rule = e.cfg.opts.Rule
+	return p
 }
 
 // json converts an argument to JSON data or throws a TypeError naming the
@@ -826,7 +835,7 @@ func (e *env) logf(op string, level slog.Level) native {
 	return func(call goja.FunctionCall) goja.Value {
 		e.enter(op)
 		msg := e.format(call.Argument(0))
-		attrs := []slog.Attr{slog.String("rule", e.cfg.opts.Rule), slog.String("origin", e.origin())}
+		attrs := []slog.Attr{slog.String("rule", e.cfg.opts.Rule), slog.String("origin", e.origin().String())}
 		if f, ok := call.Argument(1).(*goja.Object); ok {
 			fields, ok := e.json(op, f, "fields").(map[string]any)
 			if !ok {
@@ -860,7 +869,7 @@ func (e *env) console(level slog.Level) native {
 			parts[i] = e.format(a)
 		}
 		e.log(level, strings.Join(parts, " "),
-			[]slog.Attr{slog.String("rule", e.cfg.opts.Rule), slog.String("origin", e.origin())})
+			[]slog.Attr{slog.String("rule", e.cfg.opts.Rule), slog.String("origin", e.origin().String())})
 		return goja.Undefined()
 	}
 }
