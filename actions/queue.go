@@ -423,7 +423,7 @@ func actionAttrs(a Action) []any {
 	if a.Verb == HTTP && a.Request != nil {
 		return append(attrs, "url", a.Request.URL)
 	}
-	attrs = append(attrs, "resource", resourceName(a))
+	attrs = append(attrs, "resource", a.Resource.GroupResource().String())
 	if a.Namespace != "" {
 		attrs = append(attrs, "namespace", a.Namespace)
 	}
@@ -437,12 +437,4 @@ func actionAttrs(a Action) []any {
 		attrs = append(attrs, "dryRun", true)
 	}
 	return attrs
-}
-
-// resourceName is the kubectl form of the target's resource, "deployments.apps".
-func resourceName(a Action) string {
-	if a.Resource.Group == "" {
-		return a.Resource.Resource
-	}
-	return a.Resource.Resource + "." + a.Resource.Group
 }

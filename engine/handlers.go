@@ -22,9 +22,9 @@ func CheckHandlers(r *rules.Rule, prog *scripting.Program) source.ErrorList {
 		out = append(out, &source.Error{Pos: pos, Warning: warning, Msg: fmt.Sprintf("rule %s: ", source.Quote(r.Name)) + fmt.Sprintf(format, args...)})
 	}
 	runs := false
-	var unhandled []rules.Event
+	var unhandled []scripting.EventType
 	for _, e := range r.Events {
-		if prog.HasHandler(scripting.EventType(e)) {
+		if prog.HasHandler(e) {
 			runs = true
 		} else {
 			unhandled = append(unhandled, e)
@@ -45,7 +45,7 @@ func CheckHandlers(r *rules.Rule, prog *scripting.Program) source.ErrorList {
 		names := make([]string, len(unhandled))
 		events := make([]string, len(unhandled))
 		for i, e := range unhandled {
-			names[i] = scripting.EventType(e).Handler()
+			names[i] = e.Handler()
 			events[i] = string(e)
 		}
 		which := "no " + names[0]
@@ -57,12 +57,12 @@ func CheckHandlers(r *rules.Rule, prog *scripting.Program) source.ErrorList {
 	} else {
 		for _, e := range unhandled {
 			add(true, "spec.events lists %s but the script declares no %s; %s events are ignored",
-				e, scripting.EventType(e).Handler(), e)
+				e, e.Handler(), e)
 		}
 	}
 	for _, e := range rules.AllEvents() {
-		if !r.Handles(e) && prog.HasHandler(scripting.EventType(e)) {
-			add(true, "%s is never called: spec.events does not list %s", scripting.EventType(e).Handler(), e)
+		if !r.Handles(e) && prog.HasHandler(e) {
+			add(true, "%s is never called: spec.events does not list %s", e.Handler(), e)
 		}
 	}
 	return out

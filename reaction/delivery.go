@@ -164,7 +164,7 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Delivery
 		base, maxDelay = 0, 0
 	}
 	has := func(t scripting.EventType) bool {
-		return rule.Handles(rules.Event(t)) && handlers.HasHandler(t)
+		return rule.Handles(t) && handlers.HasHandler(t)
 	}
 	d := &Delivery{
 		rule:    rule,

@@ -204,7 +204,7 @@ func TestCoalescing(t *testing.T) {
 		},
 		{
 			name:    "spec.events without update",
-			rule:    func(r *rules.Rule) { r.Events = []rules.Event{rules.EventAdd, rules.EventDelete} },
+			rule:    func(r *rules.Rule) { r.Events = []scripting.EventType{scripting.Add, scripting.Delete} },
 			changes: []Change{update(a1, a2), update(a2, a3)},
 			want:    nil,
 		},

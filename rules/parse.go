@@ -208,7 +208,7 @@ func checkDuplicateNames(rules []*Rule, errs *source.ErrorList) {
 func parse(path string, data []byte, errs *source.ErrorList) []*Rule {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
-	d := &decoder{file: path, lines: lines, errs: errs}
+	d := newDecoder(path, lines, errs)
 	var rules []*Rule
 	for _, doc := range splitDocuments(lines) {
 		src := strings.Repeat("\n", doc.start-1) + strings.Join(lines[doc.start-1:doc.end], "\n")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/scripting"
 	"github.com/kreact/kreact/source"
 )
 
@@ -81,7 +82,7 @@ func TestParseValid(t *testing.T) {
 					Pos:           source.Position{File: "testdata/valid/full.yaml", Line: 9, Col: 17},
 					namespacesPos: source.Position{File: "testdata/valid/full.yaml", Line: 10, Col: 19},
 				}},
-				Events: []Event{EventAdd, EventUpdate},
+				Events: []scripting.EventType{scripting.Add, scripting.Update},
 				IgnoreChanges: []FieldPath{
 					{"status"},
 					{"metadata", "annotations", "example.com/last-seen"},
@@ -120,7 +121,7 @@ func TestParseValid(t *testing.T) {
 				Name:          "log-pods",
 				Pos:           source.Position{File: "testdata/valid/minimal.yaml", Line: 4, Col: 9},
 				Watch:         []Watch{{Resource: "pods", Pos: source.Position{File: "testdata/valid/minimal.yaml", Line: 7, Col: 17}}},
-				Events:        []Event{EventAdd, EventUpdate, EventDelete},
+				Events:        []scripting.EventType{scripting.Add, scripting.Update, scripting.Delete},
 				Script:        "function onAdd(obj, ctx) { ctx.log(obj.metadata.name) }",
 				ScriptLang:    ScriptJavaScript,
 				ScriptPos:     source.Position{File: "testdata/valid/minimal.yaml", Line: 8, Col: 12},
@@ -143,7 +144,7 @@ func TestParseValid(t *testing.T) {
 					Name:   "label-new-namespaces",
 					Pos:    source.Position{File: "testdata/valid/multi.yaml", Line: 5, Col: 9},
 					Watch:  []Watch{{Resource: "namespaces", Pos: source.Position{File: "testdata/valid/multi.yaml", Line: 8, Col: 17}}},
-					Events: []Event{EventAdd},
+					Events: []scripting.EventType{scripting.Add},
 					Permissions: []Permission{{
 						// An alias has the anchored value and its own
 						// position.
@@ -174,7 +175,7 @@ func TestParseValid(t *testing.T) {
 						LabelSelector: "!kreact.dev/labelled",
 						Pos:           source.Position{File: "testdata/valid/multi.yaml", Line: 21, Col: 17},
 					}},
-					Events:        []Event{EventUpdate},
+					Events:        []scripting.EventType{scripting.Update},
 					IgnoreChanges: []FieldPath{{"status"}, {"metadata", "labels"}},
 					Permissions: []Permission{{
 						Resources: []Ref{{"namespaces", source.Position{File: "testdata/valid/multi.yaml", Line: 26, Col: 20}}},
@@ -236,7 +237,7 @@ func TestDefaults(t *testing.T) {
 		{"events default to all", "", func(r *Rule) bool { return reflect.DeepEqual(r.Events, AllEvents()) }},
 		{"events null is all", "  events:\n", func(r *Rule) bool { return reflect.DeepEqual(r.Events, AllEvents()) }},
 		{"events in canonical order", "  events: [delete, add]\n", func(r *Rule) bool {
-			return reflect.DeepEqual(r.Events, []Event{EventAdd, EventDelete})
+			return reflect.DeepEqual(r.Events, []scripting.EventType{scripting.Add, scripting.Delete})
 		}},
 		{"workers", "", func(r *Rule) bool { return r.Workers == 1 }},
 		{"timeout", "", func(r *Rule) bool { return r.Timeout == time.Second }},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/internal/yamlnode"
 	"github.com/kreact/kreact/source"
 )
 
@@ -126,7 +127,7 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 	out := &Resolved{Rule: r, Permissions: make(map[schema.GroupResource][]Grant), namespaced: map[schema.GroupResource]bool{}}
 	var watchIndex []int // the spec.watch index of each out.Watch
 	for i, w := range r.Watch {
-		path := index("spec.watch", i)
+		path := yamlnode.Index("spec.watch", i)
 		rs, ok := resolve(w.Resource, w.Pos, path+".resource")
 		if !ok {
 			continue
@@ -155,7 +156,7 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 
 	reads := map[schema.GroupVersionResource]bool{}
 	for i, ref := range r.Reads {
-		rs, ok := resolve(ref.Name, ref.Pos, index("spec.reads", i))
+		rs, ok := resolve(ref.Name, ref.Pos, yamlnode.Index("spec.reads", i))
 		if ok && !reads[rs.GVR] {
 			reads[rs.GVR] = true
 			out.Reads = append(out.Reads, rs)
@@ -164,7 +165,7 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 
 	watched := out.WatchedNamespaces()
 	for i, p := range r.Permissions {
-		path := index("spec.permissions", i)
+		path := yamlnode.Index("spec.permissions", i)
 		namespaces := watched
 		switch {
 		case p.AllNamespaces:
@@ -173,7 +174,7 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 			namespaces = p.Namespaces
 		}
 		for j, ref := range p.Resources {
-			rs, ok := resolve(ref.Name, ref.Pos, index(path+".resources", j))
+			rs, ok := resolve(ref.Name, ref.Pos, yamlnode.Index(path+".resources", j))
 			if !ok {
 				continue
 			}
@@ -190,7 +191,7 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 			for _, v := range p.Verbs {
 				if need := serverVerb(v); need != "" && len(rs.Verbs) > 0 && !slices.Contains(rs.Verbs, need) {
 					errs.Addf(ref.Pos, "%s: %s does not support %s (the server allows %s)",
-						index(path+".resources", j), gr, v, strings.Join(rs.Verbs, ", "))
+						yamlnode.Index(path+".resources", j), gr, v, strings.Join(rs.Verbs, ", "))
 				}
 			}
 			out.Permissions[gr] = mergeGrants(out.Permissions[gr], p.Verbs, where)

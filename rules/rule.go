@@ -79,20 +79,13 @@ const (
 	DeliverEvery Delivery = "every"
 )
 
-// Event is a kind of change a rule reacts to.
-type Event string
-
-// The events of spec.events. Each calls the script function of the same
-// name: onAdd(obj, ctx), onUpdate(oldObj, obj, ctx), onDelete(obj, ctx).
-const (
-	EventAdd    Event = "add"
-	EventUpdate Event = "update"
-	EventDelete Event = "delete"
-)
-
-// AllEvents returns the events in their canonical order, the default of
-// spec.events.
-func AllEvents() []Event { return []Event{EventAdd, EventUpdate, EventDelete} }
+// AllEvents returns the events spec.events may list, the changes of an
+// object, in their canonical order: the default of spec.events. Each
+// calls the script function of the same name: onAdd(obj, ctx),
+// onUpdate(oldObj, obj, ctx), onDelete(obj, ctx).
+func AllEvents() []scripting.EventType {
+	return []scripting.EventType{scripting.Add, scripting.Update, scripting.Delete}
+}
 
 // Rule is one validated rule document. Parse, ParseFile and Load return
 // rules whose every field is set: defaults are filled in, Script holds the
@@ -114,7 +107,7 @@ type Rule struct {
 	Watch []Watch
 	// Events are the changes that call the script, in canonical order
 	// (add, update, delete) and without duplicates.
-	Events []Event
+	Events []scripting.EventType
 	// IgnoreChanges are field paths an update may touch without calling
 	// onUpdate; see IgnoredPaths for the complete set.
 	IgnoreChanges []FieldPath
@@ -250,7 +243,7 @@ func PermissionVerbs() []actions.Verb {
 func (r *Rule) Ticks() bool { return r.Every > 0 || r.Schedule != "" }
 
 // Handles reports whether the rule reacts to event e.
-func (r *Rule) Handles(e Event) bool { return slices.Contains(r.Events, e) }
+func (r *Rule) Handles(e scripting.EventType) bool { return slices.Contains(r.Events, e) }
 
 // IgnoredPaths returns the paths an update may change without calling
 // onUpdate: spec.ignoreChanges plus metadata.resourceVersion and

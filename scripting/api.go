@@ -266,15 +266,6 @@ func (e *env) str(op string, o *goja.Object, key, what string) string {
 	return v.String()
 }
 
-// resourceName is the resource as ctx.resource and kubectl write it:
-// "deployments.apps", "configmaps".
-func resourceName(res apiresource.Resource) string {
-	if res.GVR.Group == "" {
-		return res.GVR.Resource
-	}
-	return res.GVR.Resource + "." + res.GVR.Group
-}
-
 // target is what an action acts on.
 type target struct {
 	res             apiresource.Resource
@@ -284,9 +275,9 @@ type target struct {
 
 func (t *target) String() string {
 	if t.namespace == "" {
-		return resourceName(t.res) + " " + t.name
+		return t.res.GVR.GroupResource().String() + " " + t.name
 	}
-	return resourceName(t.res) + " " + t.namespace + "/" + t.name
+	return t.res.GVR.GroupResource().String() + " " + t.namespace + "/" + t.name
 }
 
 // target reads an action's target: an object (apiVersion, kind,
@@ -337,7 +328,7 @@ func (e *env) target(op string, v goja.Value) target {
 func (e *env) scope(op string, t *target) {
 	switch {
 	case t.res.Namespaced && t.namespace == "":
-		e.throwType("%s: a namespace is required for %s", op, resourceName(t.res))
+		e.throwType("%s: a namespace is required for %s", op, t.res.GVR.GroupResource().String())
 	case !t.res.Namespaced:
 		t.namespace = ""
 	}
@@ -452,7 +443,7 @@ func (e *env) list(call goja.FunctionCall) goja.Value {
 	}
 	items, err := e.cfg.host.List(res, ns, selector)
 	if err != nil {
-		e.throw(fmt.Errorf("list %s: %w", resourceName(res), err))
+		e.throw(fmt.Errorf("list %s: %w", res.GVR.GroupResource().String(), err))
 	}
 	return e.vm.NewDynamicArray(&listView{e: e, items: items})
 }
@@ -487,7 +478,7 @@ func (e *env) createOrApply(op string, verb actions.Verb) native {
 		}
 		t := target{res: res, namespace: namespace, name: name}
 		if res.Namespaced && namespace == "" {
-			e.throwType("%s: metadata.namespace is required for %s", op, resourceName(res))
+			e.throwType("%s: metadata.namespace is required for %s", op, res.GVR.GroupResource().String())
 		}
 		e.scope(op, &t)
 		if verb == actions.Apply {

@@ -81,7 +81,7 @@ func newFakeHost(objs ...*unstructured.Unstructured) *fakeHost {
 
 func (h *fakeHost) ResolveResource(ref string) (apiresource.Resource, error) {
 	for _, r := range h.resources {
-		if ref == r.GVR.Resource || ref == r.Singular || ref == resourceName(r) || slices.Contains(r.ShortNames, ref) {
+		if ref == r.GVR.Resource || ref == r.Singular || ref == r.GVR.GroupResource().String() || slices.Contains(r.ShortNames, ref) {
 			return r, nil
 		}
 	}
