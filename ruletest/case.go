@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/scripting"
 	"github.com/kreact/kreact/source"
 )
 
@@ -42,30 +43,20 @@ type Case struct {
 	node *yaml.Node // the case's mapping, for Update
 }
 
-// EventType is what an event of a case does.
-type EventType string
-
-// The event types of spec.cases[].events.
-const (
-	// Add puts a new object into the cache and delivers it as an add.
-	Add EventType = "add"
-	// Update replaces an object of the cache; the old version is the
-	// cache's.
-	Update EventType = "update"
-	// Delete removes an object from the cache and delivers its last
-	// version.
-	Delete EventType = "delete"
-	// Tick calls a rule's onTick(ctx), as spec.every does.
-	Tick EventType = "tick"
-	// Advance moves the clock forward; the timers (kreact.after) and
-	// scheduled ticks that fall due on the way are fired in order, each
-	// at its own time.
-	Advance EventType = "advance"
-)
+// Advance is the one type of spec.cases[].events that is no event a rule
+// handles: it moves the clock forward, and the timers (kreact.after) and
+// scheduled ticks that fall due on the way are fired in order, each at
+// its own time. The other types are the rules' own: scripting.Add puts a
+// new object into the cache and delivers it as an add, scripting.Update
+// replaces an object of the cache (the old version is the cache's),
+// scripting.Delete removes one and delivers its last version, and
+// scripting.Tick calls a rule's onTick(ctx), as spec.every does.
+const Advance scripting.EventType = "advance"
 
 // Event is one entry of a case's events.
 type Event struct {
-	Type EventType
+	// Type is what the event does; see Advance.
+	Type scripting.EventType
 	// Pos is where the event is written.
 	Pos source.Position
 	// Object is the object added, updated or deleted. For a delete by

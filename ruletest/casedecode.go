@@ -223,7 +223,7 @@ func (d *decoder) event(f *File, n *yaml.Node, path string) (Event, bool) {
 	}
 	ev := Event{Pos: d.Pos(n)}
 	var set []string
-	for _, t := range []EventType{Add, Update, Delete, Tick, Advance} {
+	for _, t := range []scripting.EventType{scripting.Add, scripting.Update, scripting.Delete, scripting.Tick, Advance} {
 		if _, ok := fs[string(t)]; ok {
 			set = append(set, string(t))
 			ev.Type = t
@@ -237,7 +237,7 @@ func (d *decoder) event(f *File, n *yaml.Node, path string) (Event, bool) {
 		return Event{}, false
 	}
 	if v, ok := fs["initial"]; ok {
-		if ev.Type != Add {
+		if ev.Type != scripting.Add {
 			d.Errorf(v, "%s.initial: only an add can be part of an initial list", path)
 		}
 		ev.Initial = d.boolean(v, path+".initial")
@@ -252,11 +252,11 @@ func (d *decoder) event(f *File, n *yaml.Node, path string) (Event, bool) {
 	sub := path + "." + string(ev.Type)
 	var ok bool
 	switch ev.Type {
-	case Add, Update:
+	case scripting.Add, scripting.Update:
 		ev.Object, ok = d.object(f, v, sub)
-	case Delete:
+	case scripting.Delete:
 		ev.Object, ok = d.ref(f, v, sub)
-	case Tick:
+	case scripting.Tick:
 		ev.Rule, ok = d.Str(v, sub)
 		if ok && f.rules != nil {
 			ok = d.checkTick(f, v, sub, ev.Rule)
