@@ -70,8 +70,8 @@
 //
 // # Use
 //
-// Parse, ParseFile and Load return fully defaulted rules or a source.ErrorList,
-// never both. Resolve needs a cluster's discovery (restmapper provides the
+// Parse, ParseFile and Load return fully defaulted rules or a
+// source.ErrorList, never both. Resolve needs a cluster's discovery (restmapper provides the
 // Resolver) and checks what needs the resources' identity and scope. All
 // functions are safe for concurrent use; Rule and Resolved are not changed
 // after they are returned, and callers must not change them either.
