@@ -62,6 +62,10 @@ func LoadRules(paths []string) ([]*rules.Rule, source.ErrorList) {
 type Result struct {
 	// Rules are the rules of the files that load, checked or not.
 	Rules []*rules.Rule
+	// Resolved are the rules without errors (their scripts compile,
+	// their handlers fit and their resources resolve), resolved, in the
+	// order of Rules: what `kreact rbac` grants permissions for.
+	Resolved []*rules.Resolved
 	// Problems are the errors and warnings, sorted by position, each
 	// once.
 	Problems source.ErrorList
@@ -88,17 +92,23 @@ func Check(ctx context.Context, paths []string, mapper *restmapper.Mapper) (*Res
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		var problems source.ErrorList
 		prog, err := engine.Compile(r)
 		if err != nil {
-			res.Problems.AddError(r.Pos, err)
+			problems.AddError(r.Pos, err)
 		} else {
-			res.Problems = append(res.Problems, engine.CheckHandlers(r, prog)...)
-			res.Problems = append(res.Problems, misspeltHandlers(r, prog)...)
+			problems = append(problems, engine.CheckHandlers(r, prog)...)
+			problems = append(problems, misspeltHandlers(r, prog)...)
 		}
-		if _, err := r.Resolve(mapper); err != nil {
-			res.Problems.AddError(r.Pos, err)
+		resolved, err := r.Resolve(mapper)
+		if err != nil {
+			problems.AddError(r.Pos, err)
 			res.NotFound = res.NotFound || hasNotFound(r, mapper)
 		}
+		if n, _ := problems.Count(); n == 0 {
+			res.Resolved = append(res.Resolved, resolved)
+		}
+		res.Problems = append(res.Problems, problems...)
 	}
 	res.Problems.RemoveMultiples()
 	return res, nil

@@ -53,6 +53,14 @@ func TestCheck(t *testing.T) {
 			},
 		},
 		{
+			name: "never runs",
+			rule: "idle\nspec:\n  watch: [{resource: configmaps}]\n  events: [add]\n  script: |\n    function onUpdate(o, n, ctx) {}\n",
+			problems: []string{
+				`r.yaml:4:9: warning: rule "idle": onUpdate is never called: spec.events does not list update`,
+				`r.yaml:4:9: rule "idle": the rule never runs: spec.events lists add but the script declares no onAdd`,
+			},
+		},
+		{
 			name: "script and resources",
 			rule: "broken\nspec:\n  watch: [{resource: confgimaps}, {resource: widgets}]\n  events: [add]\n  script: |\n    function onAdd(obj, ctx) {\n",
 			problems: []string{
@@ -80,6 +88,9 @@ func TestCheck(t *testing.T) {
 			}
 			if res.NotFound != tt.notFound || res.Files != 1 || len(res.Rules) != 1 {
 				t.Fatalf("NotFound, Files, Rules = %v, %d, %d; want %v, 1, 1", res.NotFound, res.Files, len(res.Rules), tt.notFound)
+			}
+			if errs, _ := res.Problems.Count(); (errs == 0) != (len(res.Resolved) == 1) {
+				t.Errorf("%d errors and %d resolved rules; want a resolved rule exactly when there is no error", errs, len(res.Resolved))
 			}
 			for _, p := range res.Problems {
 				if p.Pos.Line > 0 && !strings.HasPrefix(p.Msg, "spec.") && p.Pos.Rule != res.Rules[0].Name {
