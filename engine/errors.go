@@ -10,11 +10,14 @@ import (
 // its events) as a source.ErrorList, one positioned problem per error of
 // err, each naming the rule in its Position.Rule and worded as `kreact
 // validate` words it. An error without a position is placed at the rule.
+// The errors of err are copied, not changed.
 func ruleErrors(r *rules.Rule, err error) source.ErrorList {
 	var list source.ErrorList
 	list.AddError(r.Pos, err)
-	for _, e := range list {
-		e.Pos.Rule = r.Name
+	for i, e := range list {
+		c := *e
+		c.Pos.Rule = r.Name
+		list[i] = &c
 	}
 	return list
 }
