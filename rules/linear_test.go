@@ -1,10 +1,17 @@
 package rules
 
 import (
+	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kreact/kreact/source"
 )
 
 // TestLongListsCheckInLinearTime: validation used to compare every entry of
@@ -61,6 +68,11 @@ func TestLongListsCheckInLinearTime(t *testing.T) {
 	if len(r.HTTP) != n || len(r.IgnoreChanges) != n || len(r.Watch[0].Namespaces) != n {
 		t.Errorf("got %d http prefixes, %d ignored paths, %d namespaces; want %d each", len(r.HTTP), len(r.IgnoreChanges), len(r.Watch[0].Namespaces), n)
 	}
+	// IgnoredPaths, which the engine calls for every rule, used to scan
+	// the paths before each one.
+	if got := len(r.IgnoredPaths()); got != n+2 {
+		t.Errorf("IgnoredPaths has %d paths, want %d", got, n+2)
+	}
 	if g := res.Permissions[res.Watch[0].Resource.GVR.GroupResource()]; len(g) != 1 || len(g[0].Namespaces) != 2*n {
 		t.Errorf("merged grant has %d namespaces, want %d", len(g[0].Namespaces), 2*n)
 	}
@@ -75,5 +87,124 @@ func TestDuplicatesStillFound(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Parse = %v, want %s", err, want)
 		}
+	}
+}
+
+// TestWatchOverlapLinear: the check that no two spec.watch entries see the
+// same objects compared every entry with every entry before it. 100,000
+// entries, each in a namespace of its own, took minutes; the last one,
+// which shares a namespace with the first, must still be found.
+func TestWatchOverlapLinear(t *testing.T) {
+	const n = 100_000
+	var b strings.Builder
+	b.WriteString("apiVersion: kreact.dev/v1alpha1\nkind: Rule\nmetadata: {name: r}\nspec:\n  watch:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - {resource: configmaps, namespaces: [ns-%d, x-%d]}\n", i, i)
+	}
+	b.WriteString("  - {resource: cm, namespaces: [y, ns-0]}\n  script: x\n")
+	rs, err := Parse("w.yaml", []byte(b.String()))
+	if err != nil {
+		t.Fatalf("%.2000v", err)
+	}
+	_, err = rs[0].Resolve(&fakeResolver{})
+	var list source.ErrorList
+	if !errors.As(err, &list) || len(list) != 1 {
+		t.Fatalf("Resolve = %.2000v, want one error", err)
+	}
+	want := fmt.Sprintf("w.yaml:%d:16: spec.watch[%d]: watches the same objects as spec.watch[0] (at 6:16); each change would be handled twice", n+6, n)
+	if got := list[0].Error(); got != want {
+		t.Errorf("error = %s\nwant    %s", got, want)
+	}
+}
+
+// TestWatchOverlapSameAsPairwise: the index finds, for every entry, the
+// same earlier entry as comparing it with each earlier entry in turn.
+func TestWatchOverlapSameAsPairwise(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	grs := []schema.GroupResource{{Resource: "configmaps"}, {Group: "apps", Resource: "deployments"}}
+	selectors := []string{"", "a=b", " a=b "}
+	for round := range 200 {
+		var (
+			watches []Watch
+			res     []schema.GroupResource
+			x       = newWatchIndex()
+		)
+		for i := range 1 + rnd.IntN(30) {
+			w := Watch{LabelSelector: selectors[rnd.IntN(3)], FieldSelector: selectors[rnd.IntN(2)]}
+			for ns := range 4 {
+				if rnd.IntN(3) == 0 {
+					w.Namespaces = append(w.Namespaces, fmt.Sprint("ns", ns))
+				}
+			}
+			gr := grs[rnd.IntN(2)]
+			want := -1
+			for j := range watches {
+				if overlapsPairwise(watches[j], res[j], w, gr) {
+					want = j
+					break
+				}
+			}
+			if got := x.add(i, w, gr); got != want {
+				t.Fatalf("round %d, entry %d %+v: overlaps %d, want %d (earlier: %+v)", round, i, w, got, want, watches)
+			}
+			watches, res = append(watches, w), append(res, gr)
+		}
+	}
+}
+
+// overlapsPairwise is the definition the index implements: the check as it
+// was, one pair at a time.
+func overlapsPairwise(prev Watch, prevGR schema.GroupResource, w Watch, gr schema.GroupResource) bool {
+	if prevGR != gr ||
+		strings.TrimSpace(prev.LabelSelector) != strings.TrimSpace(w.LabelSelector) ||
+		strings.TrimSpace(prev.FieldSelector) != strings.TrimSpace(w.FieldSelector) {
+		return false
+	}
+	if len(prev.Namespaces) == 0 || len(w.Namespaces) == 0 {
+		return true
+	}
+	for _, ns := range w.Namespaces {
+		if slices.Contains(prev.Namespaces, ns) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestManyPermissionEntriesMergeLinear: each spec.permissions entry used to
+// be merged into the sorted namespaces of the entries before it, sorting
+// them again each time. 50,000 entries on one resource, one namespace
+// each, merge into one grant with every namespace, sorted.
+func TestManyPermissionEntriesMergeLinear(t *testing.T) {
+	const n = 50_000
+	var b strings.Builder
+	b.WriteString("apiVersion: kreact.dev/v1alpha1\nkind: Rule\nmetadata: {name: r}\nspec:\n  watch: [{resource: configmaps}]\n  permissions:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - {resources: [configmaps, cm], verbs: [patch, delete], namespaces: [ns-%d]}\n", n-1-i)
+	}
+	b.WriteString("  - {resources: [configmaps], verbs: [delete], namespaces: ['*']}\n  script: x\n")
+	rs, err := Parse("p.yaml", []byte(b.String()))
+	if err != nil {
+		t.Fatalf("%.2000v", err)
+	}
+	res, err := rs[0].Resolve(&fakeResolver{})
+	if err != nil {
+		t.Fatalf("%.2000v", err)
+	}
+	g := res.Permissions[schema.GroupResource{Resource: "configmaps"}]
+	if len(g) != 2 || g[0].Verb != "patch" || g[1].Verb != "delete" {
+		t.Fatalf("grants = %.200v, want patch and delete", g)
+	}
+	if len(g[0].Namespaces) != n || !slices.IsSorted(g[0].Namespaces) || g[0].Namespaces[0] != "ns-0" {
+		t.Errorf("patch applies in %d namespaces (sorted: %v), want %d", len(g[0].Namespaces), slices.IsSorted(g[0].Namespaces), n)
+	}
+	if g[1].Namespaces != nil {
+		t.Errorf("delete applies in %d namespaces, want all (nil)", len(g[1].Namespaces))
+	}
+	if err := res.Allows("patch", schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "ns-4242"); err != nil {
+		t.Error(err)
+	}
+	if err := res.Allows("patch", schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "ns-x"); err == nil {
+		t.Error("patch in ns-x allowed")
 	}
 }

@@ -126,6 +126,7 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 
 	out := &Resolved{Rule: r, Permissions: make(map[schema.GroupResource][]Grant), namespaced: map[schema.GroupResource]bool{}}
 	var watchIndex []int // the spec.watch index of each out.Watch
+	seen := newWatchIndex()
 	for i, w := range r.Watch {
 		path := yamlnode.Index("spec.watch", i)
 		rs, ok := resolve(w.Resource, w.Pos, path+".resource")
@@ -143,12 +144,9 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 		if len(rs.Verbs) > 0 && (!slices.Contains(rs.Verbs, "list") || !slices.Contains(rs.Verbs, "watch")) {
 			errs.Addf(w.Pos, "%s.resource: %s cannot be watched: the server does not allow list and watch on it", path, gr)
 		}
-		for j, prev := range out.Watch {
-			if overlaps(prev, w, rs) {
-				errs.Addf(w.Pos, "%s: watches the same objects as spec.watch[%d] (at %s); each change would be handled twice",
-					path, watchIndex[j], prev.Watch.Pos.LineCol())
-				break
-			}
+		if j := seen.add(len(out.Watch), w, gr); j >= 0 {
+			errs.Addf(w.Pos, "%s: watches the same objects as spec.watch[%d] (at %s); each change would be handled twice",
+				path, watchIndex[j], out.Watch[j].Watch.Pos.LineCol())
 		}
 		out.Watch = append(out.Watch, ResolvedWatch{Watch: w, Resource: rs})
 		watchIndex = append(watchIndex, i)
@@ -164,6 +162,7 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 	}
 
 	watched := out.WatchedNamespaces()
+	grants := grantSet{}
 	for i, p := range r.Permissions {
 		path := yamlnode.Index("spec.permissions", i)
 		namespaces := watched
@@ -194,8 +193,11 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 						yamlnode.Index(path+".resources", j), gr, v, strings.Join(rs.Verbs, ", "))
 				}
 			}
-			out.Permissions[gr] = mergeGrants(out.Permissions[gr], p.Verbs, where)
+			grants.add(gr, p.Verbs, where)
 		}
+	}
+	for gr, byVerb := range grants {
+		out.Permissions[gr] = byVerb.grants()
 	}
 
 	if len(errs) > 0 {
@@ -205,24 +207,62 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 	return out, nil
 }
 
-// overlaps reports whether watch w of resource rs would see the same
-// objects as prev: same resource (any version), same selectors, and
-// namespaces in common.
-func overlaps(prev ResolvedWatch, w Watch, rs apiresource.Resource) bool {
-	if prev.Resource.GVR.GroupResource() != rs.GVR.GroupResource() ||
-		strings.TrimSpace(prev.Watch.LabelSelector) != strings.TrimSpace(w.LabelSelector) ||
-		strings.TrimSpace(prev.Watch.FieldSelector) != strings.TrimSpace(w.FieldSelector) {
-		return false
+// watchIndex finds, for each watch entry in turn, the first earlier entry
+// that would see the same objects: same resource (any version), same
+// selectors, and namespaces in common (an entry without namespaces has all
+// of them in common). It keeps, per resource and selectors, the first entry,
+// the first entry without namespaces and the first entry naming each
+// namespace, so that checking n entries costs the total of their
+// namespaces, not n² comparisons.
+type watchIndex map[watchKey]*watchGroup
+
+type watchKey struct {
+	gr             schema.GroupResource
+	labels, fields string
+}
+
+type watchGroup struct {
+	first int            // the first entry of the group
+	all   int            // the first entry without namespaces, or -1
+	byNS  map[string]int // the first entry naming each namespace
+}
+
+func newWatchIndex() watchIndex { return watchIndex{} }
+
+// add records entry i, watch w of resource gr, and returns the first
+// earlier entry it overlaps, or -1. Entries are added in increasing order
+// of i; w.Namespaces holds no duplicates.
+func (x watchIndex) add(i int, w Watch, gr schema.GroupResource) int {
+	k := watchKey{gr, strings.TrimSpace(w.LabelSelector), strings.TrimSpace(w.FieldSelector)}
+	g, ok := x[k]
+	if !ok {
+		g = &watchGroup{first: i, all: -1, byNS: map[string]int{}}
+		x[k] = g
 	}
-	if len(prev.Watch.Namespaces) == 0 || len(w.Namespaces) == 0 {
-		return true
-	}
-	for _, ns := range w.Namespaces {
-		if slices.Contains(prev.Watch.Namespaces, ns) {
-			return true
+	found := -1
+	switch {
+	case !ok:
+	case len(w.Namespaces) == 0:
+		found = g.first
+	default:
+		found = g.all
+		for _, ns := range w.Namespaces {
+			if j, ok := g.byNS[ns]; ok && (found < 0 || j < found) {
+				found = j
+			}
 		}
 	}
-	return false
+	if len(w.Namespaces) == 0 {
+		if g.all < 0 {
+			g.all = i
+		}
+	}
+	for _, ns := range w.Namespaces {
+		if _, ok := g.byNS[ns]; !ok {
+			g.byNS[ns] = i
+		}
+	}
+	return found
 }
 
 // serverVerb is the API verb an action verb needs on its own resource, or
@@ -239,28 +279,65 @@ func serverVerb(v actions.Verb) string {
 	return ""
 }
 
-// mergeGrants adds verbs in namespaces (nil: all) to have and returns the
-// grants in canonical verb order. A verb granted twice applies in the
-// union of the namespaces.
-func mergeGrants(have []Grant, verbs []actions.Verb, namespaces []string) []Grant {
+// grantSet collects the grants of every spec.permissions entry, per
+// resource and verb, before they are merged: merging each entry into
+// sorted lists as it comes would sort the namespaces gathered so far once
+// per entry.
+type grantSet map[schema.GroupResource]verbGrants
+
+// verbGrants are the grants of one resource, per verb.
+type verbGrants map[actions.Verb]*grantNamespaces
+
+// grantNamespaces is where a verb is granted: all namespaces, or a set.
+type grantNamespaces struct {
+	all bool
+	ns  map[string]struct{}
+}
+
+// add grants verbs on gr in namespaces (nil: all). A verb granted twice
+// applies in the union of the namespaces.
+func (s grantSet) add(gr schema.GroupResource, verbs []actions.Verb, namespaces []string) {
+	byVerb := s[gr]
+	if byVerb == nil {
+		byVerb = verbGrants{}
+		s[gr] = byVerb
+	}
+	for _, v := range verbs {
+		g := byVerb[v]
+		if g == nil {
+			g = &grantNamespaces{ns: map[string]struct{}{}}
+			byVerb[v] = g
+		}
+		if namespaces == nil {
+			g.all = true
+		}
+		if g.all {
+			g.ns = nil
+			continue
+		}
+		for _, ns := range namespaces {
+			g.ns[ns] = struct{}{}
+		}
+	}
+}
+
+// grants returns the verbs of one resource in canonical verb order, each
+// with its namespaces sorted, or nil for all namespaces.
+func (byVerb verbGrants) grants() []Grant {
 	var out []Grant
 	for _, v := range PermissionVerbs() {
-		i := slices.IndexFunc(have, func(g Grant) bool { return g.Verb == v })
+		g := byVerb[v]
 		switch {
-		case i >= 0 && slices.Contains(verbs, v):
-			g := have[i]
-			if g.Namespaces != nil && namespaces != nil {
-				ns := slices.Concat(g.Namespaces, namespaces)
-				slices.Sort(ns)
-				ns = slices.Compact(ns)
-				out = append(out, Grant{Verb: v, Namespaces: ns})
-			} else {
-				out = append(out, Grant{Verb: v})
+		case g == nil:
+		case g.all:
+			out = append(out, Grant{Verb: v})
+		default:
+			ns := make([]string, 0, len(g.ns))
+			for n := range g.ns {
+				ns = append(ns, n)
 			}
-		case i >= 0:
-			out = append(out, have[i])
-		case slices.Contains(verbs, v):
-			out = append(out, Grant{Verb: v, Namespaces: slices.Clone(namespaces)})
+			slices.Sort(ns)
+			out = append(out, Grant{Verb: v, Namespaces: ns})
 		}
 	}
 	return out
@@ -319,11 +396,16 @@ func (r *Resolved) Allows(verb actions.Verb, gvr schema.GroupVersionResource, na
 	if i < 0 {
 		return &PermissionError{Rule: r.Rule.Name, Verb: string(verb), Target: gr.String(), Field: "spec.permissions"}
 	}
-	if g := r.Permissions[gr][i]; g.Namespaces != nil && !slices.Contains(g.Namespaces, namespace) {
+	if g := r.Permissions[gr][i]; g.Namespaces != nil && !sortedContains(g.Namespaces, namespace) {
 		return &PermissionError{Rule: r.Rule.Name, Verb: string(verb), Target: gr.String(), Field: "spec.permissions",
 			Namespace: namespace, Namespaces: g.Namespaces}
 	}
 	return nil
+}
+
+func sortedContains(s []string, x string) bool {
+	_, ok := slices.BinarySearch(s, x)
+	return ok
 }
 
 // Permits returns nil when the rule may ask for action a: an HTTP request to

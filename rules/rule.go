@@ -255,8 +255,15 @@ func (r *Rule) IgnoredPaths() []FieldPath {
 		FieldPath{"metadata", "resourceVersion"},
 		FieldPath{"metadata", "managedFields"},
 	)
+	// A map, not a scan of what came before: spec.ignoreChanges may be
+	// long, and a scan made this quadratic.
+	seen := make(map[string]bool, cap(paths))
+	for _, p := range paths {
+		seen[p.key()] = true
+	}
 	for _, p := range r.IgnoreChanges {
-		if !slices.ContainsFunc(paths, p.Equal) {
+		if k := p.key(); !seen[k] {
+			seen[k] = true
 			paths = append(paths, p)
 		}
 	}
