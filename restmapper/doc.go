@@ -36,6 +36,13 @@
 // rate-limits. The negative answer is cached until the snapshot changes, so
 // a typo in a rule evaluated on every event costs no requests.
 //
+// A reference longer than MaxReferenceLength (512 bytes, well above any
+// Kubernetes name) is refused before any matching, and the edit distances
+// are counted only up to the few edits a suggestion may be away, so that
+// names whose lengths differ by more are passed over without aligning
+// them: what a user wrote costs time linear in its length, whatever it is.
+// Messages quote at most the first 100 bytes of a reference.
+//
 // # Offline
 //
 // Builtin is the table of resources a kube-apiserver serves, generated from

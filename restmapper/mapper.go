@@ -13,6 +13,7 @@ import (
 
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/source"
 )
 
 // Options configures a Mapper. The zero value is usable.
@@ -26,6 +27,14 @@ type Options struct {
 // ErrInvalidReference is wrapped by the error for a reference that no
 // resource could ever match, such as "" or "apps/v1/deployments".
 var ErrInvalidReference = errors.New("invalid resource reference")
+
+// MaxReferenceLength bounds, in bytes, a resource reference that Resolve
+// and ResolveKind look at. Kubernetes names are far shorter (a plural is a
+// DNS label of at most 63 bytes, a group a DNS subdomain of at most 253, a
+// version at most 63), so a longer reference is refused at once, before
+// any matching or did-you-mean work: a megabyte reference took seconds of
+// edit distances.
+const MaxReferenceLength = 512
 
 // maxCached bounds the answers remembered per snapshot, so that a stream of
 // distinct bad references cannot grow memory without limit.
@@ -126,6 +135,9 @@ func (m *Mapper) answer(key string, compute func(*index) (apiresource.Resource, 
 //
 // An unknown name gives a *NotFoundError with suggestions.
 func (m *Mapper) Resolve(ref string) (apiresource.Resource, error) {
+	if err := checkLength(ref); err != nil {
+		return apiresource.Resource{}, err
+	}
 	return m.answer("r\x00"+ref, func(idx *index) (apiresource.Resource, error) {
 		return m.resolve(idx, ref)
 	})
@@ -138,9 +150,21 @@ func (m *Mapper) Resolve(ref string) (apiresource.Resource, error) {
 //
 // An unknown kind gives a *NotFoundError with suggestions.
 func (m *Mapper) ResolveKind(apiVersion, kind string) (apiresource.Resource, error) {
+	if err := checkLength(apiVersion + " " + kind); err != nil {
+		return apiresource.Resource{}, err
+	}
 	return m.answer("k\x00"+apiVersion+"\x00"+kind, func(idx *index) (apiresource.Resource, error) {
 		return idx.resolveKind(apiVersion, kind)
 	})
+}
+
+// checkLength refuses a reference longer than MaxReferenceLength, quoting
+// only its start.
+func checkLength(ref string) error {
+	if len(ref) > MaxReferenceLength {
+		return fmt.Errorf("%s: %w: %d bytes, over the limit of %d", source.Quote(ref), ErrInvalidReference, len(ref), MaxReferenceLength)
+	}
+	return nil
 }
 
 // Name returns the canonical reference for res, the one kreact prints and
@@ -171,7 +195,7 @@ func (m *Mapper) resolve(idx *index, ref string) (apiresource.Resource, error) {
 		return idx.resolveKind(f[0], f[1])
 	}
 	if trimmed == "" || strings.ContainsAny(trimmed, "/ \t") {
-		return apiresource.Resource{}, fmt.Errorf(`%q: %w; write "deployments", "deployments.apps", "deployments.v1.apps" or "apps/v1 Deployment"`, ref, ErrInvalidReference)
+		return apiresource.Resource{}, fmt.Errorf(`%s: %w; write "deployments", "deployments.apps", "deployments.v1.apps" or "apps/v1 Deployment"`, source.Quote(ref), ErrInvalidReference)
 	}
 	lower := strings.ToLower(trimmed)
 
@@ -276,7 +300,7 @@ func (idx *index) resolveKind(apiVersion, kind string) (apiresource.Resource, er
 	ref := strings.TrimSpace(apiVersion + " " + kind)
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil || kind == "" || strings.ContainsAny(kind, "./ \t") {
-		return apiresource.Resource{}, fmt.Errorf(`%q: %w; want an apiVersion and a kind such as "apps/v1 Deployment"`, ref, ErrInvalidReference)
+		return apiresource.Resource{}, fmt.Errorf(`%s: %w; want an apiVersion and a kind such as "apps/v1 Deployment"`, source.Quote(ref), ErrInvalidReference)
 	}
 	lower := strings.ToLower(kind)
 	if apiVersion == "" {

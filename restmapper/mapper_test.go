@@ -485,3 +485,49 @@ func TestAmbiguousShortNameWarns(t *testing.T) {
 		t.Errorf("a full name warned:\n%s", logs.String())
 	}
 }
+
+// TestHugeReferenceIsRefusedAtOnce: resolving a 1 MB name used to take
+// seconds of edit distances for its did-you-mean. A reference over
+// MaxReferenceLength is refused before any of that, with a message that
+// quotes only its start.
+func TestHugeReferenceIsRefusedAtOnce(t *testing.T) {
+	m := restmapper.New(restmapper.NewStatic(testResources(t)), restmapper.Options{})
+	huge := strings.Repeat("x", 1<<20)
+	for name, resolve := range map[string]func() error{
+		"Resolve":                   func() error { _, err := m.Resolve(huge); return err },
+		"Resolve apiVersion Kind":   func() error { _, err := m.Resolve("apps/v1 " + huge); return err },
+		"ResolveKind":               func() error { _, err := m.ResolveKind("apps/v1", huge); return err },
+		"ResolveKind of apiVersion": func() error { _, err := m.ResolveKind(huge+"/v1", "Deployment"); return err },
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := resolve()
+			if !errors.Is(err, restmapper.ErrInvalidReference) {
+				t.Fatalf("error = %.300v, want ErrInvalidReference", err)
+			}
+			msg := err.Error()
+			if len(msg) > 300 || !strings.Contains(msg, "x…\"") || !strings.Contains(msg, "over the limit of 512") {
+				t.Errorf("message of %d bytes: %.400s", len(msg), msg)
+			}
+		})
+	}
+}
+
+// TestLongReferenceWithinLimit: a reference under the limit but longer
+// than any served name by more than an edit or three resolves to nothing
+// and gets no suggestion; its message quotes only its start.
+func TestLongReferenceWithinLimit(t *testing.T) {
+	m := restmapper.New(restmapper.NewStatic(testResources(t)), restmapper.Options{})
+	for _, ref := range []string{strings.Repeat("deployments", 46), strings.Repeat("d", 300) + ".apps", strings.Repeat("D", 500)} {
+		_, err := m.Resolve(ref)
+		var nf *restmapper.NotFoundError
+		if !errors.As(err, &nf) || len(nf.Suggestions) != 0 {
+			t.Fatalf("Resolve(%d bytes) = %v, want a NotFoundError without suggestions", len(ref), err)
+		}
+		if msg := err.Error(); len(msg) > 200 || !strings.Contains(msg, "…\": no such resource") {
+			t.Errorf("message = %s", msg)
+		}
+	}
+	if _, err := m.Resolve(strings.Repeat("x", restmapper.MaxReferenceLength)); errors.Is(err, restmapper.ErrInvalidReference) {
+		t.Errorf("a reference of exactly MaxReferenceLength bytes is refused: %v", err)
+	}
+}

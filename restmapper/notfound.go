@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kreact/kreact/internal/editdistance"
+	"github.com/kreact/kreact/source"
 )
 
 // maxSuggestions is how many names a NotFoundError suggests at most.
@@ -35,7 +36,7 @@ func (e *NotFoundError) Misspelt() bool {
 // Error returns a message such as
 // `"deploymnets": no such resource; did you mean "deployments"?`.
 func (e *NotFoundError) Error() string {
-	msg := fmt.Sprintf("%q: no such resource", e.Ref)
+	msg := source.Quote(e.Ref) + ": no such resource"
 	if len(e.Suggestions) == 0 {
 		return msg
 	}
@@ -60,7 +61,9 @@ type candidate struct {
 
 // suggest returns the names closest to a reference that did not resolve.
 // Each resource contributes its closest name (plural, singular, short name
-// or kind) by edit distance to the reference's name part. When the
+// or kind) by edit distance to the reference's name part, counted only up
+// to maxDistance: a name whose length differs by more is passed over
+// without aligning it, so a long reference costs no edit-distance work. When the
 // reference named a group, suggestions are qualified with the resource's
 // own group, so a wrong group ("deployments.extensions") is corrected too.
 func (idx *index) suggest(ref string, gr schema.GroupResource) []string {
@@ -72,7 +75,10 @@ func (idx *index) suggest(ref string, gr schema.GroupResource) []string {
 		best, bestDist := "", limit+1
 		names := slices.Concat([]string{r.GVR.Resource, r.Singular}, r.ShortNames, []string{r.Kind})
 		for j, n := range names {
-			d := editdistance.Distance(word, strings.ToLower(n))
+			d := editdistance.AtMost(word, strings.ToLower(n), limit)
+			if d > limit {
+				continue
+			}
 			isKind := j == len(names)-1
 			// Among equally close names prefer the kind for a capitalized
 			// reference and the resource names otherwise.
@@ -102,7 +108,7 @@ func (idx *index) suggestKind(gv schema.GroupVersion, kind string) []string {
 	limit := maxDistance(word)
 	var cands []candidate
 	for i, r := range idx.resources {
-		d := editdistance.Distance(word, strings.ToLower(r.Kind))
+		d := editdistance.AtMost(word, strings.ToLower(r.Kind), limit)
 		if d > limit {
 			continue
 		}

@@ -151,11 +151,13 @@ func orRoot(path string) string {
 // word, or "" when none is close.
 func Suggest(word string, known []string) string {
 	best, bestDist := "", 3
+	lower := strings.ToLower(word)
 	for _, k := range known {
 		if strings.EqualFold(k, word) {
 			return fmt.Sprintf(" (did you mean %q?)", k)
 		}
-		if dist := editdistance.Distance(strings.ToLower(word), strings.ToLower(k)); dist < bestDist && dist < len(k)/2+1 {
+		// AtMost: a key a user wrote may be a megabyte long.
+		if dist := editdistance.AtMost(lower, strings.ToLower(k), bestDist-1); dist < bestDist && dist < len(k)/2+1 {
 			best, bestDist = k, dist
 		}
 	}
