@@ -45,6 +45,13 @@
 // and walked by hand rather than decoded into structs; each field has its
 // own check and a broken field leaves the others checked.
 //
+// A rule file is at most MaxFileSize bytes, and checking it costs time
+// linear in its size (n log n where a list is sorted): duplicates in lists,
+// watch entries that overlap and permissions that merge are found with
+// maps, not by comparing every pair, and did-you-mean hints count edit
+// distances only up to their limit, so a megabyte name costs no more than
+// reading it.
+//
 // Files are cut into documents at "---" lines before YAML parses them, so
 // that a syntax error in one document does not hide the problems in the
 // others; each document is parsed with the lines before it blanked, which
@@ -52,10 +59,10 @@
 // the line of the enclosing block and without a column. The line reported
 // here is found instead as the first line from which on the document no
 // longer parses (the longest parsing prefix is searched for, bounded to
-// documents of a few thousand lines), which is the line of the mistake for
-// the common cases: a tab in the indentation, a dedented key, an unclosed
-// bracket or quote. The column is the tab's for a tab, else the start of the
-// line.
+// documents of a few thousand lines and to a few megabytes of parsing in
+// all), which is the line of the mistake for the common cases: a tab in
+// the indentation, a dedented key, an unclosed bracket or quote. The
+// column is the tab's for a tab, else the start of the line.
 //
 // # Scripts
 //

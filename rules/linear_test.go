@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/source"
 )
 
@@ -93,25 +94,25 @@ func TestDuplicatesStillFound(t *testing.T) {
 // TestWatchOverlapLinear: the check that no two spec.watch entries see the
 // same objects compared every entry with every entry before it. 100,000
 // entries, each in a namespace of its own, took minutes; the last one,
-// which shares a namespace with the first, must still be found.
+// which shares a namespace with the first, must still be found. The rule
+// is built directly: parsing 100,000 entries would cost more than the
+// check.
 func TestWatchOverlapLinear(t *testing.T) {
 	const n = 100_000
-	var b strings.Builder
-	b.WriteString("apiVersion: kreact.dev/v1alpha1\nkind: Rule\nmetadata: {name: r}\nspec:\n  watch:\n")
-	for i := range n {
-		fmt.Fprintf(&b, "  - {resource: configmaps, namespaces: [ns-%d, x-%d]}\n", i, i)
+	r := &Rule{Name: "r"}
+	for i := range n + 1 {
+		w := Watch{Resource: "configmaps", Namespaces: []string{fmt.Sprint("ns-", i), fmt.Sprint("x-", i)}, Pos: source.Position{File: "w.yaml", Line: i + 1, Col: 5}}
+		if i == n {
+			w.Resource, w.Namespaces = "cm", []string{"y", "ns-0"}
+		}
+		r.Watch = append(r.Watch, w)
 	}
-	b.WriteString("  - {resource: cm, namespaces: [y, ns-0]}\n  script: x\n")
-	rs, err := Parse("w.yaml", []byte(b.String()))
-	if err != nil {
-		t.Fatalf("%.2000v", err)
-	}
-	_, err = rs[0].Resolve(&fakeResolver{})
+	_, err := r.Resolve(&fakeResolver{})
 	var list source.ErrorList
 	if !errors.As(err, &list) || len(list) != 1 {
 		t.Fatalf("Resolve = %.2000v, want one error", err)
 	}
-	want := fmt.Sprintf("w.yaml:%d:16: spec.watch[%d]: watches the same objects as spec.watch[0] (at 6:16); each change would be handled twice", n+6, n)
+	want := fmt.Sprintf("w.yaml:%d:5: spec.watch[%d]: watches the same objects as spec.watch[0] (at 1:5); each change would be handled twice", n+1, n)
 	if got := list[0].Error(); got != want {
 		t.Errorf("error = %s\nwant    %s", got, want)
 	}
@@ -174,20 +175,22 @@ func overlapsPairwise(prev Watch, prevGR schema.GroupResource, w Watch, gr schem
 // TestManyPermissionEntriesMergeLinear: each spec.permissions entry used to
 // be merged into the sorted namespaces of the entries before it, sorting
 // them again each time. 50,000 entries on one resource, one namespace
-// each, merge into one grant with every namespace, sorted.
+// each, merge into one grant with every namespace, sorted. The rule is
+// built directly, as in TestWatchOverlapLinear.
 func TestManyPermissionEntriesMergeLinear(t *testing.T) {
 	const n = 50_000
-	var b strings.Builder
-	b.WriteString("apiVersion: kreact.dev/v1alpha1\nkind: Rule\nmetadata: {name: r}\nspec:\n  watch: [{resource: configmaps}]\n  permissions:\n")
+	r := &Rule{Name: "r", Watch: []Watch{{Resource: "configmaps", Pos: source.Position{File: "p.yaml", Line: 1, Col: 1}}}}
 	for i := range n {
-		fmt.Fprintf(&b, "  - {resources: [configmaps, cm], verbs: [patch, delete], namespaces: [ns-%d]}\n", n-1-i)
+		pos := source.Position{File: "p.yaml", Line: i + 2, Col: 5}
+		r.Permissions = append(r.Permissions, Permission{
+			Resources:  []Ref{{Name: "configmaps", Pos: pos}, {Name: "cm", Pos: pos}},
+			Verbs:      []actions.Verb{actions.Patch, actions.Delete},
+			Namespaces: []string{fmt.Sprint("ns-", n-1-i)},
+			Pos:        pos,
+		})
 	}
-	b.WriteString("  - {resources: [configmaps], verbs: [delete], namespaces: ['*']}\n  script: x\n")
-	rs, err := Parse("p.yaml", []byte(b.String()))
-	if err != nil {
-		t.Fatalf("%.2000v", err)
-	}
-	res, err := rs[0].Resolve(&fakeResolver{})
+	r.Permissions = append(r.Permissions, Permission{Resources: []Ref{{Name: "configmaps"}}, Verbs: []actions.Verb{actions.Delete}, AllNamespaces: true})
+	res, err := r.Resolve(&fakeResolver{})
 	if err != nil {
 		t.Fatalf("%.2000v", err)
 	}
@@ -206,5 +209,30 @@ func TestManyPermissionEntriesMergeLinear(t *testing.T) {
 	}
 	if err := res.Allows("patch", schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "ns-x"); err == nil {
 		t.Error("patch in ns-x allowed")
+	}
+}
+
+// TestSyntaxLineWorkIsBounded: the search for the line of a YAML error
+// parses ever shorter prefixes of the document; past maxSyntaxWork bytes
+// of them it gives up (a 16 MiB file with an unclosed bracket near its top
+// took minutes) and the line yaml.v3 reports stands.
+func TestSyntaxLineWorkIsBounded(t *testing.T) {
+	small := []string{"a:", "  b: [", "  c: 1"}
+	if line, ok := syntaxLine(small, document{1, 3}); !ok || line != 2 {
+		t.Errorf("syntaxLine(small) = %d, %v; want 2, true", line, ok)
+	}
+	long := strings.Repeat("x", maxSyntaxWork/100+1) + ","
+	big := []string{"a:", "  b: ["}
+	for range 100 {
+		big = append(big, "  "+long)
+	}
+	big = append(big, "c: d: e")
+	if line, ok := syntaxLine(big, document{1, len(big)}); ok {
+		t.Errorf("syntaxLine over %d bytes = %d, true; want it to give up", maxSyntaxWork, line)
+	}
+	_, err := Parse("big.yaml", []byte(strings.Join(big, "\n")))
+	var list source.ErrorList
+	if !errors.As(err, &list) || len(list) != 1 || !list[0].Pos.IsValid() {
+		t.Errorf("Parse = %.300v, want one positioned error", err)
 	}
 }
