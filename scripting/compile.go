@@ -204,7 +204,14 @@ func (p *Program) compileError(err error) error {
 }
 
 func (p *Program) newError(pos file.Position, msg string) *source.Error {
-	return &source.Error{Pos: p.position(pos), Msg: msg}
+	at := p.position(pos)
+	if at.File == p.name && at.Line < 1 {
+		// A position of JavaScript that the source map leads nowhere
+		// (code esbuild added): a compile error still needs a place,
+		// the script's start.
+		at.Line, at.Col = p.lineOffset+1, p.colOffset+1
+	}
+	return &source.Error{Pos: at, Msg: msg}
 }
 
 // adjust moves a position of this program's code by the column offset.
@@ -217,7 +224,7 @@ func (p *Program) adjust(pos file.Position) file.Position {
 			// there is no TypeScript line to show.
 			return file.Position{Filename: p.name}
 		}
-		pos.Line, pos.Column = line+p.lineOffset, col+1
+		pos.Line, pos.Column = line-tsLead+p.lineOffset, col+1
 	}
 	if pos.Filename == p.name && pos.Line > 0 && pos.Line <= len(p.empty) && !p.empty[pos.Line-1] {
 		pos.Column += p.colOffset

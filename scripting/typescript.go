@@ -1,12 +1,18 @@
 package scripting
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/evanw/esbuild/pkg/api"
 	"github.com/go-sourcemap/sourcemap"
 	"github.com/kreact/kreact/source"
 )
+
+// tsLead is the number of empty lines put before a TypeScript script; see
+// transpile.
+const tsLead = 1
 
 // transpile turns a TypeScript rule script into JavaScript with esbuild,
 // inside this process (no Node toolchain), and returns the source map that
@@ -16,8 +22,14 @@ import (
 // Top-level declarations stay top-level declarations (no module format),
 // so the handlers are found as in a JavaScript script. Syntax newer than
 // ES2020 is lowered to what goja runs.
+//
+// The TypeScript is transpiled after one empty line (tsLead), and the
+// positions of both the errors and the source map are moved back by it:
+// go-sourcemap drops a mapping to the very first character of a source,
+// which left code there (a top-level "return" as the first word)
+// without a position, or without a source map at all.
 func (p *Program) transpile(script string) (string, error) {
-	res := api.Transform(script, api.TransformOptions{
+	res := api.Transform(strings.Repeat("\n", tsLead)+script, api.TransformOptions{
 		Loader:     api.LoaderTS,
 		Sourcefile: p.name,
 		Sourcemap:  api.SourceMapExternal,
@@ -31,7 +43,7 @@ func (p *Program) transpile(script string) (string, error) {
 		for _, m := range res.Errors {
 			pos := source.Position{File: p.name, Line: 1, Col: 1}
 			if l := m.Location; l != nil {
-				pos.Line = l.Line + p.lineOffset
+				pos.Line = l.Line - tsLead + p.lineOffset
 				pos.Col = l.Column + 1
 				if pos.Line-1 < len(p.empty) && !p.empty[pos.Line-1] {
 					pos.Col += p.colOffset
@@ -40,6 +52,15 @@ func (p *Program) transpile(script string) (string, error) {
 			list.Add(pos, m.Text)
 		}
 		return "", list
+	}
+	var m struct {
+		Mappings string `json:"mappings"`
+	}
+	if err := json.Unmarshal(res.Map, &m); err == nil && m.Mappings == "" {
+		// Nothing to map (and a map without mappings does not parse):
+		// only types and comments, which leave no code, or only
+		// directives ("use strict"), which cannot fail at a position.
+		return string(res.Code), nil
 	}
 	sm, err := sourcemap.Parse(p.name+".map", res.Map)
 	if err != nil {
