@@ -13,7 +13,7 @@ PODMAN  ?= podman
 IMAGE   ?= kreact:dev
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build controlplane image image-tools test unit vet fmt-check leftovers bench bench-e2e demo cluster-up cluster-down clean
+.PHONY: all build controlplane image image-tools test unit fuzz vet fmt-check leftovers bench bench-e2e demo cluster-up cluster-down clean
 
 all: build
 
@@ -55,17 +55,33 @@ image-tools:
 	fi
 
 ## test: formatting, vet, every unit and e2e test with -race (the image test
-## runs the image built by `make image`), and a check that no control-plane
-## process is left running
+## runs the image built by `make image`), the fuzz tests for a bounded time,
+## and a check that no control-plane process is left running
 test: controlplane fmt-check vet image
 	KREACT_IMAGE=$(IMAGE) $(GO) test -race -tags e2e -timeout 30m ./...
 	$(GO) run ./cmd/kreact test examples/tests
+	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory leftovers
 
 ## unit: the tests that need no control plane (files without the e2e build
 ## constraint), with -race; nothing is built into bin/
 unit:
 	$(GO) test -race ./...
+
+## fuzz: each fuzz target (PACKAGE:FuzzName) for FUZZTIME, on top of its
+## seeds (which every `go test` runs): the rule loader, script compilation
+## and a handler's inputs. A failure prints the input and writes it under
+## the package's testdata/fuzz/ to re-run; keep it there as a seed once
+## fixed. What the fuzzer learns otherwise stays in the Go build cache, so
+## the tree stays clean. Go fuzzes one target per run, hence the loop.
+FUZZTIME    ?= 15s
+FUZZTARGETS := rules:FuzzParse scripting:FuzzCompile scripting:FuzzHandlerInput
+fuzz:
+	@for t in $(FUZZTARGETS); do \
+		pkg=$${t%%:*}; name=$${t#*:}; \
+		echo "fuzzing $$name (./$$pkg) for $(FUZZTIME)"; \
+		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=5s ./$$pkg || exit 1; \
+	done
 
 ## vet: both test sets, unit and e2e (-tags e2e)
 vet:
