@@ -150,8 +150,8 @@ func (m *Mapper) Resolve(ref string) (apiresource.Resource, error) {
 //
 // An unknown kind gives a *NotFoundError with suggestions.
 func (m *Mapper) ResolveKind(apiVersion, kind string) (apiresource.Resource, error) {
-	if err := checkLength(apiVersion + " " + kind); err != nil {
-		return apiresource.Resource{}, err
+	if len(apiVersion)+1+len(kind) > MaxReferenceLength {
+		return apiresource.Resource{}, checkLength(apiVersion + " " + kind)
 	}
 	return m.answer("k\x00"+apiVersion+"\x00"+kind, func(idx *index) (apiresource.Resource, error) {
 		return idx.resolveKind(apiVersion, kind)

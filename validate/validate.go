@@ -146,7 +146,7 @@ func misspeltHandlers(r *rules.Rule, prog *scripting.Program) source.ErrorList {
 			continue
 		}
 		for _, h := range handlers {
-			if strings.EqualFold(d.Name, h) || editdistance.Distance(d.Name, h) <= 2 {
+			if strings.EqualFold(d.Name, h) || editdistance.AtMost(d.Name, h, 2) <= 2 {
 				pos := d.Pos
 				pos.Rule = r.Name
 				out.Warnf(pos, "rule %s: %s is not a handler and is never called (did you mean %s?)", source.Quote(r.Name), source.Shorten(d.Name), h)
