@@ -13,8 +13,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/kube"
+	"github.com/kreact/kreact/leader"
+	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/rules"
 )
 
@@ -94,26 +97,26 @@ and handles its shard of the watched objects.`)
 	}
 	logger.Info("connecting to the API server", "server", cfg.Host, "config", f.cluster.source, "qps", cfg.QPS, "burst", cfg.Burst)
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// What every replica runs, and on top of it what only the leader (or,
+	// sharded, every replica for its shard) runs; see package lifecycle.
+	var layers lifecycle.Layers
 	kopts := kube.Options{Logger: logger}
+	var always lifecycle.Group
 	if f.shards.enabled {
-		// The membership outlives the engine's context by nothing: its
-		// Lease is deleted when ctx ends, and the others take over.
-		members, left, err := f.shards.join(ctx, cfg, logger)
+		m, err := f.shards.membership(cfg, logger)
 		if err != nil {
-			return &clusterError{err}
+			return err
 		}
-		defer func() { cancel(); <-left }()
-		kopts.Informers = f.shards.informerOptions(members)
+		layers = append(layers, m)
+		always = append(always, lifecycle.Func(m.logRange))
+		kopts.Informers = f.shards.informerOptions(m)
 	}
-	stack, err := kube.Start(ctx, cfg, kopts)
+	stack, err := kube.New(ctx, cfg, kopts)
 	if err != nil {
 		return &clusterError{err}
 	}
 	obs := newObserver()
 	obs.watchInformers(stack.Informers.Status)
-	f.leader.notify = obs.setLeading
 	eng := engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
 		DryRun:          f.dryRun,
 		Logger:          logger,
@@ -122,56 +125,61 @@ and handles its shard of the watched objects.`)
 		Shards:          f.shards.plan(),
 	})
 	obs.watchFinalizers(eng.Finalizing)
-	engineDone := make(chan error, 1)
-	go func() { engineDone <- eng.Run(ctx) }()
-	stopAll := func() error {
-		cancel()
-		err := <-engineDone
-		return errors.Join(err, stack.Wait())
-	}
-	if err := f.serve.start(ctx, logger, obs, eng); err != nil {
-		_ = stopAll()
+	srv, err := f.serve.listen(ctx, logger, obs, eng)
+	if err != nil {
 		return err
 	}
+	always = append(always, stack, srv)
 	if f.leader.enabled {
 		// Standby replicas fill the caches now, so that taking over costs
 		// no initial list.
-		stopWarm, err := eng.Warm(rs)
-		if err != nil {
-			_ = stopAll()
-			return err
-		}
-		defer stopWarm()
+		always = append(always, lifecycle.Func(func(ctx context.Context) error { return eng.Warm(ctx, rs) }))
 	}
-
-	err = f.leader.run(ctx, cfg, logger, func(leadCtx context.Context) error {
-		loadErr := eng.Load(leadCtx, rs, failed...)
-		if leadCtx.Err() != nil {
-			return nil // stopping while the rules load
-		}
-		logRuleErrors(logger, "rules with errors are not running", loadErr)
-		n := running(eng)
-		if loadErr != nil && n == 0 {
-			return &invalidError{loadErr}
-		}
-		obs.rulesLoaded(n)
-		logger.Info("rules loaded", "rules", n, "files", strings.Join(f.files, ","), "dryRun", f.dryRun)
-		waitForSync(leadCtx, logger, newSyncView(eng, stack.Informers), syncPoll, syncReport)
-		if f.reloadInterval > 0 {
-			go reloadLoop(leadCtx, logger, eng, obs, f.files, f.reloadInterval)
-		}
-		<-leadCtx.Done()
-		return nil
-	})
-	if errors.Is(err, errLostLeadership) {
-		// Stop acting at once: no draining, the new leader takes over.
+	rules := &ruleSet{f: &f, logger: logger, eng: eng, obs: obs, informers: stack.Informers, rules: rs, failed: failed}
+	leading, err := f.leader.lead(cfg, logger, obs.setLeading, lifecycle.Group{lifecycle.Func(eng.Run), rules})
+	if err != nil {
+		return err
+	}
+	err = append(layers, always, leading).Start(ctx)
+	if errors.Is(err, leader.ErrLostLease) {
 		logger.Error("lost the leader lease; exiting so that only the new leader acts")
 		return err
 	}
-	logger.Info("shutting down: finishing queued changes and actions")
-	err = errors.Join(err, stopAll())
 	logger.Info("stopped")
 	return err
+}
+
+// ruleSet loads the rules into the engine, waits for their caches, then
+// reloads them on every change of their files until its context ends.
+type ruleSet struct {
+	f         *runFlags
+	logger    *slog.Logger
+	eng       *engine.Engine
+	obs       *observer
+	informers *dynamicinformer.Manager
+	rules     []*rules.Rule
+	failed    []string
+}
+
+func (r *ruleSet) Start(ctx context.Context) error {
+	loadErr := r.eng.Load(ctx, r.rules, r.failed...)
+	if ctx.Err() != nil {
+		return nil // stopping while the rules load
+	}
+	logRuleErrors(r.logger, "rules with errors are not running", loadErr)
+	n := running(r.eng)
+	if loadErr != nil && n == 0 {
+		return &invalidError{loadErr}
+	}
+	r.obs.rulesLoaded(n)
+	r.logger.Info("rules loaded", "rules", n, "files", strings.Join(r.f.files, ","), "dryRun", r.f.dryRun)
+	waitForSync(ctx, r.logger, newSyncView(r.eng, r.informers), syncPoll, syncReport)
+	if r.f.reloadInterval > 0 {
+		reloadLoop(ctx, r.logger, r.eng, r.obs, r.f.files, r.f.reloadInterval)
+	}
+	<-ctx.Done()
+	r.logger.Info("shutting down: finishing queued changes and actions")
+	return nil
 }
 
 // logRuleErrors logs each problem of a joined or listed error on a line of

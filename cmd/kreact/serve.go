@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -36,87 +34,21 @@ func (s *serveFlags) register(fs *flagSet) {
 		"serve /debug/pprof/ on the metrics address, or on the only address given")
 }
 
-// shutdownGrace bounds how long the endpoints wait for requests in flight
-// when the process stops.
-const shutdownGrace = 5 * time.Second
-
-// start listens on the configured addresses and returns at once; the
-// endpoints are served until ctx ends. An address that cannot be bound is
-// an error, and then nothing is left listening.
-//
-// The layout: with both addresses, the metrics address serves everything
-// (/metrics, the probes and, with --pprof, /debug/pprof/) and the probe
-// address serves /healthz and /readyz only; with one address (or the same
-// one twice), it serves everything.
-func (s *serveFlags) start(ctx context.Context, logger *slog.Logger, obs *observer, eng *engine.Engine) error {
-	ready := func() error { return obs.ready(eng) }
-	type endpoint struct {
-		addr, flag string
-		handler    http.Handler
-		serves     string
-	}
-	var eps []endpoint
+// listen binds the configured addresses (an address that cannot be
+// bound is an error, and nothing is left listening) and returns the
+// endpoints' server, which serves from Start until its context ends.
+func (s *serveFlags) listen(ctx context.Context, logger *slog.Logger, obs *observer, eng *engine.Engine) (*metrics.Server, error) {
+	srv, err := metrics.Listen(ctx, obs.rec, metrics.ServerOptions{
+		MetricsAddr: s.metricsAddr, HealthAddr: s.healthAddr, Pprof: s.pprof,
+		Ready: func() error { return obs.ready(eng) }, Logger: logger,
+	})
 	switch {
-	case s.metricsAddr == "" && s.healthAddr == "":
-		if s.pprof {
-			return &usageError{"run: --pprof needs --metrics-bind-address"}
-		}
-		return nil
-	case s.metricsAddr != "" && s.healthAddr != "" && s.metricsAddr != s.healthAddr:
-		eps = append(eps,
-			endpoint{s.metricsAddr, "metrics-bind-address", metrics.Handler(obs.rec, metrics.HandlerOptions{Ready: ready, Pprof: s.pprof}), servesList(true, s.pprof)},
-			endpoint{s.healthAddr, "health-probe-bind-address", metrics.Handler(nil, metrics.HandlerOptions{Ready: ready}), "/healthz,/readyz"})
-	default:
-		addr, flag := s.metricsAddr, "metrics-bind-address"
-		if addr == "" {
-			addr, flag = s.healthAddr, "health-probe-bind-address"
-		}
-		eps = append(eps, endpoint{addr, flag, metrics.Handler(obs.rec, metrics.HandlerOptions{Ready: ready, Pprof: s.pprof}), servesList(true, s.pprof)})
+	case errors.Is(err, metrics.ErrPprofWithoutAddress):
+		return nil, &usageError{"run: --pprof needs --metrics-bind-address"}
+	case err != nil:
+		return nil, fmt.Errorf("run: %w", err)
 	}
-
-	listeners := make([]net.Listener, 0, len(eps))
-	for _, ep := range eps {
-		ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", ep.addr)
-		if err != nil {
-			for _, l := range listeners {
-				_ = l.Close()
-			}
-			return fmt.Errorf("--%s: %w", ep.flag, err)
-		}
-		listeners = append(listeners, ln)
-	}
-	for i, ep := range eps {
-		ln := listeners[i]
-		srv := &http.Server{
-			Handler:           ep.handler,
-			ReadHeaderTimeout: 10 * time.Second,
-			IdleTimeout:       2 * time.Minute,
-			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-		}
-		go func() {
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				logger.Error("serving stopped", "address", ln.Addr().String(), "error", err)
-			}
-		}()
-		context.AfterFunc(ctx, func() {
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
-			defer cancel()
-			_ = srv.Shutdown(sctx)
-		})
-		logger.Info("serving", "address", ln.Addr().String(), "paths", ep.serves)
-	}
-	return nil
-}
-
-func servesList(metrics, pprof bool) string {
-	paths := []string{"/healthz", "/readyz"}
-	if metrics {
-		paths = append([]string{"/metrics"}, paths...)
-	}
-	if pprof {
-		paths = append(paths, "/debug/pprof/")
-	}
-	return strings.Join(paths, ",")
+	return srv, nil
 }
 
 // The observer's leadership states.
@@ -166,7 +98,7 @@ func (o *observer) rulesLoaded(n int) {
 func (o *observer) reloadFailed() { o.rec.ReloadFailed() }
 
 // setLeading records whether this replica runs the rules (true) or stands
-// by for the lease (false). leaderFlags.notify takes it.
+// by for the lease (false). leaderFlags.lead takes it.
 func (o *observer) setLeading(lead bool) {
 	if lead {
 		o.leadership.Store(leading)
