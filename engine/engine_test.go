@@ -21,6 +21,7 @@ import (
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/kube"
+	"github.com/kreact/kreact/internal/leaktest"
 	"github.com/kreact/kreact/internal/testcluster"
 	"github.com/kreact/kreact/rules"
 )
@@ -53,6 +54,7 @@ func start(t *testing.T, opts engine.Options) *harness {
 // nil.
 func startWith(t *testing.T, opts engine.Options, wrap func(slog.Handler) slog.Handler) *harness {
 	t.Helper()
+	leaktest.Check(t) // first, so that it runs after the engine has stopped
 	logs := &testcluster.LogBuffer{}
 	dups := &duplicateKeys{}
 	var handler slog.Handler = &uniqueKeys{Handler: slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}), dups: dups}
