@@ -125,7 +125,7 @@ func (o *observer) watchFinalizers(status func() []engine.Finalizing) {
 // ready is /readyz: a replica standing by for the lease is ready (it is
 // healthy and waiting, and a rolling update must be able to proceed past
 // it); otherwise at least one rule must be loaded and every running rule
-// must have caught up with its watches (rulesBehind, the test kreact run's
+// must have caught up with its watches (engine.RulesBehind, the test kreact run's
 // "caches synced" line waits for, so the two never disagree).
 func (o *observer) ready(eng *engine.Engine) error {
 	if o.leadership.Load() == standing {
@@ -137,7 +137,7 @@ func (o *observer) ready(eng *engine.Engine) error {
 	if o.rules.Load() == 0 {
 		return errors.New("no rules loaded")
 	}
-	if behind := rulesBehind(eng.Status()); len(behind) > 0 {
+	if behind := engine.RulesBehind(eng.Status()); len(behind) > 0 {
 		return fmt.Errorf("waiting for caches to sync: rules %s", strings.Join(behind, ", "))
 	}
 	return nil
