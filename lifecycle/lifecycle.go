@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -153,4 +154,26 @@ func withoutCanceled(err error) error {
 		return nil
 	}
 	return err
+}
+
+// Interruptible returns f's result, or an error as soon as ctx ends (on
+// SIGINT or SIGTERM). It is for work that cannot stop midway, such as
+// loading a rule file (a YAML document being decoded, a script being
+// compiled), which a signal must not wait for: f is then left to finish in
+// the background and its result is dropped. It is the one exception to
+// this package's rule that nothing outlives its caller, and is meant for
+// a process about to exit.
+func Interruptible[T any](ctx context.Context, what string, f func() T) (T, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, fmt.Errorf("%s: interrupted: %w", what, context.Cause(ctx))
+	}
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	select {
+	case v := <-done:
+		return v, nil
+	case <-ctx.Done():
+		return zero, fmt.Errorf("%s: interrupted: %w", what, context.Cause(ctx))
+	}
 }

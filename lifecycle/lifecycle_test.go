@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kreact/kreact/internal/leaktest"
 	"github.com/kreact/kreact/lifecycle"
@@ -196,5 +198,30 @@ func TestLayersCancelledWhileWaitingForReady(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Start = %v, want nil", err)
+	}
+}
+
+// TestInterruptibleEndsWithTheContext: a load that never finishes does
+// not keep a signal waiting.
+func TestInterruptibleEndsWithTheContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	block := make(chan struct{})
+	defer close(block)
+	done := make(chan error, 1)
+	go func() {
+		_, err := lifecycle.Interruptible(ctx, "loading", func() int { <-block; return 1 })
+		done <- err
+	}()
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "loading: interrupted") {
+			t.Fatalf("err = %v, want loading: interrupted: context canceled", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Interruptible waits for f after its context ended")
+	}
+	if v, err := lifecycle.Interruptible(t.Context(), "loading", func() int { return 7 }); v != 7 || err != nil {
+		t.Fatalf("= %d, %v; want 7, nil", v, err)
 	}
 }

@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -18,6 +15,7 @@ import (
 	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/leader"
 	"github.com/kreact/kreact/lifecycle"
+	"github.com/kreact/kreact/reload"
 	"github.com/kreact/kreact/rules"
 )
 
@@ -176,7 +174,16 @@ func (r *ruleSet) Start(ctx context.Context) error {
 	// The "caches synced" line: every 100ms a look, every 3s a report.
 	engine.WaitForSync(ctx, r.logger, engine.SyncView{Rules: r.eng.Status, Informers: r.informers.Status}, 100*time.Millisecond, 3*time.Second)
 	if r.f.reloadInterval > 0 {
-		reloadLoop(ctx, r.logger, r.eng, r.obs, r.f.files, r.f.reloadInterval)
+		reload.Loop(ctx, r.eng, reload.Options{Paths: r.f.files, Interval: r.f.reloadInterval, Reloaded: func(err error) {
+			n := running(r.eng)
+			r.obs.rulesLoaded(n)
+			if err != nil {
+				r.obs.reloadFailed()
+				logRuleErrors(r.logger, "reload: rules with errors keep their previous version", err)
+				return
+			}
+			r.logger.Info("rules reloaded", "rules", n)
+		}})
 	}
 	<-ctx.Done()
 	r.logger.Info("shutting down: finishing queued changes and actions")
@@ -219,67 +226,3 @@ func logRuleErrors(logger *slog.Logger, msg string, err error) {
 
 // running counts the rules the engine runs or keeps waiting for resources.
 func running(eng *engine.Engine) int { return len(eng.Status()) }
-
-// reloadLoop reloads the rule files when any of them changes.
-func reloadLoop(ctx context.Context, logger *slog.Logger, eng *engine.Engine, obs *observer, paths []string, every time.Duration) {
-	last := fingerprintFiles(paths)
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		now := fingerprintFiles(paths)
-		if now == last {
-			continue
-		}
-		last = now
-		type loaded struct {
-			rs     []*rules.Rule
-			failed []string
-			err    error
-		}
-		l, err := interruptible(ctx, "reload", func() loaded {
-			var l loaded
-			l.rs, l.failed, l.err = rules.LoadEach(paths...)
-			return l
-		})
-		if err != nil {
-			return
-		}
-		rs, failed, err := l.rs, l.failed, l.err
-		err = errors.Join(err, eng.Load(ctx, rs, failed...))
-		if ctx.Err() != nil {
-			return
-		}
-		n := running(eng)
-		obs.rulesLoaded(n)
-		if err != nil {
-			obs.reloadFailed()
-			logRuleErrors(logger, "reload: rules with errors keep their previous version", err)
-			continue
-		}
-		logger.Info("rules reloaded", "rules", n)
-	}
-}
-
-// fingerprintFiles summarises the names, sizes and times of the files under
-// paths, so that an edit, a new file or a removed one changes it.
-func fingerprintFiles(paths []string) string {
-	var entries []string
-	for _, p := range paths {
-		_ = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return nil
-			}
-			if info, err := os.Stat(path); err == nil {
-				entries = append(entries, fmt.Sprintf("%s|%d|%d", path, info.Size(), info.ModTime().UnixNano()))
-			}
-			return nil
-		})
-	}
-	sort.Strings(entries)
-	return strings.Join(entries, "\n")
-}
