@@ -15,6 +15,7 @@ import (
 	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/leader"
 	"github.com/kreact/kreact/lifecycle"
+	"github.com/kreact/kreact/metrics"
 	"github.com/kreact/kreact/reload"
 	"github.com/kreact/kreact/rules"
 )
@@ -113,17 +114,18 @@ and handles its shard of the watched objects.`)
 	if err != nil {
 		return &clusterError{err}
 	}
-	obs := newObserver()
-	obs.watchInformers(stack.Informers.Status)
+	rec := metrics.New()
+	rec.WatchInformers(stack.Informers.Status)
+	ready := metrics.NewReadiness(rec)
 	eng := engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
 		DryRun:          f.dryRun,
 		Logger:          logger,
-		Observer:        obs,
-		MetricsProvider: obs.workqueueProvider(),
+		Observer:        rec,
+		MetricsProvider: rec,
 		Shards:          f.shards.plan(),
 	})
-	obs.watchFinalizers(eng.Finalizing)
-	srv, err := f.serve.listen(ctx, logger, obs, eng)
+	rec.WatchFinalizers(eng.Finalizing)
+	srv, err := f.serve.listen(ctx, logger, rec, func() error { return ready.Check(eng) })
 	if err != nil {
 		return err
 	}
@@ -133,8 +135,8 @@ and handles its shard of the watched objects.`)
 		// no initial list.
 		always = append(always, lifecycle.Func(func(ctx context.Context) error { return eng.Warm(ctx, rs) }))
 	}
-	rules := &ruleSet{f: &f, logger: logger, eng: eng, obs: obs, informers: stack.Informers, rules: rs, failed: failed}
-	leading, err := f.leader.lead(cfg, logger, obs.setLeading, lifecycle.Group{lifecycle.Func(eng.Run), rules})
+	rules := &ruleSet{f: &f, logger: logger, eng: eng, rec: rec, ready: ready, informers: stack.Informers, rules: rs, failed: failed}
+	leading, err := f.leader.lead(cfg, logger, ready.SetLeading, lifecycle.Group{lifecycle.Func(eng.Run), rules})
 	if err != nil {
 		return err
 	}
@@ -153,7 +155,8 @@ type ruleSet struct {
 	f         *runFlags
 	logger    *slog.Logger
 	eng       *engine.Engine
-	obs       *observer
+	rec       *metrics.Recorder
+	ready     *metrics.Readiness
 	informers *dynamicinformer.Manager
 	rules     []*rules.Rule
 	failed    []string
@@ -169,16 +172,16 @@ func (r *ruleSet) Start(ctx context.Context) error {
 	if loadErr != nil && n == 0 {
 		return &invalidError{loadErr}
 	}
-	r.obs.rulesLoaded(n)
+	r.ready.RulesLoaded(n)
 	r.logger.Info("rules loaded", "rules", n, "files", strings.Join(r.f.files, ","), "dryRun", r.f.dryRun)
 	// The "caches synced" line: every 100ms a look, every 3s a report.
 	engine.WaitForSync(ctx, r.logger, engine.SyncView{Rules: r.eng.Status, Informers: r.informers.Status}, 100*time.Millisecond, 3*time.Second)
 	if r.f.reloadInterval > 0 {
 		reload.Loop(ctx, r.eng, reload.Options{Paths: r.f.files, Interval: r.f.reloadInterval, Reloaded: func(err error) {
 			n := running(r.eng)
-			r.obs.rulesLoaded(n)
+			r.ready.RulesLoaded(n)
 			if err != nil {
-				r.obs.reloadFailed()
+				r.rec.ReloadFailed()
 				logRuleErrors(r.logger, "reload: rules with errors keep their previous version", err)
 				return
 			}

@@ -7,8 +7,6 @@ import (
 	"net"
 	"net/http"
 	"testing"
-
-	"github.com/kreact/kreact/engine"
 )
 
 // freeAddr returns a loopback address that was free a moment ago.
@@ -42,38 +40,10 @@ func httpGet(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
-// idleEngine is an engine with no rules, which reports synced.
-func idleEngine() *engine.Engine {
-	return engine.New(nil, nil, nil, nil, engine.Options{})
-}
-
 func TestServeFlagErrors(t *testing.T) {
 	s := serveFlags{pprof: true}
 	var ue *usageError
-	if _, err := s.listen(t.Context(), slog.New(slog.DiscardHandler), newObserver(), idleEngine()); !errors.As(err, &ue) {
+	if _, err := s.listen(t.Context(), slog.New(slog.DiscardHandler), nil, nil); !errors.As(err, &ue) {
 		t.Errorf("--pprof without an address = %v, want a usage error", err)
-	}
-}
-
-func TestObserverReadiness(t *testing.T) {
-	obs := newObserver()
-	eng := idleEngine()
-	if err := obs.ready(eng); err == nil || err.Error() != "no rules loaded" {
-		t.Errorf("ready with no rules = %v", err)
-	}
-	if err := obs.ready(nil); err == nil {
-		t.Error("ready without an engine = nil, want an error")
-	}
-	obs.setLeading(false)
-	if err := obs.ready(nil); err != nil {
-		t.Errorf("a standby is ready; got %v", err)
-	}
-	obs.setLeading(true)
-	if err := obs.ready(eng); err == nil {
-		t.Error("a new leader with no rules loaded is ready")
-	}
-	obs.rulesLoaded(1)
-	if err := obs.ready(eng); err != nil {
-		t.Errorf("leader with rules loaded and synced: %v", err)
 	}
 }
