@@ -135,8 +135,8 @@ and handles its shard of the watched objects.`)
 		// no initial list.
 		always = append(always, lifecycle.Func(func(ctx context.Context) error { return eng.Warm(ctx, rs) }))
 	}
-	rules := &ruleSet{f: &f, logger: logger, eng: eng, rec: rec, ready: ready, informers: stack.Informers, rules: rs, failed: failed}
-	leading, err := f.leader.lead(cfg, logger, ready.SetLeading, lifecycle.Group{lifecycle.Func(eng.Run), rules})
+	set := &ruleSet{f: &f, logger: logger, eng: eng, rec: rec, ready: ready, informers: stack.Informers, rules: rs, failed: failed}
+	leading, err := f.leader.lead(cfg, logger, ready.SetLeading, lifecycle.Group{lifecycle.Func(eng.Run), set})
 	if err != nil {
 		return err
 	}
