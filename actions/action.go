@@ -1,6 +1,7 @@
 package actions
 
 import (
+	"github.com/kreact/kreact/source"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -58,8 +59,10 @@ type Action struct {
 	Request *HTTPRequest
 	// DryRun sends the request with dryRun=All (HTTP: not sent, only logged).
 	DryRun bool
-	// Origin is where the script asked for it, "file:line:col", for logs.
-	Origin string
+	// Origin is where the script asked for it, for logs. For an action
+	// kreact asks for itself (removing its finalizer), File says so
+	// ("finalizer NAME") and Line is 0.
+	Origin source.Position
 }
 
 // HTTPRequest is the request of an HTTP action.

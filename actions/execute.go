@@ -284,7 +284,7 @@ func describeTarget(a Action) string {
 	if a.Subresource != "" {
 		name += " (" + a.Subresource + ")"
 	}
-	return resourceName(a) + " " + name
+	return a.Resource.GroupResource().String() + " " + name
 }
 
 // errorClass says what to do about a failed attempt.

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kreact/kreact/source"
 	"golang.org/x/time/rate"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
@@ -424,26 +425,18 @@ func actionAttrs(a Action) []any {
 	if a.Verb == HTTP && a.Request != nil {
 		return append(attrs, "url", a.Request.URL)
 	}
-	attrs = append(attrs, "resource", resourceName(a))
+	attrs = append(attrs, "resource", a.Resource.GroupResource().String())
 	if a.Namespace != "" {
 		attrs = append(attrs, "namespace", a.Namespace)
 	}
 	if a.Name != "" {
 		attrs = append(attrs, "name", a.Name)
 	}
-	if a.Origin != "" {
-		attrs = append(attrs, "origin", a.Origin)
+	if a.Origin != (source.Position{}) {
+		attrs = append(attrs, "origin", a.Origin.String())
 	}
 	if a.DryRun {
 		attrs = append(attrs, "dryRun", true)
 	}
 	return attrs
-}
-
-// resourceName is the kubectl form of the target's resource, "deployments.apps".
-func resourceName(a Action) string {
-	if a.Resource.Group == "" {
-		return a.Resource.Resource
-	}
-	return a.Resource.Resource + "." + a.Resource.Group
 }

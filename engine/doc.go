@@ -21,7 +21,8 @@
 // A rule whose resources do not exist yet (a CRD not installed) waits, and
 // starts when discovery reports them; but a name close to a served one, in
 // a served group or with none, is a typo (restmapper.NotFoundError.Misspelt)
-// and an error, a *RuleError, as in `kreact validate`.
+// and an error: a source.ErrorList whose errors name the rule, as in
+// `kreact validate`.
 //
 // Concurrency: everything that starts or stops rules (Load, a waiting
 // rule starting when its resources appear, a rule moving to the version

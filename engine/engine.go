@@ -231,7 +231,7 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 			}
 		}
 		if err != nil {
-			errs = append(errs, &RuleError{Rule: r.Name, Err: err})
+			errs = append(errs, ruleErrors(r, err))
 			continue
 		}
 		next = append(next, p)
@@ -627,7 +627,8 @@ func (e *Engine) Finalizing() []Finalizing {
 }
 
 // Compile compiles a rule's script so that positions point into the file
-// the script was written in. Its error is a *RuleError.
+// the script was written in. Its error is a source.ErrorList whose
+// errors name the rule.
 func Compile(r *rules.Rule) (*scripting.Program, error) {
 	opts := scripting.CompileOptions{TypeScript: r.ScriptLang == rules.ScriptTypeScript}
 	if r.ScriptFile == "" {
@@ -636,7 +637,7 @@ func Compile(r *rules.Rule) (*scripting.Program, error) {
 	}
 	prog, err := scripting.Compile(r.ScriptPos.File, r.Script, opts)
 	if err != nil {
-		return nil, &RuleError{Rule: r.Name, Err: scriptErrors(r, err)}
+		return nil, scriptErrors(r, err)
 	}
 	return prog, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/kreact/kreact/internal/leaktest"
 	"github.com/kreact/kreact/internal/testcluster"
 	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/source"
 )
 
 var cluster *testcluster.Cluster
@@ -340,9 +341,9 @@ func TestReloadWithMisspeltResourceKeepsTheRunningVersion(t *testing.T) {
 
 	misspelt := strings.Replace(labelRule("versioned", "typo", "version", "two"), "resource: cm", "resource: confgimaps", 1)
 	err := h.load(misspelt)
-	var re *engine.RuleError
-	if !errors.As(err, &re) || re.Rule != "versioned" {
-		t.Fatalf("loading a misspelt resource = %v, want a RuleError of rule versioned", err)
+	var re *source.Error
+	if !errors.As(err, &re) || re.Pos.Rule != "versioned" {
+		t.Fatalf("loading a misspelt resource = %v, want a source.Error of rule versioned", err)
 	}
 	if want := `rules.yaml:7:17: spec.watch[0].resource: "confgimaps": no such resource; did you mean "configmaps"?`; err.Error() != want {
 		t.Errorf("error = %q, want %q", err.Error(), want)

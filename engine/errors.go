@@ -1,39 +1,33 @@
 package engine
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/source"
 )
 
-// RuleError is what keeps one rule from running: its script does not
-// compile, or a resource it names does not resolve. Err is a
-// rules.ErrorList, one "file:line:col: message" per problem, worded as
-// `kreact validate` words them; Error returns those lines.
-type RuleError struct {
-	Rule string
-	Err  error
+// ruleErrors returns what keeps rule r from running (its script does not
+// compile, a resource it names does not resolve, its handlers do not fit
+// its events) as a source.ErrorList, one positioned problem per error of
+// err, each naming the rule in its Position.Rule and worded as `kreact
+// validate` words it. An error without a position is placed at the rule.
+// The errors of err are copied, not changed.
+func ruleErrors(r *rules.Rule, err error) source.ErrorList {
+	var list source.ErrorList
+	list.AddError(r.Pos, err)
+	for i, e := range list {
+		c := *e
+		c.Pos.Rule = r.Name
+		list[i] = &c
+	}
+	return list
 }
 
-func (e *RuleError) Error() string { return e.Err.Error() }
-func (e *RuleError) Unwrap() error { return e.Err }
-
-// scriptErrors turns a compile error into positioned problems.
-func scriptErrors(r *rules.Rule, err error) rules.ErrorList {
-	var out rules.ErrorList
-	var list scripting.ErrorList
-	var one *scripting.Error
-	switch {
-	case errors.As(err, &list):
-		for _, e := range list {
-			out.Addf(rules.Position{File: e.File, Line: e.Line, Col: e.Col}, "rule %s: script: %s", rules.Quote(r.Name), e.Message)
-		}
-	case errors.As(err, &one):
-		out.Addf(rules.Position{File: one.File, Line: one.Line, Col: one.Col}, "rule %s: script: %s", rules.Quote(r.Name), one.Message)
-	default:
-		out.Add(r.Pos, fmt.Sprintf("rule %s: script: %v", rules.Quote(r.Name), err))
+// scriptErrors returns the errors of a script that does not compile,
+// each message prefixed with the rule it belongs to.
+func scriptErrors(r *rules.Rule, err error) source.ErrorList {
+	list := ruleErrors(r, err)
+	for _, e := range list {
+		e.Msg = source.Sprintf("rule %s: script: %s", source.Quote(r.Name), e.Msg)
 	}
-	return out
+	return list
 }

@@ -6,29 +6,25 @@ import (
 
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/source"
 )
-
-// HandlerProblem is an error or a warning about a script's handlers
-// against its rule's spec.events, spec.every and spec.schedule.
-type HandlerProblem struct {
-	Pos     rules.Position
-	Msg     string
-	Warning bool
-}
 
 // CheckHandlers checks the script's handlers against spec.events,
 // spec.every and spec.schedule. The errors (a rule that would never run,
 // spec.every or spec.schedule without onTick) keep a rule from loading,
-// in Load as in `kreact validate`; the warnings are for validate only.
-func CheckHandlers(r *rules.Rule, prog *scripting.Program) []HandlerProblem {
-	var out []HandlerProblem
+// in Load as in `kreact validate`; the warnings (Error.Warning) are for
+// validate only. Every problem is at the rule's position.
+func CheckHandlers(r *rules.Rule, prog *scripting.Program) source.ErrorList {
+	var out source.ErrorList
+	pos := r.Pos
+	pos.Rule = r.Name
 	add := func(warning bool, format string, args ...any) {
-		out = append(out, HandlerProblem{Pos: r.Pos, Warning: warning, Msg: fmt.Sprintf("rule %s: ", rules.Quote(r.Name)) + fmt.Sprintf(format, args...)})
+		out = append(out, &source.Error{Pos: pos, Warning: warning, Msg: fmt.Sprintf("rule %s: ", source.Quote(r.Name)) + fmt.Sprintf(format, args...)})
 	}
 	runs := false
-	var unhandled []rules.Event
+	var unhandled []scripting.EventType
 	for _, e := range r.Events {
-		if prog.HasHandler(scripting.EventType(e)) {
+		if prog.HasHandler(e) {
 			runs = true
 		} else {
 			unhandled = append(unhandled, e)
@@ -39,7 +35,7 @@ func CheckHandlers(r *rules.Rule, prog *scripting.Program) []HandlerProblem {
 	case r.Every > 0 && !hasTick:
 		add(false, "spec.every is %v but the script declares no onTick(ctx)", r.Every)
 	case r.Schedule != "" && !hasTick:
-		add(false, "spec.schedule is %s but the script declares no onTick(ctx)", rules.Quote(r.Schedule))
+		add(false, "spec.schedule is %s but the script declares no onTick(ctx)", source.Quote(r.Schedule))
 	case r.Ticks():
 		runs = true
 	case hasTick:
@@ -49,7 +45,7 @@ func CheckHandlers(r *rules.Rule, prog *scripting.Program) []HandlerProblem {
 		names := make([]string, len(unhandled))
 		events := make([]string, len(unhandled))
 		for i, e := range unhandled {
-			names[i] = scripting.EventType(e).Handler()
+			names[i] = e.Handler()
 			events[i] = string(e)
 		}
 		which := "no " + names[0]
@@ -61,27 +57,19 @@ func CheckHandlers(r *rules.Rule, prog *scripting.Program) []HandlerProblem {
 	} else {
 		for _, e := range unhandled {
 			add(true, "spec.events lists %s but the script declares no %s; %s events are ignored",
-				e, scripting.EventType(e).Handler(), e)
+				e, e.Handler(), e)
 		}
 	}
 	for _, e := range rules.AllEvents() {
-		if !r.Handles(e) && prog.HasHandler(scripting.EventType(e)) {
-			add(true, "%s is never called: spec.events does not list %s", scripting.EventType(e).Handler(), e)
+		if !r.Handles(e) && prog.HasHandler(e) {
+			add(true, "%s is never called: spec.events does not list %s", e.Handler(), e)
 		}
 	}
 	return out
 }
 
-// handlerErrors returns the errors of CheckHandlers as a RuleError, or nil.
+// handlerErrors returns the errors of CheckHandlers, without its
+// warnings, or nil.
 func handlerErrors(r *rules.Rule, prog *scripting.Program) error {
-	var list rules.ErrorList
-	for _, p := range CheckHandlers(r, prog) {
-		if !p.Warning {
-			list.Add(p.Pos, p.Msg)
-		}
-	}
-	if len(list) == 0 {
-		return nil
-	}
-	return &RuleError{Rule: r.Name, Err: list}
+	return CheckHandlers(r, prog).Errors().Err()
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/source"
 )
 
 // TestLoadRejectsWhatValidateRejects: a rule whose handlers validate
@@ -52,16 +53,16 @@ spec:
 			var shared []string
 			for _, p := range engine.CheckHandlers(rs[0], prog) {
 				if !p.Warning {
-					shared = append(shared, p.Pos.String()+": "+p.Msg)
+					shared = append(shared, p.Error())
 				}
 			}
 			if len(shared) != 1 || !strings.Contains(shared[0], c.want) {
 				t.Fatalf("CheckHandlers errors = %q, want one containing %q", shared, c.want)
 			}
 			err = eng.Load(ctx, rs)
-			var re *engine.RuleError
-			if !errors.As(err, &re) || re.Rule != c.name || re.Error() != shared[0] {
-				t.Fatalf("Load = %v, want the RuleError %q", err, shared[0])
+			var re *source.Error
+			if !errors.As(err, &re) || re.Pos.Rule != c.name || err.Error() != shared[0] {
+				t.Fatalf("Load = %v, want the source.Error %q of rule %s", err, shared[0], c.name)
 			}
 			if st := eng.Status(); len(st) != 0 {
 				t.Fatalf("a rejected rule runs or waits: %+v", st)

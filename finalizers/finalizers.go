@@ -15,6 +15,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/source"
 )
 
 // Prefix is the domain of kreact's finalizers.
@@ -83,7 +84,7 @@ func Action(rule string, res apiresource.Resource, obj *unstructured.Unstructure
 		UID:        obj.GetUID(),
 		PatchType:  types.JSONPatchType,
 		PatchData:  patch,
-		Origin:     "finalizer " + Name(rule),
+		Origin:     source.Position{Rule: rule, File: "finalizer " + Name(rule)},
 	}
 }
 

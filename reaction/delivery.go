@@ -164,7 +164,7 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Delivery
 		base, maxDelay = 0, 0
 	}
 	has := func(t scripting.EventType) bool {
-		return rule.Handles(rules.Event(t)) && handlers.HasHandler(t)
+		return rule.Handles(t) && handlers.HasHandler(t)
 	}
 	d := &Delivery{
 		rule:    rule,
@@ -662,7 +662,7 @@ func callAttrs(ev scripting.Event, err error) []any {
 	}
 	var se *scripting.ScriptError
 	if errors.As(err, &se) {
-		attrs = append(attrs, "position", se.Position, "error", se.Message)
+		attrs = append(attrs, "position", se.Position.String(), "error", se.Message)
 		if se.Stack != "" {
 			attrs = append(attrs, "stack", se.Stack)
 		}

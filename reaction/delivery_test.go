@@ -20,6 +20,7 @@ import (
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/source"
 )
 
 var configMaps = apiresource.Resource{
@@ -203,7 +204,7 @@ func TestCoalescing(t *testing.T) {
 		},
 		{
 			name:    "spec.events without update",
-			rule:    func(r *rules.Rule) { r.Events = []rules.Event{rules.EventAdd, rules.EventDelete} },
+			rule:    func(r *rules.Rule) { r.Events = []scripting.EventType{scripting.Add, scripting.Delete} },
 			changes: []Change{update(a1, a2), update(a2, a3)},
 			want:    nil,
 		},
@@ -497,7 +498,7 @@ func (c *orderChecker) Call(ev scripting.Event) ([]actions.Action, error) {
 	c.mu.Lock()
 	c.inflight[name] = false
 	c.mu.Unlock()
-	return []actions.Action{{Verb: actions.Patch, Name: name, Origin: s}}, nil
+	return []actions.Action{{Verb: actions.Patch, Name: name, Origin: source.Position{File: s}}}, nil
 }
 
 func TestParallelWorkersKeepPerObjectOrder(t *testing.T) {

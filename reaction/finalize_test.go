@@ -13,6 +13,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/scripting"
 )
 
 // resultSink records actions as "verb name origin" and fails those that
@@ -30,7 +31,7 @@ func (s *resultSink) EnqueueThen(a actions.Action, done func()) {
 func (s *resultSink) EnqueueResult(a actions.Action, done func(error)) {
 	s.mu.Lock()
 	what := string(a.Verb) + " " + a.Name
-	if strings.HasPrefix(a.Origin, "finalizer ") {
+	if strings.HasPrefix(a.Origin.File, "finalizer ") {
 		what += " " + string(a.PatchData)
 	}
 	s.got = append(s.got, what)
@@ -144,7 +145,7 @@ func TestFinalizer(t *testing.T) {
 
 	t.Run("a rule without onDelete still releases the object", func(t *testing.T) {
 		sink, rec := &resultSink{}, &recorder{}
-		d := newTestDelivery(t, testRule(fin, func(r *rules.Rule) { r.Events = []rules.Event{rules.EventAdd} }), allHandlers{}, sink, nil)
+		d := newTestDelivery(t, testRule(fin, func(r *rules.Rule) { r.Events = []scripting.EventType{scripting.Add} }), allHandlers{}, sink, nil)
 		d.Observe(0, add(held(cm("a", "1"), true)))
 		d.Drain(t.Context(), rec)
 		if got := rec.recorded(); len(got) != 0 {

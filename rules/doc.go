@@ -38,7 +38,7 @@
 // where a string is meant, as kubectl requires. A field that is absent or
 // null gets its default.
 //
-// Every problem is reported at once, as an ErrorList of
+// Every problem is reported at once, as a source.ErrorList of
 // "file:line:col: message" sorted by position, in the style of go/scanner:
 // fixing a file should take one round trip, not one per mistake. To have a
 // position for every value, documents are decoded into yaml.v3 Node trees
@@ -70,8 +70,8 @@
 //
 // # Use
 //
-// Parse, ParseFile and Load return fully defaulted rules or an ErrorList,
-// never both. Resolve needs a cluster's discovery (restmapper provides the
+// Parse, ParseFile and Load return fully defaulted rules or a
+// source.ErrorList, never both. Resolve needs a cluster's discovery (restmapper provides the
 // Resolver) and checks what needs the resources' identity and scope. All
 // functions are safe for concurrent use; Rule and Resolved are not changed
 // after they are returned, and callers must not change them either.

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kreact/kreact/source"
 	"gopkg.in/yaml.v3"
 )
 
@@ -31,7 +32,7 @@ func ParseFile(path string) ([]*Rule, error) {
 // position; the rules are then nil. Parse does not compile scripts and does
 // not check resource names against a cluster; see Rule.Resolve.
 func Parse(path string, data []byte) ([]*Rule, error) {
-	var errs ErrorList
+	var errs source.ErrorList
 	rules := parse(path, data, &errs)
 	checkDuplicateNames(rules, &errs)
 	if len(errs) > 0 {
@@ -51,7 +52,7 @@ func Parse(path string, data []byte) ([]*Rule, error) {
 // The error, if any, is an ErrorList with every problem in every file,
 // sorted by position; the rules are then nil.
 func Load(paths ...string) ([]*Rule, error) {
-	var errs ErrorList
+	var errs source.ErrorList
 	var all []*Rule
 	for _, file := range expand(paths, &errs) {
 		data, err := ReadFile(file)
@@ -75,7 +76,7 @@ func Load(paths ...string) ([]*Rule, error) {
 // every problem. A rule whose name another file already used is dropped and
 // reported; its file counts as failed.
 func LoadEach(paths ...string) (rules []*Rule, failed []string, err error) {
-	var errs ErrorList
+	var errs source.ErrorList
 	for _, file := range expand(paths, &errs) {
 		data, rerr := ReadFile(file)
 		if rerr != nil {
@@ -83,7 +84,7 @@ func LoadEach(paths ...string) (rules []*Rule, failed []string, err error) {
 			failed = append(failed, file)
 			continue
 		}
-		var fileErrs ErrorList
+		var fileErrs source.ErrorList
 		rs := parse(file, data, &fileErrs)
 		if len(fileErrs) > 0 {
 			errs = append(errs, fileErrs...)
@@ -92,11 +93,11 @@ func LoadEach(paths ...string) (rules []*Rule, failed []string, err error) {
 		}
 		rules = append(rules, rs...)
 	}
-	var dupErrs ErrorList
+	var dupErrs source.ErrorList
 	checkDuplicateNames(rules, &dupErrs)
 	if len(dupErrs) > 0 {
 		errs = append(errs, dupErrs...)
-		dups := map[Position]bool{}
+		dups := map[source.Position]bool{}
 		for _, e := range dupErrs {
 			dups[e.Pos] = true
 		}
@@ -120,13 +121,13 @@ func LoadEach(paths ...string) (rules []*Rule, failed []string, err error) {
 // file named twice is listed once. The error is an ErrorList naming the
 // paths that cannot be read.
 func Files(paths ...string) ([]string, error) {
-	var errs ErrorList
+	var errs source.ErrorList
 	files := expand(paths, &errs)
 	return files, errs.Err()
 }
 
 // expand lists the files that paths stand for, without duplicates.
-func expand(paths []string, errs *ErrorList) []string {
+func expand(paths []string, errs *source.ErrorList) []string {
 	var files []string
 	seen := make(map[string]bool)
 	add := func(f string) {
@@ -176,15 +177,15 @@ func expand(paths []string, errs *ErrorList) []string {
 	return files
 }
 
-func fileError(path string, err error) *Error {
+func fileError(path string, err error) *source.Error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
-	return &Error{Pos: Position{File: path}, Msg: err.Error()}
+	return &source.Error{Pos: source.Position{File: path}, Msg: err.Error()}
 }
 
-func checkDuplicateNames(rules []*Rule, errs *ErrorList) {
+func checkDuplicateNames(rules []*Rule, errs *source.ErrorList) {
 	first := make(map[string]*Rule, len(rules))
 	for _, r := range rules {
 		if r.Name == "" {
@@ -204,10 +205,10 @@ func checkDuplicateNames(rules []*Rule, errs *ErrorList) {
 // a syntax error in one document does not hide the problems of the others.
 // Each document is parsed with the lines before it blanked out, which keeps
 // yaml.v3's line numbers those of the file.
-func parse(path string, data []byte, errs *ErrorList) []*Rule {
+func parse(path string, data []byte, errs *source.ErrorList) []*Rule {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
-	d := &decoder{file: path, lines: lines, errs: errs}
+	d := newDecoder(path, lines, errs)
 	var rules []*Rule
 	for _, doc := range splitDocuments(lines) {
 		src := strings.Repeat("\n", doc.start-1) + strings.Join(lines[doc.start-1:doc.end], "\n")
@@ -256,7 +257,7 @@ func splitDocuments(lines []string) []document {
 // first line from which on the document no longer parses. The column is
 // that of the tab when the line is indented with one, the most common
 // mistake, and otherwise the line's first character.
-func syntaxError(path string, lines []string, doc document, err error, errs *ErrorList) {
+func syntaxError(path string, lines []string, doc document, err error, errs *source.ErrorList) {
 	msg := err.Error()
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
@@ -278,10 +279,10 @@ func syntaxError(path string, lines []string, doc document, err error, errs *Err
 	text := lines[line-1]
 	ws := len(text) - len(strings.TrimLeft(text, " \t"))
 	if tab := strings.IndexByte(text[:ws], '\t'); tab >= 0 {
-		errs.Add(Position{File: path, Line: line, Col: tab + 1}, "tab character in indentation; YAML indents with spaces only")
+		errs.Add(source.Position{File: path, Line: line, Col: tab + 1}, "tab character in indentation; YAML indents with spaces only")
 		return
 	}
-	errs.Add(Position{File: path, Line: line, Col: ws + 1}, "invalid YAML: "+msg)
+	errs.Add(source.Position{File: path, Line: line, Col: ws + 1}, "invalid YAML: "+msg)
 }
 
 // maxSyntaxScan bounds the work of syntaxLine, which is quadratic in the

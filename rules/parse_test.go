@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/source"
 )
 
 var update = flag.Bool("update", false, "rewrite the .golden files in testdata/invalid")
@@ -34,9 +36,9 @@ func TestInvalidGolden(t *testing.T) {
 			if rules != nil {
 				t.Errorf("ParseFile returned %d rules with an error, want nil", len(rules))
 			}
-			var list ErrorList
+			var list source.ErrorList
 			if !errors.As(err, &list) {
-				t.Fatalf("error is %T, want ErrorList", err)
+				t.Fatalf("error is %T, want source.ErrorList", err)
 			}
 			for _, e := range list {
 				if e.Pos.File != file || e.Pos.Line < 1 {
@@ -71,25 +73,25 @@ func TestParseValid(t *testing.T) {
 			want: []*Rule{{
 				Name:        "restart-on-config-change",
 				Description: "Restart Deployments when a ConfigMap they mount changes.",
-				Pos:         Position{"testdata/valid/full.yaml", 5, 9},
+				Pos:         source.Position{File: "testdata/valid/full.yaml", Line: 5, Col: 9},
 				Watch: []Watch{{
 					Resource:      "configmaps",
 					Namespaces:    []string{"default", "prod"},
 					LabelSelector: "app in (web,api)",
 					FieldSelector: "metadata.name!=kube-root-ca.crt",
-					Pos:           Position{"testdata/valid/full.yaml", 9, 17},
-					namespacesPos: Position{"testdata/valid/full.yaml", 10, 19},
+					Pos:           source.Position{File: "testdata/valid/full.yaml", Line: 9, Col: 17},
+					namespacesPos: source.Position{File: "testdata/valid/full.yaml", Line: 10, Col: 19},
 				}},
-				Events: []Event{EventAdd, EventUpdate},
+				Events: []scripting.EventType{scripting.Add, scripting.Update},
 				IgnoreChanges: []FieldPath{
 					{"status"},
 					{"metadata", "annotations", "example.com/last-seen"},
 				},
-				Reads: []Ref{{"deployments.apps", Position{"testdata/valid/full.yaml", 17, 11}}},
+				Reads: []Ref{{"deployments.apps", source.Position{File: "testdata/valid/full.yaml", Line: 17, Col: 11}}},
 				Permissions: []Permission{{
-					Resources: []Ref{{"deployments.apps", Position{"testdata/valid/full.yaml", 19, 19}}},
+					Resources: []Ref{{"deployments.apps", source.Position{File: "testdata/valid/full.yaml", Line: 19, Col: 19}}},
 					Verbs:     []actions.Verb{actions.Patch, actions.Event},
-					Pos:       Position{"testdata/valid/full.yaml", 19, 7},
+					Pos:       source.Position{File: "testdata/valid/full.yaml", Line: 19, Col: 7},
 				}},
 				HTTP: []string{"http://127.0.0.1:9999/hooks/"},
 				Script: `function onUpdate(oldObj, obj, ctx) {
@@ -99,7 +101,7 @@ func TestParseValid(t *testing.T) {
 }
 `,
 				ScriptLang:    ScriptJavaScript,
-				ScriptPos:     Position{"testdata/valid/full.yaml", 24, 5},
+				ScriptPos:     source.Position{File: "testdata/valid/full.yaml", Line: 24, Col: 5},
 				Workers:       2,
 				Timeout:       500 * time.Millisecond,
 				Retries:       0,
@@ -117,12 +119,12 @@ func TestParseValid(t *testing.T) {
 			file: "testdata/valid/minimal.yaml",
 			want: []*Rule{{
 				Name:          "log-pods",
-				Pos:           Position{"testdata/valid/minimal.yaml", 4, 9},
-				Watch:         []Watch{{Resource: "pods", Pos: Position{"testdata/valid/minimal.yaml", 7, 17}}},
-				Events:        []Event{EventAdd, EventUpdate, EventDelete},
+				Pos:           source.Position{File: "testdata/valid/minimal.yaml", Line: 4, Col: 9},
+				Watch:         []Watch{{Resource: "pods", Pos: source.Position{File: "testdata/valid/minimal.yaml", Line: 7, Col: 17}}},
+				Events:        []scripting.EventType{scripting.Add, scripting.Update, scripting.Delete},
 				Script:        "function onAdd(obj, ctx) { ctx.log(obj.metadata.name) }",
 				ScriptLang:    ScriptJavaScript,
-				ScriptPos:     Position{"testdata/valid/minimal.yaml", 8, 12},
+				ScriptPos:     source.Position{File: "testdata/valid/minimal.yaml", Line: 8, Col: 12},
 				Workers:       DefaultWorkers,
 				Timeout:       DefaultTimeout,
 				Retries:       DefaultRetries,
@@ -140,20 +142,20 @@ func TestParseValid(t *testing.T) {
 			want: []*Rule{
 				{
 					Name:   "label-new-namespaces",
-					Pos:    Position{"testdata/valid/multi.yaml", 5, 9},
-					Watch:  []Watch{{Resource: "namespaces", Pos: Position{"testdata/valid/multi.yaml", 8, 17}}},
-					Events: []Event{EventAdd},
+					Pos:    source.Position{File: "testdata/valid/multi.yaml", Line: 5, Col: 9},
+					Watch:  []Watch{{Resource: "namespaces", Pos: source.Position{File: "testdata/valid/multi.yaml", Line: 8, Col: 17}}},
+					Events: []scripting.EventType{scripting.Add},
 					Permissions: []Permission{{
 						// An alias has the anchored value and its own
 						// position.
-						Resources: []Ref{{"namespaces", Position{"testdata/valid/multi.yaml", 11, 19}}},
+						Resources: []Ref{{"namespaces", source.Position{File: "testdata/valid/multi.yaml", Line: 11, Col: 19}}},
 						Verbs:     []actions.Verb{actions.Patch},
-						Pos:       Position{"testdata/valid/multi.yaml", 11, 7},
+						Pos:       source.Position{File: "testdata/valid/multi.yaml", Line: 11, Col: 7},
 					}},
 					Script:        multiScript,
 					ScriptFile:    "label-namespaces.js",
 					ScriptLang:    ScriptJavaScript,
-					ScriptPos:     Position{filepath.Join("testdata", "valid", "label-namespaces.js"), 1, 1},
+					ScriptPos:     source.Position{File: filepath.Join("testdata", "valid", "label-namespaces.js"), Line: 1, Col: 1},
 					Workers:       1,
 					Timeout:       time.Second,
 					Retries:       5,
@@ -167,23 +169,23 @@ func TestParseValid(t *testing.T) {
 				},
 				{
 					Name: "relabel-namespaces",
-					Pos:  Position{"testdata/valid/multi.yaml", 18, 9},
+					Pos:  source.Position{File: "testdata/valid/multi.yaml", Line: 18, Col: 9},
 					Watch: []Watch{{
 						Resource:      "namespaces",
 						LabelSelector: "!kreact.dev/labelled",
-						Pos:           Position{"testdata/valid/multi.yaml", 21, 17},
+						Pos:           source.Position{File: "testdata/valid/multi.yaml", Line: 21, Col: 17},
 					}},
-					Events:        []Event{EventUpdate},
+					Events:        []scripting.EventType{scripting.Update},
 					IgnoreChanges: []FieldPath{{"status"}, {"metadata", "labels"}},
 					Permissions: []Permission{{
-						Resources: []Ref{{"namespaces", Position{"testdata/valid/multi.yaml", 26, 20}}},
+						Resources: []Ref{{"namespaces", source.Position{File: "testdata/valid/multi.yaml", Line: 26, Col: 20}}},
 						Verbs:     []actions.Verb{actions.Patch},
-						Pos:       Position{"testdata/valid/multi.yaml", 26, 7},
+						Pos:       source.Position{File: "testdata/valid/multi.yaml", Line: 26, Col: 7},
 					}},
 					Script:        multiScript,
 					ScriptFile:    "label-namespaces.js",
 					ScriptLang:    ScriptJavaScript,
-					ScriptPos:     Position{filepath.Join("testdata", "valid", "label-namespaces.js"), 1, 1},
+					ScriptPos:     source.Position{File: filepath.Join("testdata", "valid", "label-namespaces.js"), Line: 1, Col: 1},
 					Workers:       1,
 					Timeout:       time.Second,
 					Retries:       5,
@@ -235,7 +237,7 @@ func TestDefaults(t *testing.T) {
 		{"events default to all", "", func(r *Rule) bool { return reflect.DeepEqual(r.Events, AllEvents()) }},
 		{"events null is all", "  events:\n", func(r *Rule) bool { return reflect.DeepEqual(r.Events, AllEvents()) }},
 		{"events in canonical order", "  events: [delete, add]\n", func(r *Rule) bool {
-			return reflect.DeepEqual(r.Events, []Event{EventAdd, EventDelete})
+			return reflect.DeepEqual(r.Events, []scripting.EventType{scripting.Add, scripting.Delete})
 		}},
 		{"workers", "", func(r *Rule) bool { return r.Workers == 1 }},
 		{"timeout", "", func(r *Rule) bool { return r.Timeout == time.Second }},
@@ -255,7 +257,7 @@ func TestDefaults(t *testing.T) {
 		{"integer rate", "  rateLimit: 3\n", func(r *Rule) bool { return r.RateLimit == 3 }},
 		{"nothing ignored", "", func(r *Rule) bool { return r.IgnoreChanges == nil && len(r.IgnoredPaths()) == 2 }},
 		{"no permissions", "", func(r *Rule) bool { return r.Permissions == nil && r.Reads == nil && r.HTTP == nil }},
-		{"script position", "", func(r *Rule) bool { return r.ScriptPos == Position{"r.yaml", 6, 11} }},
+		{"script position", "", func(r *Rule) bool { return r.ScriptPos == source.Position{File: "r.yaml", Line: 6, Col: 11} }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -292,18 +294,18 @@ spec:
 		t.Fatal(err)
 	}
 	r := rules[0]
-	if want := (Position{"p.yaml", 9, 7}); r.ScriptPos != want {
+	if want := (source.Position{File: "p.yaml", Line: 9, Col: 7}); r.ScriptPos != want {
 		t.Errorf("ScriptPos = %v, want %v", r.ScriptPos, want)
 	}
 	// Line 3 of the script ("  throw ...") column 3 is the "t" of throw.
-	if got, want := r.ScriptPosition(3, 3), (Position{"p.yaml", 11, 9}); got != want {
+	if got, want := r.ScriptPosition(3, 3), (source.Position{File: "p.yaml", Line: 11, Col: 9}); got != want {
 		t.Errorf("ScriptPosition(3, 3) = %v, want %v", got, want)
 	}
 	lines := strings.Split(src, "\n")
 	if got := lines[11-1][9-1:][:5]; got != "throw" {
 		t.Errorf("position points at %q, want throw", got)
 	}
-	if got := r.ScriptPosition(0, 0); got != (Position{File: "p.yaml"}) {
+	if got := r.ScriptPosition(0, 0); got != (source.Position{File: "p.yaml"}) {
 		t.Errorf("ScriptPosition(0, 0) = %v", got)
 	}
 
@@ -312,7 +314,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Position{"i.yaml", 7, 5}); rules[0].ScriptPos != want {
+	if want := (source.Position{File: "i.yaml", Line: 7, Col: 5}); rules[0].ScriptPos != want {
 		t.Errorf("explicit indentation: ScriptPos = %v, want %v (script %q)", rules[0].ScriptPos, want, rules[0].Script)
 	}
 }
@@ -389,7 +391,7 @@ other/link.yaml:4:9: duplicate rule name "b" (also at b.yaml:4:9)`
 	if got != want {
 		t.Errorf("Load errors:\n%s\nwant:\n%s", got, want)
 	}
-	var list ErrorList
+	var list source.ErrorList
 	if !errors.As(err, &list) || len(list.Unwrap()) != 4 {
 		t.Errorf("error %T does not unwrap to 4 errors", err)
 	}

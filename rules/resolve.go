@@ -10,6 +10,8 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/internal/yamlnode"
+	"github.com/kreact/kreact/source"
 )
 
 // Resolver turns a resource reference as users write it ("deploy",
@@ -103,13 +105,13 @@ type ResolvedWatch struct {
 // problem; the result is then nil. A reference that appears several times
 // is resolved once.
 func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
-	var errs ErrorList
+	var errs source.ErrorList
 	type result struct {
 		res apiresource.Resource
 		err error
 	}
 	cache := make(map[string]result)
-	resolve := func(ref string, pos Position, path string) (apiresource.Resource, bool) {
+	resolve := func(ref string, pos source.Position, path string) (apiresource.Resource, bool) {
 		c, ok := cache[ref]
 		if !ok {
 			c.res, c.err = res.Resolve(ref)
@@ -125,7 +127,7 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 	out := &Resolved{Rule: r, Permissions: make(map[schema.GroupResource][]Grant), namespaced: map[schema.GroupResource]bool{}}
 	var watchIndex []int // the spec.watch index of each out.Watch
 	for i, w := range r.Watch {
-		path := index("spec.watch", i)
+		path := yamlnode.Index("spec.watch", i)
 		rs, ok := resolve(w.Resource, w.Pos, path+".resource")
 		if !ok {
 			continue
@@ -144,7 +146,7 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 		for j, prev := range out.Watch {
 			if overlaps(prev, w, rs) {
 				errs.Addf(w.Pos, "%s: watches the same objects as spec.watch[%d] (at %s); each change would be handled twice",
-					path, watchIndex[j], prev.Watch.Pos.lineCol())
+					path, watchIndex[j], prev.Watch.Pos.LineCol())
 				break
 			}
 		}
@@ -154,7 +156,7 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 
 	reads := map[schema.GroupVersionResource]bool{}
 	for i, ref := range r.Reads {
-		rs, ok := resolve(ref.Name, ref.Pos, index("spec.reads", i))
+		rs, ok := resolve(ref.Name, ref.Pos, yamlnode.Index("spec.reads", i))
 		if ok && !reads[rs.GVR] {
 			reads[rs.GVR] = true
 			out.Reads = append(out.Reads, rs)
@@ -163,7 +165,7 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 
 	watched := out.WatchedNamespaces()
 	for i, p := range r.Permissions {
-		path := index("spec.permissions", i)
+		path := yamlnode.Index("spec.permissions", i)
 		namespaces := watched
 		switch {
 		case p.AllNamespaces:
@@ -172,7 +174,7 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 			namespaces = p.Namespaces
 		}
 		for j, ref := range p.Resources {
-			rs, ok := resolve(ref.Name, ref.Pos, index(path+".resources", j))
+			rs, ok := resolve(ref.Name, ref.Pos, yamlnode.Index(path+".resources", j))
 			if !ok {
 				continue
 			}
@@ -189,7 +191,7 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 			for _, v := range p.Verbs {
 				if need := serverVerb(v); need != "" && len(rs.Verbs) > 0 && !slices.Contains(rs.Verbs, need) {
 					errs.Addf(ref.Pos, "%s: %s does not support %s (the server allows %s)",
-						index(path+".resources", j), gr, v, strings.Join(rs.Verbs, ", "))
+						yamlnode.Index(path+".resources", j), gr, v, strings.Join(rs.Verbs, ", "))
 				}
 			}
 			out.Permissions[gr] = mergeGrants(out.Permissions[gr], p.Verbs, where)
@@ -287,20 +289,20 @@ type PermissionError struct {
 func (e *PermissionError) Error() string {
 	switch e.Field {
 	case "spec.http":
-		return shortf("rule %q may not call %s: add a prefix of it to spec.http", e.Rule, e.Target)
+		return source.Sprintf("rule %q may not call %s: add a prefix of it to spec.http", e.Rule, e.Target)
 	case "spec.permissions":
 		if e.Namespaces != nil {
 			ns := e.Namespace
 			if ns == "" {
 				ns = `""`
 			}
-			return shortf("rule %q may not %s %s in namespace %s: its permission covers namespaces %s; add %s to spec.permissions[].namespaces",
+			return source.Sprintf("rule %q may not %s %s in namespace %s: its permission covers namespaces %s; add %s to spec.permissions[].namespaces",
 				e.Rule, e.Verb, e.Target, ns, strings.Join(e.Namespaces, ", "), ns)
 		}
-		return shortf("rule %q may not %s %s: add {resources: [%s], verbs: [%s]} to spec.permissions",
+		return source.Sprintf("rule %q may not %s %s: add {resources: [%s], verbs: [%s]} to spec.permissions",
 			e.Rule, e.Verb, e.Target, e.Target, e.Verb)
 	}
-	return shortf("rule %q may not %s %s: add it to %s", e.Rule, e.Verb, e.Target, e.Field)
+	return source.Sprintf("rule %q may not %s %s: add it to %s", e.Rule, e.Verb, e.Target, e.Field)
 }
 
 // Allows returns nil when the rule's permissions allow verb on the resource
@@ -333,7 +335,7 @@ func (r *Resolved) Permits(a actions.Action) error {
 		return r.Allows(a.Verb, a.Resource, a.Namespace)
 	}
 	if a.Request == nil {
-		return shortErrorf("rule %q: http action without a request", r.Rule.Name)
+		return source.Errorf("rule %q: http action without a request", r.Rule.Name)
 	}
 	return r.Rule.AllowsHTTP(a.Request.URL)
 }
@@ -366,18 +368,18 @@ func (r *Resolved) Readable(gvr schema.GroupVersionResource) error {
 func (r *Rule) AllowsHTTP(rawURL string) error {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return shortErrorf("rule %q: invalid URL %q: %w", r.Name, rawURL, err)
+		return source.Errorf("rule %q: invalid URL %q: %w", r.Name, rawURL, err)
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
-		return shortErrorf("rule %q: invalid URL %q: want an absolute http:// or https:// URL", r.Name, rawURL)
+		return source.Errorf("rule %q: invalid URL %q: want an absolute http:// or https:// URL", r.Name, rawURL)
 	case u.User != nil:
-		return shortErrorf("rule %q: invalid URL %q: credentials do not belong in the URL", r.Name, rawURL)
+		return source.Errorf("rule %q: invalid URL %q: credentials do not belong in the URL", r.Name, rawURL)
 	case hasDotSegment(u.Path) || hasDotSegment(u.EscapedPath()):
-		return shortErrorf("rule %q: invalid URL %q: path has . or .. segments", r.Name, rawURL)
+		return source.Errorf("rule %q: invalid URL %q: path has . or .. segments", r.Name, rawURL)
 	}
 	if why := ambiguousPath(u.Path); why != "" {
-		return shortErrorf("rule %q: invalid URL %q: path has %s, which some servers read as a path separator or the end of a name", r.Name, rawURL, why)
+		return source.Errorf("rule %q: invalid URL %q: path has %s, which some servers read as a path separator or the end of a name", r.Name, rawURL, why)
 	}
 	for _, s := range r.HTTP {
 		p, err := parseHTTPPrefix(s)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/source"
 )
 
 // APIVersion and Kind are the only apiVersion and kind a rule document may
@@ -78,20 +79,13 @@ const (
 	DeliverEvery Delivery = "every"
 )
 
-// Event is a kind of change a rule reacts to.
-type Event string
-
-// The events of spec.events. Each calls the script function of the same
-// name: onAdd(obj, ctx), onUpdate(oldObj, obj, ctx), onDelete(obj, ctx).
-const (
-	EventAdd    Event = "add"
-	EventUpdate Event = "update"
-	EventDelete Event = "delete"
-)
-
-// AllEvents returns the events in their canonical order, the default of
-// spec.events.
-func AllEvents() []Event { return []Event{EventAdd, EventUpdate, EventDelete} }
+// AllEvents returns the events spec.events may list, the changes of an
+// object, in their canonical order: the default of spec.events. Each
+// calls the script function of the same name: onAdd(obj, ctx),
+// onUpdate(oldObj, obj, ctx), onDelete(obj, ctx).
+func AllEvents() []scripting.EventType {
+	return []scripting.EventType{scripting.Add, scripting.Update, scripting.Delete}
+}
 
 // Rule is one validated rule document. Parse, ParseFile and Load return
 // rules whose every field is set: defaults are filled in, Script holds the
@@ -106,14 +100,14 @@ type Rule struct {
 	Description string
 	// Pos is where metadata.name is, or where the document starts when
 	// the name is missing.
-	Pos Position
+	Pos source.Position
 
 	// Watch lists the resources whose changes call the script; at least
 	// one.
 	Watch []Watch
 	// Events are the changes that call the script, in canonical order
 	// (add, update, delete) and without duplicates.
-	Events []Event
+	Events []scripting.EventType
 	// IgnoreChanges are field paths an update may touch without calling
 	// onUpdate; see IgnoredPaths for the complete set.
 	IgnoreChanges []FieldPath
@@ -138,7 +132,7 @@ type Rule struct {
 	// (path as opened, 1, 1), or for an inline script the first content
 	// line of the YAML value and its indentation. ScriptPosition maps a
 	// position in Script through it.
-	ScriptPos Position
+	ScriptPos source.Position
 
 	// Every, if not zero, is how often the script's onTick(ctx) is called:
 	// periodic sweeps such as TTL expiry, where no change arrives when the
@@ -200,15 +194,15 @@ type Watch struct {
 	LabelSelector string
 	FieldSelector string
 	// Pos is where Resource is written.
-	Pos Position
+	Pos source.Position
 
-	namespacesPos Position
+	namespacesPos source.Position
 }
 
 // Ref is a resource reference as written, with its position.
 type Ref struct {
 	Name string
-	Pos  Position
+	Pos  source.Position
 }
 
 // Permission is one entry of spec.permissions: the verbs the rule's actions
@@ -232,9 +226,9 @@ type Permission struct {
 	// AllNamespaces is true for namespaces: ["*"].
 	AllNamespaces bool
 	// Pos is where the entry starts.
-	Pos Position
+	Pos source.Position
 
-	namespacesPos Position
+	namespacesPos source.Position
 }
 
 // PermissionVerbs returns the verbs spec.permissions accepts, in canonical
@@ -249,7 +243,7 @@ func PermissionVerbs() []actions.Verb {
 func (r *Rule) Ticks() bool { return r.Every > 0 || r.Schedule != "" }
 
 // Handles reports whether the rule reacts to event e.
-func (r *Rule) Handles(e Event) bool { return slices.Contains(r.Events, e) }
+func (r *Rule) Handles(e scripting.EventType) bool { return slices.Contains(r.Events, e) }
 
 // IgnoredPaths returns the paths an update may change without calling
 // onUpdate: spec.ignoreChanges plus metadata.resourceVersion and
@@ -273,12 +267,12 @@ func (r *Rule) IgnoredPaths() []FieldPath {
 // engine reports them) to the position in the file the user edits. It is
 // exact for script files and for inline scripts written as literal block
 // scalars (script: |); for other inline styles only line 1 is exact.
-func (r *Rule) ScriptPosition(line, col int) Position {
+func (r *Rule) ScriptPosition(line, col int) source.Position {
 	p := r.ScriptPos
 	if line < 1 || p.Line < 1 {
-		return Position{File: p.File}
+		return source.Position{File: p.File}
 	}
-	out := Position{File: p.File, Line: p.Line + line - 1}
+	out := source.Position{File: p.File, Line: p.Line + line - 1}
 	if col >= 1 && p.Col >= 1 {
 		out.Col = p.Col + col - 1
 	}

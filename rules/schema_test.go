@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kreact/kreact/internal/yamlnode"
 	"gopkg.in/yaml.v3"
 )
 
@@ -77,7 +78,7 @@ func TestSchemaKnowsValidExamples(t *testing.T) {
 
 func walkSchema(t *testing.T, file string, root, s *jsonSchema, n *yaml.Node, path string) {
 	s = s.resolve(root)
-	n = deref(n)
+	n = yamlnode.Deref(n)
 	switch n.Kind {
 	case yaml.MappingNode:
 		if s.Type != "object" {
@@ -88,10 +89,10 @@ func walkSchema(t *testing.T, file string, root, s *jsonSchema, n *yaml.Node, pa
 			k := n.Content[i]
 			prop, ok := s.Properties[k.Value]
 			if !ok {
-				t.Errorf("%s:%d:%d: schema does not know %q", file, k.Line, k.Column, join(path, k.Value))
+				t.Errorf("%s:%d:%d: schema does not know %q", file, k.Line, k.Column, yamlnode.Join(path, k.Value))
 				continue
 			}
-			walkSchema(t, file, root, prop, n.Content[i+1], join(path, k.Value))
+			walkSchema(t, file, root, prop, n.Content[i+1], yamlnode.Join(path, k.Value))
 		}
 	case yaml.SequenceNode:
 		if s.Type != "array" || s.Items == nil {

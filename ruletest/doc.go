@@ -56,8 +56,11 @@
 //
 // # Use
 //
+// Test files are decoded as rule files are (internal/yamlnode), so both
+// report the same mistakes in the same words, and CRD files are read with
+// restmapper.ResourcesFromCRDFile, as `kreact validate` reads them.
 // LoadFile checks a whole file and reports every problem as a
-// rules.ErrorList of file:line:col messages. A File may be run any number
+// source.ErrorList of file:line:col messages. A File may be run any number
 // of times, by one goroutine at a time; each case runs its scripts on the
 // runtimes' goroutines and waits for them, and leaves no goroutine behind.
 package ruletest

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/source"
 )
 
 // Options configure Run. The zero value runs the tests and prints one line
@@ -38,7 +39,7 @@ type Summary struct {
 // examples/tests/*.yaml beside the rules they test. A directory without
 // any is an error too.
 func Files(paths ...string) ([]string, error) {
-	var errs rules.ErrorList
+	var errs source.ErrorList
 	var files []string
 	for _, p := range paths {
 		fi, statErr := os.Stat(p)
@@ -46,14 +47,14 @@ func Files(paths ...string) ([]string, error) {
 			more, err := rules.Files(p)
 			files = append(files, more...)
 			if err != nil {
-				errs = append(errs, err.(rules.ErrorList)...)
+				errs = append(errs, err.(source.ErrorList)...)
 			}
 			continue
 		}
 		n := len(files)
 		top, err := rules.Files(p)
 		if err != nil {
-			errs = append(errs, err.(rules.ErrorList)...)
+			errs = append(errs, err.(source.ErrorList)...)
 		}
 		for _, f := range top {
 			if !rules.FileIs(f, func(t rules.TypeMeta) bool {
@@ -64,7 +65,7 @@ func Files(paths ...string) ([]string, error) {
 		}
 		files = append(files, rules.NestedFiles(p, isTestDocument)...)
 		if len(files) == n {
-			errs.Add(rules.Position{File: p}, "no test files (*.yaml, *.yml) in this directory")
+			errs.Add(source.Position{File: p}, "no test files (*.yaml, *.yml) in this directory")
 		}
 	}
 	return unique(files), errs.Err()
@@ -95,7 +96,7 @@ func isTestDocument(t rules.TypeMeta) bool { return t.Kind == Kind && t.APIVersi
 // ("--- PASS: file/case (1ms)" or "--- FAIL: ..." followed by what
 // differs) and a summary line starting with "ok" or "FAIL".
 //
-// If any file is invalid, nothing runs: the error is a rules.ErrorList of
+// If any file is invalid, nothing runs: the error is a source.ErrorList of
 // every problem in every file. Otherwise the error is nil and the Summary
 // says whether cases failed. Run stops early when ctx ends.
 func Run(ctx context.Context, paths []string, w io.Writer, opts Options) (Summary, error) {
@@ -104,12 +105,12 @@ func Run(ctx context.Context, paths []string, w io.Writer, opts Options) (Summar
 	if err != nil {
 		return sum, err
 	}
-	var errs rules.ErrorList
+	var errs source.ErrorList
 	var loaded []*File
 	for _, path := range files {
 		f, err := LoadFile(path)
 		if err != nil {
-			addErrors(&errs, err)
+			errs.AddError(source.Position{}, err)
 			continue
 		}
 		loaded = append(loaded, f)

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/kreact/kreact/internal/leaktest"
-	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/source"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -87,9 +87,9 @@ func TestVerboseReport(t *testing.T) {
 
 func TestInvalidFileReportsEveryProblem(t *testing.T) {
 	_, _, err := report(t, Options{}, "testdata/invalid.yaml")
-	var list rules.ErrorList
+	var list source.ErrorList
 	if !errors.As(err, &list) {
-		t.Fatalf("Run: %v, want a rules.ErrorList", err)
+		t.Fatalf("Run: %v, want a source.ErrorList", err)
 	}
 	golden(t, "invalid.golden", err.Error()+"\n")
 }

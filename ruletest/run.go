@@ -216,7 +216,7 @@ func advance(ctx context.Context, clk *testingclock.FakeClock, runs []*ruleRun, 
 // apply makes one event happen: it changes the cache and tells each
 // rule's informers, as a watch would report the change to them.
 func apply(st *store, runs []*ruleRun, ev Event) *Error {
-	if ev.Type == Tick {
+	if ev.Type == scripting.Tick {
 		for _, run := range runs {
 			if run.rule.Rule.Name == ev.Rule {
 				run.delivery.Tick()
@@ -229,20 +229,20 @@ func apply(st *store, runs []*ruleRun, ev Event) *Error {
 	k := keyOf(o)
 	name := o.Resource.Kind + " " + objectName(o.Object)
 	switch ev.Type {
-	case Add:
+	case scripting.Add:
 		if st.get(k) != nil {
 			return problem(ev.Pos, "add: %s is already in the cache; use update, or remove it from the fixtures", name)
 		}
 		st.put(o)
 		return observeAll(runs, ev, nil, st.get(k))
-	case Update:
+	case scripting.Update:
 		old := st.get(k)
 		if old == nil {
 			return problem(ev.Pos, "update: %s is not in the cache; add it first, or list it in the fixtures", name)
 		}
 		st.put(o)
 		return observeAll(runs, ev, old, st.get(k))
-	case Delete:
+	case scripting.Delete:
 		old := st.get(k)
 		if old == nil {
 			return problem(ev.Pos, "delete: %s is not in the cache", name)

@@ -7,6 +7,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/internal/yamlnode"
 )
 
 // setActions replaces the case's expect.actions, in the file's YAML tree,
@@ -21,12 +22,12 @@ func (f *File) setActions(c *Case, list []actions.Action) {
 		seq.Content = append(seq.Content, fieldsNode(ActionFields(a, len(f.rules) > 1)))
 	}
 	expect := child(c.node, "expect")
-	if expect == nil || isNull(expect) {
+	if expect == nil || yamlnode.IsNull(expect) {
 		m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 		setChild(c.node, "expect", m)
 		expect = m
 	}
-	setChild(deref(expect), "actions", seq)
+	setChild(yamlnode.Deref(expect), "actions", seq)
 }
 
 // child returns the value of key in mapping m, or nil.

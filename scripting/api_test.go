@@ -84,8 +84,8 @@ func TestJSONValidation(t *testing.T) {
 				t.Errorf("message = %s\nwant      %s", se.Message, tt.want)
 			}
 			// The error points at the script line that made the call.
-			if !strings.HasPrefix(se.Position, "rule.js:3:") {
-				t.Errorf("Position = %s, want line 3", se.Position)
+			if !strings.HasPrefix(se.Position.String(), "rule.js:3:") {
+				t.Errorf("Position = %s, want line 3", se.Position.String())
 			}
 			if a := h.recorded(); len(a) != 0 {
 				t.Errorf("actions queued: %+v", a)
@@ -256,7 +256,7 @@ func TestActions(t *testing.T) {
 				t.Fatalf("%d actions, want 1: %+v", len(got), got)
 			}
 			want := tt.want
-			want.Origin = position("rule.js", src, tt.call[strings.Index(tt.call, "("):])
+			want.Origin = positionOf(want.Rule, "rule.js", src, tt.call[strings.Index(tt.call, "("):])
 			if !reflect.DeepEqual(got[0], want) {
 				t.Errorf("action:\n%s\nwant:\n%s", dump(got[0]), dump(want))
 			}
@@ -326,7 +326,7 @@ func TestEnqueueError(t *testing.T) {
 		t.Fatalf("Call = %v, want it to wrap the host's error", err)
 	}
 	var se *ScriptError
-	if !errors.As(err, &se) || se.Position != position("rule.js", src, "(obj);\n}") {
+	if !errors.As(err, &se) || se.Position.String() != position("rule.js", src, "(obj);\n}") {
 		t.Errorf("error = %v, want it at the delete", err)
 	}
 	if got := h.messages(); len(got) != 1 || got[0] != "caught Error: patch deployments.apps default/web: rule may not patch deployments.apps" {

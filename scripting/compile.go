@@ -3,7 +3,6 @@ package scripting
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/dop251/goja"
@@ -11,6 +10,7 @@ import (
 	"github.com/dop251/goja/file"
 	"github.com/dop251/goja/parser"
 	"github.com/go-sourcemap/sourcemap"
+	"github.com/kreact/kreact/source"
 )
 
 // CompileOptions places a script inside the file it was read from, so that
@@ -48,6 +48,7 @@ type Program struct {
 	// undefined for the handlers the script does not declare.
 	lookup   *goja.Program
 	handlers [numEventTypes]bool
+	declared []Declaration
 }
 
 // Name returns the file name the program was compiled with.
@@ -63,70 +64,30 @@ func (p *Program) HasHandler(t EventType) bool {
 	return ok && p.handlers[i]
 }
 
-// Error is a problem at one position of a script. Its Error method formats
-// it as "file:line:col: message".
-type Error struct {
-	// File is the script's file name as given to Compile.
-	File string
-	// Line and Col are 1-based; Col counts bytes.
-	Line, Col int
-	// Message describes the problem.
-	Message string
-}
-
-// Error implements error.
-func (e *Error) Error() string {
-	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Message)
-}
-
-// ErrorList is several problems found in one script, in source order. Its
-// Error method prints one per line. errors.As(err, &*Error) finds the first.
-type ErrorList []*Error
-
-// Error implements error.
-func (l ErrorList) Error() string {
-	var b strings.Builder
-	for i, e := range l {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(e.Error())
-	}
-	return b.String()
-}
-
-// Unwrap returns the problems as errors.
-func (l ErrorList) Unwrap() []error {
-	errs := make([]error, len(l))
-	for i, e := range l {
-		errs[i] = e
-	}
-	return errs
-}
-
 // Compile parses and compiles a rule script once, in strict mode. name is the
 // file the script was read from; it names positions in errors and stacks.
 //
-// A syntax error is returned as an *Error, several as an ErrorList. Source
+// A syntax error is returned as a source.ErrorList, one error per problem
+// found (errors.As finds the first *source.Error). Source
 // maps are disabled, so a "//# sourceMappingURL=" comment cannot make the
 // process read a file.
 //
 // Compile is safe for concurrent use.
-func Compile(name, source string, opts CompileOptions) (*Program, error) {
+func Compile(name, script string, opts CompileOptions) (*Program, error) {
 	configureRegexp()
 	if opts.LineOffset < 0 || opts.ColumnOffset < 0 {
 		return nil, fmt.Errorf("compile %s: negative offset", name)
 	}
-	if line, col, err := checkSource(source); err != nil {
+	if line, col, err := checkSource(script); err != nil {
 		// Placed like any other position in the script: the offsets
 		// only (the limits hold for the source, before any compiler).
-		return nil, &Error{File: name, Line: line + opts.LineOffset, Col: col + opts.ColumnOffset, Message: err.Error()}
+		return nil, source.ErrorList{{Pos: source.Position{File: name, Line: line + opts.LineOffset, Col: col + opts.ColumnOffset}, Msg: err.Error(), Err: err}}
 	}
 	p := &Program{name: name, colOffset: opts.ColumnOffset}
 	// Leading newlines put goja's own line numbers (also those a script
 	// sees in err.stack) on the file's lines; columns are shifted when
 	// positions are reported, see position.
-	src := strings.Repeat("\n", opts.LineOffset) + source
+	src := strings.Repeat("\n", opts.LineOffset) + script
 	if p.colOffset > 0 {
 		lines := strings.Split(src, "\n")
 		p.empty = make([]bool, len(lines))
@@ -138,7 +99,7 @@ func Compile(name, source string, opts CompileOptions) (*Program, error) {
 		// The JavaScript has lines of its own; the source map, then the
 		// line offset, place its positions in the file.
 		p.lineOffset = opts.LineOffset
-		js, err := p.transpile(source)
+		js, err := p.transpile(script)
 		if err != nil {
 			return nil, err
 		}
@@ -161,7 +122,9 @@ func Compile(name, source string, opts CompileOptions) (*Program, error) {
 	for i := range refs {
 		refs[i] = "undefined"
 	}
-	for _, name := range declaredNames(tree) {
+	for _, id := range declaredNames(tree) {
+		name := id.Name.String()
+		p.declared = append(p.declared, Declaration{Name: name, Pos: p.position(tree.File.Position(int(id.Idx) - tree.File.Base()))})
 		for i, h := range handlerNames {
 			if name == h {
 				p.handlers[i] = true
@@ -176,13 +139,14 @@ func Compile(name, source string, opts CompileOptions) (*Program, error) {
 	return p, nil
 }
 
-// declaredNames lists the names declared at the top level of a script.
-func declaredNames(tree *ast.Program) []string {
-	var names []string
+// declaredNames lists the identifiers declared at the top level of a
+// script.
+func declaredNames(tree *ast.Program) []*ast.Identifier {
+	var ids []*ast.Identifier
 	addBindings := func(list []*ast.Binding) {
 		for _, b := range list {
 			if id, ok := b.Target.(*ast.Identifier); ok {
-				names = append(names, id.Name.String())
+				ids = append(ids, id)
 			}
 		}
 	}
@@ -190,7 +154,7 @@ func declaredNames(tree *ast.Program) []string {
 		switch st := st.(type) {
 		case *ast.FunctionDeclaration:
 			if st.Function.Name != nil {
-				names = append(names, st.Function.Name.Name.String())
+				ids = append(ids, st.Function.Name)
 			}
 		case *ast.VariableStatement:
 			addBindings(st.List)
@@ -198,27 +162,35 @@ func declaredNames(tree *ast.Program) []string {
 			addBindings(st.List)
 		}
 	}
-	return names
+	return ids
 }
+
+// Declaration is a name a script declares at its top level.
+type Declaration struct {
+	Name string
+	Pos  source.Position
+}
+
+// Declarations returns the names the script declares at its top level (as
+// a function, var, let or const), in source order, with where they are in
+// the file; for `kreact validate` to point at a misspelt handler.
+func (p *Program) Declarations() []Declaration { return p.declared }
 
 func (p *Program) parseError(err error) error {
 	var list parser.ErrorList
 	if !errors.As(err, &list) || len(list) == 0 {
-		return &Error{File: p.name, Line: 1, Col: 1, Message: err.Error()}
+		return source.ErrorList{p.newError(file.Position{Filename: p.name, Line: 1, Column: 1}, err.Error())}
 	}
 	list.Sort()
-	out := make(ErrorList, 0, len(list))
+	out := make(source.ErrorList, 0, len(list))
 	for _, e := range list {
 		se := p.newError(e.Position, e.Message)
-		if n := len(out); n > 0 && (*out[n-1] == *se || se.Message == "Unexpected end of input") {
+		if n := len(out); n > 0 && (*out[n-1] == *se || se.Msg == "Unexpected end of input") {
 			// After an error the parser often runs on to the end of
 			// the input; that second error is only an echo.
 			continue
 		}
 		out = append(out, se)
-	}
-	if len(out) == 1 {
-		return out[0]
 	}
 	return out
 }
@@ -226,14 +198,13 @@ func (p *Program) parseError(err error) error {
 func (p *Program) compileError(err error) error {
 	var se *goja.CompilerSyntaxError
 	if errors.As(err, &se) && se.File != nil {
-		return p.newError(se.File.Position(se.Offset), se.Message)
+		return source.ErrorList{p.newError(se.File.Position(se.Offset), se.Message)}
 	}
-	return &Error{File: p.name, Line: 1, Col: 1 + p.colOffset, Message: err.Error()}
+	return source.ErrorList{{Pos: source.Position{File: p.name, Line: 1, Col: 1 + p.colOffset}, Msg: err.Error(), Err: err}}
 }
 
-func (p *Program) newError(pos file.Position, msg string) *Error {
-	pos = p.adjust(pos)
-	return &Error{File: pos.Filename, Line: pos.Line, Col: pos.Column, Message: msg}
+func (p *Program) newError(pos file.Position, msg string) *source.Error {
+	return &source.Error{Pos: p.position(pos), Msg: msg}
 }
 
 // adjust moves a position of this program's code by the column offset.
@@ -257,8 +228,9 @@ func (p *Program) adjust(pos file.Position) file.Position {
 	return pos
 }
 
-// position formats a position as "file:line:col".
-func (p *Program) position(pos file.Position) string {
+// position returns where pos of this program's code is in the file the
+// user edits.
+func (p *Program) position(pos file.Position) source.Position {
 	pos = p.adjust(pos)
-	return pos.Filename + ":" + strconv.Itoa(pos.Line) + ":" + strconv.Itoa(pos.Column)
+	return source.Position{File: pos.Filename, Line: pos.Line, Col: pos.Column}
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/kreact/kreact/source"
 )
 
 func TestCompileSyntaxErrors(t *testing.T) {
@@ -72,8 +74,8 @@ func TestCompileSyntaxErrors(t *testing.T) {
 				t.Fatal("Compile succeeded")
 			}
 			var got []string
-			var list ErrorList
-			var one *Error
+			var list source.ErrorList
+			var one *source.Error
 			switch {
 			case errors.As(err, &list):
 				for _, e := range list {
@@ -159,8 +161,8 @@ func TestInlineScriptPositions(t *testing.T) {
 			if !errors.As(err, &se) {
 				t.Fatalf("Call = %v, want a *ScriptError", err)
 			}
-			if want := position(file, yaml, tt.want); se.Position != want {
-				t.Errorf("Position = %s, want %s", se.Position, want)
+			if want := position(file, yaml, tt.want); se.Position.String() != want {
+				t.Errorf("Position = %s, want %s", se.Position.String(), want)
 			}
 			if se.Stack != tt.stack {
 				t.Errorf("Stack =\n%s\nwant\n%s", se.Stack, tt.stack)
@@ -178,9 +180,9 @@ func TestInlineSyntaxErrorPosition(t *testing.T) {
 	yaml := string(raw)
 	src, opts := inlineScript(t, yaml)
 	_, err = Compile(file, src, opts)
-	var e *Error
+	var e *source.Error
 	if !errors.As(err, &e) {
-		t.Fatalf("Compile = %v, want an *Error", err)
+		t.Fatalf("Compile = %v, want a *source.Error", err)
 	}
 	if got, want := e.Error(), position(file, yaml, ") {\n        }")+": Unexpected token )"; got != want {
 		t.Errorf("error = %s, want %s", got, want)
@@ -239,8 +241,8 @@ func TestTopLevelError(t *testing.T) {
 	if !errors.As(err, &se) {
 		t.Fatalf("NewRuntime = %v, want a *ScriptError", err)
 	}
-	if se.Handler != "" || se.Position != "rule.js:2:6" {
-		t.Errorf("Handler, Position = %q, %q; want top level at rule.js:2:6", se.Handler, se.Position)
+	if se.Handler != "" || se.Position.String() != "rule.js:2:6" {
+		t.Errorf("Handler, Position = %q, %q; want top level at rule.js:2:6", se.Handler, se.Position.String())
 	}
 	if !strings.Contains(se.Error(), "(rule r, top level)") {
 		t.Errorf("Error() = %q", se.Error())

@@ -22,9 +22,10 @@
 // into an already warm runtime. A handler the script does not declare costs
 // nothing: Call returns before touching goja.
 //
-// Positions matter because users read them: syntax errors, exception stacks
-// and the Origin of every action are "file:line:col" in the rule's own file,
-// even when the script sits indented inside YAML (CompileOptions places it).
+// Positions matter because users read them: syntax errors (a
+// source.ErrorList), exception stacks and the Origin of every action are
+// source.Positions in the rule's own file, printed "file:line:col", even
+// when the script sits indented inside YAML (CompileOptions places it).
 //
 // # Transactions
 //

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/source"
 )
 
 // EventType is the kind of change a handler reacts to.
@@ -34,6 +35,9 @@ const (
 )
 
 const numEventTypes = 5
+
+// EventTypes returns every event type, in the order of their handlers.
+func EventTypes() []EventType { return []EventType{Add, Update, Delete, Tick, Timer} }
 
 var handlerNames = [numEventTypes]string{"onAdd", "onUpdate", "onDelete", "onTick", "onTimer"}
 
@@ -99,8 +103,8 @@ type Outcome struct {
 type TimerRequest struct {
 	// Delay is how long after the call onTimer is due; never negative.
 	Delay time.Duration
-	// Origin is where the script asked for it, "file:line:col".
-	Origin string
+	// Origin is where the script asked for it.
+	Origin source.Position
 }
 
 // Host is what a script can reach outside its runtime. The engine implements
@@ -145,9 +149,10 @@ type ScriptError struct {
 	Rule string
 	// Handler is the handler that failed, or "" for the script's top level.
 	Handler string
-	// Position is "file:line:col" of the innermost script frame where the
-	// exception was thrown or the script was stopped; "" when unknown.
-	Position string
+	// Position is where, in the rule's file, the innermost script frame
+	// was when the exception was thrown or the script was stopped; the
+	// file alone when no frame is known.
+	Position source.Position
 	// Message is the exception as the script would print it, e.g.
 	// "TypeError: patch: spec.replicas is NaN", or what stopped it.
 	Message string
@@ -168,8 +173,8 @@ type ScriptError struct {
 // Error implements error.
 func (e *ScriptError) Error() string {
 	var b strings.Builder
-	if e.Position != "" {
-		b.WriteString(e.Position)
+	if e.Position.File != "" || e.Position.Line > 0 {
+		b.WriteString(e.Position.String())
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Message)

@@ -72,7 +72,7 @@ function onUpdate(oldObj, newObj, ctx) {
 		Resource:  deployments,
 	})
 	for _, a := range asked {
-		fmt.Printf("%s %s %s/%s %s (from %s)\n", a.Verb, a.Resource.Resource, a.Namespace, a.Name, a.PatchData, a.Origin)
+		fmt.Printf("%s %s %s/%s %s (from %s)\n", a.Verb, a.Resource.Resource, a.Namespace, a.Name, a.PatchData, a.Origin.String())
 	}
 	fmt.Println("error:", err)
 	// Output:

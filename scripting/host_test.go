@@ -16,6 +16,7 @@ import (
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/internal/leaktest"
+	"github.com/kreact/kreact/source"
 )
 
 func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
@@ -76,7 +77,7 @@ func newFakeHost(objs ...*unstructured.Unstructured) *fakeHost {
 
 func (h *fakeHost) ResolveResource(ref string) (apiresource.Resource, error) {
 	for _, r := range h.resources {
-		if ref == r.GVR.Resource || ref == r.Singular || ref == resourceName(r) || slices.Contains(r.ShortNames, ref) {
+		if ref == r.GVR.Resource || ref == r.Singular || ref == r.GVR.GroupResource().String() || slices.Contains(r.ShortNames, ref) {
 			return r, nil
 		}
 	}
@@ -221,4 +222,15 @@ func position(name, src, needle string) string {
 	line := strings.Count(src[:i], "\n") + 1
 	col := i - strings.LastIndex(src[:i], "\n")
 	return fmt.Sprintf("%s:%d:%d", name, line, col)
+}
+
+// positionOf is position as a source.Position of rule.
+func positionOf(rule, name, src, needle string) source.Position {
+	i := strings.Index(src, needle)
+	if i < 0 {
+		panic("needle not found: " + needle)
+	}
+	line := strings.Count(src[:i], "\n") + 1
+	col := i - strings.LastIndex(src[:i], "\n")
+	return source.Position{Rule: rule, File: name, Line: line, Col: col}
 }

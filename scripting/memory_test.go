@@ -64,8 +64,8 @@ func TestBuiltinsRefusedOverMemoryLimit(t *testing.T) {
 			if !strings.HasPrefix(se.Message, prefix) || !strings.HasSuffix(se.Message, ", over the call's limit of 1 MiB") {
 				t.Errorf("Message = %q, want %q…", se.Message, prefix)
 			}
-			if !strings.HasPrefix(se.Position, "rule.js:2:") {
-				t.Errorf("Position = %q, want line 2", se.Position)
+			if !strings.HasPrefix(se.Position.String(), "rule.js:2:") {
+				t.Errorf("Position = %q, want line 2", se.Position.String())
 			}
 			if se.Memory || se.Timeout {
 				t.Errorf("Memory, Timeout = %v, %v; a refused built-in is an exception", se.Memory, se.Timeout)
@@ -172,8 +172,8 @@ func TestMemoryLimitStopsGrowingCall(t *testing.T) {
 			if !strings.HasPrefix(se.Message, "memory limit exceeded: the call allocated ") || !strings.HasSuffix(se.Message, "over its limit of 16 MiB") {
 				t.Errorf("Message = %q", se.Message)
 			}
-			if !strings.HasPrefix(se.Position, "rule.js:2:") || se.Handler != "onAdd" || se.Rule != "hog" {
-				t.Errorf("Position, Handler, Rule = %q, %q, %q", se.Position, se.Handler, se.Rule)
+			if !strings.HasPrefix(se.Position.String(), "rule.js:2:") || se.Handler != "onAdd" || se.Rule != "hog" {
+				t.Errorf("Position, Handler, Rule = %q, %q, %q", se.Position.String(), se.Handler, se.Rule)
 			}
 			if used > tt.bound {
 				t.Errorf("the process allocated %s during the call, want at most %s", FormatBytes(int64(used)), FormatBytes(int64(tt.bound)))

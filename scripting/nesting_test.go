@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kreact/kreact/source"
 )
 
 // Sources that used to overflow the Go stack in the parser, which kills
@@ -33,12 +35,12 @@ func TestDeepSourceIsAnError(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				start := time.Now()
 				_, err := Compile("deep.js", tt.src, CompileOptions{TypeScript: ts, LineOffset: 2, ColumnOffset: 4})
-				var e *Error
-				if !errors.As(err, &e) || e.File != "deep.js" || e.Line < 3 {
+				var e *source.Error
+				if !errors.As(err, &e) || e.Pos.File != "deep.js" || e.Pos.Line < 3 {
 					t.Fatalf("Compile = %v, want a positioned error", err)
 				}
-				if !strings.Contains(e.Message, "deeper than") && !strings.Contains(e.Message, "over the limit") {
-					t.Errorf("message = %q", e.Message)
+				if !strings.Contains(e.Msg, "deeper than") && !strings.Contains(e.Msg, "over the limit") {
+					t.Errorf("message = %q", e.Msg)
 				}
 				if d := time.Since(start); d > 5*time.Second {
 					t.Errorf("took %v", d)

@@ -34,19 +34,19 @@ function check(obj) {
 	if !errors.As(err, &se) {
 		t.Fatalf("Call = %v, want a *ScriptError", err)
 	}
-	throwAt := position("rules/replicas.js", src, "new RangeError")
+	throwAt := positionOf("replicas", "rules/replicas.js", src, "new RangeError")
 	want := &ScriptError{
 		Rule:     "replicas",
 		Handler:  "onAdd",
 		Position: throwAt,
 		Message:  "RangeError: too few replicas: 2",
-		Stack:    "at check (" + throwAt + ")\nat onAdd (" + position("rules/replicas.js", src, "(obj);") + ")",
+		Stack:    "at check (" + throwAt.String() + ")\nat onAdd (" + position("rules/replicas.js", src, "(obj);") + ")",
 	}
 	se.Err = nil
 	if *se != *want {
 		t.Errorf("ScriptError =\n%#v\nwant\n%#v", se, want)
 	}
-	if got := err.Error(); got != throwAt+": RangeError: too few replicas: 2 (rule replicas, onAdd)" {
+	if got := err.Error(); got != throwAt.String()+": RangeError: too few replicas: 2 (rule replicas, onAdd)" {
 		t.Errorf("Error() = %q", got)
 	}
 }
@@ -68,8 +68,8 @@ func TestThrowNonError(t *testing.T) {
 			if !errors.As(err, &se) || se.Message != tt.want {
 				t.Fatalf("Call = %v, want message %q", err, tt.want)
 			}
-			if se.Position != "rule.js:2:3" && !strings.HasPrefix(se.Position, "rule.js:2:") {
-				t.Errorf("Position = %q, want line 2", se.Position)
+			if se.Position.String() != "rule.js:2:3" && !strings.HasPrefix(se.Position.String(), "rule.js:2:") {
+				t.Errorf("Position = %q, want line 2", se.Position.String())
 			}
 		})
 	}
@@ -115,7 +115,7 @@ function onAdd(obj, ctx) {
 		t.Fatalf("Call = %v, want a timeout", err)
 	}
 	// Where the loop is interrupted depends on the instruction it is at.
-	if se.Message != "timed out after 50ms" || !strings.HasPrefix(se.Position, "rule.js:") || !strings.Contains(se.Stack, "at onAdd (rule.js:") {
+	if se.Message != "timed out after 50ms" || !strings.HasPrefix(se.Position.String(), "rule.js:") || !strings.Contains(se.Stack, "at onAdd (rule.js:") {
 		t.Errorf("timeout error = %v\n%s", se, se.Stack)
 	}
 	// The runtime is rebuilt: the global counter starts over.
@@ -199,8 +199,8 @@ function onAdd(obj) {
 		if !errors.As(err, &se) || se.Message != "RangeError: maximum call stack size (200) exceeded" || se.Timeout {
 			t.Fatalf("%s: Call = %v, want a stack overflow", name, err)
 		}
-		if !strings.HasPrefix(se.Position, "rule.js:") {
-			t.Errorf("%s: Position = %q", name, se.Position)
+		if !strings.HasPrefix(se.Position.String(), "rule.js:") {
+			t.Errorf("%s: Position = %q", name, se.Position.String())
 		}
 	}
 	if _, err := r.Call(addEvent); err != nil {
@@ -288,7 +288,7 @@ func TestSandbox(t *testing.T) {
 	r := mustRuntime(t, "/rules/rule.js", src, h, RuntimeOptions{})
 	_, err = r.Call(addEvent)
 	var se *ScriptError
-	if !errors.As(err, &se) || se.Position != position("/rules/rule.js", src, `new Error("end")`) {
+	if !errors.As(err, &se) || se.Position.String() != position("/rules/rule.js", src, `new Error("end")`) {
 		t.Errorf("Call = %v; the rule's own source map must not be read either", err)
 	}
 	want := []string{
@@ -480,7 +480,7 @@ function onAdd() {}`, CompileOptions{})
 	h := newFakeHost()
 	_, err = NewRuntime(p, h, RuntimeOptions{})
 	var se *ScriptError
-	if !errors.As(err, &se) || se.Message != "Error: delete: actions can only be requested from a handler" || se.Position != "rule.js:1:14" {
+	if !errors.As(err, &se) || se.Message != "Error: delete: actions can only be requested from a handler" || se.Position.String() != "rule.js:1:14" {
 		t.Fatalf("NewRuntime = %v", err)
 	}
 	if len(h.recorded()) != 0 {

@@ -50,8 +50,8 @@ func TestAfter(t *testing.T) {
 			if out.Timer == nil || out.Timer.Delay != tt.want {
 				t.Fatalf("Timer = %+v, want delay %v", out.Timer, tt.want)
 			}
-			if !strings.HasPrefix(out.Timer.Origin, "rule.js:2:") {
-				t.Errorf("Origin = %q, want rule.js:2:*", out.Timer.Origin)
+			if !strings.HasPrefix(out.Timer.Origin.String(), "rule.js:2:") {
+				t.Errorf("Origin = %q, want rule.js:2:*", out.Timer.Origin.String())
 			}
 			// The next call starts a new transaction.
 			if out, err := r.Invoke(Event{Type: Timer, Object: addEvent.Object, Resource: deployments}); err != nil || out.Timer != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/evanw/esbuild/pkg/api"
 	"github.com/go-sourcemap/sourcemap"
+	"github.com/kreact/kreact/source"
 )
 
 // transpile turns a TypeScript rule script into JavaScript with esbuild,
@@ -15,8 +16,8 @@ import (
 // Top-level declarations stay top-level declarations (no module format),
 // so the handlers are found as in a JavaScript script. Syntax newer than
 // ES2020 is lowered to what goja runs.
-func (p *Program) transpile(source string) (string, error) {
-	res := api.Transform(source, api.TransformOptions{
+func (p *Program) transpile(script string) (string, error) {
+	res := api.Transform(script, api.TransformOptions{
 		Loader:     api.LoaderTS,
 		Sourcefile: p.name,
 		Sourcemap:  api.SourceMapExternal,
@@ -26,20 +27,17 @@ func (p *Program) transpile(source string) (string, error) {
 		TsconfigRaw: `{"compilerOptions": {}}`,
 	})
 	if len(res.Errors) > 0 {
-		var list ErrorList
+		var list source.ErrorList
 		for _, m := range res.Errors {
-			e := &Error{File: p.name, Line: 1, Col: 1, Message: m.Text}
+			pos := source.Position{File: p.name, Line: 1, Col: 1}
 			if l := m.Location; l != nil {
-				e.Line = l.Line + p.lineOffset
-				e.Col = l.Column + 1
-				if e.Line-1 < len(p.empty) && !p.empty[e.Line-1] {
-					e.Col += p.colOffset
+				pos.Line = l.Line + p.lineOffset
+				pos.Col = l.Column + 1
+				if pos.Line-1 < len(p.empty) && !p.empty[pos.Line-1] {
+					pos.Col += p.colOffset
 				}
 			}
-			list = append(list, e)
-		}
-		if len(list) == 1 {
-			return "", list[0]
+			list.Add(pos, m.Text)
 		}
 		return "", list
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/kreact/kreact/source"
 )
 
 const tsScript = `interface Labels { [key: string]: string }
@@ -34,7 +36,7 @@ func TestTypeScriptRunsAndPointsIntoTheSource(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Call = %v", err)
 	}
-	if len(got) != 1 || got[0].Origin != "rule.ts:12:10" {
+	if len(got) != 1 || got[0].Origin.String() != "rule.ts:12:10" {
 		t.Errorf("actions = %+v, want one patch from rule.ts:12:10", got)
 	}
 
@@ -43,7 +45,7 @@ func TestTypeScriptRunsAndPointsIntoTheSource(t *testing.T) {
 	ev.Object.SetLabels(map[string]string{"fail": "yes"})
 	_, err = r.Call(ev)
 	var se *ScriptError
-	if !errors.As(err, &se) || se.Position != "rule.ts:10:11" || !strings.Contains(se.Message, "failing on purpose") {
+	if !errors.As(err, &se) || se.Position.String() != "rule.ts:10:11" || !strings.Contains(se.Message, "failing on purpose") {
 		t.Fatalf("error = %v, want it at rule.ts:10:11", err)
 	}
 	if !strings.Contains(se.Stack, "at onAdd (rule.ts:10:11)") {
@@ -60,15 +62,15 @@ func TestTypeScriptInlineOffsets(t *testing.T) {
 	}
 	r := mustRuntimeProgram(t, p, newFakeHost(), RuntimeOptions{})
 	got, err := r.Call(addEvent)
-	if err != nil || len(got) != 1 || got[0].Origin != "rule.yaml:20:14" {
+	if err != nil || len(got) != 1 || got[0].Origin.String() != "rule.yaml:20:14" {
 		t.Errorf("Call = %+v, %v; want a patch from rule.yaml:20:14", got, err)
 	}
 }
 
 func TestTypeScriptSyntaxErrors(t *testing.T) {
 	_, err := Compile("rule.yaml", "function onAdd(obj: any) {\n  let x: = 1;\n}\n", CompileOptions{TypeScript: true, LineOffset: 8, ColumnOffset: 4})
-	var e *Error
-	if !errors.As(err, &e) || e.File != "rule.yaml" || e.Line != 10 || e.Col != 14 {
+	var e *source.Error
+	if !errors.As(err, &e) || e.Pos != (source.Position{File: "rule.yaml", Line: 10, Col: 14}) {
 		t.Fatalf("Compile = %v, want an error at rule.yaml:10:14, the \"=\"", err)
 	}
 }

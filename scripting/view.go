@@ -174,7 +174,7 @@ func (c *ctxView) Get(key string) goja.Value {
 		}
 		return c.changed
 	case "resource":
-		return c.e.vm.ToValue(resourceName(c.ev.Resource))
+		return c.e.vm.ToValue(c.ev.Resource.GVR.GroupResource().String())
 	}
 	return nil
 }

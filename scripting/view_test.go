@@ -116,8 +116,8 @@ func TestViewWritesThrow(t *testing.T) {
 			if !errors.As(err, &se) || se.Message != "TypeError: "+readOnlyMessage {
 				t.Fatalf("Call = %v, want the read-only TypeError", err)
 			}
-			if se.Position != "rule.js:2:"+se.Position[len("rule.js:2:"):] {
-				t.Errorf("Position = %q, want line 2", se.Position)
+			if se.Position.String() != "rule.js:2:"+se.Position.String()[len("rule.js:2:"):] {
+				t.Errorf("Position = %q, want line 2", se.Position.String())
 			}
 			if !reflect.DeepEqual(obj.Object, before.Object) {
 				t.Errorf("the object changed:\n%v\nwant\n%v", obj.Object, before.Object)

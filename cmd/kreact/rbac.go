@@ -12,6 +12,8 @@ import (
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/rbac"
 	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/validate"
 )
 
 type rbacFlags struct {
@@ -81,7 +83,7 @@ Apply the output with 'kubectl apply -f -'.`)
 			return &usageError{fmt.Sprintf("rbac: %s %q: %s", flag, v, strings.Join(errs, "; "))}
 		}
 	}
-	ruleFiles, crds := authoringInputs(f.files)
+	ruleFiles, crds := validate.Inputs(f.files)
 	f.res.crds = append(f.res.crds, crds...)
 	mapper, err := f.res.mapper(ctx)
 	if err != nil {
@@ -90,7 +92,7 @@ Apply the output with 'kubectl apply -f -'.`)
 	// Every problem at once, as validate reports them: the files that do
 	// not load, and the scripts that do not compile and the names that do
 	// not resolve in the rules of those that do.
-	rs, errs := loadRules(ruleFiles)
+	rs, errs := validate.LoadRules(ruleFiles)
 	var resolved []*rules.Resolved
 	for _, r := range rs {
 		_, compileErr := engine.Compile(r)
@@ -123,11 +125,11 @@ Apply the output with 'kubectl apply -f -'.`)
 	return err
 }
 
-func addRuleErrors(errs *rules.ErrorList, err error) {
-	var list rules.ErrorList
+func addRuleErrors(errs *source.ErrorList, err error) {
+	var list source.ErrorList
 	if errors.As(err, &list) {
 		*errs = append(*errs, list...)
 		return
 	}
-	errs.Add(rules.Position{}, err.Error())
+	errs.Add(source.Position{}, err.Error())
 }

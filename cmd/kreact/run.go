@@ -18,6 +18,7 @@ import (
 	"github.com/kreact/kreact/metrics"
 	"github.com/kreact/kreact/reload"
 	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/source"
 )
 
 type runFlags struct {
@@ -195,33 +196,31 @@ func (r *ruleSet) Start(ctx context.Context) error {
 
 // logRuleErrors logs each problem of a joined or listed error on a line of
 // its own, so that every file:line:col stands out, worded as `kreact
-// validate` prints it; a problem of one rule (an engine.RuleError) has the
-// rule's name as the rule attribute.
+// validate` prints it; a problem of one rule has the rule's name as the
+// rule attribute.
 func logRuleErrors(logger *slog.Logger, msg string, err error) {
 	if err == nil {
 		return
 	}
 	var visit func(err error)
 	visit = func(err error) {
-		rule := ""
 		switch e := err.(type) {
-		case *engine.RuleError:
-			rule, err = e.Rule, e.Err
+		case source.ErrorList:
+			for _, x := range e {
+				visit(x)
+			}
+		case *source.Error:
+			if e.Pos.Rule != "" {
+				logger.Error(msg, "rule", e.Pos.Rule, "error", e.Error())
+			} else {
+				logger.Error(msg, "error", e.Error())
+			}
 		case interface{ Unwrap() []error }:
 			for _, x := range e.Unwrap() {
 				visit(x)
 			}
-			return
-		}
-		for _, line := range strings.Split(err.Error(), "\n") {
-			if line = strings.TrimSpace(line); line == "" {
-				continue
-			}
-			if rule != "" {
-				logger.Error(msg, "rule", rule, "error", line)
-			} else {
-				logger.Error(msg, "error", line)
-			}
+		default:
+			logger.Error(msg, "error", err.Error())
 		}
 	}
 	visit(err)

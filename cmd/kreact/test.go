@@ -6,8 +6,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/ruletest"
+	"github.com/kreact/kreact/source"
 )
 
 // defaultTestDir is what `kreact test` runs without arguments.
@@ -36,7 +36,7 @@ fails, 3 if a test file or rule is invalid. See ruletest/REFERENCE.md.`)
 		paths = []string{defaultTestDir}
 	}
 	sum, err := ruletest.Run(ctx, paths, stdout, opts)
-	var invalid rules.ErrorList
+	var invalid source.ErrorList
 	switch {
 	case errors.As(err, &invalid):
 		return &invalidError{err}

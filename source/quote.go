@@ -1,4 +1,4 @@
-package rules
+package source
 
 import (
 	"errors"
@@ -95,12 +95,15 @@ func verbsOf(format string) []byte {
 	return verbs
 }
 
-// shortf is fmt.Sprintf with its arguments shortened by shortArgs.
-func shortf(format string, args ...any) string {
+// Sprintf is fmt.Sprintf with its arguments shortened: the values it
+// quotes (%q), which are what a user wrote, to MaxQuoted bytes; other
+// strings, and the messages of errors, to half a message.
+func Sprintf(format string, args ...any) string {
 	return fmt.Sprintf(format, shortArgs(format, args)...)
 }
 
-// shortErrorf is fmt.Errorf with its arguments shortened by shortArgs.
-func shortErrorf(format string, args ...any) error {
+// Errorf is fmt.Errorf with its arguments shortened as Sprintf shortens
+// them; an error it wraps with %w is still found by errors.Is and errors.As.
+func Errorf(format string, args ...any) error {
 	return fmt.Errorf(format, shortArgs(format, args)...)
 }

@@ -1,4 +1,4 @@
-package main
+package validate
 
 import (
 	"os"
@@ -6,14 +6,14 @@ import (
 	"github.com/kreact/kreact/rules"
 )
 
-// authoringInputs sorts the -f paths of validate and rbac, so that both
-// read a folder the same way. A file whose every document is a
+// Inputs sorts the -f paths of `kreact validate` and `kreact rbac`, so
+// that both read a folder the same way. A file whose every document is a
 // CustomResourceDefinition counts as a --crd file: given by name, directly
 // in a directory given, or anywhere under it (examples/crds/). The other
 // files given by name, and the other YAML files directly in a directory
 // given, are rule files, except files of RuleTest documents. Paths that do
 // not exist go to the rule files, whose loader reports them.
-func authoringInputs(paths []string) (ruleFiles, crdFiles []string) {
+func Inputs(paths []string) (ruleFiles, crdFiles []string) {
 	isCRD := rules.TypeMeta.IsCRD
 	isTest := func(t rules.TypeMeta) bool { return t.Kind == "RuleTest" && t.APIVersion == rules.APIVersion }
 	for _, p := range paths {

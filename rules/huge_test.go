@@ -3,32 +3,20 @@ package rules
 import (
 	"strings"
 	"testing"
-)
 
-func TestShorten(t *testing.T) {
-	if got := Shorten("short"); got != "short" {
-		t.Errorf("Shorten(short) = %q", got)
-	}
-	long := strings.Repeat("é", MaxQuoted) // 2 bytes each
-	got := Shorten(long)
-	if !strings.HasSuffix(got, "…") || len(got) > MaxQuoted+len("…") || !strings.HasPrefix(long, strings.TrimSuffix(got, "…")) {
-		t.Errorf("Shorten cuts %d bytes of é to %q", len(long), got)
-	}
-	if got, want := Quote(strings.Repeat("a", 200)), `"`+strings.Repeat("a", MaxQuoted)+`…"`; got != want {
-		t.Errorf("Quote = %s, want %s", got, want)
-	}
-}
+	"github.com/kreact/kreact/source"
+)
 
 // TestHugeValuesAreNotEchoed: a huge rule name (the issue's was 10 MB; 1 MB
 // keeps the test quick), and other huge values a user wrote, appear in
-// error messages cut to MaxQuoted bytes.
+// error messages cut to source.MaxQuoted bytes.
 func TestHugeValuesAreNotEchoed(t *testing.T) {
 	huge := strings.Repeat("x", 1<<20)
 	const bound = 1000
 	doc := "apiVersion: kreact.dev/v1alpha1\nkind: Rule\nmetadata:\n  name: " + huge + "\nspec:\n  watch: [{resource: pods, labelSelector: '" + huge +
 		"'}]\n  " + strings.Repeat("x", 1000) + ": 1\n  http: ['ftp://" + huge + "']\n  schedule: '" + huge + "'\n  script: 'function onAdd() {}'\n"
 	_, err := Parse("huge.yaml", []byte(doc))
-	list, ok := err.(ErrorList)
+	list, ok := err.(source.ErrorList)
 	if !ok || len(list) < 4 {
 		t.Fatalf("Parse = %v, want at least 4 errors", err)
 	}

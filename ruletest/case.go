@@ -1,0 +1,107 @@
+package ruletest
+
+import (
+	"fmt"
+	"time"
+
+	"gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/source"
+)
+
+// Object is an object of a fixture or an event, with the resource it
+// belongs to.
+type Object struct {
+	// Pos is where the object is written.
+	Pos source.Position
+	// Object is the object as written, with metadata.namespace set to
+	// "default" for namespaced objects that name none.
+	Object *unstructured.Unstructured
+	// Resource is what apiVersion and kind resolve to.
+	Resource apiresource.Resource
+}
+
+// Case is one entry of spec.cases.
+type Case struct {
+	// Name is unique within the file.
+	Name string
+	// Pos is where the case starts.
+	Pos source.Position
+	// Now, if not zero, replaces the file's clock for this case.
+	Now time.Time
+	// Fixtures are added to the file's fixtures (replacing any with the
+	// same resource, namespace and name) before the events.
+	Fixtures []Object
+	// Events are what happens, in order.
+	Events []Event
+	// Expect is what should come of it.
+	Expect Expect
+
+	node *yaml.Node // the case's mapping, for Update
+}
+
+// Advance is the one type of spec.cases[].events that is no event a rule
+// handles: it moves the clock forward, and the timers (kreact.after) and
+// scheduled ticks that fall due on the way are fired in order, each at
+// its own time. The other types are the rules' own: scripting.Add puts a
+// new object into the cache and delivers it as an add, scripting.Update
+// replaces an object of the cache (the old version is the cache's),
+// scripting.Delete removes one and delivers its last version, and
+// scripting.Tick calls a rule's onTick(ctx), as spec.every does.
+const Advance scripting.EventType = "advance"
+
+// Event is one entry of a case's events.
+type Event struct {
+	// Type is what the event does; see Advance.
+	Type scripting.EventType
+	// Pos is where the event is written.
+	Pos source.Position
+	// Object is the object added, updated or deleted. For a delete by
+	// reference ({resource, namespace, name}) only Resource, namespace and
+	// name are set.
+	Object Object
+	// Initial marks an add as part of a watch's initial list.
+	Initial bool
+	// Queued leaves the change waiting when the next event happens, as
+	// under load: the rules catch up after the next event that is not
+	// queued (or at the end of the case), with the changes coalesced as
+	// kreact run coalesces them.
+	Queued bool
+	// Rule is the rule whose onTick a Tick calls.
+	Rule string
+	// Duration is how far an Advance moves the clock.
+	Duration time.Duration
+}
+
+// Expect is a case's expectation.
+type Expect struct {
+	// Actions are the actions the rules must ask for, in order. An empty
+	// list (or none) expects no action.
+	Actions []ExpectedAction
+	// Errors are substrings of the script errors that must occur, one per
+	// error, in order. None means no script error may occur.
+	Errors []string
+	// Logs are substrings that must occur, in order, among the log
+	// records of the scripts; other records may come between them.
+	Logs []string
+}
+
+// ExpectedAction is one expected action: the fields the test lists, in
+// canonical order. verb, resource and name are always compared (absent
+// means empty); every other field only when listed.
+type ExpectedAction struct {
+	Pos    source.Position
+	Fields Fields
+}
+
+// Error is a problem found while running a case that makes it fail
+// without reaching its expectation: an event that cannot apply to the
+// cache, such as an update of an object that is not there.
+type Error = source.Error
+
+func problem(pos source.Position, format string, args ...any) *Error {
+	return &Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,100 @@
+package scripting
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/dop251/goja"
+)
+
+// The kreact API for logs: kreact.log/warn/error and console.
+
+// kreact.log(msg, fields?), kreact.warn, kreact.error.
+func (e *env) logf(op string, level slog.Level) native {
+	return func(call goja.FunctionCall) goja.Value {
+		e.enter(op)
+		msg := e.format(call.Argument(0))
+		attrs := []slog.Attr{slog.String("rule", e.cfg.opts.Rule), slog.String("origin", e.origin().String())}
+		if f, ok := call.Argument(1).(*goja.Object); ok {
+			fields, ok := e.json(op, f, "fields").(map[string]any)
+			if !ok {
+				e.throwType("%s: fields must be an object", op)
+			}
+			keys := make([]string, 0, len(fields))
+			for k := range fields {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				key := k
+				if k == "rule" || k == "origin" {
+					// Each attribute once: the record has these already.
+					key = "field." + k
+				}
+				attrs = append(attrs, slog.Any(key, fields[k]))
+			}
+		}
+		e.log(level, msg, attrs)
+		return goja.Undefined()
+	}
+}
+
+// console.log(...args) and friends.
+func (e *env) console(level slog.Level) native {
+	return func(call goja.FunctionCall) goja.Value {
+		e.enter("console")
+		parts := make([]string, len(call.Arguments))
+		for i, a := range call.Arguments {
+			parts[i] = e.format(a)
+		}
+		e.log(level, strings.Join(parts, " "),
+			[]slog.Attr{slog.String("rule", e.cfg.opts.Rule), slog.String("origin", e.origin().String())})
+		return goja.Undefined()
+	}
+}
+
+// log writes a record, at most maxLogsPerCall per call.
+func (e *env) log(level slog.Level, msg string, attrs []slog.Attr) {
+	e.logs++
+	switch {
+	case e.logs == maxLogsPerCall+1:
+		e.cfg.host.Log(slog.LevelWarn, fmt.Sprintf("more than %d log records in one call; dropping the rest", maxLogsPerCall), attrs[:2]...)
+		return
+	case e.logs > maxLogsPerCall:
+		return
+	}
+	if len(msg) > maxLogSize {
+		cut := maxLogSize
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	e.cfg.host.Log(level, msg, attrs...)
+}
+
+// format renders a value for a log message: strings as they are, data as
+// JSON, anything else as the script would print it.
+func (e *env) format(v goja.Value) string {
+	switch {
+	case goja.IsString(v):
+		return v.String()
+	case !isObject(v):
+		return e.safeString(v)
+	}
+	if _, ok := goja.AssertFunction(v); ok {
+		return e.safeString(v)
+	}
+	x, err := e.toJSON(v, "value")
+	if err != nil {
+		return e.safeString(v)
+	}
+	b, err := canonicalJSON(x)
+	if err != nil {
+		return e.safeString(v)
+	}
+	return string(b)
+}

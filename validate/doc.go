@@ -1,0 +1,17 @@
+// Package validate checks rule files without running them, as `kreact
+// validate` and `kreact rbac` do: every file parses, every script
+// compiles, its handlers fit the rule's spec.events, spec.every and
+// spec.schedule, and every resource it names resolves with the verbs it
+// declares.
+//
+// The checks are the engine's own (engine.Compile, engine.CheckHandlers,
+// rules.Rule.Resolve): what validate accepts, `kreact run` runs, and what
+// it rejects, run rejects with the same words. Validate adds warnings that
+// the engine has no use for, such as a top-level function whose name is a
+// handler's, misspelt.
+//
+// Every problem is reported at once, as one sorted source.ErrorList of
+// errors and warnings (source.Error.Warning), not the first only. Rules
+// of the files that load are checked further even when other files do
+// not. Check is safe for concurrent use; it reads files and nothing else.
+package validate

@@ -1,0 +1,158 @@
+package validate
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"slices"
+	"strings"
+
+	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/internal/editdistance"
+	"github.com/kreact/kreact/restmapper"
+	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/source"
+)
+
+// CRDResources returns the resources the CustomResourceDefinitions of
+// files define, and every problem found in them; the resources of the
+// files and documents without problems are returned either way.
+func CRDResources(files []string) ([]apiresource.Resource, source.ErrorList) {
+	var out []apiresource.Resource
+	var errs source.ErrorList
+	for _, file := range files {
+		data, err := rules.ReadFile(file)
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			errs.AddError(source.Position{File: file}, err)
+			continue
+		}
+		rs, fileErrs := restmapper.ResourcesFromCRDFile(file, data)
+		out = append(out, rs...)
+		errs = append(errs, fileErrs...)
+	}
+	return out, errs
+}
+
+// LoadRules loads the rule files as rules.Load does. When some files are
+// invalid, the rules of the valid ones are returned too, with every
+// problem, so that they can be checked further.
+func LoadRules(paths []string) ([]*rules.Rule, source.ErrorList) {
+	rs, err := rules.Load(paths...)
+	if err == nil {
+		return rs, nil
+	}
+	var errs source.ErrorList
+	errs.AddError(source.Position{}, err)
+	files, _ := rules.Files(paths...)
+	for _, file := range files {
+		if more, err := rules.ParseFile(file); err == nil {
+			rs = append(rs, more...)
+		}
+	}
+	return rs, errs
+}
+
+// Result is what Check found.
+type Result struct {
+	// Rules are the rules of the files that load, checked or not.
+	Rules []*rules.Rule
+	// Resolved are the rules without errors (their scripts compile,
+	// their handlers fit and their resources resolve), resolved, in the
+	// order of Rules: what `kreact rbac` grants permissions for.
+	Resolved []*rules.Resolved
+	// Problems are the errors and warnings, sorted by position, each
+	// once.
+	Problems source.ErrorList
+	// Files is the number of rule files read.
+	Files int
+	// NotFound is true when a resource some rule names is unknown to
+	// the mapper, not only misspelt: a CRD may be missing from the
+	// inputs.
+	NotFound bool
+}
+
+// Check loads the rule files of paths (files, and the YAML files directly
+// in directories, as rules.Load reads them) and checks every rule that
+// loads: its script compiles, its handlers fit (engine.CheckHandlers, and
+// no top-level name is a misspelt handler's), and the resources it names
+// resolve with mapper. It returns ctx's error, and no Result, when ctx
+// ends first.
+func Check(ctx context.Context, paths []string, mapper *restmapper.Mapper) (*Result, error) {
+	res := &Result{}
+	files, _ := rules.Files(paths...)
+	res.Files = len(files)
+	res.Rules, res.Problems = LoadRules(paths)
+	for _, r := range res.Rules {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var problems source.ErrorList
+		prog, err := engine.Compile(r)
+		if err != nil {
+			problems.AddError(r.Pos, err)
+		} else {
+			problems = append(problems, engine.CheckHandlers(r, prog)...)
+			problems = append(problems, misspeltHandlers(r, prog)...)
+		}
+		resolved, err := r.Resolve(mapper)
+		if err != nil {
+			problems.AddError(r.Pos, err)
+			res.NotFound = res.NotFound || hasNotFound(r, mapper)
+		}
+		if n, _ := problems.Count(); n == 0 {
+			res.Resolved = append(res.Resolved, resolved)
+		}
+		res.Problems = append(res.Problems, problems...)
+	}
+	res.Problems.RemoveMultiples()
+	return res, nil
+}
+
+// hasNotFound reports whether some resource the rule names is unknown.
+func hasNotFound(r *rules.Rule, m *restmapper.Mapper) bool {
+	refs := append([]rules.Ref(nil), r.Reads...)
+	for _, w := range r.Watch {
+		refs = append(refs, rules.Ref{Name: w.Resource})
+	}
+	for _, p := range r.Permissions {
+		refs = append(refs, p.Resources...)
+	}
+	for _, ref := range refs {
+		var nf *restmapper.NotFoundError
+		if _, err := m.Resolve(ref.Name); errors.As(err, &nf) {
+			return true
+		}
+	}
+	return false
+}
+
+// misspeltHandlers warns about top-level functions and variables whose
+// names are close to a handler's ("onUpate", "onadd"): the engine would
+// never call them.
+func misspeltHandlers(r *rules.Rule, prog *scripting.Program) source.ErrorList {
+	var handlers []string
+	for _, t := range scripting.EventTypes() {
+		handlers = append(handlers, t.Handler())
+	}
+	var out source.ErrorList
+	for _, d := range prog.Declarations() {
+		if slices.Contains(handlers, d.Name) {
+			continue
+		}
+		for _, h := range handlers {
+			if strings.EqualFold(d.Name, h) || editdistance.Distance(d.Name, h) <= 2 {
+				pos := d.Pos
+				pos.Rule = r.Name
+				out.Warnf(pos, "rule %s: %s is not a handler and is never called (did you mean %s?)", source.Quote(r.Name), source.Shorten(d.Name), h)
+				break
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,161 @@
+package validate
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kreact/kreact/restmapper"
+)
+
+const header = "apiVersion: kreact.dev/v1alpha1\nkind: Rule\nmetadata:\n  name: "
+
+func write(t *testing.T, dir, name, data string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := errors.Join(os.MkdirAll(filepath.Dir(path), 0o755), os.WriteFile(path, []byte(data), 0o644)); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func builtinMapper() *restmapper.Mapper {
+	return restmapper.New(restmapper.NewStatic(restmapper.Builtin()), restmapper.Options{})
+}
+
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name     string
+		rule     string
+		problems []string
+		notFound bool
+	}{
+		{
+			name: "valid",
+			rule: "ok\nspec:\n  watch: [{resource: configmaps}]\n  events: [add]\n  script: |\n    function onAdd(obj, ctx) {}\n",
+		},
+		{
+			name: "misspelt handler",
+			rule: "typo\nspec:\n  watch: [{resource: configmaps}]\n  events: [add]\n  script: |\n    function onAdd(obj, ctx) {}\n    function onUpate(o, n, ctx) {}\n",
+			problems: []string{
+				`r.yaml:10:14: warning: rule "typo": onUpate is not a handler and is never called (did you mean onUpdate?)`,
+			},
+		},
+		{
+			name: "misspelt handler in TypeScript",
+			rule: "ts\nspec:\n  watch: [{resource: configmaps}]\n  events: [add]\n  scriptLang: ts\n  script: |\n    function onAdd(obj: any, ctx: any): void {}\n    const onadd = (x: number): number => x;\n",
+			problems: []string{
+				`r.yaml:11:11: warning: rule "ts": onadd is not a handler and is never called (did you mean onAdd?)`,
+			},
+		},
+		{
+			name: "never runs",
+			rule: "idle\nspec:\n  watch: [{resource: configmaps}]\n  events: [add]\n  script: |\n    function onUpdate(o, n, ctx) {}\n",
+			problems: []string{
+				`r.yaml:4:9: warning: rule "idle": onUpdate is never called: spec.events does not list update`,
+				`r.yaml:4:9: rule "idle": the rule never runs: spec.events lists add but the script declares no onAdd`,
+			},
+		},
+		{
+			name: "script and resources",
+			rule: "broken\nspec:\n  watch: [{resource: confgimaps}, {resource: widgets}]\n  events: [add]\n  script: |\n    function onAdd(obj, ctx) {\n",
+			problems: []string{
+				`r.yaml:6:22: spec.watch[0].resource: "confgimaps": no such resource; did you mean "configmaps"?`,
+				`r.yaml:6:46: spec.watch[1].resource: "widgets": no such resource`,
+				`r.yaml:10:1: rule "broken": script: Unexpected end of input`,
+			},
+			notFound: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, dir, "r.yaml", header+tt.rule)
+			res, err := Check(t.Context(), []string{filepath.Join(dir, "r.yaml")}, builtinMapper())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range res.Problems {
+				got = append(got, strings.TrimPrefix(p.Error(), dir+string(filepath.Separator)))
+			}
+			if !slices.Equal(got, tt.problems) {
+				t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.problems, "\n"))
+			}
+			if res.NotFound != tt.notFound || res.Files != 1 || len(res.Rules) != 1 {
+				t.Fatalf("NotFound, Files, Rules = %v, %d, %d; want %v, 1, 1", res.NotFound, res.Files, len(res.Rules), tt.notFound)
+			}
+			if errs, _ := res.Problems.Count(); (errs == 0) != (len(res.Resolved) == 1) {
+				t.Errorf("%d errors and %d resolved rules; want a resolved rule exactly when there is no error", errs, len(res.Resolved))
+			}
+			for _, p := range res.Problems {
+				if p.Pos.Line > 0 && !strings.HasPrefix(p.Msg, "spec.") && p.Pos.Rule != res.Rules[0].Name {
+					t.Errorf("%v: Pos.Rule = %q, want the rule's name", p, p.Pos.Rule)
+				}
+			}
+		})
+	}
+}
+
+// TestCheckGoesOnPastBrokenFiles: the rules of the files that load are
+// checked even when another file does not load.
+func TestCheckGoesOnPastBrokenFiles(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "a.yaml", header+"a\nspec:\n  watch: [{resource: configmaps}]\n  bogus: 1\n  script: 'function onAdd() {}'\n")
+	write(t, dir, "b.yaml", header+"b\nspec:\n  watch: [{resource: configmaps}]\n  script: 'function onAdd() {'\n")
+	res, err := Check(t.Context(), []string{dir}, builtinMapper())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Files != 2 || len(res.Rules) != 1 || res.Rules[0].Name != "b" {
+		t.Fatalf("Files, Rules = %d, %v; want 2 files and rule b", res.Files, res.Rules)
+	}
+	if errs, _ := res.Problems.Count(); errs != 2 || !strings.Contains(res.Problems.Error(), `a.yaml:7:3: unknown field "spec.bogus"`) ||
+		!strings.Contains(res.Problems.Error(), `b.yaml:7:30: rule "b": script: Unexpected end of input`) {
+		t.Errorf("problems:\n%v\nwant one in each file", res.Problems)
+	}
+}
+
+func TestCheckStopsWithItsContext(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "r.yaml", header+"ok\nspec:\n  watch: [{resource: configmaps}]\n  script: 'function onAdd() {}'\n")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := Check(ctx, []string{dir}, builtinMapper()); !errors.Is(err, context.Canceled) {
+		t.Errorf("Check = %v, want context.Canceled", err)
+	}
+}
+
+// crdFile is a CRD manifest of the examples.
+const crdFile = "../examples/crds/backup.yaml"
+
+func TestInputs(t *testing.T) {
+	dir := t.TempDir()
+	crdData, err := os.ReadFile(crdFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := string(crdData)
+	rule := write(t, dir, "rule.yaml", header+"x\n")
+	top := write(t, dir, "widgets.yaml", crd)
+	nested := write(t, dir, "crds/more.yaml", crd)
+	write(t, dir, "tests/t.yaml", "apiVersion: kreact.dev/v1alpha1\nkind: RuleTest\n")
+	write(t, dir, "test.yaml", "apiVersion: kreact.dev/v1alpha1\nkind: RuleTest\n")
+	missing := filepath.Join(dir, "missing.yaml")
+	ruleFiles, crdFiles := Inputs([]string{dir, missing})
+	if want := []string{rule, missing}; !slices.Equal(ruleFiles, want) {
+		t.Errorf("rule files = %q, want %q", ruleFiles, want)
+	}
+	if want := []string{top, nested}; !slices.Equal(crdFiles, want) {
+		t.Errorf("CRD files = %q, want %q", crdFiles, want)
+	}
+
+	rs, errs := CRDResources(append(crdFiles, missing))
+	if len(rs) != 2 || len(errs) != 1 || errs[0].Pos.File != missing || !errors.Is(errs[0], os.ErrNotExist) {
+		t.Errorf("CRDResources = %d resources, %v; want 2 and the missing file", len(rs), errs)
+	}
+}
