@@ -276,8 +276,10 @@ func (q *Queue) Run(ctx context.Context) error {
 	case <-drained:
 	case <-time.After(q.opts.DrainTimeout):
 		cancelWork()
-		q.queue.ShutDown()
 	}
+	// ShutDownWithDrain alone leaves the delaying queue's loop running
+	// (client-go's delayingType does not override it); ShutDown ends it.
+	q.queue.ShutDown()
 	wg.Wait()
 	q.mu.Lock()
 	left := q.pending

@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	cgdiscovery "k8s.io/client-go/discovery"
 
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/internal/leaktest"
 )
 
 // fakeClient answers ServerGroupsAndResources from fields tests change.
@@ -178,7 +178,7 @@ func TestRefreshErrorKeepsSnapshot(t *testing.T) {
 }
 
 func TestGroupDiscoveryFailedKeepsLastGood(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	leaktest.Check(t)
 	client := &fakeClient{}
 	g, l := cluster1()
 	client.set(g, l, nil)
@@ -238,7 +238,7 @@ func TestGroupDiscoveryFailedKeepsLastGood(t *testing.T) {
 }
 
 func TestSubscribersGetDiffsInOrder(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	leaktest.Check(t)
 	client := &fakeClient{}
 	core := group("", "v1", "v1")
 	pods := res("pods", "Pod", true)
@@ -301,7 +301,7 @@ func TestSubscribersGetDiffsInOrder(t *testing.T) {
 }
 
 func TestCancelFromInsideSubscriber(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	leaktest.Check(t)
 	client := &fakeClient{}
 	c := discovery.New(client, discovery.Options{})
 	calls := make(chan struct{}, 10)
@@ -325,7 +325,7 @@ func TestCancelFromInsideSubscriber(t *testing.T) {
 }
 
 func TestRunRefreshesAndStops(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	leaktest.Check(t)
 	client := &fakeClient{}
 	g, l := cluster1()
 	client.set(g, l, nil)
@@ -348,7 +348,7 @@ func TestRunRefreshesAndStops(t *testing.T) {
 }
 
 func TestRequestRefreshIsRateLimited(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	leaktest.Check(t)
 	client := &fakeClient{}
 	g, l := cluster1()
 	client.set(g, l, nil)
@@ -372,7 +372,7 @@ func TestRequestRefreshIsRateLimited(t *testing.T) {
 }
 
 func TestRunRetriesUntilTheServerAnswers(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	leaktest.Check(t)
 	client := &fakeClient{}
 	client.set(nil, nil, errors.New("connection refused"))
 	c := discovery.New(client, discovery.Options{Debounce: 5 * time.Millisecond})

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/internal/leaktest"
 	"github.com/kreact/kreact/internal/testcluster"
 	"github.com/kreact/kreact/restmapper"
 )
@@ -32,26 +32,9 @@ var cluster *testcluster.Cluster
 
 func TestMain(m *testing.M) { testcluster.Main(m, testcluster.Options{}, &cluster) }
 
-// leakOptions ignores what was running before the test, the pooled HTTP
-// connections that client-go keeps for later clients, and the control
-// plane's own process waiters (a restarted API server has a new one).
-func leakOptions() []goleak.Option {
-	return []goleak.Option{
-		goleak.IgnoreCurrent(),
-		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
-		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
-		goleak.IgnoreAnyFunction("net/http.(*http2ClientConn).readLoop"),
-		goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"),
-		goleak.IgnoreAnyFunction("github.com/kreact/kreact/internal/testcluster.(*process).start.func1"),
-	}
-}
-
 // verifyNoLeaks checks, after the test and its cleanups, that every
 // goroutine started since this call has ended.
-func verifyNoLeaks(t *testing.T) {
-	opts := leakOptions()
-	t.Cleanup(func() { goleak.VerifyNone(t, opts...) })
-}
+func verifyNoLeaks(t *testing.T) { leaktest.Check(t) }
 
 type clients struct {
 	discovery cgdiscovery.DiscoveryInterface

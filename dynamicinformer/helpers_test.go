@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"go.uber.org/goleak"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
@@ -17,6 +16,7 @@ import (
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/discovery"
 
+	"github.com/kreact/kreact/internal/leaktest"
 	"github.com/kreact/kreact/internal/testcluster"
 )
 
@@ -24,19 +24,7 @@ import (
 // Call it first, so that its cleanup runs after every other one.
 func checkLeaks(t *testing.T) {
 	t.Helper()
-	opts := []goleak.Option{
-		goleak.IgnoreCurrent(),
-		// Idle keep-alive connections of client-go's shared transports.
-		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
-		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
-		goleak.IgnoreAnyFunction("net/http.(*http2ClientConn).readLoop"),
-		goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"),
-		goleak.IgnoreAnyFunction("internal/poll.runtime_pollWait"),
-		goleak.IgnoreAnyFunction("k8s.io/klog/v2.(*flushDaemon).run.func1"),
-		// The test cluster's API server, restarted by a test.
-		goleak.IgnoreAnyFunction("github.com/kreact/kreact/internal/testcluster.(*process).start.func1"),
-	}
-	t.Cleanup(func() { goleak.VerifyNone(t, opts...) })
+	leaktest.Check(t)
 }
 
 // fakeSource is a discovery.Source whose snapshot the test sets.

@@ -23,4 +23,15 @@
 // a served group or with none, is a typo (restmapper.NotFoundError.Misspelt)
 // and an error: a source.ErrorList whose errors name the rule, as in
 // `kreact validate`.
+//
+// Concurrency: everything that starts or stops rules (Load, a waiting
+// rule starting when its resources appear, a rule moving to the version
+// discovery serves, Run's final stop) is serialised, so overlapping Load
+// calls run one after the other. Preparing a rule (compiling it, building
+// its runtimes, which runs the script's top level) and stopping one
+// (draining its queues) happen outside the lock that Status, Finalizing
+// and ActionStats take; only the swap of the running set is under it, so
+// /readyz never waits behind a script. Warm's watches are released by the
+// next Load (the rules it starts hold their own on the same informers) or
+// when Warm's context ends.
 package engine

@@ -83,14 +83,17 @@ type Engine struct {
 	opts      Options
 	log       *slog.Logger
 
-	// changing serialises what replaces rules (Load, following resource
-	// versions, the final stop), so that they never interleave.
+	// changing serialises what starts or stops rules (Load, starting
+	// waiting rules, following resource versions, the final stop), so that
+	// they never interleave; it is held while rules start and stop, which
+	// can take seconds. mu guards the maps only, and is held briefly.
 	changing sync.Mutex
 
 	mu      sync.Mutex
 	ctx     context.Context // Run's context; nil before Run
 	running map[string]*runner
-	pending map[string]*pendingRule // rules waiting for their resources
+	pending map[string]*pendingRule  // rules waiting for their resources
+	warm    []*dynamicinformer.Watch // Warm's watches, until the next Load
 	started chan struct{}
 }
 
@@ -177,8 +180,11 @@ func (e *Engine) Run(ctx context.Context) error {
 // running. Rules loaded from a file in keepSources (a file that did not
 // parse) are kept as they are too. Load waits for Run to have started.
 //
-// Calls to Load are serialised. A replaced rule is stopped (its queued changes and actions drained)
-// before its new version starts, without blocking Status meanwhile.
+// Calls to Load are serialised (e.changing): overlapping calls run one
+// after the other, each against the set the previous one left. A replaced
+// rule is stopped (its queued changes and actions drained) before its new
+// version starts; neither stopping nor starting (which runs the script's
+// top level) blocks Status meanwhile.
 func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...string) error {
 	select {
 	case <-e.started:
@@ -286,13 +292,11 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 		e.release(ctx, r)
 	}
 
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	for _, p := range starting {
-		if _, ok := e.running[p.rule.Name]; !ok {
-			e.startLocked(p.rule, p.program, p.resolved, p.fingerprint)
-		}
+		e.start(p.rule, p.program, p.resolved, p.fingerprint)
 	}
+	// The rules that run hold their own watches now.
+	e.releaseWarm()
 	return errors.Join(errs...)
 }
 
@@ -315,13 +319,23 @@ func (e *Engine) release(ctx context.Context, r *runner) {
 	e.log.Info("finalizers released", "rule", r.rule.Name, "finalizer", finalizers.Name(r.rule.Name), "objects", n)
 }
 
-func (e *Engine) startLocked(r *rules.Rule, prog *scripting.Program, res *rules.Resolved, fp string) {
+// start starts a rule and makes it running. The caller holds e.changing,
+// which every path that starts or stops rules takes, and not e.mu: building
+// the rule's runtimes runs its script's top level, which must not hold up
+// Status (and /readyz). Only the swap into e.running takes e.mu.
+func (e *Engine) start(r *rules.Rule, prog *scripting.Program, res *rules.Resolved, fp string) {
 	run, err := startRunner(e.ctx, e, r, prog, res, fp)
 	if err != nil {
 		e.log.Error("rule failed to start", "rule", r.Name, "error", err)
 		return
 	}
+	e.mu.Lock()
+	old := e.running[r.Name]
 	e.running[r.Name] = run
+	e.mu.Unlock()
+	if old != nil {
+		old.stop() // not expected: whoever starts a rule stopped its old version
+	}
 	e.log.Info("rule started", "rule", r.Name, "source", r.Source, "watches", len(res.Watch))
 }
 
@@ -387,9 +401,7 @@ func (e *Engine) followVersions() {
 		}
 		e.log.Info("resource version changed; rule restarted on the served version", "rule", m.old.rule.Name,
 			"from", strings.Join(slices.Compact(from), ","), "to", strings.Join(slices.Compact(to), ","))
-		e.mu.Lock()
-		e.startLocked(m.old.rule, m.old.program, m.res, m.old.fingerprint)
-		e.mu.Unlock()
+		e.start(m.old.rule, m.old.program, m.res, m.old.fingerprint)
 	}
 }
 
@@ -400,8 +412,18 @@ func samePlan(a, b []reaction.Informer) bool {
 
 // retryPending starts the waiting rules whose resources now resolve.
 func (e *Engine) retryPending() {
+	e.changing.Lock()
+	defer e.changing.Unlock()
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	if e.ctx.Err() != nil {
+		e.mu.Unlock()
+		return
+	}
+	type ready struct {
+		p   *pendingRule
+		res *rules.Resolved
+	}
+	var starting []ready
 	for name, p := range e.pending {
 		res, waiting, err := e.resolve(p.rule, true)
 		if err != nil {
@@ -414,7 +436,11 @@ func (e *Engine) retryPending() {
 			continue
 		}
 		delete(e.pending, name)
-		e.startLocked(p.rule, p.program, res, p.fingerprint)
+		starting = append(starting, ready{p, res})
+	}
+	e.mu.Unlock()
+	for _, r := range starting {
+		e.start(r.p.rule, r.p.program, r.res, r.p.fingerprint)
 	}
 }
 
@@ -449,17 +475,14 @@ func (e *Engine) resolve(r *rules.Rule, waitOnTypos bool) (*rules.Resolved, stri
 }
 
 // Warm starts the informers a rule set needs without running any rule, so
-// that a standby replica takes over with full caches. Rules whose resources
-// are not served yet are skipped. The returned func stops the informers; it
-// is safe to call once the engine runs the rules for real (their
-// informers are shared, not restarted).
-func (e *Engine) Warm(rs []*rules.Rule) (stop func(), err error) {
-	var watches []*dynamicinformer.Watch
-	stop = func() {
-		for _, w := range watches {
-			w.Stop()
-		}
-	}
+// that a standby replica takes over with full caches, and holds them until
+// ctx ends (it blocks, as a lifecycle.Runnable). Rules whose resources are
+// not served yet are skipped. The next Load releases them all, once the
+// rules it starts hold watches of their own on the same informers (which
+// are shared, not restarted): the warm watches of a rule that is no longer
+// in the set do not outlive it.
+func (e *Engine) Warm(ctx context.Context, rs []*rules.Rule) error {
+	defer e.releaseWarm()
 	for _, r := range rs {
 		res, _, err := e.resolve(r, true)
 		if err != nil || res == nil {
@@ -468,13 +491,33 @@ func (e *Engine) Warm(rs []*rules.Rule) (stop func(), err error) {
 		for _, inf := range e.plan(res) {
 			w, err := e.informers.Watch(inf.Key, "warm:"+r.Name, cache.ResourceEventHandlerFuncs{})
 			if err != nil {
-				stop()
-				return nil, err
+				return err
 			}
-			watches = append(watches, w)
+			e.mu.Lock()
+			e.warm = append(e.warm, w)
+			e.mu.Unlock()
 		}
 	}
-	return stop, nil
+	<-ctx.Done()
+	return nil
+}
+
+// releaseWarm stops the watches Warm holds.
+func (e *Engine) releaseWarm() {
+	e.mu.Lock()
+	warm := e.warm
+	e.warm = nil
+	e.mu.Unlock()
+	for _, w := range warm {
+		w.Stop()
+	}
+}
+
+// WarmWatches returns how many warm watches are held, for tests.
+func (e *Engine) WarmWatches() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.warm)
 }
 
 // Status describes each rule: running (and whether its watches have caught

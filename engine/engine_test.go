@@ -18,8 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/kube"
+	"github.com/kreact/kreact/internal/leaktest"
 	"github.com/kreact/kreact/internal/testcluster"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/source"
@@ -40,13 +42,27 @@ type harness struct {
 	engine *engine.Engine
 	client dynamic.Interface
 	logs   *testcluster.LogBuffer
+
+	informers *dynamicinformer.Manager
 }
 
 func start(t *testing.T, opts engine.Options) *harness {
 	t.Helper()
+	return startWith(t, opts, nil)
+}
+
+// startWith is start with the engine's log handler wrapped by wrap, if not
+// nil.
+func startWith(t *testing.T, opts engine.Options, wrap func(slog.Handler) slog.Handler) *harness {
+	t.Helper()
+	leaktest.Check(t) // first, so that it runs after the engine has stopped
 	logs := &testcluster.LogBuffer{}
 	dups := &duplicateKeys{}
-	logger := slog.New(&uniqueKeys{Handler: slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}), dups: dups})
+	var handler slog.Handler = &uniqueKeys{Handler: slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}), dups: dups}
+	if wrap != nil {
+		handler = wrap(handler)
+	}
+	logger := slog.New(handler)
 	t.Cleanup(func() {
 		for _, d := range dups.list() {
 			t.Errorf("a log record has an attribute twice: %s", d)
@@ -70,7 +86,7 @@ func start(t *testing.T, opts engine.Options) *harness {
 			t.Logf("kreact logs:\n%s", logs.String())
 		}
 	})
-	return &harness{t: t, engine: e, client: stack.Client, logs: logs}
+	return &harness{t: t, engine: e, client: stack.Client, logs: logs, informers: stack.Informers}
 }
 
 // uniqueKeys is a slog.Handler that notes every record with an attribute

@@ -31,6 +31,12 @@
 // restarts every replica at the worst moment); /readyz says whether this
 // replica is doing its job, and gives the reason when it is not.
 //
+// Listen binds the endpoints' addresses at once (a busy port is an error at
+// startup, and nothing is left listening), and Server.Start serves them
+// until its context ends and returns once the servers have shut down, as
+// a lifecycle.Runnable. Readiness is kreact run's /readyz: a standby is
+// ready, a leader once its rules are loaded and caught up.
+//
 // Metric names follow the Prometheus conventions: a kreact_ prefix, base
 // units (seconds), _total for counters. The workqueue series mirror the ones
 // client-go's queues export in Kubernetes components, under kreact_workqueue_

@@ -3,7 +3,7 @@ package reaction
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/kreact/kreact/internal/leaktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }

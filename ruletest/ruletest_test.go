@@ -10,13 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kreact/kreact/internal/leaktest"
 	"github.com/kreact/kreact/source"
-	"go.uber.org/goleak"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
 
 // durations are the only part of the report that changes from run to run.
 var durations = regexp.MustCompile(`\((\d+(\.\d+)?(ns|µs|ms|s|m)|0s)\)`)

@@ -9,21 +9,17 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/internal/leaktest"
 	"github.com/kreact/kreact/source"
 )
 
-func TestMain(m *testing.M) {
-	// regexp2 runs a clock goroutine while match timeouts are in use; it
-	// stops by itself about a second after the last match.
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/dlclark/regexp2/v2.runClock"))
-}
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
 
 var (
 	deployments = apiresource.Resource{

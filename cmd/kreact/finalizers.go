@@ -9,9 +9,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kreact/kreact/finalizers"
 	"github.com/kreact/kreact/internal/kube"
+	"github.com/kreact/kreact/internal/tail"
 	"github.com/kreact/kreact/rules"
 )
 
@@ -89,15 +91,7 @@ Examples:
 		return &usageError{"finalizers release: name the rule, e.g. `kreact finalizers release secret-sync secrets`"}
 	}
 	rule := fs.Arg(0)
-	var refs []string
-	for _, a := range fs.Args()[1:] {
-		for _, r := range strings.Split(a, ",") {
-			if r = strings.TrimSpace(r); r != "" {
-				refs = append(refs, r)
-			}
-		}
-	}
-	refs = joinKindRefs(refs)
+	refs := tail.Refs(fs.Args()[1:])
 	switch {
 	case len(refs) == 0 && len(f.files) == 0:
 		return &usageError{fmt.Sprintf("finalizers release: name the resources rule %s watches (e.g. secrets), or its rule files with -f", rule)}
@@ -165,7 +159,7 @@ Examples:
 	fmt.Fprintf(stdout, "releasing %s from %s %s\n", fin, strings.Join(names, ", "), where)
 	n, err := finalizers.Release(ctx, stack.Client, rule, targets, finalizers.ReleaseOptions{
 		Released: func(t finalizers.Target, obj *unstructured.Unstructured) {
-			fmt.Fprintf(stdout, "%s %s released\n", stack.Mapper.Name(t.Resource), objectRef(obj))
+			fmt.Fprintf(stdout, "%s %s released\n", stack.Mapper.Name(t.Resource), cache.MetaObjectToName(obj).String())
 		},
 	})
 	fmt.Fprintf(stdout, "%d %s released from %s\n", n, plural(n, "object", "objects"), fin)

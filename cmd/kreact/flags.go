@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 
 	"github.com/kreact/kreact/internal/kubeconfig"
 )
@@ -195,6 +194,6 @@ func (l *logFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 		return nil, &usageError{fmt.Sprintf("--log-format %q: want text or json", l.format)}
 	}
 	logger := slog.New(h)
-	klog.SetSlogLogger(logger.With("source", "client-go"))
+	routeKlog(logger.With("source", "client-go").Handler())
 	return logger, nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
 	// spec.timeZone and CRON_TZ= need the zone database, which a
 	// container built FROM scratch does not have.
 	_ "time/tzdata"

@@ -5,16 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/kube"
+	"github.com/kreact/kreact/leader"
+	"github.com/kreact/kreact/lifecycle"
+	"github.com/kreact/kreact/metrics"
+	"github.com/kreact/kreact/reload"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/source"
 )
@@ -95,84 +97,101 @@ and handles its shard of the watched objects.`)
 	}
 	logger.Info("connecting to the API server", "server", cfg.Host, "config", f.cluster.source, "qps", cfg.QPS, "burst", cfg.Burst)
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// What every replica runs, and on top of it what only the leader (or,
+	// sharded, every replica for its shard) runs; see package lifecycle.
+	var layers lifecycle.Layers
 	kopts := kube.Options{Logger: logger}
+	var always lifecycle.Group
 	if f.shards.enabled {
-		// The membership outlives the engine's context by nothing: its
-		// Lease is deleted when ctx ends, and the others take over.
-		members, left, err := f.shards.join(ctx, cfg, logger)
+		m, err := f.shards.membership(cfg, logger)
 		if err != nil {
-			return &clusterError{err}
+			return err
 		}
-		defer func() { cancel(); <-left }()
-		kopts.Informers = f.shards.informerOptions(members)
+		layers = append(layers, m)
+		always = append(always, lifecycle.Func(m.logRange))
+		kopts.Informers = f.shards.informerOptions(m)
 	}
-	stack, err := kube.Start(ctx, cfg, kopts)
+	stack, err := kube.New(ctx, cfg, kopts)
 	if err != nil {
 		return &clusterError{err}
 	}
-	obs := newObserver()
-	obs.watchInformers(stack.Informers.Status)
-	f.leader.notify = obs.setLeading
+	rec := metrics.New()
+	rec.WatchInformers(stack.Informers.Status)
+	ready := metrics.NewReadiness(rec)
 	eng := engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
 		DryRun:          f.dryRun,
 		Logger:          logger,
-		Observer:        obs,
-		MetricsProvider: obs.workqueueProvider(),
+		Observer:        rec,
+		MetricsProvider: rec,
 		Shards:          f.shards.plan(),
 	})
-	obs.watchFinalizers(eng.Finalizing)
-	engineDone := make(chan error, 1)
-	go func() { engineDone <- eng.Run(ctx) }()
-	stopAll := func() error {
-		cancel()
-		err := <-engineDone
-		return errors.Join(err, stack.Wait())
-	}
-	if err := f.serve.start(ctx, logger, obs, eng); err != nil {
-		_ = stopAll()
+	rec.WatchFinalizers(eng.Finalizing)
+	srv, err := f.serve.listen(ctx, logger, rec, func() error { return ready.Check(eng) })
+	if err != nil {
 		return err
 	}
+	always = append(always, stack, srv)
 	if f.leader.enabled {
 		// Standby replicas fill the caches now, so that taking over costs
 		// no initial list.
-		stopWarm, err := eng.Warm(rs)
-		if err != nil {
-			_ = stopAll()
-			return err
-		}
-		defer stopWarm()
+		always = append(always, lifecycle.Func(func(ctx context.Context) error { return eng.Warm(ctx, rs) }))
 	}
-
-	err = f.leader.run(ctx, cfg, logger, func(leadCtx context.Context) error {
-		loadErr := eng.Load(leadCtx, rs, failed...)
-		if leadCtx.Err() != nil {
-			return nil // stopping while the rules load
-		}
-		logRuleErrors(logger, "rules with errors are not running", loadErr)
-		n := running(eng)
-		if loadErr != nil && n == 0 {
-			return &invalidError{loadErr}
-		}
-		obs.rulesLoaded(n)
-		logger.Info("rules loaded", "rules", n, "files", strings.Join(f.files, ","), "dryRun", f.dryRun)
-		waitForSync(leadCtx, logger, newSyncView(eng, stack.Informers), syncPoll, syncReport)
-		if f.reloadInterval > 0 {
-			go reloadLoop(leadCtx, logger, eng, obs, f.files, f.reloadInterval)
-		}
-		<-leadCtx.Done()
-		return nil
-	})
-	if errors.Is(err, errLostLeadership) {
-		// Stop acting at once: no draining, the new leader takes over.
+	set := &ruleSet{f: &f, logger: logger, eng: eng, rec: rec, ready: ready, informers: stack.Informers, rules: rs, failed: failed}
+	leading, err := f.leader.lead(cfg, logger, ready.SetLeading, lifecycle.Group{lifecycle.Func(eng.Run), set})
+	if err != nil {
+		return err
+	}
+	err = append(layers, always, leading).Start(ctx)
+	if errors.Is(err, leader.ErrLostLease) {
 		logger.Error("lost the leader lease; exiting so that only the new leader acts")
 		return err
 	}
-	logger.Info("shutting down: finishing queued changes and actions")
-	err = errors.Join(err, stopAll())
 	logger.Info("stopped")
 	return err
+}
+
+// ruleSet loads the rules into the engine, waits for their caches, then
+// reloads them on every change of their files until its context ends.
+type ruleSet struct {
+	f         *runFlags
+	logger    *slog.Logger
+	eng       *engine.Engine
+	rec       *metrics.Recorder
+	ready     *metrics.Readiness
+	informers *dynamicinformer.Manager
+	rules     []*rules.Rule
+	failed    []string
+}
+
+func (r *ruleSet) Start(ctx context.Context) error {
+	loadErr := r.eng.Load(ctx, r.rules, r.failed...)
+	if ctx.Err() != nil {
+		return nil // stopping while the rules load
+	}
+	logRuleErrors(r.logger, "rules with errors are not running", loadErr)
+	n := running(r.eng)
+	if loadErr != nil && n == 0 {
+		return &invalidError{loadErr}
+	}
+	r.ready.RulesLoaded(n)
+	r.logger.Info("rules loaded", "rules", n, "files", strings.Join(r.f.files, ","), "dryRun", r.f.dryRun)
+	// The "caches synced" line: every 100ms a look, every 3s a report.
+	engine.WaitForSync(ctx, r.logger, engine.SyncView{Rules: r.eng.Status, Informers: r.informers.Status}, 100*time.Millisecond, 3*time.Second)
+	if r.f.reloadInterval > 0 {
+		reload.Loop(ctx, r.eng, reload.Options{Paths: r.f.files, Interval: r.f.reloadInterval, Reloaded: func(err error) {
+			n := running(r.eng)
+			r.ready.RulesLoaded(n)
+			if err != nil {
+				r.rec.ReloadFailed()
+				logRuleErrors(r.logger, "reload: rules with errors keep their previous version", err)
+				return
+			}
+			r.logger.Info("rules reloaded", "rules", n)
+		}})
+	}
+	<-ctx.Done()
+	r.logger.Info("shutting down: finishing queued changes and actions")
+	return nil
 }
 
 // logRuleErrors logs each problem of a joined or listed error on a line of
@@ -209,67 +228,3 @@ func logRuleErrors(logger *slog.Logger, msg string, err error) {
 
 // running counts the rules the engine runs or keeps waiting for resources.
 func running(eng *engine.Engine) int { return len(eng.Status()) }
-
-// reloadLoop reloads the rule files when any of them changes.
-func reloadLoop(ctx context.Context, logger *slog.Logger, eng *engine.Engine, obs *observer, paths []string, every time.Duration) {
-	last := fingerprintFiles(paths)
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		now := fingerprintFiles(paths)
-		if now == last {
-			continue
-		}
-		last = now
-		type loaded struct {
-			rs     []*rules.Rule
-			failed []string
-			err    error
-		}
-		l, err := interruptible(ctx, "reload", func() loaded {
-			var l loaded
-			l.rs, l.failed, l.err = rules.LoadEach(paths...)
-			return l
-		})
-		if err != nil {
-			return
-		}
-		rs, failed, err := l.rs, l.failed, l.err
-		err = errors.Join(err, eng.Load(ctx, rs, failed...))
-		if ctx.Err() != nil {
-			return
-		}
-		n := running(eng)
-		obs.rulesLoaded(n)
-		if err != nil {
-			obs.reloadFailed()
-			logRuleErrors(logger, "reload: rules with errors keep their previous version", err)
-			continue
-		}
-		logger.Info("rules reloaded", "rules", n)
-	}
-}
-
-// fingerprintFiles summarises the names, sizes and times of the files under
-// paths, so that an edit, a new file or a removed one changes it.
-func fingerprintFiles(paths []string) string {
-	var entries []string
-	for _, p := range paths {
-		_ = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return nil
-			}
-			if info, err := os.Stat(path); err == nil {
-				entries = append(entries, fmt.Sprintf("%s|%d|%d", path, info.Size(), info.ModTime().UnixNano()))
-			}
-			return nil
-		})
-	}
-	sort.Strings(entries)
-	return strings.Join(entries, "\n")
-}

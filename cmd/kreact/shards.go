@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kreact/kreact/dynamicinformer"
+	"github.com/kreact/kreact/leader"
 	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/shard"
 )
@@ -69,56 +69,62 @@ func (s *shardFlags) plan() reaction.PlanOptions {
 	return reaction.PlanOptions{Sharded: s.enabled, ShardByNamespace: s.key == "namespace"}
 }
 
-// join starts this replica's membership and waits until it knows its
-// range. The membership runs until ctx ends, then deletes its Lease; done
-// is closed when it has.
-func (s *shardFlags) join(ctx context.Context, cfg *rest.Config, logger *slog.Logger) (m *shard.Membership, done <-chan struct{}, err error) {
+// membership returns this replica's membership, not started: it runs as
+// the bottom layer of kreact run, and the informers above it start once it
+// knows its range (it is a lifecycle.Readier). It deletes its Lease when it
+// stops, and the others take over.
+func (s *shardFlags) membership(cfg *rest.Config, logger *slog.Logger) (*member, error) {
 	namespace := s.namespace
 	if namespace == "" {
-		namespace = podNamespace()
+		namespace = leader.PodNamespace()
 	}
 	id := s.identity
 	if id == "" {
-		host, err := os.Hostname()
-		if err != nil {
-			return nil, nil, fmt.Errorf("shard identity: %w", err)
-		}
 		// A restarted process is a new member: its predecessor's Lease
 		// expires on its own.
-		suffix, _ := holderIdentity()
-		id = strings.ToLower(host) + "-" + suffix[strings.LastIndexByte(suffix, '_')+1:]
+		holder, err := leader.NewIdentity()
+		if err != nil {
+			return nil, fmt.Errorf("shard identity: %w", err)
+		}
+		cut := strings.LastIndexByte(holder, '_')
+		id = strings.ToLower(holder[:cut]) + "-" + holder[cut+1:]
 	}
 	lcfg := rest.CopyConfig(cfg)
 	lcfg.Timeout = s.renewPeriod
 	client, err := coordinationv1client.NewForConfig(rest.AddUserAgent(lcfg, "shard-membership"))
 	if err != nil {
-		return nil, nil, fmt.Errorf("shard membership: %w", err)
+		return nil, fmt.Errorf("shard membership: %w", err)
 	}
-	m, err = shard.NewMembership(client, shard.MembershipOptions{
+	m, err := shard.NewMembership(client, shard.MembershipOptions{
 		Namespace: namespace, Group: s.group, Identity: id,
 		LeaseDuration: s.leaseDuration, RenewPeriod: s.renewPeriod, Logger: logger,
 	})
 	if err != nil {
-		return nil, nil, &usageError{"run: " + err.Error()}
+		return nil, &usageError{"run: " + err.Error()}
 	}
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		_ = m.Run(ctx)
-	}()
-	select {
-	case <-m.Ready():
-	case <-ctx.Done():
-		<-finished
-		return nil, nil, ctx.Err()
-	}
+	return &member{Membership: m, key: s.key, logger: logger}, nil
+}
+
+// member is a shard.Membership as a lifecycle.Runnable and Readier.
+type member struct {
+	*shard.Membership
+	key    string
+	logger *slog.Logger
+}
+
+// Start runs the membership until ctx ends; it has deleted its Lease when
+// Start returns.
+func (m *member) Start(ctx context.Context) error { return m.Run(ctx) }
+
+// logRange logs the range of a member that is ready.
+func (m *member) logRange(context.Context) error {
 	rng, _ := m.Range()
-	logger.Info("sharding: this replica handles its shard of the watched objects", "identity", id,
-		"members", m.Members(), "range", rng.String(), "key", s.key)
-	return m, finished, nil
+	m.logger.Info("sharding: this replica handles its shard of the watched objects", "identity", m.Identity(),
+		"members", m.Members(), "range", rng.String(), "key", m.key)
+	return nil
 }
 
 // informerOptions are the informer manager's sharding options.
-func (s *shardFlags) informerOptions(m *shard.Membership) dynamicinformer.Options {
-	return dynamicinformer.Options{Shards: m, ShardByNamespace: s.key == "namespace"}
+func (s *shardFlags) informerOptions(m *member) dynamicinformer.Options {
+	return dynamicinformer.Options{Shards: m.Membership, ShardByNamespace: s.key == "namespace"}
 }

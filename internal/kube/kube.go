@@ -2,7 +2,6 @@ package kube
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/kreact/kreact/discovery"
 	"github.com/kreact/kreact/dynamicinformer"
+	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/restmapper"
 )
 
@@ -47,6 +47,21 @@ type Options struct {
 // discovery cache and the informer manager; both stop when ctx ends. Wait
 // returns when they have.
 func Start(ctx context.Context, cfg *rest.Config, opts Options) (*Stack, error) {
+	s, err := New(ctx, cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.wg.Go(func() {
+		if err := s.Start(ctx); err != nil {
+			s.errs <- err
+		}
+	})
+	return s, nil
+}
+
+// New connects to the cluster, runs the first discovery and builds the
+// informer manager, and starts nothing: Start runs them.
+func New(ctx context.Context, cfg *rest.Config, opts Options) (*Stack, error) {
 	s, err := Connect(ctx, cfg, opts)
 	if err != nil {
 		return nil, err
@@ -55,14 +70,14 @@ func Start(ctx context.Context, cfg *rest.Config, opts Options) (*Stack, error) 
 	// The manager names itself: component=dynamicinformer.
 	iopts.Logger = s.logger
 	s.Informers = dynamicinformer.New(s.Client, s.Discovery, iopts)
-	for _, run := range []func(context.Context) error{s.Discovery.Run, s.Informers.Run} {
-		s.wg.Go(func() {
-			if err := run(ctx); err != nil && !errors.Is(err, context.Canceled) {
-				s.errs <- err
-			}
-		})
-	}
 	return s, nil
+}
+
+// Start runs the discovery cache and the informer manager of a Stack made
+// by New until ctx ends, and returns once both have stopped (a
+// lifecycle.Runnable).
+func (s *Stack) Start(ctx context.Context) error {
+	return lifecycle.Group{lifecycle.Func(s.Discovery.Run), lifecycle.Func(s.Informers.Run)}.Start(ctx)
 }
 
 // Connect connects to the cluster and runs one discovery, and starts
@@ -100,12 +115,12 @@ func Connect(ctx context.Context, cfg *rest.Config, opts Options) (*Stack, error
 		Discovery: disc,
 		Mapper:    restmapper.New(disc, restmapper.Options{Logger: opts.Logger.With("component", "restmapper")}),
 		logger:    opts.Logger,
-		errs:      make(chan error, 2),
+		errs:      make(chan error, 1),
 	}, nil
 }
 
-// Wait blocks until the stack has stopped and returns the first error any
-// component returned.
+// Wait blocks until a stack begun by Start has stopped and returns the
+// error of its components.
 func (s *Stack) Wait() error {
 	s.wg.Wait()
 	close(s.errs)

@@ -1,4 +1,4 @@
-package main
+package tail
 
 import (
 	"bytes"
@@ -21,8 +21,8 @@ func TestJoinKindRefs(t *testing.T) {
 		{[]string{"deployments.v1.apps"}, []string{"deployments.v1.apps"}},
 	}
 	for _, tt := range tests {
-		if got := joinKindRefs(tt.in); !slices.Equal(got, tt.want) {
-			t.Errorf("joinKindRefs(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := JoinKindRefs(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("JoinKindRefs(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
@@ -56,5 +56,13 @@ func TestPrinterFormats(t *testing.T) {
 	}
 	if err := yaml.Unmarshal([]byte(strings.TrimPrefix(y, "---\n")), &rec); err != nil || rec["type"] != "ADDED" {
 		t.Errorf("yaml record = %v, %v", rec, err)
+	}
+}
+
+func TestRefs(t *testing.T) {
+	got := Refs([]string{"deploy,cm", " ", "apps/v1", "Deployment", "pods, secrets"})
+	want := []string{"deploy", "cm", "apps/v1 Deployment", "pods", "secrets"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Refs = %q, want %q", got, want)
 	}
 }

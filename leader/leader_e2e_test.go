@@ -1,6 +1,6 @@
 //go:build e2e
 
-package main
+package leader
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,10 +20,16 @@ import (
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/kreact/kreact/internal/leaktest"
 	"github.com/kreact/kreact/internal/testcluster"
 )
 
-// These tests run leaderFlags.run in-process against the test API server,
+// cluster is the test control plane, one per test binary.
+var cluster *testcluster.Cluster
+
+func TestMain(m *testing.M) { testcluster.Main(m, testcluster.Options{}, &cluster) }
+
+// These tests run Elector.Run in-process against the test API server,
 // with short durations. They assert who leads and in which order, never how
 // fast: every wait has a generous deadline.
 
@@ -43,6 +48,7 @@ type election struct {
 // newElection starts an election on a Lease of its own (so that reruns with
 // -count start afresh), deleted when the test ends.
 func newElection(t *testing.T, prefix string) *election {
+	leaktest.Check(t) // Run returns only once its goroutines have stopped
 	suffix := make([]byte, 3)
 	_, _ = rand.Read(suffix)
 	e := &election{t: t, lease: prefix + "-" + hex.EncodeToString(suffix), logs: &testcluster.LogBuffer{}}
@@ -58,7 +64,7 @@ func newElection(t *testing.T, prefix string) *election {
 	return e
 }
 
-// candidate is one in-process replica campaigning with leaderFlags.run.
+// candidate is one in-process replica campaigning with Elector.Run.
 type candidate struct {
 	id      string
 	cancel  context.CancelFunc
@@ -73,26 +79,33 @@ type candidate struct {
 func (e *election) campaign(id string, keepLease bool) *candidate {
 	e.t.Helper()
 	c := &candidate{id: id, done: make(chan error, 1), leading: make(chan struct{}), stopped: make(chan struct{})}
-	l := &leaderFlags{
-		enabled:       true,
-		namespace:     leaseNamespace,
-		name:          e.lease,
-		leaseDuration: 2 * time.Second,
-		renewDeadline: 1500 * time.Millisecond,
-		retryPeriod:   300 * time.Millisecond,
-		identity:      id,
-		keepLease:     keepLease,
-		notify: func(leading bool) {
+	logger := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("candidate", id)
+	client, err := NewClient(cluster.Config(), 1500*time.Millisecond)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	el, err := New(client, Options{
+		Namespace:     leaseNamespace,
+		Name:          e.lease,
+		Identity:      id,
+		LeaseDuration: 2 * time.Second,
+		RenewDeadline: 1500 * time.Millisecond,
+		RetryPeriod:   300 * time.Millisecond,
+		KeepLease:     keepLease,
+		Logger:        logger,
+		OnLeading: func(leading bool) {
 			c.mu.Lock()
 			c.notified = append(c.notified, leading)
 			c.mu.Unlock()
 		},
+	})
+	if err != nil {
+		e.t.Fatal(err)
 	}
-	logger := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("candidate", id)
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	go func() {
-		c.done <- l.run(ctx, cluster.Config(), logger, func(ctx context.Context) error {
+		c.done <- el.Run(ctx, func(ctx context.Context) error {
 			if e.active.Add(1) > 1 {
 				e.overlap.Store(true)
 			}
@@ -282,73 +295,13 @@ func TestLeaderElectionLostLeaseStopsLeadAndFailsRun(t *testing.T) {
 	select {
 	case err := <-a.done:
 		a.done <- err
-		if !errors.Is(err, errLostLeadership) {
-			t.Errorf("run = %v, want errLostLeadership", err)
+		if !errors.Is(err, ErrLostLease) {
+			t.Errorf("run = %v, want ErrLostLease", err)
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatal("run did not return after the lease was lost")
 	}
 	if got := holder(t, e.lease); got != "thief" {
 		t.Errorf("lease holder %q, want the thief kept", got)
-	}
-}
-
-func TestLeaderElectionOffJustLeads(t *testing.T) {
-	var notified []bool
-	l := &leaderFlags{notify: func(leading bool) { notified = append(notified, leading) }}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	sentinel := errors.New("lead's own error")
-	err := l.run(ctx, nil, slog.Default(), func(got context.Context) error {
-		if got != ctx {
-			t.Error("lead did not get run's context")
-		}
-		return sentinel
-	})
-	if !errors.Is(err, sentinel) {
-		t.Errorf("run = %v, want lead's error", err)
-	}
-	if !slices.Equal(notified, []bool{true}) {
-		t.Errorf("notified %v, want [true]", notified)
-	}
-}
-
-func TestLeaderFlags(t *testing.T) {
-	for _, c := range []struct {
-		name    string
-		args    []string
-		wantErr string
-	}{
-		{name: "defaults", args: []string{"--leader-elect"}},
-		{name: "short durations", args: []string{"--leader-elect", "--leader-elect-lease-duration=2s", "--leader-elect-renew-deadline=1500ms", "--leader-elect-retry-period=300ms"}},
-		{name: "renew not below lease", args: []string{"--leader-elect", "--leader-elect-renew-deadline=15s"}, wantErr: "--leader-elect-lease-duration (15s) must be more than --leader-elect-renew-deadline (15s)"},
-		{name: "retry too long", args: []string{"--leader-elect", "--leader-elect-retry-period=9s"}, wantErr: "--leader-elect-renew-deadline (10s) must be more than 1.2 × --leader-elect-retry-period (9s)"},
-		{name: "empty name", args: []string{"--leader-elect", "--leader-elect-name="}, wantErr: "--leader-elect-name must not be empty"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			var l leaderFlags
-			fs := newFlagSet("run", "", "")
-			l.register(fs)
-			if err := fs.parse(c.args); err != nil {
-				t.Fatal(err)
-			}
-			err := l.validate()
-			var ue *usageError
-			switch {
-			case c.wantErr == "" && err != nil:
-				t.Errorf("validate = %v", err)
-			case c.wantErr != "" && (err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), c.wantErr)):
-				t.Errorf("validate = %v, want a usage error containing %q", err, c.wantErr)
-			}
-		})
-	}
-	var l leaderFlags
-	fs := newFlagSet("run", "", "")
-	l.register(fs)
-	if err := fs.parse(nil); err != nil {
-		t.Fatal(err)
-	}
-	if l.enabled || l.name != "kreact" || l.namespace != "" || l.leaseDuration != 15*time.Second || l.renewDeadline != 10*time.Second || l.retryPeriod != 2*time.Second {
-		t.Errorf("defaults = %+v", l)
 	}
 }

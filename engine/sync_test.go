@@ -1,4 +1,4 @@
-package main
+package engine_test
 
 import (
 	"context"
@@ -31,29 +31,29 @@ func TestRulesBehind(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := rulesBehind(tt.rules); !slices.Equal(got, tt.want) {
-				t.Errorf("rulesBehind = %q, want %q", got, tt.want)
+			if got := engine.RulesBehind(tt.rules); !slices.Equal(got, tt.want) {
+				t.Errorf("RulesBehind = %q, want %q", got, tt.want)
 			}
 		})
 	}
 }
 
-// fakeSync is a syncView whose rule "a" catches up when caughtUp is set.
+// fakeSync is a SyncView whose rule "a" catches up when caughtUp is set.
 type fakeSync struct{ caughtUp atomic.Bool }
 
-func (f *fakeSync) view() syncView {
+func (f *fakeSync) view() engine.SyncView {
 	key := func(resource, ns string) dynamicinformer.Key {
 		return dynamicinformer.Key{GVR: schema.GroupVersionResource{Version: "v1", Resource: resource}, Namespace: ns}
 	}
-	return syncView{
-		rules: func() []engine.Status {
+	return engine.SyncView{
+		Rules: func() []engine.Status {
 			return []engine.Status{
 				{Rule: "a", Running: true, Synced: f.caughtUp.Load()},
 				{Rule: "b", Running: true, Synced: true},
 				{Rule: "c", Waiting: "widgets.example.com is not served"},
 			}
 		},
-		informers: func() []dynamicinformer.WatchStatus {
+		Informers: func() []dynamicinformer.WatchStatus {
 			cms := dynamicinformer.WatchStatus{Key: key("configmaps", "x"), Phase: dynamicinformer.PhaseStarting, Owners: []string{"a"}, Objects: 1200}
 			if f.caughtUp.Load() {
 				cms.Phase, cms.Synced, cms.Objects = dynamicinformer.PhaseSynced, true, 3000
@@ -68,7 +68,7 @@ func (f *fakeSync) view() syncView {
 	}
 }
 
-// TestWaitForSyncReportsProgress: while a rule is behind, waitForSync says
+// TestWaitForSyncReportsProgress: while a rule is behind, WaitForSync says
 // which rule and how far its informers are; once it has caught up, one
 // "caches synced" line reports every running rule's informers, and the
 // waiting rule is named.
@@ -78,7 +78,7 @@ func TestWaitForSyncReportsProgress(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		waitForSync(t.Context(), slog.New(slog.NewTextHandler(logs, nil)), f.view(), time.Millisecond, time.Millisecond)
+		engine.WaitForSync(t.Context(), slog.New(slog.NewTextHandler(logs, nil)), f.view(), time.Millisecond, time.Millisecond)
 	}()
 	testcluster.Eventually(t, "a progress line", func() bool { return logs.Count("waiting for caches to sync") > 0 })
 	if logs.Count("caches synced") != 0 {
@@ -88,7 +88,7 @@ func TestWaitForSyncReportsProgress(t *testing.T) {
 	select {
 	case <-done:
 	case <-time.After(time.Minute):
-		t.Fatal("waitForSync did not return once every rule had caught up")
+		t.Fatal("WaitForSync did not return once every rule had caught up")
 	}
 
 	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
@@ -129,7 +129,7 @@ func TestWaitForSyncEndsWithContext(t *testing.T) {
 	logs := &testcluster.LogBuffer{}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	waitForSync(ctx, slog.New(slog.NewTextHandler(logs, nil)), f.view(), time.Millisecond, time.Hour)
+	engine.WaitForSync(ctx, slog.New(slog.NewTextHandler(logs, nil)), f.view(), time.Millisecond, time.Hour)
 	if logs.Count("caches synced") != 0 {
 		t.Errorf("synced logged although rule a never caught up:\n%s", logs)
 	}

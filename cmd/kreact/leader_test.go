@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kreact/kreact/lifecycle"
+)
+
+func TestLeaderElectionOffJustLeads(t *testing.T) {
+	var notified []bool
+	var l leaderFlags
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	sentinel := errors.New("lead's own error")
+	r, err := l.lead(nil, slog.Default(), func(leading bool) { notified = append(notified, leading) },
+		lifecycle.Func(func(got context.Context) error {
+			if got != ctx {
+				t.Error("lead did not get run's context")
+			}
+			return sentinel
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(ctx); !errors.Is(err, sentinel) {
+		t.Errorf("Start = %v, want lead's error", err)
+	}
+	if !slices.Equal(notified, []bool{true}) {
+		t.Errorf("notified %v, want [true]", notified)
+	}
+}
+func TestLeaderFlags(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{name: "defaults", args: []string{"--leader-elect"}},
+		{name: "short durations", args: []string{"--leader-elect", "--leader-elect-lease-duration=2s", "--leader-elect-renew-deadline=1500ms", "--leader-elect-retry-period=300ms"}},
+		{name: "renew not below lease", args: []string{"--leader-elect", "--leader-elect-renew-deadline=15s"}, wantErr: "--leader-elect-lease-duration (15s) must be more than --leader-elect-renew-deadline (15s)"},
+		{name: "retry too long", args: []string{"--leader-elect", "--leader-elect-retry-period=9s"}, wantErr: "--leader-elect-renew-deadline (10s) must be more than 1.2 × --leader-elect-retry-period (9s)"},
+		{name: "empty name", args: []string{"--leader-elect", "--leader-elect-name="}, wantErr: "--leader-elect-name must not be empty"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var l leaderFlags
+			fs := newFlagSet("run", "", "")
+			l.register(fs)
+			if err := fs.parse(c.args); err != nil {
+				t.Fatal(err)
+			}
+			err := l.validate()
+			var ue *usageError
+			switch {
+			case c.wantErr == "" && err != nil:
+				t.Errorf("validate = %v", err)
+			case c.wantErr != "" && (err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), c.wantErr)):
+				t.Errorf("validate = %v, want a usage error containing %q", err, c.wantErr)
+			}
+		})
+	}
+	var l leaderFlags
+	fs := newFlagSet("run", "", "")
+	l.register(fs)
+	if err := fs.parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if l.enabled || l.name != "kreact" || l.namespace != "" || l.leaseDuration != 15*time.Second || l.renewDeadline != 10*time.Second || l.retryPeriod != 2*time.Second {
+		t.Errorf("defaults = %+v", l)
+	}
+}

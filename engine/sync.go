@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kreact/kreact/dynamicinformer"
+)
+
+// SyncView is what WaitForSync reads to tell whether the running rules
+// have caught up: the engine's rules (Engine.Status) and the informers
+// under them (dynamicinformer.Manager.Status).
+type SyncView struct {
+	Rules     func() []Status
+	Informers func() []dynamicinformer.WatchStatus
+}
+
+// RulesBehind is the one predicate behind both the "caches synced" log
+// line and /readyz: it returns the running rules whose watches have not all
+// delivered their initial list, sorted. Rules waiting for their resources
+// to be served do not count; they have nothing to list yet.
+func RulesBehind(rules []Status) []string {
+	var behind []string
+	for _, s := range rules {
+		if s.Running && !s.Synced {
+			behind = append(behind, s.Rule)
+		}
+	}
+	slices.Sort(behind)
+	return behind
+}
+
+// WaitForSync returns once every running rule has caught up (rulesBehind
+// is empty), or when ctx ends. Every report interval it logs which rules
+// it waits for and how far their informers are; at the end it logs the
+// "caches synced" line with what the rules' informers hold.
+func WaitForSync(ctx context.Context, logger *slog.Logger, v SyncView, poll, report time.Duration) {
+	start := time.Now()
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	lastReport := start
+	for {
+		behind := RulesBehind(v.Rules())
+		if len(behind) == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if time.Since(lastReport) >= report {
+			lastReport = time.Now()
+			summary, objects := dynamicinformer.Describe(informersOf(v.Informers(), behind))
+			logger.Info("waiting for caches to sync",
+				"elapsed", time.Since(start).Round(time.Second).String(),
+				"rules", strings.Join(behind, ","),
+				"objects", objects,
+				"informers", summary)
+		}
+	}
+	var running []string
+	for _, s := range v.Rules() {
+		if s.Running {
+			running = append(running, s.Rule)
+		} else {
+			logger.Warn("rule waiting for its resources", "rule", s.Rule, "reason", s.Waiting)
+		}
+	}
+	summary, objects := dynamicinformer.Describe(informersOf(v.Informers(), running))
+	logger.Info("caches synced; kreact is running",
+		"took", time.Since(start).Round(time.Millisecond).String(),
+		"objects", objects,
+		"informers", summary)
+}
+
+// informersOf returns the informers that any of the rules watches through
+// (a rule's watches carry its name as their owner).
+func informersOf(all []dynamicinformer.WatchStatus, rules []string) []dynamicinformer.WatchStatus {
+	var out []dynamicinformer.WatchStatus
+	for _, s := range all {
+		if slices.ContainsFunc(s.Owners, func(owner string) bool { return slices.Contains(rules, owner) }) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,11 @@
+//go:build !e2e
+
+package leader
+
+import (
+	"testing"
+
+	"github.com/kreact/kreact/internal/leaktest"
+)
+
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }

@@ -1,0 +1,73 @@
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/kreact/kreact/engine"
+)
+
+// The leadership states of a Readiness.
+const (
+	alone    int32 = iota // leader election off (or not started yet): readiness follows the engine
+	standing              // campaigning for the lease, not running rules
+	leading               // holding the lease, running rules
+)
+
+// Readiness is kreact run's /readyz check (ServerOptions.Ready): it knows
+// how many rules are loaded and whether this replica leads, and records
+// both in a Recorder too. Its methods are safe for concurrent use.
+type Readiness struct {
+	rec        *Recorder
+	rules      atomic.Int64
+	leadership atomic.Int32
+}
+
+// NewReadiness returns a Readiness that also records in rec (which may be
+// nil).
+func NewReadiness(rec *Recorder) *Readiness { return &Readiness{rec: rec} }
+
+// RulesLoaded records the size of the rule set just loaded.
+func (r *Readiness) RulesLoaded(n int) {
+	r.rules.Store(int64(n))
+	if r.rec != nil {
+		r.rec.RulesLoaded(n)
+	}
+}
+
+// SetLeading records whether this replica runs the rules (true) or stands
+// by for the lease (false).
+func (r *Readiness) SetLeading(lead bool) {
+	if lead {
+		r.leadership.Store(leading)
+	} else {
+		r.leadership.Store(standing)
+	}
+	if r.rec != nil {
+		r.rec.Leading(lead)
+	}
+}
+
+// Check is /readyz: a replica standing by for the lease is ready (it is
+// healthy and waiting, and a rolling update must be able to proceed past
+// it); otherwise at least one rule must be loaded and every running rule
+// must have caught up with its watches (engine.RulesBehind, which the
+// "caches synced" line of kreact run waits for too, so the two never
+// disagree). eng may be nil before the engine exists.
+func (r *Readiness) Check(eng *engine.Engine) error {
+	if r.leadership.Load() == standing {
+		return nil
+	}
+	if eng == nil {
+		return errors.New("engine not started")
+	}
+	if r.rules.Load() == 0 {
+		return errors.New("no rules loaded")
+	}
+	if behind := engine.RulesBehind(eng.Status()); len(behind) > 0 {
+		return fmt.Errorf("waiting for caches to sync: rules %s", strings.Join(behind, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,36 @@
+package metrics_test
+
+import (
+	"testing"
+
+	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/metrics"
+)
+
+// idleEngine is an engine with no rules, which reports synced.
+func idleEngine() *engine.Engine {
+	return engine.New(nil, nil, nil, nil, engine.Options{})
+}
+
+func TestReadiness(t *testing.T) {
+	obs := metrics.NewReadiness(metrics.New())
+	eng := idleEngine()
+	if err := obs.Check(eng); err == nil || err.Error() != "no rules loaded" {
+		t.Errorf("ready with no rules = %v", err)
+	}
+	if err := obs.Check(nil); err == nil {
+		t.Error("ready without an engine = nil, want an error")
+	}
+	obs.SetLeading(false)
+	if err := obs.Check(nil); err != nil {
+		t.Errorf("a standby is ready; got %v", err)
+	}
+	obs.SetLeading(true)
+	if err := obs.Check(eng); err == nil {
+		t.Error("a new leader with no rules loaded is ready")
+	}
+	obs.RulesLoaded(1)
+	if err := obs.Check(eng); err != nil {
+		t.Errorf("leader with rules loaded and synced: %v", err)
+	}
+}

@@ -1,0 +1,13 @@
+// Package rbac computes the least-privilege RBAC that kreact needs to run
+// a rule set, for `kreact rbac`.
+//
+// It grants exactly what kreact run does with the rules: the informers of
+// reaction.Plan (get, list, watch, cluster-wide or in the watched
+// namespaces when every informer of a resource is namespaced), spec.reads,
+// the verbs of spec.permissions in the namespaces they apply in (apply
+// needs create and patch), events, the subresources a script names, and
+// what kreact itself needs (discovery's CRD and APIService informers, and
+// the Leases of --leader-elect or --shards). Every policy rule carries a
+// comment naming the rules that need it and for what, and the output is
+// deterministic: sorted by namespace, API group and resource.
+package rbac

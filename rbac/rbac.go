@@ -1,0 +1,396 @@
+package rbac
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/reaction"
+	"github.com/kreact/kreact/rules"
+)
+
+// Options say whom the RBAC is for and what else kreact runs with.
+type Options struct {
+	// Name names the ServiceAccount, roles and bindings; Namespace is the
+	// ServiceAccount's (and the Leases') namespace. Both are required.
+	Name, Namespace string
+	// LeaderElect adds a Role for leader election's Lease in Namespace.
+	LeaderElect bool
+	// Shards adds a Role for the shard group's Leases in Namespace.
+	Shards bool
+}
+
+// Generate returns, as YAML documents, the least-privilege RBAC that
+// kreact needs to run rs, whose resolved forms are resolved (a rule that
+// does not resolve has no place in the output): a ServiceAccount, a
+// ClusterRole and its binding, a Role and RoleBinding per namespace where
+// access is limited to named namespaces, and the Lease roles that opts
+// ask for. Each policy rule has a comment naming who needs it for what.
+func Generate(rs []*rules.Rule, resolved []*rules.Resolved, opts Options) ([]byte, error) {
+	cluster, namespaced := rbacFor(resolved)
+	if opts.LeaderElect || opts.Shards {
+		if namespaced[opts.Namespace] == nil {
+			namespaced[opts.Namespace] = grants{}
+		}
+	}
+	return render(opts, rs, cluster, namespaced)
+}
+
+// rbacVerbOrder is the order verbs are printed in, kubectl's.
+var rbacVerbOrder = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+
+// grant is what one resource needs, in the cluster or in one namespace,
+// and why.
+type grant struct {
+	gr    schema.GroupResource
+	verbs map[string]bool
+	// why maps a reason ("rule x", "kreact") to what it does.
+	why map[string]map[string]bool
+}
+
+// grants is a set of grants keyed by resource.
+type grants map[schema.GroupResource]*grant
+
+func (g grants) add(gr schema.GroupResource, who, what string, verbs ...string) {
+	x, ok := g[gr]
+	if !ok {
+		x = &grant{gr: gr, verbs: map[string]bool{}, why: map[string]map[string]bool{}}
+		g[gr] = x
+	}
+	for _, v := range verbs {
+		x.verbs[v] = true
+	}
+	if x.why[who] == nil {
+		x.why[who] = map[string]bool{}
+	}
+	x.why[who][what] = true
+}
+
+// Scripts target subresources with an option of kreact.apply, kreact.patch
+// and kreact.jsonPatch: {subresource: "status"} or {subresource: "scale"}.
+// A rule's declared patch or apply covers the subresources (the rule format
+// has no separate permission for them), so a rule gets patch on
+// RESOURCE/SUB for every resource it may patch or apply, for each
+// subresource its script names. The test is textual: a literal
+// subresource: "status" names status; a script that mentions subresource
+// otherwise (an option built at run time) gets every subresource kreact
+// supports; a comment that mentions it grants a little more than needed.
+// Which resources have which subresources is not known offline, so the
+// grant covers every resource the rule may patch or apply: on one without
+// that subresource (configmaps/status) it is inert, as RBAC on a path that
+// does not exist allows nothing.
+var (
+	subresourceLiteral  = regexp.MustCompile(`\bsubresource\s*:\s*["'\x60](\w+)["'\x60]`)
+	mentionsSubresource = regexp.MustCompile(`\bsubresource\b`)
+	allSubresources     = []string{"scale", "status"}
+)
+
+// subresourcesOf returns the subresources a script may target, sorted.
+func subresourcesOf(script string) []string {
+	var out []string
+	for _, m := range subresourceLiteral.FindAllStringSubmatch(script, -1) {
+		if slices.Contains(allSubresources, m[1]) && !slices.Contains(out, m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	if len(out) == 0 && mentionsSubresource.MatchString(script) {
+		return allSubresources
+	}
+	slices.Sort(out)
+	return out
+}
+
+// actionVerbs maps an action verb to the RBAC verbs it needs on its own
+// resource. Server-side apply is a PATCH request, but when it creates the
+// object the API server also authorizes create
+// (TestServerSideApplyThatCreatesNeedsCreate checks this against a real API
+// server), so apply needs both.
+var actionVerbs = map[actions.Verb][]string{
+	actions.Create: {"create"},
+	actions.Apply:  {"create", "patch"},
+	actions.Patch:  {"patch"},
+	actions.Delete: {"delete"},
+}
+
+var (
+	eventsGR      = schema.GroupResource{Resource: "events"}
+	crdsGR        = schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
+	apiServicesGR = schema.GroupResource{Group: "apiregistration.k8s.io", Resource: "apiservices"}
+	leasesGR      = schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}
+)
+
+// rbacFor computes what a rule set needs: cluster-wide grants, and grants
+// per namespace for resources that every watch limits to namespaces and
+// for permissions that apply in named namespaces.
+func rbacFor(rs []*rules.Resolved) (cluster grants, namespaced map[string]grants) {
+	cluster, namespaced = grants{}, map[string]grants{}
+	// kreact itself: discovery refreshes when CRDs or APIServices change
+	// (metadata informers: list and watch).
+	cluster.add(crdsGR, "kreact", "discovery", "list", "watch")
+	cluster.add(apiServicesGR, "kreact", "discovery", "list", "watch")
+
+	// Informers: those of reaction.Plan, exactly as kreact run starts them.
+	// A resource is read cluster-wide when some informer lists it in all
+	// namespaces (a grant per namespace would add nothing); otherwise only
+	// in the namespaces its informers name.
+	plans := make([][]reaction.Informer, len(rs))
+	allNamespaces := map[schema.GroupResource]bool{}
+	for i, r := range rs {
+		plans[i] = reaction.Plan(r)
+		for _, inf := range plans[i] {
+			if inf.Key.Namespace == "" {
+				allNamespaces[inf.Key.GVR.GroupResource()] = true
+			}
+		}
+	}
+	readVerbs := []string{"get", "list", "watch"}
+	for i, r := range rs {
+		who := "rule " + r.Rule.Name
+		for _, inf := range plans[i] {
+			gr, what := inf.Key.GVR.GroupResource(), "read"
+			if inf.Handled {
+				what = "watch"
+			}
+			verbs := readVerbs
+			if inf.Handled && r.Rule.Finalizer {
+				// spec.finalizer: kreact patches its finalizer in and out
+				// of the objects it watches.
+				what, verbs = "watch, finalizer", []string{"get", "list", "watch", "patch"}
+			}
+			if ns := inf.Key.Namespace; !allNamespaces[gr] {
+				if namespaced[ns] == nil {
+					namespaced[ns] = grants{}
+				}
+				namespaced[ns].add(gr, who, what, verbs...)
+				continue
+			}
+			cluster.add(gr, who, what, verbs...)
+		}
+
+		// Actions: cluster-wide for a grant in all namespaces (or on a
+		// cluster-scoped resource), else in a Role per namespace, as
+		// kreact's own check (rules.Resolved.Allows) allows them.
+		subs := subresourcesOf(r.Rule.Script)
+		for gr, gs := range r.Permissions {
+			for _, g := range gs {
+				add := func(gr schema.GroupResource, what string, verbs ...string) {
+					if g.Namespaces == nil {
+						cluster.add(gr, who, what, verbs...)
+						return
+					}
+					for _, ns := range g.Namespaces {
+						if namespaced[ns] == nil {
+							namespaced[ns] = grants{}
+						}
+						namespaced[ns].add(gr, who, what, verbs...)
+					}
+				}
+				v := g.Verb
+				if v == actions.Event {
+					// The Event goes to the namespace of the object it is
+					// about.
+					add(eventsGR, "event", "create")
+					continue
+				}
+				add(gr, string(v), actionVerbs[v]...)
+				if v == actions.Patch || v == actions.Apply {
+					for _, sub := range subs {
+						add(schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/" + sub}, string(v)+" "+sub, "patch")
+					}
+				}
+			}
+		}
+	}
+	return cluster, namespaced
+}
+
+// WideActions points out what a rule that watches only some namespaces
+// may do in all of them: one line per resource.
+func WideActions(res *rules.Resolved) []string {
+	if !slices.ContainsFunc(res.Watch, func(w rules.ResolvedWatch) bool { return len(w.Watch.Namespaces) > 0 }) {
+		return nil
+	}
+	var out []string
+	for _, gr := range slices.SortedFunc(maps.Keys(res.Permissions), func(a, b schema.GroupResource) int {
+		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Resource, b.Resource))
+	}) {
+		var verbs []string
+		for _, g := range res.Permissions[gr] {
+			if g.Namespaces == nil && res.Namespaced(gr) {
+				verbs = append(verbs, string(g.Verb))
+			}
+		}
+		if len(verbs) > 0 {
+			out = append(out, fmt.Sprintf("warning: rule=%s watches only some namespaces but may %s %s in all namespaces; spec.permissions[].namespaces narrows it",
+				res.Rule.Name, strings.Join(verbs, ", "), gr))
+		}
+	}
+	return out
+}
+
+// render prints the objects, each resource's rule with a comment
+// saying which rules need it.
+func render(f Options, rs []*rules.Rule, cluster grants, namespaced map[string]grants) ([]byte, error) {
+	names := make([]string, len(rs))
+	for i, r := range rs {
+		names[i] = r.Name
+	}
+	slices.Sort(names)
+	subject := seq(false, mapping("kind", "ServiceAccount", "name", f.Name, "namespace", f.Namespace))
+	var docs []*yaml.Node
+
+	sa := mapping("apiVersion", "v1", "kind", "ServiceAccount", "metadata", mapping("name", f.Name, "namespace", f.Namespace))
+	noun := "rules"
+	if len(rs) == 1 {
+		noun = "rule"
+	}
+	sa.HeadComment = fmt.Sprintf("Generated by `kreact rbac` for %d %s: %s.\n"+
+		"Grants what the rules declare (spec.watch, spec.reads, spec.permissions)\n"+
+		"and what kreact itself needs, nothing more; regenerate it when rules change.", len(rs), noun, strings.Join(names, ", "))
+	docs = append(docs, sa)
+
+	docs = append(docs,
+		mapping("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "ClusterRole",
+			"metadata", mapping("name", f.Name), "rules", policyRules(cluster)),
+		mapping("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "ClusterRoleBinding",
+			"metadata", mapping("name", f.Name),
+			"roleRef", mapping("apiGroup", "rbac.authorization.k8s.io", "kind", "ClusterRole", "name", f.Name),
+			"subjects", subject))
+
+	for _, ns := range slices.Sorted(maps.Keys(namespaced)) {
+		g := namespaced[ns]
+		if len(g) > 0 {
+			role := mapping("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "Role",
+				"metadata", mapping("name", f.Name, "namespace", ns), "rules", policyRules(g))
+			role.HeadComment = fmt.Sprintf("What rules watch or may do only in named namespaces: %s.", ns)
+			docs = append(docs, role,
+				mapping("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "RoleBinding",
+					"metadata", mapping("name", f.Name, "namespace", ns),
+					"roleRef", mapping("apiGroup", "rbac.authorization.k8s.io", "kind", "Role", "name", f.Name),
+					"subjects", subject))
+		}
+		if f.LeaderElect && ns == f.Namespace {
+			name := f.Name + "-leader-election"
+			lease := grants{}
+			lease.add(leasesGR, "kreact", "leader election", "get", "create", "update")
+			role := mapping("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "Role",
+				"metadata", mapping("name", name, "namespace", ns), "rules", policyRules(lease))
+			role.HeadComment = "Leader election (--leader-elect): the Lease in kreact's namespace."
+			docs = append(docs, role,
+				mapping("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "RoleBinding",
+					"metadata", mapping("name", name, "namespace", ns),
+					"roleRef", mapping("apiGroup", "rbac.authorization.k8s.io", "kind", "Role", "name", name),
+					"subjects", subject))
+		}
+		if f.Shards && ns == f.Namespace {
+			name := f.Name + "-shards"
+			lease := grants{}
+			lease.add(leasesGR, "kreact", "shard membership", "get", "list", "create", "update", "delete")
+			role := mapping("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "Role",
+				"metadata", mapping("name", name, "namespace", ns), "rules", policyRules(lease))
+			role.HeadComment = "Sharding (--shards): each replica's Lease in kreact's namespace, and the\n" +
+				"group's Leases, listed to find the live members; a Lease left by a\n" +
+				"replica that died is deleted once long expired."
+			docs = append(docs, role,
+				mapping("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "RoleBinding",
+					"metadata", mapping("name", name, "namespace", ns),
+					"roleRef", mapping("apiGroup", "rbac.authorization.k8s.io", "kind", "Role", "name", name),
+					"subjects", subject))
+		}
+	}
+
+	var b bytes.Buffer
+	for i, d := range docs {
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		enc := yaml.NewEncoder(&b)
+		enc.SetIndent(2)
+		if err := enc.Encode(d); err != nil {
+			return nil, err
+		}
+		if err := enc.Close(); err != nil {
+			return nil, err
+		}
+	}
+	return b.Bytes(), nil
+}
+
+// policyRules returns one PolicyRule per resource, sorted by API group and
+// resource, each with a comment naming who needs it for what.
+func policyRules(g grants) *yaml.Node {
+	list := slices.Collect(maps.Values(g))
+	slices.SortFunc(list, func(a, b *grant) int {
+		return cmp.Or(cmp.Compare(a.gr.Group, b.gr.Group), cmp.Compare(a.gr.Resource, b.gr.Resource))
+	})
+	out := seq(false)
+	for _, x := range list {
+		var verbs []string
+		for _, v := range rbacVerbOrder {
+			if x.verbs[v] {
+				verbs = append(verbs, v)
+			}
+		}
+		var why []string
+		for _, who := range slices.Sorted(maps.Keys(x.why)) {
+			why = append(why, fmt.Sprintf("%s (%s)", who, strings.Join(slices.Sorted(maps.Keys(x.why[who])), ", ")))
+		}
+		rule := mapping("apiGroups", seq(true, x.gr.Group), "resources", seq(true, x.gr.Resource), "verbs", strs(verbs))
+		rule.HeadComment = strings.Join(why, ", ")
+		out.Content = append(out.Content, rule)
+	}
+	return out
+}
+
+// strs builds a flow sequence of strings.
+func strs(ss []string) *yaml.Node {
+	s := seq(true)
+	for _, x := range ss {
+		s.Content = append(s.Content, scalar(x))
+	}
+	return s
+}
+
+// mapping builds a YAML mapping from keys and values (strings or nodes).
+func mapping(kv ...any) *yaml.Node {
+	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m.Content = append(m.Content, scalar(kv[i].(string)), value(kv[i+1]))
+	}
+	return m
+}
+
+func value(v any) *yaml.Node {
+	switch v := v.(type) {
+	case *yaml.Node:
+		return v
+	case string:
+		return scalar(v)
+	}
+	panic(fmt.Sprintf("rbac: unexpected %T", v))
+}
+
+func scalar(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+}
+
+// seq builds a sequence of strings or nodes, in flow style ([a, b]) when
+// flow is true.
+func seq(flow bool, items ...any) *yaml.Node {
+	s := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	if flow {
+		s.Style = yaml.FlowStyle
+	}
+	for _, it := range items {
+		s.Content = append(s.Content, value(it))
+	}
+	return s
+}

@@ -1,0 +1,103 @@
+// Package reload keeps a running rule set in step with its files: it
+// polls the files' names, sizes and modification times and, when any
+// changes (an edit, a new file, a removed one), loads them again and hands
+// the rules to the engine, which replaces only the rules that changed and
+// keeps the previous version of a rule whose new one does not validate.
+//
+// Polling rather than inotify: it works the same on every file system,
+// including a ConfigMap mounted into a pod (updated by a symlink swap),
+// and costs one stat per file per interval.
+package reload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kreact/kreact/lifecycle"
+	"github.com/kreact/kreact/rules"
+)
+
+// Loader is what Loop hands the rules to: engine.Engine.
+type Loader interface {
+	Load(ctx context.Context, rs []*rules.Rule, keepSources ...string) error
+}
+
+// Options configure Loop.
+type Options struct {
+	// Paths are the rule files and directories, as given to
+	// rules.LoadEach.
+	Paths []string
+	// Interval is how often the files are looked at; it must be positive.
+	Interval time.Duration
+	// Reloaded, if set, is called after each reload with its error: the
+	// files' problems and the engine's, joined; nil when every rule
+	// loaded.
+	Reloaded func(err error)
+}
+
+// Loop reloads the rules when their files change, until ctx ends. A load
+// under way when ctx ends is not waited for (lifecycle.Interruptible).
+func Loop(ctx context.Context, l Loader, opts Options) {
+	last := Fingerprint(opts.Paths)
+	tick := time.NewTicker(opts.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		now := Fingerprint(opts.Paths)
+		if now == last {
+			continue
+		}
+		last = now
+		type loaded struct {
+			rs     []*rules.Rule
+			failed []string
+			err    error
+		}
+		got, err := lifecycle.Interruptible(ctx, "reload", func() loaded {
+			var l loaded
+			l.rs, l.failed, l.err = rules.LoadEach(opts.Paths...)
+			return l
+		})
+		if err != nil {
+			return
+		}
+		err = errors.Join(got.err, l.Load(ctx, got.rs, got.failed...))
+		if ctx.Err() != nil {
+			return
+		}
+		if opts.Reloaded != nil {
+			opts.Reloaded(err)
+		}
+	}
+}
+
+// Fingerprint summarises the names, sizes and modification times of the
+// files under paths, so that an edit, a new file or a removed one changes
+// it.
+func Fingerprint(paths []string) string {
+	var entries []string
+	for _, p := range paths {
+		_ = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return nil
+			}
+			if info, err := os.Stat(path); err == nil {
+				entries = append(entries, fmt.Sprintf("%s|%d|%d", path, info.Size(), info.ModTime().UnixNano()))
+			}
+			return nil
+		})
+	}
+	sort.Strings(entries)
+	return strings.Join(entries, "\n")
+}

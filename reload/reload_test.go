@@ -1,0 +1,108 @@
+package reload
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kreact/kreact/internal/leaktest"
+	"github.com/kreact/kreact/rules"
+)
+
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
+
+func rule(name, script string) string {
+	return "apiVersion: kreact.dev/v1alpha1\nkind: Rule\nmetadata: {name: " + name + "}\nspec:\n  watch: [{resource: configmaps}]\n  script: '" + script + "'\n"
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFingerprintChangesWithTheFiles(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.yaml")
+	write(t, a, rule("a", "function onAdd() {}"))
+	first := Fingerprint([]string{dir})
+	if Fingerprint([]string{dir}) != first {
+		t.Fatal("the fingerprint of unchanged files changed")
+	}
+	write(t, a, rule("a", "function onAdd(o) {}"))
+	edited := Fingerprint([]string{dir})
+	if edited == first {
+		t.Error("an edit does not change the fingerprint")
+	}
+	b := filepath.Join(dir, "b.yaml")
+	write(t, b, rule("b", "function onAdd() {}"))
+	added := Fingerprint([]string{dir})
+	if added == edited {
+		t.Error("a new file does not change the fingerprint")
+	}
+	if err := os.Remove(b); err != nil {
+		t.Fatal(err)
+	}
+	if Fingerprint([]string{dir}) == added {
+		t.Error("a removed file does not change the fingerprint")
+	}
+}
+
+// loader records how many rules it was last given.
+type loader struct{ last atomic.Int32 }
+
+func (l *loader) Load(_ context.Context, rs []*rules.Rule, _ ...string) error {
+	l.last.Store(int32(len(rs)))
+	return nil
+}
+
+// writeUntil writes content to path, then again with a growing comment,
+// until a reload reports what ok accepts: the loop may take its first
+// fingerprint after the first write, and reports every reload.
+func writeUntil(t *testing.T, reloaded <-chan error, path, content string, ok func(error) bool) {
+	t.Helper()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for pad := ""; ; pad += "#" {
+		write(t, path, content+"\n"+pad+"\n")
+		for {
+			select {
+			case err := <-reloaded:
+				if ok(err) {
+					return
+				}
+				continue
+			case <-tick.C:
+			}
+			break
+		}
+	}
+}
+
+func TestLoopReloadsOnChangeAndStopsWithItsContext(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a.yaml"), rule("a", "function onAdd() {}"))
+	l := &loader{}
+	reloaded := make(chan error, 1000)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Loop(ctx, l, Options{Paths: []string{dir}, Interval: time.Millisecond, Reloaded: func(err error) { reloaded <- err }})
+	}()
+	writeUntil(t, reloaded, filepath.Join(dir, "b.yaml"), rule("b", "function onAdd() {}"), func(err error) bool { return err == nil })
+	if n := l.last.Load(); n != 2 {
+		t.Errorf("reloaded %d rules, want a and b", n)
+	}
+	// A file that does not parse is reported; the others are loaded.
+	writeUntil(t, reloaded, filepath.Join(dir, "b.yaml"), "kind: [", func(err error) bool { return err != nil })
+	if n := l.last.Load(); n != 1 {
+		t.Errorf("reloaded %d rules, want a alone", n)
+	}
+	cancel()
+	<-done
+}
