@@ -340,3 +340,105 @@ func TestJSONShape(t *testing.T) {
 		}
 	}
 }
+
+// TestReclaimerServesRequestsTogether checks that requests made while a
+// reclaim is scheduled are served by it: many requests at once cause one
+// reclaim, or two if the first had started before the others came.
+func TestReclaimerServesRequestsTogether(t *testing.T) {
+	freed := make(chan struct{}, 10)
+	r := &reclaimer{free: func() { freed <- struct{}{} }}
+	for range 10 {
+		r.request()
+	}
+	<-freed
+	// The loop ends once no request is pending.
+	for {
+		r.mu.Lock()
+		running := r.running
+		r.mu.Unlock()
+		if !running {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := 1 + len(freed); n > 2 {
+		t.Errorf("10 requests at once caused %d reclaims, want 1 or 2", n)
+	}
+	// A request afterwards causes one more.
+	r.request()
+	<-freed
+}
+
+// TestMemoryErrorReclaims checks that a call stopped for its memory limit
+// asks for a reclaim, and a call that fails otherwise does not.
+func TestMemoryErrorReclaims(t *testing.T) {
+	freed := make(chan struct{}, 10)
+	old := reclaim
+	reclaim = &reclaimer{free: func() { freed <- struct{}{} }}
+	defer func() { reclaim = old }()
+
+	thrower := mustRuntime(t, "throw.js", "function onAdd(obj) { throw new Error('no'); }\n", newFakeHost(), RuntimeOptions{})
+	hog := mustRuntime(t, "hog.js", "function onAdd(obj) { const a = []; for (;;) a.push([a.length]); }\n",
+		newFakeHost(), RuntimeOptions{MemoryLimit: 8 << 20, Timeout: 30 * time.Second})
+	if _, err := thrower.Call(addEvent); err == nil {
+		t.Fatal("throwing call succeeded")
+	}
+	_, err := hog.Call(addEvent)
+	var se *ScriptError
+	if !errors.As(err, &se) || !se.Memory {
+		t.Fatalf("hostile call = %v, want a memory limit error", err)
+	}
+	<-freed
+	// Only the memory error asked: the reclaimer has no request left.
+	reclaim.mu.Lock()
+	defer reclaim.mu.Unlock()
+	if reclaim.pending {
+		t.Error("a reclaim is still pending after the only one requested ran")
+	}
+}
+
+// TestWatchdogKeepsRunningCallsWithinTheBudget checks one reading over the
+// process's budget: the calls charged most are stopped until the others
+// fit, although each is within its own limit.
+func TestWatchdogKeepsRunningCallsWithinTheBudget(t *testing.T) {
+	const mib = 1 << 20
+	w := &allocWatch{calls: map[*allocMeter]struct{}{}, sample: [1]metrics.Sample{{Name: allocsMetric}}, budget: 35 * mib}
+	meters := map[int64]*allocMeter{}
+	now := allocated()
+	for _, used := range []int64{10 * mib, 20 * mib, 30 * mib} {
+		m := newAllocMeter(goja.New(), math.MaxInt64)
+		m.base = now - uint64(used)
+		w.calls[m] = struct{}{}
+		meters[used] = m
+	}
+	idle := 0
+	w.check(&idle)
+	select {
+	case err := <-meters[30*mib].tripped:
+		if err.budget != 35*mib || !strings.Contains(err.Error(), "budget of 35 MiB") {
+			t.Errorf("tripped with %v", err)
+		}
+	default:
+		t.Fatal("the call charged most was not stopped")
+	}
+	for _, used := range []int64{10 * mib, 20 * mib} {
+		select {
+		case err := <-meters[used].tripped:
+			t.Errorf("the call charged %s was stopped too: %v", FormatBytes(used), err)
+		default:
+		}
+	}
+	if len(w.calls) != 2 {
+		t.Errorf("%d calls watched, want 2", len(w.calls))
+	}
+}
+
+func TestSetMemoryBudget(t *testing.T) {
+	old := SetMemoryBudget(1 << 30)
+	if old != DefaultMemoryBudget {
+		t.Errorf("budget before = %d, want the default %d", old, DefaultMemoryBudget)
+	}
+	if got := SetMemoryBudget(old); got != 1<<30 {
+		t.Errorf("budget = %d, want %d", got, 1<<30)
+	}
+}

@@ -148,23 +148,27 @@ type job struct {
 	done chan<- error
 }
 
-// workerBox holds the channel to the current worker goroutine.
+// workerBox holds the channel to the current worker goroutine, and the
+// clock of its thread's CPU time.
 type workerBox struct {
-	mu   sync.Mutex
-	jobs chan job
+	mu    sync.Mutex
+	jobs  chan job
+	clock cpuClock
 }
 
-// get returns the current worker's channel, starting a worker if there is
-// none.
-func (b *workerBox) get(cfg *config) chan job {
+// get returns the current worker's channel and CPU clock, starting a
+// worker if there is none.
+func (b *workerBox) get(cfg *config) (chan job, cpuClock) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.jobs == nil {
 		b.jobs = make(chan job)
+		clock := make(chan cpuClock, 1)
 		cfg.inflight.Add(1)
-		go work(cfg, b.jobs)
+		go work(cfg, b.jobs, clock)
+		b.clock = <-clock
 	}
-	return b.jobs
+	return b.jobs, b.clock
 }
 
 // stop lets the current worker exit once it is idle.
@@ -179,9 +183,14 @@ func (b *workerBox) stop() {
 
 // work runs jobs until jobs is closed or a job is abandoned: an abandoned
 // worker finishes its job on its own time and exits; a new worker serves
-// the next call.
-func work(cfg *config, jobs <-chan job) {
+// the next call. It runs locked to an OS thread, and first sends the
+// clock of that thread's CPU time, by which the memory watchdog spares
+// calls that used little CPU (see allocWatch).
+func work(cfg *config, jobs <-chan job, clock chan<- cpuClock) {
 	defer cfg.inflight.Done()
+	c := lockThreadClock()
+	defer unlockThread(c)
+	clock <- c
 	for j := range jobs {
 		err := j.e.exec(j.fn)
 		j.e.mu.Lock()
@@ -322,6 +331,10 @@ func (r *Runtime) call(i int, ev Event) (Outcome, error) {
 	if e.abandoned.Load() || e.poisoned {
 		r.env = nil
 	}
+	if se, ok := err.(*ScriptError); ok && se.Memory {
+		// The discarded runtime's values are garbage now.
+		reclaim.request()
+	}
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -384,9 +397,11 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 	// A late Interrupt of the previous call must not stop this one.
 	e.vm.ClearInterrupt()
 
+	jobs, clock := r.worker.get(cfg)
+	e.meter.clock = clock
 	watchdog.start(e.meter)
 	defer watchdog.stop(e.meter)
-	r.worker.get(cfg) <- job{e: e, fn: fn, done: r.done}
+	jobs <- job{e: e, fn: fn, done: r.done}
 	r.timer.Reset(cfg.opts.Timeout)
 	var stopped error
 	select {
