@@ -68,8 +68,11 @@ var ErrClosed = errors.New("runtime closed")
 // A Runtime is not safe for concurrent use: give each worker goroutine its
 // own. Call blocks until the handler returns or, at the latest, about
 // Timeout+250ms after it started. Host methods are called from the
-// Runtime's goroutine, never concurrently for one Runtime. Close releases
-// the goroutine; a Runtime that is garbage collected releases it too.
+// Runtime's goroutine, never concurrently for one Runtime. That goroutine
+// is locked to an OS thread, whose CPU time the memory watchdog reads (see
+// allocWatch): a Runtime costs a thread, and a call two thread switches.
+// Close releases the goroutine; a Runtime that is garbage collected
+// releases it too.
 type Runtime struct {
 	cfg *config
 
@@ -188,6 +191,8 @@ func (b *workerBox) stop() {
 // calls that used little CPU (see allocWatch).
 func work(cfg *config, jobs <-chan job, clock chan<- cpuClock) {
 	defer cfg.inflight.Done()
+	procs.add(1)
+	defer procs.add(-1)
 	c := lockThreadClock()
 	defer unlockThread(c)
 	clock <- c
