@@ -233,18 +233,27 @@ func (c *callTally) get(rule string) (calls, givenUp int, cause string) {
 // heap statistics) stays bounded. The good rule's latency is a
 // benchmark's matter (BenchmarkHostileNeighbours).
 //
-// The bound is 2.5 GiB above idle, not the 512 MiB that issue 10 asks
-// for, which kreact does not meet: watchdog readings come late on a loaded
-// machine, so a doubling string overruns its 64 MiB limit several times
-// (up to 578 MiB charged); calls stuck in a built-in when stopped finish
-// unwatched; and Go's collector lets the heap grow to twice what is live.
-// Measured peaks above idle, on a shared two-core machine: 1.3–2.0 GiB
-// (see README, Memory). What the bound checks is that nothing runs away:
-// before the memory limit, one doubling rule took 4.35 GB in 9.5 s, and
-// without the process budget these nine rules together reached 15 GiB.
+// The bound is 2.5 GiB above idle, not the 512 MiB issue 10 asks for,
+// which kreact does not meet: a string that doubles is stopped only after
+// the step during which its reading came (a 64 MiB string becomes 128 or
+// 256 MiB: calls were charged up to 295 MiB), the calls running together
+// may hold the script budget (256 MiB) plus each one's overrun, and Go's
+// heap grows to twice what is live before it collects. Measured on a
+// shared two-core machine: 0.76–0.92 GiB above idle, with or without a
+// soft memory limit 460 MiB above idle (what kreact run sets in a
+// container whose limit is 512 MiB above idle). The 2.5 GiB checked is
+// what shows a runaway: before the memory limit, one doubling rule took
+// 4.35 GB in 9.5 s; without the process budget and the spare Ps, these
+// nine rules together reached 2 to 15 GiB.
 func TestHostileRulesStayWithinMemoryBound(t *testing.T) {
-	const maxAboveIdleKiB = 2560 << 10
-	const ns, n = "hostile", 200
+	hostileRulesBeside(t, "hostile", 2560<<10)
+}
+
+// hostileRulesBeside runs the good rule and the hostile ones on n
+// ConfigMaps of ns and checks that the resident set stays under idle plus
+// maxAboveIdleKiB.
+func hostileRulesBeside(t *testing.T, ns string, maxAboveIdleKiB int64) {
+	const n = 200
 	tally := newCallTally()
 	h := start(t, engine.Options{Observer: tally})
 	h.namespace(ns)

@@ -109,10 +109,11 @@
 // doubling of a string); the wrapped built-ins never allocate more than the
 // limit in one step; a call that used little CPU is not stopped for what
 // other calls allocate (one that used 100µs is charged at most 1.7 MB).
-// Not guaranteed: punctual readings. They are due every 5ms but come late
-// when script goroutines hold every P, or while the runtime waits for a
-// huge copy to stop the world (see allocWatch), and a string that doubles
-// can double several more times meanwhile. A call that is interrupted
+// Not guaranteed: punctual readings. They are due every 5ms, and script
+// goroutines cannot hold every P (scriptProcs raises GOMAXPROCS with
+// them), but they come late on an overloaded machine, or while the
+// runtime waits for a huge copy to stop the world (see allocWatch), and a
+// string that doubles can double again meanwhile. A call that is interrupted
 // while stuck in a built-in is abandoned (see Timeouts) and finishes on its
 // own, unwatched. A call that burns CPU beside one that allocates is
 // charged with what the other allocates, and may be stopped by mistake (it
@@ -120,7 +121,7 @@
 // reached by a script written to evade the wrappers, can allocate past
 // the limit in one step. The resident set of the process is therefore not
 // bounded by the budget: measured with the hostile scripts of issue 10 on
-// a loaded two-core machine, it peaked between 0.5 and 2 GiB above idle
+// a loaded two-core machine, it peaked 0.76–0.92 GiB above idle
 // (engine's TestHostileRulesStayWithinMemoryBound). Values handed to the
 // host are capped in size and nesting separately.
 //

@@ -399,15 +399,22 @@ func TestMemoryErrorReclaims(t *testing.T) {
 
 // TestWatchdogKeepsRunningCallsWithinTheBudget checks one reading over the
 // process's budget: the calls charged most are stopped until the others
-// fit, although each is within its own limit.
+// fit, although each is within its own limit. Their charges are capped by
+// their CPU time (faked here), so they do not overlap.
 func TestWatchdogKeepsRunningCallsWithinTheBudget(t *testing.T) {
 	const mib = 1 << 20
+	// The process allocates more than all charges while the calls run.
+	var sink [][]byte
+	for range 100 {
+		sink = append(sink, make([]byte, mib))
+	}
+	_ = sink
 	w := &allocWatch{calls: map[*allocMeter]struct{}{}, sample: [1]metrics.Sample{{Name: allocsMetric}}, budget: 35 * mib}
 	meters := map[int64]*allocMeter{}
-	now := allocated()
 	for _, used := range []int64{10 * mib, 20 * mib, 30 * mib} {
-		m := newAllocMeter(goja.New(), math.MaxInt64)
-		m.base = now - uint64(used)
+		m := newAllocMeter(goja.New(), 32*mib)
+		ns := used * 1e9 / maxAllocRate
+		m.readCPU = func() (int64, bool) { return ns + 1, true }
 		w.calls[m] = struct{}{}
 		meters[used] = m
 	}
@@ -430,6 +437,20 @@ func TestWatchdogKeepsRunningCallsWithinTheBudget(t *testing.T) {
 	}
 	if len(w.calls) != 2 {
 		t.Errorf("%d calls watched, want 2", len(w.calls))
+	}
+
+	// Without CPU caps, the charges overlap: the calls together hold at
+	// most what the oldest is charged, within its limit.
+	w.calls = map[*allocMeter]struct{}{}
+	now := allocated()
+	for _, used := range []int64{10 * mib, 20 * mib, 30 * mib} {
+		m := newAllocMeter(goja.New(), 32*mib)
+		m.base = now - uint64(used)
+		w.calls[m] = struct{}{}
+	}
+	w.check(&idle)
+	if len(w.calls) != 3 {
+		t.Errorf("%d calls left, want all 3: they overlap", len(w.calls))
 	}
 }
 

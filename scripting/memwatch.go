@@ -110,6 +110,8 @@ type allocMeter struct {
 	// reading when the call started.
 	clock   cpuClock
 	cpuBase int64
+	// readCPU, if set, replaces clock (tests).
+	readCPU func() (int64, bool)
 	// tripped receives the error the call was interrupted with. It is
 	// buffered; start empties it.
 	tripped chan *memoryError
@@ -117,6 +119,14 @@ type allocMeter struct {
 
 func newAllocMeter(vm *goja.Runtime, limit int64) *allocMeter {
 	return &allocMeter{vm: vm, limit: limit, tripped: make(chan *memoryError, 1)}
+}
+
+// cpu reads the CPU time of m's goroutine.
+func (m *allocMeter) cpu() (int64, bool) {
+	if m.readCPU != nil {
+		return m.readCPU()
+	}
+	return m.clock.read()
 }
 
 // allocated reads the counter; w.mu must be held.
@@ -134,7 +144,7 @@ func (w *allocWatch) start(m *allocMeter) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	m.base = w.allocated()
-	m.cpuBase, _ = m.clock.read()
+	m.cpuBase, _ = m.cpu()
 	w.calls[m] = struct{}{}
 	if !w.running {
 		w.running = true
@@ -178,10 +188,10 @@ func (w *allocWatch) check(idle *int) bool {
 	*idle = 0
 	now := w.allocated()
 	w.charged = w.charged[:0]
-	var total int64
+	var sum int64
 	for m := range w.calls {
 		used := int64(now - m.base)
-		if cpu, ok := m.clock.read(); ok {
+		if cpu, ok := m.cpu(); ok {
 			used = min(used, cpuCharge(cpu-m.cpuBase))
 		}
 		if used > m.limit {
@@ -189,20 +199,30 @@ func (w *allocWatch) check(idle *int) bool {
 			continue
 		}
 		w.charged = append(w.charged, charge{m, used})
-		total = add(total, used)
+		sum = add(sum, used)
+	}
+	if w.budget <= 0 || sum <= w.budget {
+		return true
 	}
 	// Over the budget, the calls charged most are stopped first: they
 	// are the ones allocating (an innocent call is charged little, see
-	// cpuCharge).
-	if total > w.budget && w.budget > 0 {
-		slices.SortFunc(w.charged, func(a, b charge) int { return cmp.Compare(b.used, a.used) })
-		for _, c := range w.charged {
-			if total <= w.budget {
-				break
-			}
-			w.trip(c.m, &memoryError{limit: c.m.limit, used: c.used, budget: w.budget})
-			total -= c.used
+	// cpuCharge). What the calls running hold together is at most the sum
+	// of their charges, and at most what the process allocated since the
+	// oldest of them started (charges overlap: each call is charged with
+	// the others' allocations). The budget is never below the limit of a
+	// call running, so that it does not stop a call alone within its limit.
+	slices.SortFunc(w.charged, func(a, b charge) int { return cmp.Compare(b.used, a.used) })
+	for i, c := range w.charged {
+		budget, oldest := w.budget, now
+		for _, d := range w.charged[i:] {
+			budget = max(budget, d.m.limit)
+			oldest = min(oldest, d.m.base)
 		}
+		if min(sum, int64(now-oldest)) <= budget {
+			break
+		}
+		w.trip(c.m, &memoryError{limit: c.m.limit, used: c.used, budget: budget})
+		sum -= c.used
 	}
 	return true
 }
@@ -221,13 +241,15 @@ func (w *allocWatch) trip(m *allocMeter, err *memoryError) {
 }
 
 // DefaultMemoryBudget is the process's script memory budget (see
-// SetMemoryBudget) until it is set.
-const DefaultMemoryBudget = 256 << 20
+// SetMemoryBudget) until it is set: two calls at DefaultMemoryLimit.
+const DefaultMemoryBudget = 128 << 20
 
 // SetMemoryBudget bounds what all running calls, of every rule and
-// Runtime, are charged together, in bytes: at a reading over it, the
-// watchdog stops the calls charged most until the others fit. Each call's
-// own limit still applies. Zero or less means no budget. It returns the
+// Runtime, may hold together, in bytes: at a reading where they may hold
+// more (the sum of their charges, and what the process allocated since
+// the oldest started, are both over it), the watchdog stops the calls
+// charged most until the others fit. Each call's own limit still applies,
+// and a call alone within its limit is never stopped for the budget. Zero or less means no budget. It returns the
 // previous budget. Without a budget, calls that each stay within their
 // limit could together hold the limit times the number of calls running.
 func SetMemoryBudget(n int64) int64 {

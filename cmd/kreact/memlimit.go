@@ -53,7 +53,7 @@ func setMemoryLimit(logger *slog.Logger, getenv func(string) string, read func(s
 type scriptBudgetFlag struct{ value string }
 
 func (b *scriptBudgetFlag) register(fs *flagSet) {
-	fs.StringVar(&b.value, "script-memory-budget", "256Mi",
+	fs.StringVar(&b.value, "script-memory-budget", "128Mi",
 		"what all handler calls running at once may allocate together, as a quantity (0: no budget); past it, the calls that allocated most are stopped")
 }
 

@@ -62,7 +62,7 @@ func TestScriptMemoryBudgetFlag(t *testing.T) {
 		want int64
 		ok   bool
 	}{
-		{nil, 256 << 20, true},
+		{nil, 128 << 20, true},
 		{[]string{"--script-memory-budget", "1Gi"}, 1 << 30, true},
 		{[]string{"--script-memory-budget=0"}, 0, true},
 		{[]string{"--script-memory-budget", "-1Mi"}, 0, false},
