@@ -59,8 +59,10 @@
 //     half updated: the next Call rebuilds the goja runtime from the
 //     Program.
 //   - Backtracking regular expressions have a match timeout
-//     (RegexpMatchTimeout, set through regexp2.DefaultMatchTimeout, the
-//     package's only process-wide effect).
+//     (RegexpMatchTimeout, set through regexp2.DefaultMatchTimeout, one
+//     of the package's process-wide effects; the others are the memory
+//     watchdog, debug.FreeOSMemory after a call stopped for memory, and
+//     GOMAXPROCS, see Memory).
 //   - Some built-ins take super-linear time on hostile input (JSON.stringify
 //     of a value nested 200,000 deep takes minutes: its cycle check is
 //     quadratic) and cannot be interrupted. So each Runtime runs the script
@@ -81,7 +83,7 @@
 //
 // goja has no allocation hook and Go has no per-goroutine allocation
 // counter, so a call's memory limit (RuntimeOptions.MemoryLimit) is kept
-// with two measures, neither exact:
+// with these measures, none exact:
 //
 //   - Built-ins that build a value much larger than their arguments in one
 //     step are wrapped (capAllocations): they estimate the result from the
@@ -91,39 +93,40 @@
 //     Typed arrays, ArrayBuffer and DataView are removed outright.
 //   - A process-wide watchdog (allocWatch) charges each running call with
 //     the bytes the process allocated since the call started
-//     (runtime/metrics /gc/heap/allocs:bytes, garbage included), but at
-//     most what the call's own goroutine could have allocated with the CPU
-//     time it used (16 GiB per CPU second: each script goroutine is locked
-//     to an OS thread whose CPU clock the watchdog reads, on Linux). It
-//     reads every 5ms and interrupts every call that is over its limit,
-//     and, when the calls running are charged more than the process's
-//     budget together (SetMemoryBudget, default 256 MiB), the calls
-//     charged most until the others fit. The call fails with
-//     ScriptError.Memory set and its runtime is rebuilt, as after a
-//     timeout; the memory it held is then handed back to the operating
-//     system (debug.FreeOSMemory, at most twice a second).
+//     (runtime/metrics /gc/heap/allocs:bytes, garbage included), reads it
+//     every 5ms and interrupts every call that is over its limit. The
+//     call fails with ScriptError.Memory set and its runtime is rebuilt,
+//     as after a timeout; the memory it held is then handed back to the
+//     operating system (reclaimer: debug.FreeOSMemory, at most twice a
+//     second), rather than when Go's background scavenger gets to it.
+//   - So that spinning scripts cannot starve the watchdog (Go's scheduler
+//     has no priorities), GOMAXPROCS is raised by one for every script
+//     goroutine alive (scriptProcs): the process keeps as many Ps for
+//     everything else as it started with, and the operating system shares
+//     the CPUs between threads.
+//
+// Because every call is charged with everything allocated since it
+// started, what the calls running hold together is at most what the oldest
+// of them is charged: about one limit, plus overruns, however many run.
 //
 // Guaranteed: a call that allocates step by step is stopped at the first
-// reading after it passes its limit, or after the calls running pass the
-// budget (overrun: what it allocates until then, plus one step such as one
-// doubling of a string); the wrapped built-ins never allocate more than the
-// limit in one step; a call that used little CPU is not stopped for what
-// other calls allocate (one that used 100µs is charged at most 1.7 MB).
-// Not guaranteed: punctual readings. They are due every 5ms, and script
-// goroutines cannot hold every P (scriptProcs raises GOMAXPROCS with
-// them), but they come late on an overloaded machine, or while the
-// runtime waits for a huge copy to stop the world (see allocWatch), and a
-// string that doubles can double again meanwhile. A call that is interrupted
-// while stuck in a built-in is abandoned (see Timeouts) and finishes on its
-// own, unwatched. A call that burns CPU beside one that allocates is
-// charged with what the other allocates, and may be stopped by mistake (it
-// is retried). Built-ins outside the wrapped list, or the originals
-// reached by a script written to evade the wrappers, can allocate past
-// the limit in one step. The resident set of the process is therefore not
-// bounded by the budget: measured with the hostile scripts of issue 10 on
-// a loaded two-core machine, it peaked 0.76–0.92 GiB above idle
-// (engine's TestHostileRulesStayWithinMemoryBound). Values handed to the
-// host are capped in size and nesting separately.
+// reading after it passes its limit (overrun: what it allocates until
+// then, plus one step such as one doubling of a string); the wrapped
+// built-ins never allocate more than the limit in one step. Not
+// guaranteed: punctual readings. They are due every 5ms, and script
+// goroutines cannot hold every P, but they come late on an overloaded
+// machine, or while the runtime waits for a huge copy to stop the world,
+// and a string that doubles can double again meanwhile. A call that is
+// interrupted while stuck in a built-in is abandoned (see Timeouts) and
+// finishes on its own, unwatched. A long call is charged with what
+// concurrent calls allocate: it may be stopped by mistake (it is
+// retried); a call shorter than 5ms is never read. Built-ins outside the
+// wrapped list, or the originals reached by a script written to evade the
+// wrappers, can allocate past the limit in one step. The process's
+// resident set is therefore bounded only loosely: measured with the
+// hostile scripts of issue 10 on a loaded two-core machine, it peaked
+// PEAKRANGE above idle (engine's TestHostileRulesStayWithinMemoryBound).
+// Values handed to the host are capped in size and nesting separately.
 //
 // # Sandbox
 //

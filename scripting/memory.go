@@ -38,16 +38,9 @@ const (
 // past its limit, and the error of a built-in refused up front.
 type memoryError struct {
 	limit, used int64
-	// budget is set when the call was stopped for the process's budget
-	// (SetMemoryBudget) rather than its own limit.
-	budget int64
 }
 
 func (e *memoryError) Error() string {
-	if e.budget > 0 {
-		return fmt.Sprintf("memory limit exceeded: the call allocated %s, the most of the calls running, which together were over the process's script memory budget of %s",
-			FormatBytes(e.used), FormatBytes(e.budget))
-	}
 	return fmt.Sprintf("memory limit exceeded: the call allocated %s, over its limit of %s",
 		FormatBytes(e.used), FormatBytes(e.limit))
 }

@@ -22,7 +22,6 @@ const maxExtraProcs = 256
 // process had stay free for everything else, and the operating system
 // shares the CPUs between the threads, favouring the ones that mostly
 // sleep (the watchdog, a good rule's worker) over the ones that spin.
-// Script goroutines are locked to their threads anyway (allocWatch).
 // GOMAXPROCS only ever grows, by at most maxExtraProcs: changing it stops
 // the world, and an idle P costs little.
 type scriptProcs struct {

@@ -68,11 +68,8 @@ var ErrClosed = errors.New("runtime closed")
 // A Runtime is not safe for concurrent use: give each worker goroutine its
 // own. Call blocks until the handler returns or, at the latest, about
 // Timeout+250ms after it started. Host methods are called from the
-// Runtime's goroutine, never concurrently for one Runtime. That goroutine
-// is locked to an OS thread, whose CPU time the memory watchdog reads (see
-// allocWatch): a Runtime costs a thread, and a call two thread switches.
-// Close releases the goroutine; a Runtime that is garbage collected
-// releases it too.
+// Runtime's goroutine, never concurrently for one Runtime. Close releases
+// the goroutine; a Runtime that is garbage collected releases it too.
 type Runtime struct {
 	cfg *config
 
@@ -151,27 +148,23 @@ type job struct {
 	done chan<- error
 }
 
-// workerBox holds the channel to the current worker goroutine, and the
-// clock of its thread's CPU time.
+// workerBox holds the channel to the current worker goroutine.
 type workerBox struct {
-	mu    sync.Mutex
-	jobs  chan job
-	clock cpuClock
+	mu   sync.Mutex
+	jobs chan job
 }
 
-// get returns the current worker's channel and CPU clock, starting a
-// worker if there is none.
-func (b *workerBox) get(cfg *config) (chan job, cpuClock) {
+// get returns the current worker's channel, starting a worker if there is
+// none.
+func (b *workerBox) get(cfg *config) chan job {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.jobs == nil {
 		b.jobs = make(chan job)
-		clock := make(chan cpuClock, 1)
 		cfg.inflight.Add(1)
-		go work(cfg, b.jobs, clock)
-		b.clock = <-clock
+		go work(cfg, b.jobs)
 	}
-	return b.jobs, b.clock
+	return b.jobs
 }
 
 // stop lets the current worker exit once it is idle.
@@ -186,16 +179,12 @@ func (b *workerBox) stop() {
 
 // work runs jobs until jobs is closed or a job is abandoned: an abandoned
 // worker finishes its job on its own time and exits; a new worker serves
-// the next call. It runs locked to an OS thread, and first sends the
-// clock of that thread's CPU time, by which the memory watchdog spares
-// calls that used little CPU (see allocWatch).
-func work(cfg *config, jobs <-chan job, clock chan<- cpuClock) {
+// the next call.
+func work(cfg *config, jobs <-chan job) {
 	defer cfg.inflight.Done()
+	// Every script goroutine leaves a P for the rest (see scriptProcs).
 	procs.add(1)
 	defer procs.add(-1)
-	c := lockThreadClock()
-	defer unlockThread(c)
-	clock <- c
 	for j := range jobs {
 		err := j.e.exec(j.fn)
 		j.e.mu.Lock()
@@ -402,11 +391,9 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 	// A late Interrupt of the previous call must not stop this one.
 	e.vm.ClearInterrupt()
 
-	jobs, clock := r.worker.get(cfg)
-	e.meter.clock = clock
 	watchdog.start(e.meter)
 	defer watchdog.stop(e.meter)
-	jobs <- job{e: e, fn: fn, done: r.done}
+	r.worker.get(cfg) <- job{e: e, fn: fn, done: r.done}
 	r.timer.Reset(cfg.opts.Timeout)
 	var stopped error
 	select {

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"strconv"
 	"strings"
-
-	"k8s.io/apimachinery/pkg/api/resource"
-
-	"github.com/kreact/kreact/scripting"
 )
 
 // containerMemoryLimit reads the container's memory limit with read, from
@@ -46,23 +41,4 @@ func setMemoryLimit(logger *slog.Logger, getenv func(string) string, read func(s
 	soft := limit / 10 * 9
 	debug.SetMemoryLimit(soft)
 	logger.Info("Go memory soft limit set from the container's memory limit", "containerLimit", limit, "goMemLimit", soft)
-}
-
-// scriptBudgetFlag is run's --script-memory-budget: what all running
-// handler calls together may be charged (scripting.SetMemoryBudget).
-type scriptBudgetFlag struct{ value string }
-
-func (b *scriptBudgetFlag) register(fs *flagSet) {
-	fs.StringVar(&b.value, "script-memory-budget", "128Mi",
-		"what all handler calls running at once may allocate together, as a quantity (0: no budget); past it, the calls that allocated most are stopped")
-}
-
-// apply sets the budget.
-func (b *scriptBudgetFlag) apply() error {
-	q, err := resource.ParseQuantity(b.value)
-	if err != nil || q.Sign() < 0 {
-		return &usageError{fmt.Sprintf("run: --script-memory-budget %q: want a quantity such as 256Mi or 1Gi", b.value)}
-	}
-	scripting.SetMemoryBudget(q.Value())
-	return nil
 }

@@ -7,8 +7,6 @@ import (
 	"math"
 	"runtime/debug"
 	"testing"
-
-	"github.com/kreact/kreact/scripting"
 )
 
 func TestContainerMemoryLimit(t *testing.T) {
@@ -52,37 +50,5 @@ func TestSetMemoryLimit(t *testing.T) {
 	setMemoryLimit(logger, func(string) string { return "" }, read)
 	if got := debug.SetMemoryLimit(-1); got != 900000000 {
 		t.Errorf("limit = %d, want 90%% of the container's", got)
-	}
-}
-
-func TestScriptMemoryBudgetFlag(t *testing.T) {
-	defer scripting.SetMemoryBudget(scripting.SetMemoryBudget(0))
-	for _, tt := range []struct {
-		args []string
-		want int64
-		ok   bool
-	}{
-		{nil, 128 << 20, true},
-		{[]string{"--script-memory-budget", "1Gi"}, 1 << 30, true},
-		{[]string{"--script-memory-budget=0"}, 0, true},
-		{[]string{"--script-memory-budget", "-1Mi"}, 0, false},
-		{[]string{"--script-memory-budget", "lots"}, 0, false},
-	} {
-		var b scriptBudgetFlag
-		fs := newFlagSet("run", "", "")
-		b.register(fs)
-		if err := fs.parse(tt.args); err != nil {
-			t.Fatal(err)
-		}
-		scripting.SetMemoryBudget(123)
-		err := b.apply()
-		var usage *usageError
-		if tt.ok != (err == nil) || err != nil && !errors.As(err, &usage) {
-			t.Errorf("%v: apply = %v", tt.args, err)
-			continue
-		}
-		if got := scripting.SetMemoryBudget(123); tt.ok && got != tt.want {
-			t.Errorf("%v: budget %d, want %d", tt.args, got, tt.want)
-		}
 	}
 }

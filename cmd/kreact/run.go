@@ -27,7 +27,6 @@ type runFlags struct {
 	serve          serveFlags
 	leader         leaderFlags
 	shards         shardFlags
-	scriptBudget   scriptBudgetFlag
 }
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -50,11 +49,7 @@ and handles its shard of the watched objects.`)
 	f.serve.register(fs)
 	f.leader.register(fs)
 	f.shards.register(fs)
-	f.scriptBudget.register(fs)
 	if err := fs.parse(args); err != nil {
-		return err
-	}
-	if err := f.scriptBudget.apply(); err != nil {
 		return err
 	}
 	if err := f.shards.validate(f.leader.enabled); err != nil {
