@@ -243,7 +243,7 @@ func (c *callTally) get(rule string) (calls, givenUp int, cause string) {
 // the step during which its reading came (a 64 MiB string becomes 128 or
 // 256 MiB), a call stuck in a built-in when it is stopped finishes
 // unwatched, and Go's heap grows to twice what is live before it collects.
-// Measured on a shared two-core machine: 595–990 MiB above idle in five
+// Measured on a shared two-core machine: 552–990 MiB above idle in seven
 // runs (with -race, whose shadow memory doubles the idle set, 521 MiB);
 // with JSON.parse 10⁷ deep, 0.94–3.6 GiB. The 2.5 GiB checked is what shows a runaway: before the
 // memory limit, one doubling rule took 4.35 GB in 9.5 s, and before

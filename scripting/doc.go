@@ -100,10 +100,10 @@
 //     operating system (reclaimer: debug.FreeOSMemory, at most twice a
 //     second), rather than when Go's background scavenger gets to it.
 //   - So that spinning scripts cannot starve the watchdog (Go's scheduler
-//     has no priorities), GOMAXPROCS is raised by one for every script
-//     goroutine alive (scriptProcs): the process keeps as many Ps for
-//     everything else as it started with, and the operating system shares
-//     the CPUs between threads.
+//     has no priorities), GOMAXPROCS is raised to its starting value plus
+//     the most calls that have run at once (scriptProcs): the process
+//     keeps as many Ps for everything else as it started with, and the
+//     operating system shares the CPUs between threads.
 //
 // Because every call is charged with everything allocated since it
 // started, what the calls running hold together is at most what the oldest
@@ -114,7 +114,7 @@
 // then, plus one step such as one doubling of a string); the wrapped
 // built-ins never allocate more than the limit in one step. Not
 // guaranteed: punctual readings. They are due every 5ms, and script
-// goroutines cannot hold every P, but they come late on an overloaded
+// calls cannot hold every P, but they come late on an overloaded
 // machine, or while the runtime waits for a huge copy to stop the world,
 // and a string that doubles can double again meanwhile. A call that is
 // interrupted while stuck in a built-in is abandoned (see Timeouts) and

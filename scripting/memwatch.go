@@ -42,9 +42,9 @@ const (
 // tried too: it spared innocent calls, but locking made every call three
 // to four times slower (two thread switches), and once scripts could no
 // longer hold every P, the good rule beside the hostile ones of issue 10
-// was not stopped without it either.
+// gave nothing up without it either.
 //
-// Readings are only as punctual as the Go scheduler: script goroutines
+// Readings are only as punctual as the Go scheduler: script calls
 // cannot keep every P busy (scriptProcs), but while the runtime waits for
 // a large copy before stopping the world, the watchdog goroutine waits
 // too, and on an overloaded machine its thread waits for a CPU. A call

@@ -17,13 +17,17 @@ const maxExtraProcs = 256
 // Measured with the hostile scripts of issue 10 beside a good rule on two
 // cores: the good rule's p99 went from 41ms to 8s, and watchdog readings
 // came late enough for a doubling string to reach 578 MiB. So GOMAXPROCS
-// is raised to its value at the first script goroutine plus the number of
-// script goroutines alive: however many of them run, as many Ps as the
-// process had stay free for everything else, and the operating system
-// shares the CPUs between the threads, favouring the ones that mostly
-// sleep (the watchdog, a good rule's worker) over the ones that spin.
-// GOMAXPROCS only ever grows, by at most maxExtraProcs: changing it stops
-// the world, and an idle P costs little.
+// is raised to its value at the first call plus the most calls that have
+// run at once (abandoned ones included, until they end): however many of
+// them run, as many Ps as the process had stay free for everything else,
+// and the operating system shares the CPUs between the threads, favouring
+// the ones that mostly sleep (the watchdog, a good rule's worker) over the
+// ones that spin. Handler calls are short, so the most that run at once
+// is usually a few, unless rules misbehave. GOMAXPROCS only ever grows,
+// by at most maxExtraProcs: changing it stops the world, and an idle P
+// costs little. (Go's collector sizes its background work by GOMAXPROCS,
+// so after many calls at once it takes a larger share of the CPUs while
+// it marks.)
 type scriptProcs struct {
 	mu         sync.Mutex
 	base, live int
@@ -32,7 +36,7 @@ type scriptProcs struct {
 
 var procs scriptProcs
 
-// add counts a script goroutine that starts (+1) or ends (-1).
+// add counts a call that starts (+1) or ends (-1).
 func (p *scriptProcs) add(n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// TestScriptGoroutinesLeaveProcsFree checks that every script goroutine
-// alive adds a P, so that scripts never hold all of them.
+// TestScriptGoroutinesLeaveProcsFree checks that every call running adds
+// a P, so that scripts never hold all of them.
 func TestScriptGoroutinesLeaveProcsFree(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	p := &scriptProcs{}
@@ -14,7 +14,7 @@ func TestScriptGoroutinesLeaveProcsFree(t *testing.T) {
 	p.add(1)
 	p.add(1)
 	if got := runtime.GOMAXPROCS(0); got < base+2 {
-		t.Errorf("GOMAXPROCS = %d with 2 script goroutines, want at least %d", got, base+2)
+		t.Errorf("GOMAXPROCS = %d with 2 calls running, want at least %d", got, base+2)
 	}
 	p.add(-1)
 	p.add(-1)

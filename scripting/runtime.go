@@ -182,11 +182,11 @@ func (b *workerBox) stop() {
 // the next call.
 func work(cfg *config, jobs <-chan job) {
 	defer cfg.inflight.Done()
-	// Every script goroutine leaves a P for the rest (see scriptProcs).
-	procs.add(1)
-	defer procs.add(-1)
 	for j := range jobs {
+		// Every call running leaves a P for the rest (see scriptProcs).
+		procs.add(1)
 		err := j.e.exec(j.fn)
+		procs.add(-1)
 		j.e.mu.Lock()
 		j.e.finished = true
 		abandoned := j.e.abandoned.Load()
