@@ -250,10 +250,11 @@ func (c *callTally) get(rule string) (calls, givenUp int, cause string) {
 // unwatched, and Go's heap grows to twice what is live before it collects.
 // Measured on a shared two-core machine: 552–990 MiB above idle in eight
 // runs (with -race, whose shadow memory doubles the idle set, 521–619 MiB);
-// with JSON.parse 10⁷ deep, 0.94–3.6 GiB. The 2.5 GiB checked is what shows a runaway: before the
-// memory limit, one doubling rule took 4.35 GB in 9.5 s, and before
-// script goroutines left Ps free for the watchdog (scriptProcs), these
-// nine rules together reached 1.8 GiB and more.
+// with JSON.parse 10⁷ deep, 0.94–3.6 GiB. The 2.5 GiB checked is what
+// shows a runaway: before the memory limit, one doubling rule took
+// 4.35 GB in 9.5 s, and before script calls left Ps free for the
+// watchdog (scriptProcs), these nine rules together reached 1.8 GiB and
+// more.
 func TestHostileRulesStayWithinMemoryBound(t *testing.T) {
 	hostileRulesBeside(t, "hostile", 2560<<10)
 }
