@@ -340,3 +340,59 @@ func TestJSONShape(t *testing.T) {
 		}
 	}
 }
+
+// TestReclaimerServesRequestsTogether checks that requests made while a
+// reclaim is scheduled are served by it: many requests at once cause one
+// reclaim, or two if the first had started before the others came.
+func TestReclaimerServesRequestsTogether(t *testing.T) {
+	freed := make(chan struct{}, 10)
+	r := &reclaimer{free: func() { freed <- struct{}{} }}
+	for range 10 {
+		r.request()
+	}
+	<-freed
+	// The loop ends once no request is pending.
+	for {
+		r.mu.Lock()
+		running := r.running
+		r.mu.Unlock()
+		if !running {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := 1 + len(freed); n > 2 {
+		t.Errorf("10 requests at once caused %d reclaims, want 1 or 2", n)
+	}
+	// A request afterwards causes one more.
+	r.request()
+	<-freed
+}
+
+// TestMemoryErrorReclaims checks that a call stopped for its memory limit
+// asks for a reclaim, and a call that fails otherwise does not.
+func TestMemoryErrorReclaims(t *testing.T) {
+	freed := make(chan struct{}, 10)
+	old := reclaim
+	reclaim = &reclaimer{free: func() { freed <- struct{}{} }}
+	defer func() { reclaim = old }()
+
+	thrower := mustRuntime(t, "throw.js", "function onAdd(obj) { throw new Error('no'); }\n", newFakeHost(), RuntimeOptions{})
+	hog := mustRuntime(t, "hog.js", "function onAdd(obj) { const a = []; for (;;) a.push([a.length]); }\n",
+		newFakeHost(), RuntimeOptions{MemoryLimit: 8 << 20, Timeout: 30 * time.Second})
+	if _, err := thrower.Call(addEvent); err == nil {
+		t.Fatal("throwing call succeeded")
+	}
+	_, err := hog.Call(addEvent)
+	var se *ScriptError
+	if !errors.As(err, &se) || !se.Memory {
+		t.Fatalf("hostile call = %v, want a memory limit error", err)
+	}
+	<-freed
+	// Only the memory error asked: the reclaimer has no request left.
+	reclaim.mu.Lock()
+	defer reclaim.mu.Unlock()
+	if reclaim.pending {
+		t.Error("a reclaim is still pending after the only one requested ran")
+	}
+}

@@ -184,7 +184,10 @@ func (b *workerBox) stop() {
 func work(cfg *config, jobs <-chan job) {
 	defer cfg.inflight.Done()
 	for j := range jobs {
+		// Every call running leaves a P for the rest (see scriptProcs).
+		procs.add(1)
 		err := j.e.exec(j.fn)
+		procs.add(-1)
 		j.e.mu.Lock()
 		j.e.finished = true
 		abandoned := j.e.abandoned.Load()
@@ -322,6 +325,10 @@ func (r *Runtime) call(i int, ev Event) (Outcome, error) {
 	// poisoned is read only when the worker finished the call.
 	if e.abandoned.Load() || e.poisoned {
 		r.env = nil
+	}
+	if se, ok := err.(*ScriptError); ok && se.Memory {
+		// The discarded runtime's values are garbage now.
+		reclaim.request()
 	}
 	if err != nil {
 		return Outcome{}, err
