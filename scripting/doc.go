@@ -125,7 +125,7 @@
 // wrapped list, or the originals reached by a script written to evade the
 // wrappers, can allocate past the limit in one step. The process's
 // resident set is therefore bounded only loosely: measured with the
-// hostile scripts of issue 10 on a loaded two-core machine, it peaked
+// hostile scripts of the engine's memory e2e test on a loaded two-core machine, it peaked
 // 0.6–1 GiB above idle, and 3.6 GiB once when calls got stuck (engine's
 // TestHostileRulesStayWithinMemoryBound).
 // Values handed to the host are capped in size and nesting separately.
