@@ -7,7 +7,7 @@ import (
 )
 
 // Options are the goroutines no test counts as leaked, followed by extra.
-// Each is owned by a library, not by kreact, and either lives as long as
+// Each is owned by a library or is process-wide, and either lives as long as
 // the process or stops by itself shortly after its last use.
 func Options(extra ...goleak.Option) []goleak.Option {
 	return append([]goleak.Option{
@@ -22,6 +22,10 @@ func Options(extra ...goleak.Option) []goleak.Option {
 		// regexp2 runs a clock goroutine while match timeouts are in use;
 		// it stops by itself about a second after the last match.
 		goleak.IgnoreAnyFunction("github.com/dlclark/regexp2/v2.runClock"),
+		// scripting's reclaimer returns the memory of a call stopped for
+		// its memory limit to the operating system; it is process-wide
+		// and ends by itself half a second after the last such call.
+		goleak.IgnoreAnyFunction("github.com/kreact/kreact/scripting.(*reclaimer).loop"),
 		// The test control plane's process waiters (a restarted API
 		// server has a new one).
 		goleak.IgnoreAnyFunction("github.com/kreact/kreact/internal/testcluster.(*process).start.func1"),
