@@ -158,12 +158,20 @@ func TestTTLExampleDeletesOnTimeAcrossRestart(t *testing.T) {
 	// Restart in the middle: about half the ConfigMaps are still waiting
 	// on their timers, which die with the first kreact; the second one
 	// re-arms them from its initial adds. kreact stays away for a second,
-	// about what restarting its process takes, so that some ConfigMaps
-	// expire while no kreact runs: the initial add deletes those.
-	time.Sleep(time.Until(first.Add(last.Sub(first) / 2)))
+	// about what restarting its process takes, around an expiry that some
+	// ConfigMaps have (expiries fall on whole seconds, and a second in the
+	// middle may have none), so that those expire while no kreact runs:
+	// the initial add deletes them.
+	due := last
+	for _, exp := range expiry {
+		if !exp.Before(first.Add(last.Sub(first)/2)) && exp.Before(due) {
+			due = exp
+		}
+	}
+	time.Sleep(time.Until(due.Add(-500 * time.Millisecond)))
 	stop()
 	stopped := time.Now()
-	time.Sleep(time.Second)
+	time.Sleep(max(time.Second, time.Until(due.Add(500*time.Millisecond))))
 	e, _ = runEngine(t, logs, ruleYAML)
 	testcluster.Eventually(t, "the restarted rule to sync", e.Synced)
 	synced := time.Now()
