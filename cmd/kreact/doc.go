@@ -1,8 +1,8 @@
 // Command kreact watches Kubernetes resources and runs JavaScript reaction
 // rules on every change. See `kreact help`.
 //
-// The command only wires packages together: flags (kubectl's conventions)
-// become a kubeconfig.Flags and options; internal/kube builds the watch
+// The command only wires packages together: flags (kubectl's conventions,
+// internal/cmdline) become a kubeconfig.Flags and options; internal/kube builds the watch
 // stack (discovery → restmapper → dynamicinformer); engine runs the rules,
 // reload follows their files, leader or shard decide whether this replica
 // runs them, metrics serves the endpoints, and lifecycle runs all of these

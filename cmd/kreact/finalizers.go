@@ -21,7 +21,7 @@ import (
 func finalizersCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const usage = "kreact finalizers release RULE (RESOURCE[,RESOURCE...] | -f FILE|DIR) [-n NS] [flags]"
 	if len(args) == 0 {
-		return &usageError{"finalizers: name a subcommand: " + usage}
+		return &usageError{Msg: "finalizers: name a subcommand: " + usage}
 	}
 	switch args[0] {
 	case "release":
@@ -38,7 +38,7 @@ Run 'kreact finalizers release --help' for its flags.
 `, usage)
 		return errHelp
 	}
-	return &usageError{fmt.Sprintf("finalizers: unknown subcommand %q; want: %s", args[0], usage)}
+	return &usageError{Msg: fmt.Sprintf("finalizers: unknown subcommand %q; want: %s", args[0], usage)}
 }
 
 type releaseFlags struct {
@@ -78,27 +78,27 @@ cluster.
 Examples:
   kreact finalizers release secret-sync secrets
   kreact finalizers release secret-sync -f rules/ -n team-a`)
-	fs.listVar(&f.files, "filename", "f", "rule file or directory holding RULE, to release on the resources it watches (repeatable)")
-	fs.stringVar(&f.namespace, "namespace", "n", "", "only this namespace (default: every namespace)")
-	fs.boolVar(&f.allNamespaces, "all-namespaces", "A", false, "every namespace (the default; accepted as with kubectl)")
-	f.cluster.register(fs)
-	f.log.register(fs)
-	fs.out = stdout
-	if err := fs.parse(args); err != nil {
+	fs.ListVarP(&f.files, "filename", "f", "rule file or directory holding RULE, to release on the resources it watches (repeatable)")
+	fs.StringVarP(&f.namespace, "namespace", "n", "", "only this namespace (default: every namespace)")
+	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "every namespace (the default; accepted as with kubectl)")
+	f.cluster.Register(fs)
+	f.log.Register(fs)
+	fs.Out = stdout
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return &usageError{"finalizers release: name the rule, e.g. `kreact finalizers release secret-sync secrets`"}
+		return &usageError{Msg: "finalizers release: name the rule, e.g. `kreact finalizers release secret-sync secrets`"}
 	}
 	rule := fs.Arg(0)
 	refs := tail.Refs(fs.Args()[1:])
 	switch {
 	case len(refs) == 0 && len(f.files) == 0:
-		return &usageError{fmt.Sprintf("finalizers release: name the resources rule %s watches (e.g. secrets), or its rule files with -f", rule)}
+		return &usageError{Msg: fmt.Sprintf("finalizers release: name the resources rule %s watches (e.g. secrets), or its rule files with -f", rule)}
 	case len(refs) > 0 && len(f.files) > 0:
-		return &usageError{"finalizers release: name resources or give -f, not both"}
+		return &usageError{Msg: "finalizers release: name resources or give -f, not both"}
 	case f.namespace != "" && f.allNamespaces:
-		return &usageError{"finalizers release: -n and -A together: choose one"}
+		return &usageError{Msg: "finalizers release: -n and -A together: choose one"}
 	}
 	if errs := validation.IsDNS1123Label(rule); len(errs) > 0 {
 		return &invalidError{fmt.Errorf("rule name %q: %s", rule, strings.Join(errs, "; "))}
@@ -110,18 +110,18 @@ Examples:
 		}
 		refs = watched
 	}
-	logger, err := f.log.logger(stderr)
+	logger, err := f.log.Logger(stderr)
 	if err != nil {
 		return err
 	}
-	cfg, _, err := f.cluster.load()
+	cfg, _, err := f.cluster.Load(userAgent())
 	if err != nil {
 		return err
 	}
 
 	stack, err := kube.Connect(ctx, cfg, kube.Options{Logger: logger})
 	if err != nil {
-		return &clusterError{err}
+		return &clusterError{Err: err}
 	}
 
 	var targets []finalizers.Target

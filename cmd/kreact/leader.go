@@ -26,11 +26,11 @@ type leaderFlags struct {
 }
 
 func (l *leaderFlags) register(fs *flagSet) {
-	fs.boolVar(&l.enabled, "leader-elect", "", false,
+	fs.BoolVarP(&l.enabled, "leader-elect", "", false,
 		"run the rules only while holding a Lease, so that several replicas can run with one active and the others standing by (they report ready); a replica that loses the lease exits")
-	fs.stringVar(&l.namespace, "leader-elect-namespace", "", "",
+	fs.StringVarP(&l.namespace, "leader-elect-namespace", "", "",
 		"namespace of the Lease (default: the pod's namespace, else \"default\")")
-	fs.stringVar(&l.name, "leader-elect-name", "", "kreact",
+	fs.StringVarP(&l.name, "leader-elect-name", "", "kreact",
 		"name of the Lease; replicas sharing it elect one leader")
 	fs.DurationVar(&l.leaseDuration, "leader-elect-lease-duration", 15*time.Second,
 		"how long standbys wait after the last renewal before taking the lease over")
@@ -43,15 +43,15 @@ func (l *leaderFlags) register(fs *flagSet) {
 func (l *leaderFlags) validate() error {
 	switch {
 	case l.retryPeriod <= 0:
-		return &usageError{"run: --leader-elect-retry-period must be positive"}
+		return &usageError{Msg: "run: --leader-elect-retry-period must be positive"}
 	case float64(l.renewDeadline) <= leaderelection.JitterFactor*float64(l.retryPeriod):
-		return &usageError{fmt.Sprintf("run: --leader-elect-renew-deadline (%s) must be more than %.1f × --leader-elect-retry-period (%s)",
+		return &usageError{Msg: fmt.Sprintf("run: --leader-elect-renew-deadline (%s) must be more than %.1f × --leader-elect-retry-period (%s)",
 			l.renewDeadline, leaderelection.JitterFactor, l.retryPeriod)}
 	case l.leaseDuration <= l.renewDeadline:
-		return &usageError{fmt.Sprintf("run: --leader-elect-lease-duration (%s) must be more than --leader-elect-renew-deadline (%s)",
+		return &usageError{Msg: fmt.Sprintf("run: --leader-elect-lease-duration (%s) must be more than --leader-elect-renew-deadline (%s)",
 			l.leaseDuration, l.renewDeadline)}
 	case l.name == "":
-		return &usageError{"run: --leader-elect-name must not be empty"}
+		return &usageError{Msg: "run: --leader-elect-name must not be empty"}
 	}
 	return nil
 }

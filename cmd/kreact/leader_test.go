@@ -51,7 +51,7 @@ func TestLeaderFlags(t *testing.T) {
 			var l leaderFlags
 			fs := newFlagSet("run", "", "")
 			l.register(fs)
-			if err := fs.parse(c.args); err != nil {
+			if err := fs.Parse(c.args); err != nil {
 				t.Fatal(err)
 			}
 			err := l.validate()
@@ -67,7 +67,7 @@ func TestLeaderFlags(t *testing.T) {
 	var l leaderFlags
 	fs := newFlagSet("run", "", "")
 	l.register(fs)
-	if err := fs.parse(nil); err != nil {
+	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
 	if l.enabled || l.name != "kreact" || l.namespace != "" || l.leaseDuration != 15*time.Second || l.renewDeadline != 10*time.Second || l.retryPeriod != 2*time.Second {

@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/kreact/kreact/internal/cmdline"
+
 	// spec.timeZone and CRON_TZ= need the zone database, which a
 	// container built FROM scratch does not have.
 	_ "time/tzdata"
@@ -23,10 +25,11 @@ const (
 	exitCluster = 4 // cannot reach or authenticate to the cluster
 )
 
-// usageError is a mistake in the command line.
-type usageError struct{ msg string }
+// usageError is a mistake in the command line; errHelp says --help was
+// asked for (and the usage printed).
+type usageError = cmdline.UsageError
 
-func (e *usageError) Error() string { return e.msg }
+var errHelp = cmdline.ErrHelp
 
 // invalidError wraps problems in what the user wrote (rule files, names).
 type invalidError struct{ err error }
@@ -35,10 +38,7 @@ func (e *invalidError) Error() string { return e.err.Error() }
 func (e *invalidError) Unwrap() error { return e.err }
 
 // clusterError wraps failures to reach the API server.
-type clusterError struct{ err error }
-
-func (e *clusterError) Error() string { return e.err.Error() }
-func (e *clusterError) Unwrap() error { return e.err }
+type clusterError = cmdline.ClusterError
 
 // errTestsFailed is returned by `kreact test` when a case fails; the report
 // is already printed.
@@ -139,7 +139,7 @@ var version = "dev"
 
 func versionCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("version", "kreact version", "Print kreact's version.")
-	if err := fs.parse(args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, "kreact", version)

@@ -62,25 +62,25 @@ Rule files and resource names are read as 'kreact validate' reads them
 (CRD manifests among the -f paths, --crd, --kubeconfig); a rule that
 'kreact validate' rejects is an error here too, with every problem listed.
 Apply the output with 'kubectl apply -f -'.`)
-	fs.listVar(&f.files, "filename", "f", "rule file or directory (repeatable)")
-	fs.stringVar(&f.name, "name", "", "kreact", "name of the ServiceAccount, roles and bindings")
-	fs.stringVar(&f.namespace, "namespace", "n", "kreact-system", "namespace of the ServiceAccount (and of the Lease with --leader-elect)")
-	fs.boolVar(&f.leaderElect, "leader-elect", "", false, "also grant what leader election needs on its Lease in --namespace")
-	fs.boolVar(&f.shards, "shards", "", false, "also grant what sharding (kreact run --shards) needs on the replicas' Leases in --namespace")
+	fs.ListVarP(&f.files, "filename", "f", "rule file or directory (repeatable)")
+	fs.StringVarP(&f.name, "name", "", "kreact", "name of the ServiceAccount, roles and bindings")
+	fs.StringVarP(&f.namespace, "namespace", "n", "kreact-system", "namespace of the ServiceAccount (and of the Lease with --leader-elect)")
+	fs.BoolVarP(&f.leaderElect, "leader-elect", "", false, "also grant what leader election needs on its Lease in --namespace")
+	fs.BoolVarP(&f.shards, "shards", "", false, "also grant what sharding (kreact run --shards) needs on the replicas' Leases in --namespace")
 	f.res.register(fs)
-	if err := fs.parse(args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	f.files = append(f.files, fs.Args()...)
 	if f.leaderElect && f.shards {
-		return &usageError{"rbac: --shards and --leader-elect exclude each other, as they do for kreact run"}
+		return &usageError{Msg: "rbac: --shards and --leader-elect exclude each other, as they do for kreact run"}
 	}
 	if len(f.files) == 0 {
-		return &usageError{"rbac: no rule files: use -f FILE|DIR"}
+		return &usageError{Msg: "rbac: no rule files: use -f FILE|DIR"}
 	}
 	for flag, v := range map[string]string{"--name": f.name, "--namespace": f.namespace} {
 		if errs := validation.IsDNS1123Label(v); len(errs) > 0 {
-			return &usageError{fmt.Sprintf("rbac: %s %q: %s", flag, v, strings.Join(errs, "; "))}
+			return &usageError{Msg: fmt.Sprintf("rbac: %s %q: %s", flag, v, strings.Join(errs, "; "))}
 		}
 	}
 	ruleFiles, crds := validate.Inputs(f.files)

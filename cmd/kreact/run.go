@@ -44,27 +44,27 @@ validate keeps that rule's previous version running and logs why. With
 its caches warm and only the holder of the lease runs the rules; a replica
 that loses the lease exits at once. With --shards, every replica is active
 and handles its shard of the watched objects.`)
-	fs.listVar(&f.files, "filename", "f", "rule file or directory (repeatable)")
-	fs.boolVar(&f.dryRun, "dry-run", "", false, "send every action with dryRun=All and log it instead of changing the cluster")
+	fs.ListVarP(&f.files, "filename", "f", "rule file or directory (repeatable)")
+	fs.BoolVarP(&f.dryRun, "dry-run", "", false, "send every action with dryRun=All and log it instead of changing the cluster")
 	fs.DurationVar(&f.reloadInterval, "reload-interval", 2*time.Second, "how often to check rule files for changes (0 disables reloading)")
-	f.cluster.register(fs)
-	f.log.register(fs)
+	f.cluster.Register(fs)
+	f.log.Register(fs)
 	f.serve.register(fs)
 	f.leader.register(fs)
 	f.shards.register(fs)
-	if err := fs.parse(args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := f.shards.validate(f.leader.enabled); err != nil {
 		return err
 	}
 	if len(f.files) == 0 {
-		return &usageError{"run: no rule files: use -f FILE|DIR"}
+		return &usageError{Msg: "run: no rule files: use -f FILE|DIR"}
 	}
 	if fs.NArg() > 0 {
-		return &usageError{fmt.Sprintf("run: unexpected argument %q", fs.Arg(0))}
+		return &usageError{Msg: fmt.Sprintf("run: unexpected argument %q", fs.Arg(0))}
 	}
-	logger, err := f.log.logger(stderr)
+	logger, err := f.log.Logger(stderr)
 	if err != nil {
 		return err
 	}
@@ -91,11 +91,11 @@ and handles its shard of the watched objects.`)
 		return &invalidError{loadErr}
 	}
 	logRuleErrors(logger, "rule files with errors are not running", loadErr)
-	cfg, _, err := f.cluster.load()
+	cfg, _, err := f.cluster.Load(userAgent())
 	if err != nil {
 		return err
 	}
-	logger.Info("connecting to the API server", "server", cfg.Host, "config", f.cluster.source, "qps", cfg.QPS, "burst", cfg.Burst)
+	logger.Info("connecting to the API server", "server", cfg.Host, "config", f.cluster.Source, "qps", cfg.QPS, "burst", cfg.Burst)
 
 	// What every replica runs, and on top of it what only the leader (or,
 	// sharded, every replica for its shard) runs; see package lifecycle.
@@ -113,7 +113,7 @@ and handles its shard of the watched objects.`)
 	}
 	stack, err := kube.New(ctx, cfg, kopts)
 	if err != nil {
-		return &clusterError{err}
+		return &clusterError{Err: err}
 	}
 	rec := metrics.New()
 	rec.WatchInformers(stack.Informers.Status)

@@ -17,11 +17,11 @@ type serveFlags struct {
 }
 
 func (s *serveFlags) register(fs *flagSet) {
-	fs.stringVar(&s.metricsAddr, "metrics-bind-address", "", "",
+	fs.StringVarP(&s.metricsAddr, "metrics-bind-address", "", "",
 		"address for /metrics (and /debug/pprof with --pprof), e.g. :8080; it answers /healthz and /readyz too, so one address is enough (empty disables)")
-	fs.stringVar(&s.healthAddr, "health-probe-bind-address", "", "",
+	fs.StringVarP(&s.healthAddr, "health-probe-bind-address", "", "",
 		"address for /healthz and /readyz only, e.g. :8081; given alone (or equal to the metrics address) it serves /metrics too (empty disables)")
-	fs.boolVar(&s.pprof, "pprof", "", false,
+	fs.BoolVarP(&s.pprof, "pprof", "", false,
 		"serve /debug/pprof/ on the metrics address, or on the only address given")
 }
 
@@ -35,7 +35,7 @@ func (s *serveFlags) listen(ctx context.Context, logger *slog.Logger, rec *metri
 	})
 	switch {
 	case errors.Is(err, metrics.ErrPprofWithoutAddress):
-		return nil, &usageError{"run: --pprof needs --metrics-bind-address"}
+		return nil, &usageError{Msg: "run: --pprof needs --metrics-bind-address"}
 	case err != nil:
 		return nil, fmt.Errorf("run: %w", err)
 	}

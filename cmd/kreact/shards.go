@@ -29,19 +29,19 @@ type shardFlags struct {
 }
 
 func (s *shardFlags) register(fs *flagSet) {
-	fs.boolVar(&s.enabled, "shards", "", false,
+	fs.BoolVarP(&s.enabled, "shards", "", false,
 		"split the objects between all the replicas, each holding a Lease of its own; every replica is active (not with --leader-elect)")
-	fs.stringVar(&s.group, "shard-group", "", "kreact",
+	fs.StringVarP(&s.group, "shard-group", "", "kreact",
 		"name of the group of replicas that share the objects (the label kreact.dev/shard-group of their Leases)")
-	fs.stringVar(&s.namespace, "shard-namespace", "", "",
+	fs.StringVarP(&s.namespace, "shard-namespace", "", "",
 		"namespace of the replicas' Leases (default: the pod's namespace, else \"default\")")
-	fs.stringVar(&s.key, "shard-key", "", "uid",
+	fs.StringVarP(&s.key, "shard-key", "", "uid",
 		"what namespaced objects are split by: uid (even split) or namespace (a namespace's objects stay together); cluster-scoped objects are always split by uid")
 	fs.DurationVar(&s.leaseDuration, "shard-lease-duration", 15*time.Second,
 		"how long a replica that stopped renewing its Lease keeps its shard before the others take it over")
 	fs.DurationVar(&s.renewPeriod, "shard-renew-period", 3*time.Second,
 		"how often a replica renews its Lease and looks for replicas that joined or left; less than half the lease duration")
-	fs.stringVar(&s.identity, "shard-identity", "", "",
+	fs.StringVarP(&s.identity, "shard-identity", "", "",
 		"this replica's name in the group, unique among the running replicas (default: the host name and a random suffix, a new member per process); "+
 			"a process restarted with the same name, such as a StatefulSet's pod, takes its predecessor's Lease and range over")
 }
@@ -52,14 +52,14 @@ func (s *shardFlags) validate(leaderElect bool) error {
 	}
 	switch {
 	case leaderElect:
-		return &usageError{"run: --shards and --leader-elect exclude each other: with --shards every replica is active"}
+		return &usageError{Msg: "run: --shards and --leader-elect exclude each other: with --shards every replica is active"}
 	case s.key != "uid" && s.key != "namespace":
-		return &usageError{fmt.Sprintf("run: --shard-key must be uid or namespace, not %q", s.key)}
+		return &usageError{Msg: fmt.Sprintf("run: --shard-key must be uid or namespace, not %q", s.key)}
 	case s.renewPeriod <= 0 || s.renewPeriod >= s.leaseDuration/2:
-		return &usageError{fmt.Sprintf("run: --shard-renew-period (%s) must be positive and less than half --shard-lease-duration (%s)",
+		return &usageError{Msg: fmt.Sprintf("run: --shard-renew-period (%s) must be positive and less than half --shard-lease-duration (%s)",
 			s.renewPeriod, s.leaseDuration)}
 	case s.group == "":
-		return &usageError{"run: --shard-group must not be empty"}
+		return &usageError{Msg: "run: --shard-group must not be empty"}
 	}
 	return nil
 }
@@ -100,7 +100,7 @@ func (s *shardFlags) membership(cfg *rest.Config, logger *slog.Logger) (*member,
 		LeaseDuration: s.leaseDuration, RenewPeriod: s.renewPeriod, Logger: logger,
 	})
 	if err != nil {
-		return nil, &usageError{"run: " + err.Error()}
+		return nil, &usageError{Msg: "run: " + err.Error()}
 	}
 	return &member{Membership: m, key: s.key, logger: logger}, nil
 }

@@ -22,28 +22,28 @@ type resourceFlags struct {
 }
 
 func (r *resourceFlags) register(fs *flagSet) {
-	fs.listVar(&r.crds, "crd", "", "file of CustomResourceDefinitions whose resources rules may name (repeatable)")
-	r.cluster.register(fs)
+	fs.ListVarP(&r.crds, "crd", "", "file of CustomResourceDefinitions whose resources rules may name (repeatable)")
+	r.cluster.Register(fs)
 }
 
 // live reports whether names resolve against a cluster.
-func (r *resourceFlags) live() bool { return r.cluster.kubeconfig != "" || r.cluster.context != "" }
+func (r *resourceFlags) live() bool { return r.cluster.Named() }
 
 // mapper returns the resolver of resource names.
 func (r *resourceFlags) mapper(ctx context.Context) (*restmapper.Mapper, error) {
 	var resources []apiresource.Resource
 	if r.live() {
-		cfg, _, err := r.cluster.load()
+		cfg, _, err := r.cluster.Load(userAgent())
 		if err != nil {
 			return nil, err
 		}
 		dc, err := cgdiscovery.NewDiscoveryClientForConfig(cfg)
 		if err != nil {
-			return nil, &clusterError{err}
+			return nil, &clusterError{Err: err}
 		}
 		cache := discovery.New(dc, discovery.Options{})
 		if err := cache.Refresh(ctx); err != nil {
-			return nil, &clusterError{fmt.Errorf("discover the API of %s: %w", cfg.Host, err)}
+			return nil, &clusterError{Err: fmt.Errorf("discover the API of %s: %w", cfg.Host, err)}
 		}
 		resources = cache.Snapshot().Resources
 	} else {
@@ -78,14 +78,14 @@ event spec.events leaves out, onTick without spec.every and a top-level
 function whose name is close to a handler's are warnings.
 
 Exit code 3 if there are errors; warnings alone exit 0.`)
-	fs.listVar(&files, "filename", "f", "rule file or directory (repeatable)")
+	fs.ListVarP(&files, "filename", "f", "rule file or directory (repeatable)")
 	res.register(fs)
-	if err := fs.parse(args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	files = append(files, fs.Args()...)
 	if len(files) == 0 {
-		return &usageError{"validate: no rule files: use -f FILE|DIR"}
+		return &usageError{Msg: "validate: no rule files: use -f FILE|DIR"}
 	}
 	files, crds := validate.Inputs(files)
 	res.crds = append(res.crds, crds...)
