@@ -2,17 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/rbac"
-	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/source"
 	"github.com/kreact/kreact/validate"
 )
 
@@ -89,47 +85,24 @@ Apply the output with 'kubectl apply -f -'.`)
 	if err != nil {
 		return err
 	}
-	// Every problem at once, as validate reports them: the files that do
-	// not load, and the scripts that do not compile and the names that do
-	// not resolve in the rules of those that do.
-	rs, errs := validate.LoadRules(ruleFiles)
-	var resolved []*rules.Resolved
-	for _, r := range rs {
-		_, compileErr := engine.Compile(r)
-		if compileErr != nil {
-			addRuleErrors(&errs, compileErr)
-		}
-		res, err := r.Resolve(mapper)
-		if err != nil {
-			addRuleErrors(&errs, err)
-			continue
-		}
-		if compileErr == nil {
-			resolved = append(resolved, res)
-		}
+	// A rule that validate refuses is refused here, with every error
+	// listed as validate lists it (its warnings refuse nothing).
+	c, err := validate.Check(ctx, ruleFiles, mapper)
+	if err != nil {
+		return err
 	}
-	if len(errs) > 0 {
-		errs.Sort()
-		return &invalidError{errs}
+	if nErr, _ := c.Problems.Count(); nErr > 0 {
+		return &invalidError{c.Problems.Errors()}
 	}
-	for _, res := range resolved {
+	for _, res := range c.Resolved {
 		for _, w := range rbac.WideActions(res) {
 			fmt.Fprintln(stderr, w)
 		}
 	}
-	out, err := rbac.Generate(rs, resolved, rbac.Options{Name: f.name, Namespace: f.namespace, LeaderElect: f.leaderElect, Shards: f.shards})
+	out, err := rbac.Generate(c.Rules, c.Resolved, rbac.Options{Name: f.name, Namespace: f.namespace, LeaderElect: f.leaderElect, Shards: f.shards})
 	if err != nil {
 		return err
 	}
 	_, err = stdout.Write(out)
 	return err
-}
-
-func addRuleErrors(errs *source.ErrorList, err error) {
-	var list source.ErrorList
-	if errors.As(err, &list) {
-		*errs = append(*errs, list...)
-		return
-	}
-	errs.Add(source.Position{}, err.Error())
 }
