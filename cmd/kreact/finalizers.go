@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/kreact/kreact/finalizers"
 	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/internal/tail"
-	"github.com/kreact/kreact/rules"
 )
 
 // finalizersCmd is `kreact finalizers SUBCOMMAND`.
@@ -104,9 +102,9 @@ Examples:
 		return &invalidError{fmt.Errorf("rule name %q: %s", rule, strings.Join(errs, "; "))}
 	}
 	if len(f.files) > 0 {
-		watched, err := watchedResources(rule, f.files)
+		watched, err := finalizers.Watched(rule, f.files)
 		if err != nil {
-			return err
+			return &invalidError{err}
 		}
 		refs = watched
 	}
@@ -124,27 +122,9 @@ Examples:
 		return &clusterError{Err: err}
 	}
 
-	var targets []finalizers.Target
-	seen := map[string]bool{}
-	var invalid []error
-	for _, ref := range refs {
-		res, err := stack.Mapper.Resolve(ref)
-		if err != nil {
-			invalid = append(invalid, err)
-			continue
-		}
-		if seen[res.GVR.String()] {
-			continue
-		}
-		seen[res.GVR.String()] = true
-		ns := f.namespace
-		if !res.Namespaced {
-			ns = ""
-		}
-		targets = append(targets, finalizers.Target{Resource: res, Namespace: ns})
-	}
-	if len(invalid) > 0 {
-		return &invalidError{errors.Join(invalid...)}
+	targets, err := finalizers.Targets(stack.Mapper, refs, f.namespace)
+	if err != nil {
+		return &invalidError{err}
 	}
 
 	fin := finalizers.Name(rule)
@@ -167,30 +147,6 @@ Examples:
 		return fmt.Errorf("finalizers release: some objects still carry %s:\n%w", fin, err)
 	}
 	return nil
-}
-
-// watchedResources returns the resources that rule watches, from the
-// rule files in paths. A file that does not load is reported only when
-// the rule is not found elsewhere.
-func watchedResources(rule string, paths []string) ([]string, error) {
-	rs, _, loadErr := rules.LoadEach(paths...)
-	var names []string
-	for _, r := range rs {
-		if r.Name != rule {
-			names = append(names, r.Name)
-			continue
-		}
-		var refs []string
-		for _, w := range r.Watch {
-			refs = append(refs, w.Resource)
-		}
-		return refs, nil
-	}
-	err := fmt.Errorf("no rule %q in %s", rule, strings.Join(paths, ", "))
-	if len(names) > 0 {
-		err = fmt.Errorf("%w (rules there: %s)", err, strings.Join(names, ", "))
-	}
-	return nil, &invalidError{errors.Join(err, loadErr)}
 }
 
 func plural(n int, one, many string) string {
