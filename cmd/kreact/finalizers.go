@@ -25,15 +25,7 @@ func finalizersCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	case "release":
 		return releaseCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
-		fmt.Fprintf(stdout, `Usage: %s
-
-Manage the finalizers kreact puts on objects for rules with spec.finalizer.
-
-Subcommands:
-  release   remove a rule's finalizer kreact.dev/RULE from every object that carries it
-
-Run 'kreact finalizers release --help' for its flags.
-`, usage)
+		fmt.Fprintf(stdout, helpText("finalizers")+"\n", usage)
 		return errHelp
 	}
 	return &usageError{Msg: fmt.Sprintf("finalizers: unknown subcommand %q; want: %s", args[0], usage)}
@@ -53,35 +45,12 @@ type releaseFlags struct {
 // object keeps the finalizer after it leaves them.
 func releaseCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f releaseFlags
-	fs := newFlagSet("finalizers release", "kreact finalizers release RULE (RESOURCE[,RESOURCE...] | -f FILE|DIR) [-n NS] [flags]",
-		`Remove the finalizer kreact.dev/RULE from every object that carries it, so
-that no object stays undeletable because kreact, or the rule, went away.
-Objects already deleted then go at once, without their onDelete.
-
-Name the resources the rule watches as kubectl names them (secrets,
-deploy, a CRD's plural), or give the rule files with -f and the rule's
-spec.watch resources are used. Every namespace is scanned unless -n names
-one; the rule's own namespaces and selectors are not applied, since an
-object that left them still carries the finalizer.
-
-Stop kreact, or remove the rule from its rule set, first: a running rule
-puts its finalizer back on the objects it watches. (Removing a rule from a
-running kreact releases its finalizers by itself.)
-
-Prints each object released and a total. Exit codes: 0 done (also when no
-object carried the finalizer), 1 some objects could not be released (each
-is printed), 2 usage, 3 unknown rule or resource, 4 cannot reach the
-cluster.
-
-Examples:
-  kreact finalizers release secret-sync secrets
-  kreact finalizers release secret-sync -f rules/ -n team-a`)
+	fs := commandFlags("finalizers release", stdout)
 	fs.ListVarP(&f.files, "filename", "f", "rule file or directory holding RULE, to release on the resources it watches (repeatable)")
 	fs.StringVarP(&f.namespace, "namespace", "n", "", "only this namespace (default: every namespace)")
 	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "every namespace (the default; accepted as with kubectl)")
 	f.cluster.Register(fs)
 	f.log.Register(fs)
-	fs.Out = stdout
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

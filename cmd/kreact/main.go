@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/kreact/kreact/internal/cmdline"
@@ -115,30 +116,18 @@ func exitCode(err error, stderr io.Writer) int {
 }
 
 func printHelp(w io.Writer) {
-	fmt.Fprint(w, `kreact watches any Kubernetes resource, built-in or custom, and runs
-JavaScript reaction rules on every add, update and delete.
-
-Usage:
-  kreact COMMAND [flags]
-
-Commands:
-`)
+	var list strings.Builder
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
+		fmt.Fprintf(&list, "  %-11s %s\n", c.name, c.summary)
 	}
-	fmt.Fprint(w, `
-Run 'kreact COMMAND --help' for a command's flags.
-
-Exit codes: 0 ok, 1 error or failing tests, 2 usage, 3 invalid rules or
-resource names, 4 cannot reach the cluster.
-`)
+	fmt.Fprintf(w, helpText("kreact")+"\n", list.String())
 }
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
 func versionCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
-	fs := newFlagSet("version", "kreact version", "Print kreact's version.")
+	fs := commandFlags("version", stdout)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

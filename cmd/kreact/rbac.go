@@ -23,41 +23,7 @@ type rbacFlags struct {
 
 func rbacCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f rbacFlags
-	fs := newFlagSet("rbac", "kreact rbac -f FILE|DIR [-f ...] [--name kreact] [--namespace kreact-system] [--leader-elect | --shards] [--crd FILE ...]",
-		`Print, as YAML, the least-privilege RBAC that kreact needs to run the rules:
-a ServiceAccount, a ClusterRole and ClusterRoleBinding, a Role and
-RoleBinding per namespace where resources are watched, or permissions
-apply, only in named namespaces, and with --leader-elect or --shards a
-Role for the Leases. A permission applies in the namespaces the rule
-watches unless it names its own (spec.permissions[].namespaces; ["*"]
-for all).
-
-  watched resources          get, list, watch (in the watched namespaces
-                             when every watch of the resource names some)
-  spec.reads                 get, list, watch in all namespaces
-  create, patch, delete      create, patch, delete on the resource, in the
-                             namespaces the permission applies in (Roles),
-                             or in all (ClusterRole)
-  apply                      create and patch: server-side apply is a PATCH
-                             request, but creating an object with it needs
-                             create too
-  event                      create on events, in the same namespaces
-  subresources               patch on RESOURCE/status (or /scale) for the
-                             resources a rule may patch or apply, when its
-                             script names that subresource ({subresource:
-                             "status"}): a declared patch or apply covers
-                             the resource's subresources
-  kreact itself              list, watch on customresourcedefinitions and
-                             apiservices (discovery refresh)
-  --leader-elect             get, create, update on leases in --namespace
-  --shards                   get, list, create, update, delete on leases in
-                             --namespace: each replica's own Lease, and the
-                             group's, listed to find the live members
-
-Rule files and resource names are read as 'kreact validate' reads them
-(CRD manifests among the -f paths, --crd, --kubeconfig); a rule that
-'kreact validate' rejects is an error here too, with every problem listed.
-Apply the output with 'kubectl apply -f -'.`)
+	fs := commandFlags("rbac", stdout)
 	fs.ListVarP(&f.files, "filename", "f", "rule file or directory (repeatable)")
 	fs.StringVarP(&f.name, "name", "", "kreact", "name of the ServiceAccount, roles and bindings")
 	fs.StringVarP(&f.namespace, "namespace", "n", "kreact-system", "namespace of the ServiceAccount (and of the Lease with --leader-elect)")

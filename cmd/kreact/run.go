@@ -34,16 +34,7 @@ type runFlags struct {
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f runFlags
-	fs := newFlagSet("run", "kreact run -f FILE|DIR [-f ...] [flags]",
-		`Load reaction rules and run them against the cluster until SIGINT or SIGTERM.
-Every rule is validated first; each problem is logged as file:line:col and
-a rule that does not validate does not run while the others do (exit code 3
-if none is valid). Editing a rule file reloads it; an edit that does not
-validate keeps that rule's previous version running and logs why. With
---leader-elect, every replica keeps
-its caches warm and only the holder of the lease runs the rules; a replica
-that loses the lease exits at once. With --shards, every replica is active
-and handles its shard of the watched objects.`)
+	fs := commandFlags("run", stdout)
 	fs.ListVarP(&f.files, "filename", "f", "rule file or directory (repeatable)")
 	fs.BoolVarP(&f.dryRun, "dry-run", "", false, "send every action with dryRun=All and log it instead of changing the cluster")
 	fs.DurationVar(&f.reloadInterval, "reload-interval", 2*time.Second, "how often to check rule files for changes (0 disables reloading)")

@@ -60,24 +60,7 @@ func (r *resourceFlags) mapper(ctx context.Context) (*restmapper.Mapper, error) 
 func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var files []string
 	var res resourceFlags
-	fs := newFlagSet("validate", "kreact validate -f FILE|DIR [-f ...] [--crd FILE ...] [--kubeconfig K --context C]",
-		`Check rule files without running them, and report every problem at once as
-file:line:col: the format, the scripts' syntax, their handlers, and the
-resources they name and the verbs declared on them.
-
-Resource names resolve against the resources of a standard kube-apiserver
-plus the CustomResourceDefinitions of --crd files, and of the CRD manifests
-found among the -f paths (in a directory given, or in its subdirectories);
-with --kubeconfig or --context, against that cluster's API instead (plus
-those CRDs).
-
-Handlers: a rule whose script has no handler for any of its spec.events
-(and no onTick for spec.every) would never run, and spec.every without
-onTick is an error; a listed event without its handler, a handler for an
-event spec.events leaves out, onTick without spec.every and a top-level
-function whose name is close to a handler's are warnings.
-
-Exit code 3 if there are errors; warnings alone exit 0.`)
+	fs := commandFlags("validate", stdout)
 	fs.ListVarP(&files, "filename", "f", "rule file or directory (repeatable)")
 	res.register(fs)
 	if err := fs.Parse(args); err != nil {

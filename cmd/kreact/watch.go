@@ -25,13 +25,7 @@ type watchFlags struct {
 
 func watchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f watchFlags
-	fs := newFlagSet("watch", "kreact watch RESOURCE[,RESOURCE...] [-n NS | -A] [-l SELECTOR] [--field-selector F] [-o wide|json|yaml]",
-		`Print one line per add, update and delete of the given resources until Ctrl-C.
-Resources are named as kubectl names them: deploy, deployments.apps,
-apps/v1 Deployment, a CRD's plural or short name. A resource that does not
-exist yet (a CRD not installed) is reported as waiting and watched as soon
-as it appears; a deleted CRD's watch stops and resumes when it comes back.
-Selectors are sent to the API server.`)
+	fs := commandFlags("watch", stdout)
 	fs.StringVarP(&f.namespace, "namespace", "n", "", "namespace to watch (default: the context's namespace)")
 	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "watch all namespaces")
 	fs.StringVarP(&f.labelSelector, "selector", "l", "", "label selector, e.g. app=web,tier!=db")
