@@ -13,6 +13,7 @@ import (
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/kube"
+	"github.com/kreact/kreact/internal/memlimit"
 	"github.com/kreact/kreact/leader"
 	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/metrics"
@@ -59,7 +60,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	setMemoryLimit(logger, os.Getenv, os.ReadFile)
+	memlimit.Set(logger, os.Getenv, os.ReadFile)
 	// A broken rule file is reported and skipped: the other rules run.
 	type loaded struct {
 		rs     []*rules.Rule
