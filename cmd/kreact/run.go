@@ -82,7 +82,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		return &invalidError{loadErr}
 	}
-	logRuleErrors(logger, "rule files with errors are not running", loadErr)
+	source.Log(logger, "rule files with errors are not running", loadErr)
 	cfg, _, err := f.cluster.Load(userAgent())
 	if err != nil {
 		return err
@@ -160,7 +160,7 @@ func (r *ruleSet) Start(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return nil // stopping while the rules load
 	}
-	logRuleErrors(r.logger, "rules with errors are not running", loadErr)
+	source.Log(r.logger, "rules with errors are not running", loadErr)
 	n := running(r.eng)
 	if loadErr != nil && n == 0 {
 		return &invalidError{loadErr}
@@ -175,7 +175,7 @@ func (r *ruleSet) Start(ctx context.Context) error {
 			r.ready.RulesLoaded(n)
 			if err != nil {
 				r.rec.ReloadFailed()
-				logRuleErrors(r.logger, "reload: rules with errors keep their previous version", err)
+				source.Log(r.logger, "reload: rules with errors keep their previous version", err)
 				return
 			}
 			r.logger.Info("rules reloaded", "rules", n)
@@ -184,38 +184,6 @@ func (r *ruleSet) Start(ctx context.Context) error {
 	<-ctx.Done()
 	r.logger.Info("shutting down: finishing queued changes and actions")
 	return nil
-}
-
-// logRuleErrors logs each problem of a joined or listed error on a line of
-// its own, so that every file:line:col stands out, worded as `kreact
-// validate` prints it; a problem of one rule has the rule's name as the
-// rule attribute.
-func logRuleErrors(logger *slog.Logger, msg string, err error) {
-	if err == nil {
-		return
-	}
-	var visit func(err error)
-	visit = func(err error) {
-		switch e := err.(type) {
-		case source.ErrorList:
-			for _, x := range e {
-				visit(x)
-			}
-		case *source.Error:
-			if e.Pos.Rule != "" {
-				logger.Error(msg, "rule", e.Pos.Rule, "error", e.Error())
-			} else {
-				logger.Error(msg, "error", e.Error())
-			}
-		case interface{ Unwrap() []error }:
-			for _, x := range e.Unwrap() {
-				visit(x)
-			}
-		default:
-			logger.Error(msg, "error", err.Error())
-		}
-	}
-	visit(err)
 }
 
 // running counts the rules the engine runs or keeps waiting for resources.
