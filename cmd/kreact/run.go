@@ -100,7 +100,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 		layers = append(layers, m)
-		always = append(always, lifecycle.Func(m.logRange))
+		always = append(always, f.shards.logRange(m, logger))
 		kopts.Informers = f.shards.informerOptions(m)
 	}
 	stack, err := kube.New(ctx, cfg, kopts)

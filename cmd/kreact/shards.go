@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
-	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/kreact/kreact/dynamicinformer"
-	"github.com/kreact/kreact/leader"
+	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/shard"
 )
@@ -73,58 +71,24 @@ func (s *shardFlags) plan() reaction.PlanOptions {
 // the bottom layer of kreact run, and the informers above it start once it
 // knows its range (it is a lifecycle.Readier). It deletes its Lease when it
 // stops, and the others take over.
-func (s *shardFlags) membership(cfg *rest.Config, logger *slog.Logger) (*member, error) {
-	namespace := s.namespace
-	if namespace == "" {
-		namespace = leader.PodNamespace()
-	}
-	id := s.identity
-	if id == "" {
-		// A restarted process is a new member: its predecessor's Lease
-		// expires on its own.
-		holder, err := leader.NewIdentity()
-		if err != nil {
-			return nil, fmt.Errorf("shard identity: %w", err)
-		}
-		cut := strings.LastIndexByte(holder, '_')
-		id = strings.ToLower(holder[:cut]) + "-" + holder[cut+1:]
-	}
-	lcfg := rest.CopyConfig(cfg)
-	lcfg.Timeout = s.renewPeriod
-	client, err := coordinationv1client.NewForConfig(rest.AddUserAgent(lcfg, "shard-membership"))
-	if err != nil {
-		return nil, fmt.Errorf("shard membership: %w", err)
-	}
-	m, err := shard.NewMembership(client, shard.MembershipOptions{
-		Namespace: namespace, Group: s.group, Identity: id,
+func (s *shardFlags) membership(cfg *rest.Config, logger *slog.Logger) (*shard.Membership, error) {
+	return shard.Join(cfg, shard.MembershipOptions{
+		Namespace: s.namespace, Group: s.group, Identity: s.identity,
 		LeaseDuration: s.leaseDuration, RenewPeriod: s.renewPeriod, Logger: logger,
 	})
-	if err != nil {
-		return nil, &usageError{Msg: "run: " + err.Error()}
-	}
-	return &member{Membership: m, key: s.key, logger: logger}, nil
 }
-
-// member is a shard.Membership as a lifecycle.Runnable and Readier.
-type member struct {
-	*shard.Membership
-	key    string
-	logger *slog.Logger
-}
-
-// Start runs the membership until ctx ends; it has deleted its Lease when
-// Start returns.
-func (m *member) Start(ctx context.Context) error { return m.Run(ctx) }
 
 // logRange logs the range of a member that is ready.
-func (m *member) logRange(context.Context) error {
-	rng, _ := m.Range()
-	m.logger.Info("sharding: this replica handles its shard of the watched objects", "identity", m.Identity(),
-		"members", m.Members(), "range", rng.String(), "key", m.key)
-	return nil
+func (s *shardFlags) logRange(m *shard.Membership, logger *slog.Logger) lifecycle.Func {
+	return func(context.Context) error {
+		rng, _ := m.Range()
+		logger.Info("sharding: this replica handles its shard of the watched objects", "identity", m.Identity(),
+			"members", m.Members(), "range", rng.String(), "key", s.key)
+		return nil
+	}
 }
 
 // informerOptions are the informer manager's sharding options.
-func (s *shardFlags) informerOptions(m *member) dynamicinformer.Options {
-	return dynamicinformer.Options{Shards: m.Membership, ShardByNamespace: s.key == "namespace"}
+func (s *shardFlags) informerOptions(m *shard.Membership) dynamicinformer.Options {
+	return dynamicinformer.Options{Shards: m, ShardByNamespace: s.key == "namespace"}
 }
