@@ -14,6 +14,9 @@ type (
 	flagSet      = cmdline.FlagSet
 	clusterFlags = cmdline.ClusterFlags
 	logFlags     = cmdline.LogFlags
+	leaderFlags  = cmdline.LeaderFlags
+	shardFlags   = cmdline.ShardFlags
+	serveFlags   = cmdline.ServeFlags
 )
 
 var newFlagSet = cmdline.NewFlagSet

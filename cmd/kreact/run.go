@@ -41,13 +41,13 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.DurationVar(&f.reloadInterval, "reload-interval", 2*time.Second, "how often to check rule files for changes (0 disables reloading)")
 	f.cluster.Register(fs)
 	f.log.Register(fs)
-	f.serve.register(fs)
-	f.leader.register(fs)
-	f.shards.register(fs)
+	f.serve.Register(fs)
+	f.leader.Register(fs)
+	f.shards.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := f.shards.validate(f.leader.enabled); err != nil {
+	if err := f.shards.Validate(f.leader.Enabled); err != nil {
 		return err
 	}
 	if len(f.files) == 0 {
@@ -94,14 +94,14 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var layers lifecycle.Layers
 	kopts := kube.Options{Logger: logger}
 	var always lifecycle.Group
-	if f.shards.enabled {
-		m, err := f.shards.membership(cfg, logger)
+	if f.shards.Enabled {
+		m, err := f.shards.Membership(cfg, logger)
 		if err != nil {
 			return err
 		}
 		layers = append(layers, m)
-		always = append(always, f.shards.logRange(m, logger))
-		kopts.Informers = f.shards.informerOptions(m)
+		always = append(always, f.shards.LogRange(m, logger))
+		kopts.Informers = f.shards.InformerOptions(m)
 	}
 	stack, err := kube.New(ctx, cfg, kopts)
 	if err != nil {
@@ -115,21 +115,21 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Logger:          logger,
 		Observer:        rec,
 		MetricsProvider: rec,
-		Shards:          f.shards.plan(),
+		Shards:          f.shards.Plan(),
 	})
 	rec.WatchFinalizers(eng.Finalizing)
-	srv, err := f.serve.listen(ctx, logger, rec, func() error { return ready.Check(eng) })
+	srv, err := f.serve.Listen(ctx, logger, rec, func() error { return ready.Check(eng) })
 	if err != nil {
 		return err
 	}
 	always = append(always, stack, srv)
-	if f.leader.enabled {
+	if f.leader.Enabled {
 		// Standby replicas fill the caches now, so that taking over costs
 		// no initial list.
 		always = append(always, lifecycle.Func(func(ctx context.Context) error { return eng.Warm(ctx, rs) }))
 	}
 	set := &ruleSet{f: &f, logger: logger, eng: eng, rec: rec, ready: ready, informers: stack.Informers, rules: rs, failed: failed}
-	leading, err := f.leader.lead(cfg, logger, ready.SetLeading, lifecycle.Group{lifecycle.Func(eng.Run), set})
+	leading, err := f.leader.Lead(cfg, logger, ready.SetLeading, lifecycle.Group{lifecycle.Func(eng.Run), set})
 	if err != nil {
 		return err
 	}
