@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/internal/memlimit"
@@ -67,7 +65,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		failed []string
 		err    error
 	}
-	l, err := interruptible(ctx, "run: loading rules", func() loaded {
+	l, err := lifecycle.Interruptible(ctx, "run: loading rules", func() loaded {
 		var l loaded
 		l.rs, l.failed, l.err = rules.LoadEach(f.files...)
 		return l
@@ -128,7 +126,14 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		// no initial list.
 		always = append(always, lifecycle.Func(func(ctx context.Context) error { return eng.Warm(ctx, rs) }))
 	}
-	set := &ruleSet{f: &f, logger: logger, eng: eng, rec: rec, ready: ready, informers: stack.Informers, rules: rs, failed: failed}
+	set := &reload.Rules{Engine: eng, Informers: stack.Informers.Status, Rules: rs, Failed: failed, Logger: logger,
+		Options: reload.Options{Paths: f.files, Interval: f.reloadInterval, Reloaded: func(err error) {
+			if err != nil {
+				rec.ReloadFailed()
+			}
+		}},
+		Loaded: ready.RulesLoaded, Attrs: []any{"dryRun", f.dryRun},
+	}
 	leading, err := f.leader.Lead(cfg, logger, ready.SetLeading, lifecycle.Group{lifecycle.Func(eng.Run), set})
 	if err != nil {
 		return err
@@ -139,52 +144,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	logger.Info("stopped")
+	var none *reload.NoRulesError
+	if errors.As(err, &none) {
+		return &invalidError{err}
+	}
 	return err
 }
-
-// ruleSet loads the rules into the engine, waits for their caches, then
-// reloads them on every change of their files until its context ends.
-type ruleSet struct {
-	f         *runFlags
-	logger    *slog.Logger
-	eng       *engine.Engine
-	rec       *metrics.Recorder
-	ready     *metrics.Readiness
-	informers *dynamicinformer.Manager
-	rules     []*rules.Rule
-	failed    []string
-}
-
-func (r *ruleSet) Start(ctx context.Context) error {
-	loadErr := r.eng.Load(ctx, r.rules, r.failed...)
-	if ctx.Err() != nil {
-		return nil // stopping while the rules load
-	}
-	source.Log(r.logger, "rules with errors are not running", loadErr)
-	n := running(r.eng)
-	if loadErr != nil && n == 0 {
-		return &invalidError{loadErr}
-	}
-	r.ready.RulesLoaded(n)
-	r.logger.Info("rules loaded", "rules", n, "files", strings.Join(r.f.files, ","), "dryRun", r.f.dryRun)
-	// The "caches synced" line: every 100ms a look, every 3s a report.
-	engine.WaitForSync(ctx, r.logger, engine.SyncView{Rules: r.eng.Status, Informers: r.informers.Status}, 100*time.Millisecond, 3*time.Second)
-	if r.f.reloadInterval > 0 {
-		reload.Loop(ctx, r.eng, reload.Options{Paths: r.f.files, Interval: r.f.reloadInterval, Reloaded: func(err error) {
-			n := running(r.eng)
-			r.ready.RulesLoaded(n)
-			if err != nil {
-				r.rec.ReloadFailed()
-				source.Log(r.logger, "reload: rules with errors keep their previous version", err)
-				return
-			}
-			r.logger.Info("rules reloaded", "rules", n)
-		}})
-	}
-	<-ctx.Done()
-	r.logger.Info("shutting down: finishing queued changes and actions")
-	return nil
-}
-
-// running counts the rules the engine runs or keeps waiting for resources.
-func running(eng *engine.Engine) int { return len(eng.Status()) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/validate"
 )
@@ -82,7 +83,7 @@ func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		*validate.Result
 		err error
 	}
-	c, err := interruptible(ctx, "validate", func() checked {
+	c, err := lifecycle.Interruptible(ctx, "validate", func() checked {
 		r, err := validate.Check(ctx, files, mapper)
 		return checked{r, err}
 	})
