@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -47,15 +48,12 @@ func (r *resourceFlags) mapper(ctx context.Context) (*restmapper.Mapper, error) 
 			return nil, &clusterError{Err: fmt.Errorf("discover the API of %s: %w", cfg.Host, err)}
 		}
 		resources = cache.Snapshot().Resources
-	} else {
-		resources = restmapper.Builtin()
 	}
-	crds, errs := validate.CRDResources(r.crds)
+	mapper, errs := validate.NewMapper(resources, r.crds)
 	if len(errs) > 0 {
 		return nil, &invalidError{errs}
 	}
-	resources = append(resources, crds...)
-	return restmapper.New(restmapper.NewStatic(resources), restmapper.Options{}), nil
+	return mapper, nil
 }
 
 func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -99,22 +97,10 @@ func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if c.NotFound && !res.live() {
 		fmt.Fprintln(stderr, "hint: custom resources resolve with --crd FILE, or against a cluster with --kubeconfig/--context")
 	}
-	nErr, nWarn := c.Problems.Count()
-	nFiles := count(c.Files, "file")
-	if nErr > 0 {
-		return &invalidError{fmt.Errorf("validate: %s, %s in %s", count(nErr, "error"), count(nWarn, "warning"), nFiles)}
+	summary, ok := c.Summary()
+	if !ok {
+		return &invalidError{errors.New(summary)}
 	}
-	summary := fmt.Sprintf("%s in %s", count(len(c.Rules), "rule"), nFiles)
-	if nWarn > 0 {
-		summary += ", " + count(nWarn, "warning")
-	}
-	fmt.Fprintf(stdout, "ok: %s\n", summary)
+	fmt.Fprintln(stdout, summary)
 	return nil
-}
-
-func count(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
