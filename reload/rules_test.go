@@ -1,7 +1,6 @@
 package reload
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/internal/testcluster"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/source"
 )
@@ -49,29 +49,11 @@ func (f *fakeEngine) Status() []engine.Status {
 	return out
 }
 
-// syncBuffer is a bytes.Buffer for a logger written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // No rule running is a NoRulesError carrying every problem, each logged.
 func TestRulesWithNoRuleRunning(t *testing.T) {
 	var problems source.ErrorList
 	problems.Add(source.Position{File: "r.yaml", Line: 3, Col: 1, Rule: "r"}, `rule "r": script: Unexpected token`)
-	var logs syncBuffer
+	var logs testcluster.LogBuffer
 	loaded := false
 	r := &Rules{Engine: &fakeEngine{err: problems}, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Loaded: func(int) { loaded = true }}
 	err := r.Start(t.Context())
@@ -95,7 +77,7 @@ func TestRulesLoadsAndReloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
-	var logs syncBuffer
+	var logs testcluster.LogBuffer
 	counts := make(chan int, 10)
 	reloaded := make(chan error, 10)
 	r := &Rules{
