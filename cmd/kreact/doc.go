@@ -7,8 +7,10 @@
 // reload follows their files, leader or shard decide whether this replica
 // runs them, metrics serves the endpoints, and lifecycle runs all of these
 // as components and stops them in order (kreact run); internal/tail is
-// kreact watch, rbac is kreact rbac; ruletest, rules and restmapper serve
-// the offline commands. Every goroutine a command starts has stopped when
+// kreact watch, validate is kreact validate and what kreact rbac refuses,
+// rbac what it prints, finalizers is kreact finalizers release; ruletest,
+// rules and restmapper serve the offline commands. Each command's --help
+// text is a file in help/. Every goroutine a command starts has stopped when
 // it returns, except a rule load abandoned on a signal
 // (lifecycle.Interruptible). Errors map to exit codes in one place,
 // exitCode in main.go.

@@ -17,9 +17,9 @@ type (
 	leaderFlags  = cmdline.LeaderFlags
 	shardFlags   = cmdline.ShardFlags
 	serveFlags   = cmdline.ServeFlags
+	// resourceFlags are --crd and the cluster flags of validate and rbac.
+	resourceFlags = cmdline.ResourceFlags
 )
-
-var newFlagSet = cmdline.NewFlagSet
 
 // userAgent is what kreact's requests to the API server send.
 func userAgent() string { return "kreact/" + version }

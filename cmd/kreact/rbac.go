@@ -29,7 +29,7 @@ func rbacCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVarP(&f.namespace, "namespace", "n", "kreact-system", "namespace of the ServiceAccount (and of the Lease with --leader-elect)")
 	fs.BoolVarP(&f.leaderElect, "leader-elect", "", false, "also grant what leader election needs on its Lease in --namespace")
 	fs.BoolVarP(&f.shards, "shards", "", false, "also grant what sharding (kreact run --shards) needs on the replicas' Leases in --namespace")
-	f.res.register(fs)
+	f.res.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -46,8 +46,8 @@ func rbacCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	ruleFiles, crds := validate.Inputs(f.files)
-	f.res.crds = append(f.res.crds, crds...)
-	mapper, err := f.res.mapper(ctx)
+	f.res.CRDs = append(f.res.CRDs, crds...)
+	mapper, err := resolver(ctx, &f.res)
 	if err != nil {
 		return err
 	}

@@ -6,54 +6,21 @@ import (
 	"fmt"
 	"io"
 
-	cgdiscovery "k8s.io/client-go/discovery"
-
-	"github.com/kreact/kreact/apiresource"
-	"github.com/kreact/kreact/discovery"
 	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/restmapper"
+	"github.com/kreact/kreact/source"
 	"github.com/kreact/kreact/validate"
 )
 
-// resourceFlags choose what resource names resolve against: the built-in
-// table of a standard API server plus --crd files, or with --kubeconfig or
-// --context a cluster's discovery (plus --crd files).
-type resourceFlags struct {
-	crds    []string
-	cluster clusterFlags
-}
-
-func (r *resourceFlags) register(fs *flagSet) {
-	fs.ListVarP(&r.crds, "crd", "", "file of CustomResourceDefinitions whose resources rules may name (repeatable)")
-	r.cluster.Register(fs)
-}
-
-// live reports whether names resolve against a cluster.
-func (r *resourceFlags) live() bool { return r.cluster.Named() }
-
-// mapper returns the resolver of resource names.
-func (r *resourceFlags) mapper(ctx context.Context) (*restmapper.Mapper, error) {
-	var resources []apiresource.Resource
-	if r.live() {
-		cfg, _, err := r.cluster.Load(userAgent())
-		if err != nil {
-			return nil, err
-		}
-		dc, err := cgdiscovery.NewDiscoveryClientForConfig(cfg)
-		if err != nil {
-			return nil, &clusterError{Err: err}
-		}
-		cache := discovery.New(dc, discovery.Options{})
-		if err := cache.Refresh(ctx); err != nil {
-			return nil, &clusterError{Err: fmt.Errorf("discover the API of %s: %w", cfg.Host, err)}
-		}
-		resources = cache.Snapshot().Resources
+// resolver returns the resolver of resource names of r; a problem in a CRD
+// file is invalid input.
+func resolver(ctx context.Context, r *resourceFlags) (*restmapper.Mapper, error) {
+	m, err := r.Mapper(ctx, userAgent())
+	var list source.ErrorList
+	if errors.As(err, &list) {
+		return nil, &invalidError{err}
 	}
-	mapper, errs := validate.NewMapper(resources, r.crds)
-	if len(errs) > 0 {
-		return nil, &invalidError{errs}
-	}
-	return mapper, nil
+	return m, err
 }
 
 func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -61,7 +28,7 @@ func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	var res resourceFlags
 	fs := commandFlags("validate", stdout)
 	fs.ListVarP(&files, "filename", "f", "rule file or directory (repeatable)")
-	res.register(fs)
+	res.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -70,8 +37,8 @@ func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return &usageError{Msg: "validate: no rule files: use -f FILE|DIR"}
 	}
 	files, crds := validate.Inputs(files)
-	res.crds = append(res.crds, crds...)
-	mapper, err := res.mapper(ctx)
+	res.CRDs = append(res.CRDs, crds...)
+	mapper, err := resolver(ctx, &res)
 	if err != nil {
 		return err
 	}
@@ -94,7 +61,7 @@ func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	for _, p := range c.Problems {
 		fmt.Fprintln(stderr, p)
 	}
-	if c.NotFound && !res.live() {
+	if c.NotFound && !res.Live() {
 		fmt.Fprintln(stderr, "hint: custom resources resolve with --crd FILE, or against a cluster with --kubeconfig/--context")
 	}
 	summary, ok := c.Summary()
