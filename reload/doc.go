@@ -7,4 +7,8 @@
 // Polling rather than inotify: it works the same on every file system,
 // including a ConfigMap mounted into a pod (updated by a symlink swap),
 // and costs one stat per file per interval.
+//
+// Rules is the rule set of kreact run as a lifecycle component: the first
+// load, the wait for the caches and Loop, each problem logged on a line of
+// its own.
 package reload

@@ -44,7 +44,9 @@
 // # Membership
 //
 // Each replica holds a Lease of its own (Membership) and renews it; the
-// live members are the Leases of the group that have not expired.
+// live members are the Leases of the group that have not expired. Join
+// builds a replica's Membership from a client config, naming the replica
+// (NewIdentity) and its Leases' namespace when the flags do not.
 //
 // A replica owns its range as soon as it has listed the members it sees,
 // so while replicas join one after the other, the objects that exist are

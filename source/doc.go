@@ -13,7 +13,8 @@
 // Errors print as "file:line:col: message", one per line for a list, the
 // form editors and go/scanner use. A message never quotes more than a few
 // hundred bytes of what a user wrote (Quote, Shorten, ErrorList.Addf), so a
-// 10 MB name does not make a 10 MB log line.
+// 10 MB name does not make a 10 MB log line. Log writes each problem of
+// an error as a log record of its own, with the rule as an attribute.
 //
 // The package imports no other kreact package, so that every other
 // package may use it.

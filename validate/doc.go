@@ -14,4 +14,6 @@
 // errors and warnings (source.Error.Warning), not the first only. Rules
 // of the files that load are checked further even when other files do
 // not. Check is safe for concurrent use; it reads files and nothing else.
+// NewMapper builds the resolver Check takes from a set of resources and
+// CRD files; Result.Summary is validate's last line.
 package validate

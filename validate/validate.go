@@ -3,6 +3,7 @@ package validate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"slices"
 	"strings"
@@ -155,4 +156,44 @@ func misspeltHandlers(r *rules.Rule, prog *scripting.Program) source.ErrorList {
 		}
 	}
 	return out
+}
+
+// NewMapper returns the resolver of resource names that Check takes: the
+// resources given (nil: those of a standard kube-apiserver,
+// restmapper.Builtin) and those that the CustomResourceDefinitions of
+// crdFiles define. Problems in crdFiles are returned, and no mapper.
+func NewMapper(resources []apiresource.Resource, crdFiles []string) (*restmapper.Mapper, source.ErrorList) {
+	if resources == nil {
+		resources = restmapper.Builtin()
+	}
+	crds, errs := CRDResources(crdFiles)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	resources = append(slices.Clip(resources), crds...)
+	return restmapper.New(restmapper.NewStatic(resources), restmapper.Options{}), nil
+}
+
+// Summary is the last line of `kreact validate`: with no errors, ok is
+// true and the line counts the rules, the files and any warnings ("ok: 3
+// rules in 2 files, 1 warning"); else it counts the errors and warnings
+// ("validate: 2 errors, 0 warnings in 1 file").
+func (r *Result) Summary() (line string, ok bool) {
+	nErr, nWarn := r.Problems.Count()
+	nFiles := count(r.Files, "file")
+	if nErr > 0 {
+		return fmt.Sprintf("validate: %s, %s in %s", count(nErr, "error"), count(nWarn, "warning"), nFiles), false
+	}
+	line = fmt.Sprintf("ok: %s in %s", count(len(r.Rules), "rule"), nFiles)
+	if nWarn > 0 {
+		line += ", " + count(nWarn, "warning")
+	}
+	return line, true
+}
+
+func count(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

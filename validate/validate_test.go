@@ -159,3 +159,43 @@ func TestInputs(t *testing.T) {
 		t.Errorf("CRDResources = %d resources, %v; want 2 and the missing file", len(rs), errs)
 	}
 }
+
+// NewMapper resolves the built-in resources and those of the CRD files,
+// and reports a CRD file that does not load.
+func TestNewMapper(t *testing.T) {
+	m, errs := NewMapper(nil, []string{"../examples/crds/backup.yaml"})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	for _, name := range []string{"deploy", "configmaps", "backups"} {
+		if _, err := m.Resolve(name); err != nil {
+			t.Errorf("Resolve(%s): %v", name, err)
+		}
+	}
+	bad := write(t, t.TempDir(), "bad.yaml", "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec: [\n")
+	if m, errs := NewMapper(nil, []string{bad}); m != nil || len(errs) == 0 || !strings.Contains(errs.Error(), bad) {
+		t.Errorf("NewMapper(bad.yaml) = %v, %v; want its problems and no mapper", m, errs)
+	}
+}
+
+func TestSummary(t *testing.T) {
+	dir := t.TempDir()
+	ok := write(t, dir, "ok.yaml", header+"ok\nspec:\n  watch: [{resource: configmaps}]\n  events: [add, update]\n  script: 'function onAdd() {}'\n")
+	broken := write(t, dir, "broken.yaml", header+"broken\nspec:\n  watch: [{resource: nopes}]\n  script: 'function onAdd() {}'\n")
+	for _, c := range []struct {
+		paths  []string
+		want   string
+		wantOK bool
+	}{
+		{[]string{ok}, "ok: 1 rule in 1 file, 1 warning", true},
+		{[]string{ok, broken}, "validate: 1 error, 3 warnings in 2 files", false},
+	} {
+		r, err := Check(t.Context(), c.paths, builtinMapper())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line, ok := r.Summary(); line != c.want || ok != c.wantOK {
+			t.Errorf("Summary = %q, %v; want %q, %v", line, ok, c.want, c.wantOK)
+		}
+	}
+}

@@ -215,3 +215,35 @@ func TestValidateRefusesAFIFO(t *testing.T) {
 		}
 	}
 }
+
+// TestRBACRefusesWhatValidateRefuses: kreact rbac reads rules as kreact
+// validate does (issue 10), so a rule validate refuses, for its format,
+// its script, its handlers or its resources, fails rbac with the same
+// problems, worded the same; validate adds only its summary line.
+func TestRBACRefusesWhatValidateRefuses(t *testing.T) {
+	for _, file := range []string{
+		"testdata/validate/never-runs.yaml", // handlers that do not fit spec.events
+		"testdata/validate/every.yaml",      // spec.every without onTick
+		"testdata/validate/unknown-resource.yaml",
+		"testdata/validate/script-syntax.yaml",
+		"testdata/validate/format.yaml",
+		"testdata/rbac/three-problems.yaml",
+	} {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			vCode, _, vErr := run(t, "validate", "-f", file)
+			rCode, rOut, rErr := run(t, "rbac", "-f", file)
+			if vCode != exitInvalid || rCode != exitInvalid {
+				t.Fatalf("validate exited %d, rbac %d, want %d for both:\nvalidate: %s\nrbac: %s", vCode, rCode, exitInvalid, vErr, rErr)
+			}
+			var want []string
+			for _, line := range strings.Split(strings.TrimSpace(vErr), "\n") {
+				if !strings.Contains(line, ": warning: ") && !strings.HasPrefix(line, "hint: ") && line != lastLine(vErr) {
+					want = append(want, line)
+				}
+			}
+			if strings.TrimSpace(rErr) != strings.Join(want, "\n") || rOut != "" {
+				t.Errorf("rbac printed\n%s\nstdout %q; want validate's errors\n%s", rErr, rOut, strings.Join(want, "\n"))
+			}
+		})
+	}
+}

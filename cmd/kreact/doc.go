@@ -1,14 +1,16 @@
 // Command kreact watches Kubernetes resources and runs JavaScript reaction
 // rules on every change. See `kreact help`.
 //
-// The command only wires packages together: flags (kubectl's conventions)
-// become a kubeconfig.Flags and options; internal/kube builds the watch
+// The command only wires packages together: flags (kubectl's conventions,
+// internal/cmdline) become a kubeconfig.Flags and options; internal/kube builds the watch
 // stack (discovery → restmapper → dynamicinformer); engine runs the rules,
 // reload follows their files, leader or shard decide whether this replica
 // runs them, metrics serves the endpoints, and lifecycle runs all of these
 // as components and stops them in order (kreact run); internal/tail is
-// kreact watch, rbac is kreact rbac; ruletest, rules and restmapper serve
-// the offline commands. Every goroutine a command starts has stopped when
+// kreact watch, validate is kreact validate and what kreact rbac refuses,
+// rbac what it prints, finalizers is kreact finalizers release; ruletest,
+// rules and restmapper serve the offline commands. Each command's --help
+// text is a file in help/. Every goroutine a command starts has stopped when
 // it returns, except a rule load abandoned on a signal
 // (lifecycle.Interruptible). Errors map to exit codes in one place,
 // exitCode in main.go.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -14,31 +13,22 @@ import (
 	"github.com/kreact/kreact/finalizers"
 	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/internal/tail"
-	"github.com/kreact/kreact/rules"
 )
 
 // finalizersCmd is `kreact finalizers SUBCOMMAND`.
 func finalizersCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const usage = "kreact finalizers release RULE (RESOURCE[,RESOURCE...] | -f FILE|DIR) [-n NS] [flags]"
 	if len(args) == 0 {
-		return &usageError{"finalizers: name a subcommand: " + usage}
+		return &usageError{Msg: "finalizers: name a subcommand: " + usage}
 	}
 	switch args[0] {
 	case "release":
 		return releaseCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
-		fmt.Fprintf(stdout, `Usage: %s
-
-Manage the finalizers kreact puts on objects for rules with spec.finalizer.
-
-Subcommands:
-  release   remove a rule's finalizer kreact.dev/RULE from every object that carries it
-
-Run 'kreact finalizers release --help' for its flags.
-`, usage)
+		fmt.Fprintf(stdout, helpText("finalizers")+"\n", usage)
 		return errHelp
 	}
-	return &usageError{fmt.Sprintf("finalizers: unknown subcommand %q; want: %s", args[0], usage)}
+	return &usageError{Msg: fmt.Sprintf("finalizers: unknown subcommand %q; want: %s", args[0], usage)}
 }
 
 type releaseFlags struct {
@@ -55,96 +45,55 @@ type releaseFlags struct {
 // object keeps the finalizer after it leaves them.
 func releaseCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f releaseFlags
-	fs := newFlagSet("finalizers release", "kreact finalizers release RULE (RESOURCE[,RESOURCE...] | -f FILE|DIR) [-n NS] [flags]",
-		`Remove the finalizer kreact.dev/RULE from every object that carries it, so
-that no object stays undeletable because kreact, or the rule, went away.
-Objects already deleted then go at once, without their onDelete.
-
-Name the resources the rule watches as kubectl names them (secrets,
-deploy, a CRD's plural), or give the rule files with -f and the rule's
-spec.watch resources are used. Every namespace is scanned unless -n names
-one; the rule's own namespaces and selectors are not applied, since an
-object that left them still carries the finalizer.
-
-Stop kreact, or remove the rule from its rule set, first: a running rule
-puts its finalizer back on the objects it watches. (Removing a rule from a
-running kreact releases its finalizers by itself.)
-
-Prints each object released and a total. Exit codes: 0 done (also when no
-object carried the finalizer), 1 some objects could not be released (each
-is printed), 2 usage, 3 unknown rule or resource, 4 cannot reach the
-cluster.
-
-Examples:
-  kreact finalizers release secret-sync secrets
-  kreact finalizers release secret-sync -f rules/ -n team-a`)
-	fs.listVar(&f.files, "filename", "f", "rule file or directory holding RULE, to release on the resources it watches (repeatable)")
-	fs.stringVar(&f.namespace, "namespace", "n", "", "only this namespace (default: every namespace)")
-	fs.boolVar(&f.allNamespaces, "all-namespaces", "A", false, "every namespace (the default; accepted as with kubectl)")
-	f.cluster.register(fs)
-	f.log.register(fs)
-	fs.out = stdout
-	if err := fs.parse(args); err != nil {
+	fs := commandFlags("finalizers release", stdout)
+	fs.ListVarP(&f.files, "filename", "f", "rule file or directory holding RULE, to release on the resources it watches (repeatable)")
+	fs.StringVarP(&f.namespace, "namespace", "n", "", "only this namespace (default: every namespace)")
+	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "every namespace (the default; accepted as with kubectl)")
+	f.cluster.Register(fs)
+	f.log.Register(fs)
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return &usageError{"finalizers release: name the rule, e.g. `kreact finalizers release secret-sync secrets`"}
+		return &usageError{Msg: "finalizers release: name the rule, e.g. `kreact finalizers release secret-sync secrets`"}
 	}
 	rule := fs.Arg(0)
 	refs := tail.Refs(fs.Args()[1:])
 	switch {
 	case len(refs) == 0 && len(f.files) == 0:
-		return &usageError{fmt.Sprintf("finalizers release: name the resources rule %s watches (e.g. secrets), or its rule files with -f", rule)}
+		return &usageError{Msg: fmt.Sprintf("finalizers release: name the resources rule %s watches (e.g. secrets), or its rule files with -f", rule)}
 	case len(refs) > 0 && len(f.files) > 0:
-		return &usageError{"finalizers release: name resources or give -f, not both"}
+		return &usageError{Msg: "finalizers release: name resources or give -f, not both"}
 	case f.namespace != "" && f.allNamespaces:
-		return &usageError{"finalizers release: -n and -A together: choose one"}
+		return &usageError{Msg: "finalizers release: -n and -A together: choose one"}
 	}
 	if errs := validation.IsDNS1123Label(rule); len(errs) > 0 {
 		return &invalidError{fmt.Errorf("rule name %q: %s", rule, strings.Join(errs, "; "))}
 	}
 	if len(f.files) > 0 {
-		watched, err := watchedResources(rule, f.files)
+		watched, err := finalizers.Watched(rule, f.files)
 		if err != nil {
-			return err
+			return &invalidError{err}
 		}
 		refs = watched
 	}
-	logger, err := f.log.logger(stderr)
+	logger, err := f.log.Logger(stderr)
 	if err != nil {
 		return err
 	}
-	cfg, _, err := f.cluster.load()
+	cfg, _, err := f.cluster.Load(userAgent())
 	if err != nil {
 		return err
 	}
 
 	stack, err := kube.Connect(ctx, cfg, kube.Options{Logger: logger})
 	if err != nil {
-		return &clusterError{err}
+		return &clusterError{Err: err}
 	}
 
-	var targets []finalizers.Target
-	seen := map[string]bool{}
-	var invalid []error
-	for _, ref := range refs {
-		res, err := stack.Mapper.Resolve(ref)
-		if err != nil {
-			invalid = append(invalid, err)
-			continue
-		}
-		if seen[res.GVR.String()] {
-			continue
-		}
-		seen[res.GVR.String()] = true
-		ns := f.namespace
-		if !res.Namespaced {
-			ns = ""
-		}
-		targets = append(targets, finalizers.Target{Resource: res, Namespace: ns})
-	}
-	if len(invalid) > 0 {
-		return &invalidError{errors.Join(invalid...)}
+	targets, err := finalizers.Targets(stack.Mapper, refs, f.namespace)
+	if err != nil {
+		return &invalidError{err}
 	}
 
 	fin := finalizers.Name(rule)
@@ -167,30 +116,6 @@ Examples:
 		return fmt.Errorf("finalizers release: some objects still carry %s:\n%w", fin, err)
 	}
 	return nil
-}
-
-// watchedResources returns the resources that rule watches, from the
-// rule files in paths. A file that does not load is reported only when
-// the rule is not found elsewhere.
-func watchedResources(rule string, paths []string) ([]string, error) {
-	rs, _, loadErr := rules.LoadEach(paths...)
-	var names []string
-	for _, r := range rs {
-		if r.Name != rule {
-			names = append(names, r.Name)
-			continue
-		}
-		var refs []string
-		for _, w := range r.Watch {
-			refs = append(refs, w.Resource)
-		}
-		return refs, nil
-	}
-	err := fmt.Errorf("no rule %q in %s", rule, strings.Join(paths, ", "))
-	if len(names) > 0 {
-		err = fmt.Errorf("%w (rules there: %s)", err, strings.Join(names, ", "))
-	}
-	return nil, &invalidError{errors.Join(err, loadErr)}
 }
 
 func plural(n int, one, many string) string {

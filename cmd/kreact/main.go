@@ -7,7 +7,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/kreact/kreact/internal/cmdline"
 
 	// spec.timeZone and CRON_TZ= need the zone database, which a
 	// container built FROM scratch does not have.
@@ -23,10 +26,11 @@ const (
 	exitCluster = 4 // cannot reach or authenticate to the cluster
 )
 
-// usageError is a mistake in the command line.
-type usageError struct{ msg string }
+// usageError is a mistake in the command line; errHelp says --help was
+// asked for (and the usage printed).
+type usageError = cmdline.UsageError
 
-func (e *usageError) Error() string { return e.msg }
+var errHelp = cmdline.ErrHelp
 
 // invalidError wraps problems in what the user wrote (rule files, names).
 type invalidError struct{ err error }
@@ -35,10 +39,7 @@ func (e *invalidError) Error() string { return e.err.Error() }
 func (e *invalidError) Unwrap() error { return e.err }
 
 // clusterError wraps failures to reach the API server.
-type clusterError struct{ err error }
-
-func (e *clusterError) Error() string { return e.err.Error() }
-func (e *clusterError) Unwrap() error { return e.err }
+type clusterError = cmdline.ClusterError
 
 // errTestsFailed is returned by `kreact test` when a case fails; the report
 // is already printed.
@@ -115,31 +116,19 @@ func exitCode(err error, stderr io.Writer) int {
 }
 
 func printHelp(w io.Writer) {
-	fmt.Fprint(w, `kreact watches any Kubernetes resource, built-in or custom, and runs
-JavaScript reaction rules on every add, update and delete.
-
-Usage:
-  kreact COMMAND [flags]
-
-Commands:
-`)
+	var list strings.Builder
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
+		fmt.Fprintf(&list, "  %-11s %s\n", c.name, c.summary)
 	}
-	fmt.Fprint(w, `
-Run 'kreact COMMAND --help' for a command's flags.
-
-Exit codes: 0 ok, 1 error or failing tests, 2 usage, 3 invalid rules or
-resource names, 4 cannot reach the cluster.
-`)
+	fmt.Fprintf(w, helpText("kreact")+"\n", list.String())
 }
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
 func versionCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
-	fs := newFlagSet("version", "kreact version", "Print kreact's version.")
-	if err := fs.parse(args); err != nil {
+	fs := commandFlags("version", stdout)
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, "kreact", version)

@@ -2,17 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/rbac"
-	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/source"
 	"github.com/kreact/kreact/validate"
 )
 
@@ -27,109 +23,52 @@ type rbacFlags struct {
 
 func rbacCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f rbacFlags
-	fs := newFlagSet("rbac", "kreact rbac -f FILE|DIR [-f ...] [--name kreact] [--namespace kreact-system] [--leader-elect | --shards] [--crd FILE ...]",
-		`Print, as YAML, the least-privilege RBAC that kreact needs to run the rules:
-a ServiceAccount, a ClusterRole and ClusterRoleBinding, a Role and
-RoleBinding per namespace where resources are watched, or permissions
-apply, only in named namespaces, and with --leader-elect or --shards a
-Role for the Leases. A permission applies in the namespaces the rule
-watches unless it names its own (spec.permissions[].namespaces; ["*"]
-for all).
-
-  watched resources          get, list, watch (in the watched namespaces
-                             when every watch of the resource names some)
-  spec.reads                 get, list, watch in all namespaces
-  create, patch, delete      create, patch, delete on the resource, in the
-                             namespaces the permission applies in (Roles),
-                             or in all (ClusterRole)
-  apply                      create and patch: server-side apply is a PATCH
-                             request, but creating an object with it needs
-                             create too
-  event                      create on events, in the same namespaces
-  subresources               patch on RESOURCE/status (or /scale) for the
-                             resources a rule may patch or apply, when its
-                             script names that subresource ({subresource:
-                             "status"}): a declared patch or apply covers
-                             the resource's subresources
-  kreact itself              list, watch on customresourcedefinitions and
-                             apiservices (discovery refresh)
-  --leader-elect             get, create, update on leases in --namespace
-  --shards                   get, list, create, update, delete on leases in
-                             --namespace: each replica's own Lease, and the
-                             group's, listed to find the live members
-
-Rule files and resource names are read as 'kreact validate' reads them
-(CRD manifests among the -f paths, --crd, --kubeconfig); a rule that
-'kreact validate' rejects is an error here too, with every problem listed.
-Apply the output with 'kubectl apply -f -'.`)
-	fs.listVar(&f.files, "filename", "f", "rule file or directory (repeatable)")
-	fs.stringVar(&f.name, "name", "", "kreact", "name of the ServiceAccount, roles and bindings")
-	fs.stringVar(&f.namespace, "namespace", "n", "kreact-system", "namespace of the ServiceAccount (and of the Lease with --leader-elect)")
-	fs.boolVar(&f.leaderElect, "leader-elect", "", false, "also grant what leader election needs on its Lease in --namespace")
-	fs.boolVar(&f.shards, "shards", "", false, "also grant what sharding (kreact run --shards) needs on the replicas' Leases in --namespace")
-	f.res.register(fs)
-	if err := fs.parse(args); err != nil {
+	fs := commandFlags("rbac", stdout)
+	fs.ListVarP(&f.files, "filename", "f", "rule file or directory (repeatable)")
+	fs.StringVarP(&f.name, "name", "", "kreact", "name of the ServiceAccount, roles and bindings")
+	fs.StringVarP(&f.namespace, "namespace", "n", "kreact-system", "namespace of the ServiceAccount (and of the Lease with --leader-elect)")
+	fs.BoolVarP(&f.leaderElect, "leader-elect", "", false, "also grant what leader election needs on its Lease in --namespace")
+	fs.BoolVarP(&f.shards, "shards", "", false, "also grant what sharding (kreact run --shards) needs on the replicas' Leases in --namespace")
+	f.res.Register(fs)
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	f.files = append(f.files, fs.Args()...)
 	if f.leaderElect && f.shards {
-		return &usageError{"rbac: --shards and --leader-elect exclude each other, as they do for kreact run"}
+		return &usageError{Msg: "rbac: --shards and --leader-elect exclude each other, as they do for kreact run"}
 	}
 	if len(f.files) == 0 {
-		return &usageError{"rbac: no rule files: use -f FILE|DIR"}
+		return &usageError{Msg: "rbac: no rule files: use -f FILE|DIR"}
 	}
 	for flag, v := range map[string]string{"--name": f.name, "--namespace": f.namespace} {
 		if errs := validation.IsDNS1123Label(v); len(errs) > 0 {
-			return &usageError{fmt.Sprintf("rbac: %s %q: %s", flag, v, strings.Join(errs, "; "))}
+			return &usageError{Msg: fmt.Sprintf("rbac: %s %q: %s", flag, v, strings.Join(errs, "; "))}
 		}
 	}
 	ruleFiles, crds := validate.Inputs(f.files)
-	f.res.crds = append(f.res.crds, crds...)
-	mapper, err := f.res.mapper(ctx)
+	f.res.CRDs = append(f.res.CRDs, crds...)
+	mapper, err := resolver(ctx, &f.res)
 	if err != nil {
 		return err
 	}
-	// Every problem at once, as validate reports them: the files that do
-	// not load, and the scripts that do not compile and the names that do
-	// not resolve in the rules of those that do.
-	rs, errs := validate.LoadRules(ruleFiles)
-	var resolved []*rules.Resolved
-	for _, r := range rs {
-		_, compileErr := engine.Compile(r)
-		if compileErr != nil {
-			addRuleErrors(&errs, compileErr)
-		}
-		res, err := r.Resolve(mapper)
-		if err != nil {
-			addRuleErrors(&errs, err)
-			continue
-		}
-		if compileErr == nil {
-			resolved = append(resolved, res)
-		}
+	// A rule that validate refuses is refused here, with every error
+	// listed as validate lists it (its warnings refuse nothing).
+	c, err := validate.Check(ctx, ruleFiles, mapper)
+	if err != nil {
+		return err
 	}
-	if len(errs) > 0 {
-		errs.Sort()
-		return &invalidError{errs}
+	if nErr, _ := c.Problems.Count(); nErr > 0 {
+		return &invalidError{c.Problems.Errors()}
 	}
-	for _, res := range resolved {
+	for _, res := range c.Resolved {
 		for _, w := range rbac.WideActions(res) {
 			fmt.Fprintln(stderr, w)
 		}
 	}
-	out, err := rbac.Generate(rs, resolved, rbac.Options{Name: f.name, Namespace: f.namespace, LeaderElect: f.leaderElect, Shards: f.shards})
+	out, err := rbac.Generate(c.Rules, c.Resolved, rbac.Options{Name: f.name, Namespace: f.namespace, LeaderElect: f.leaderElect, Shards: f.shards})
 	if err != nil {
 		return err
 	}
 	_, err = stdout.Write(out)
 	return err
-}
-
-func addRuleErrors(errs *source.ErrorList, err error) {
-	var list source.ErrorList
-	if errors.As(err, &list) {
-		*errs = append(*errs, list...)
-		return
-	}
-	errs.Add(source.Position{}, err.Error())
 }

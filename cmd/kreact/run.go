@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/kube"
+	"github.com/kreact/kreact/internal/memlimit"
 	"github.com/kreact/kreact/leader"
 	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/metrics"
@@ -34,48 +33,39 @@ type runFlags struct {
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f runFlags
-	fs := newFlagSet("run", "kreact run -f FILE|DIR [-f ...] [flags]",
-		`Load reaction rules and run them against the cluster until SIGINT or SIGTERM.
-Every rule is validated first; each problem is logged as file:line:col and
-a rule that does not validate does not run while the others do (exit code 3
-if none is valid). Editing a rule file reloads it; an edit that does not
-validate keeps that rule's previous version running and logs why. With
---leader-elect, every replica keeps
-its caches warm and only the holder of the lease runs the rules; a replica
-that loses the lease exits at once. With --shards, every replica is active
-and handles its shard of the watched objects.`)
-	fs.listVar(&f.files, "filename", "f", "rule file or directory (repeatable)")
-	fs.boolVar(&f.dryRun, "dry-run", "", false, "send every action with dryRun=All and log it instead of changing the cluster")
+	fs := commandFlags("run", stdout)
+	fs.ListVarP(&f.files, "filename", "f", "rule file or directory (repeatable)")
+	fs.BoolVarP(&f.dryRun, "dry-run", "", false, "send every action with dryRun=All and log it instead of changing the cluster")
 	fs.DurationVar(&f.reloadInterval, "reload-interval", 2*time.Second, "how often to check rule files for changes (0 disables reloading)")
-	f.cluster.register(fs)
-	f.log.register(fs)
-	f.serve.register(fs)
-	f.leader.register(fs)
-	f.shards.register(fs)
-	if err := fs.parse(args); err != nil {
+	f.cluster.Register(fs)
+	f.log.Register(fs)
+	f.serve.Register(fs)
+	f.leader.Register(fs)
+	f.shards.Register(fs)
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := f.shards.validate(f.leader.enabled); err != nil {
+	if err := f.shards.Validate(f.leader.Enabled); err != nil {
 		return err
 	}
 	if len(f.files) == 0 {
-		return &usageError{"run: no rule files: use -f FILE|DIR"}
+		return &usageError{Msg: "run: no rule files: use -f FILE|DIR"}
 	}
 	if fs.NArg() > 0 {
-		return &usageError{fmt.Sprintf("run: unexpected argument %q", fs.Arg(0))}
+		return &usageError{Msg: fmt.Sprintf("run: unexpected argument %q", fs.Arg(0))}
 	}
-	logger, err := f.log.logger(stderr)
+	logger, err := f.log.Logger(stderr)
 	if err != nil {
 		return err
 	}
-	setMemoryLimit(logger, os.Getenv, os.ReadFile)
+	memlimit.Set(logger, os.Getenv, os.ReadFile)
 	// A broken rule file is reported and skipped: the other rules run.
 	type loaded struct {
 		rs     []*rules.Rule
 		failed []string
 		err    error
 	}
-	l, err := interruptible(ctx, "run: loading rules", func() loaded {
+	l, err := lifecycle.Interruptible(ctx, "run: loading rules", func() loaded {
 		var l loaded
 		l.rs, l.failed, l.err = rules.LoadEach(f.files...)
 		return l
@@ -90,30 +80,30 @@ and handles its shard of the watched objects.`)
 		}
 		return &invalidError{loadErr}
 	}
-	logRuleErrors(logger, "rule files with errors are not running", loadErr)
-	cfg, _, err := f.cluster.load()
+	source.Log(logger, "rule files with errors are not running", loadErr)
+	cfg, _, err := f.cluster.Load(userAgent())
 	if err != nil {
 		return err
 	}
-	logger.Info("connecting to the API server", "server", cfg.Host, "config", f.cluster.source, "qps", cfg.QPS, "burst", cfg.Burst)
+	logger.Info("connecting to the API server", "server", cfg.Host, "config", f.cluster.Source, "qps", cfg.QPS, "burst", cfg.Burst)
 
 	// What every replica runs, and on top of it what only the leader (or,
 	// sharded, every replica for its shard) runs; see package lifecycle.
 	var layers lifecycle.Layers
 	kopts := kube.Options{Logger: logger}
 	var always lifecycle.Group
-	if f.shards.enabled {
-		m, err := f.shards.membership(cfg, logger)
+	if f.shards.Enabled {
+		m, err := f.shards.Membership(cfg, logger)
 		if err != nil {
 			return err
 		}
 		layers = append(layers, m)
-		always = append(always, lifecycle.Func(m.logRange))
-		kopts.Informers = f.shards.informerOptions(m)
+		always = append(always, f.shards.LogRange(m, logger))
+		kopts.Informers = f.shards.InformerOptions(m)
 	}
 	stack, err := kube.New(ctx, cfg, kopts)
 	if err != nil {
-		return &clusterError{err}
+		return &clusterError{Err: err}
 	}
 	rec := metrics.New()
 	rec.WatchInformers(stack.Informers.Status)
@@ -123,21 +113,28 @@ and handles its shard of the watched objects.`)
 		Logger:          logger,
 		Observer:        rec,
 		MetricsProvider: rec,
-		Shards:          f.shards.plan(),
+		Shards:          f.shards.Plan(),
 	})
 	rec.WatchFinalizers(eng.Finalizing)
-	srv, err := f.serve.listen(ctx, logger, rec, func() error { return ready.Check(eng) })
+	srv, err := f.serve.Listen(ctx, logger, rec, func() error { return ready.Check(eng) })
 	if err != nil {
 		return err
 	}
 	always = append(always, stack, srv)
-	if f.leader.enabled {
+	if f.leader.Enabled {
 		// Standby replicas fill the caches now, so that taking over costs
 		// no initial list.
 		always = append(always, lifecycle.Func(func(ctx context.Context) error { return eng.Warm(ctx, rs) }))
 	}
-	set := &ruleSet{f: &f, logger: logger, eng: eng, rec: rec, ready: ready, informers: stack.Informers, rules: rs, failed: failed}
-	leading, err := f.leader.lead(cfg, logger, ready.SetLeading, lifecycle.Group{lifecycle.Func(eng.Run), set})
+	set := &reload.Rules{Engine: eng, Informers: stack.Informers.Status, Rules: rs, Failed: failed, Logger: logger,
+		Options: reload.Options{Paths: f.files, Interval: f.reloadInterval, Reloaded: func(err error) {
+			if err != nil {
+				rec.ReloadFailed()
+			}
+		}},
+		Loaded: ready.RulesLoaded, Attrs: []any{"dryRun", f.dryRun},
+	}
+	leading, err := f.leader.Lead(cfg, logger, ready.SetLeading, lifecycle.Group{lifecycle.Func(eng.Run), set})
 	if err != nil {
 		return err
 	}
@@ -147,84 +144,9 @@ and handles its shard of the watched objects.`)
 		return err
 	}
 	logger.Info("stopped")
+	var none *reload.NoRulesError
+	if errors.As(err, &none) {
+		return &invalidError{err}
+	}
 	return err
 }
-
-// ruleSet loads the rules into the engine, waits for their caches, then
-// reloads them on every change of their files until its context ends.
-type ruleSet struct {
-	f         *runFlags
-	logger    *slog.Logger
-	eng       *engine.Engine
-	rec       *metrics.Recorder
-	ready     *metrics.Readiness
-	informers *dynamicinformer.Manager
-	rules     []*rules.Rule
-	failed    []string
-}
-
-func (r *ruleSet) Start(ctx context.Context) error {
-	loadErr := r.eng.Load(ctx, r.rules, r.failed...)
-	if ctx.Err() != nil {
-		return nil // stopping while the rules load
-	}
-	logRuleErrors(r.logger, "rules with errors are not running", loadErr)
-	n := running(r.eng)
-	if loadErr != nil && n == 0 {
-		return &invalidError{loadErr}
-	}
-	r.ready.RulesLoaded(n)
-	r.logger.Info("rules loaded", "rules", n, "files", strings.Join(r.f.files, ","), "dryRun", r.f.dryRun)
-	// The "caches synced" line: every 100ms a look, every 3s a report.
-	engine.WaitForSync(ctx, r.logger, engine.SyncView{Rules: r.eng.Status, Informers: r.informers.Status}, 100*time.Millisecond, 3*time.Second)
-	if r.f.reloadInterval > 0 {
-		reload.Loop(ctx, r.eng, reload.Options{Paths: r.f.files, Interval: r.f.reloadInterval, Reloaded: func(err error) {
-			n := running(r.eng)
-			r.ready.RulesLoaded(n)
-			if err != nil {
-				r.rec.ReloadFailed()
-				logRuleErrors(r.logger, "reload: rules with errors keep their previous version", err)
-				return
-			}
-			r.logger.Info("rules reloaded", "rules", n)
-		}})
-	}
-	<-ctx.Done()
-	r.logger.Info("shutting down: finishing queued changes and actions")
-	return nil
-}
-
-// logRuleErrors logs each problem of a joined or listed error on a line of
-// its own, so that every file:line:col stands out, worded as `kreact
-// validate` prints it; a problem of one rule has the rule's name as the
-// rule attribute.
-func logRuleErrors(logger *slog.Logger, msg string, err error) {
-	if err == nil {
-		return
-	}
-	var visit func(err error)
-	visit = func(err error) {
-		switch e := err.(type) {
-		case source.ErrorList:
-			for _, x := range e {
-				visit(x)
-			}
-		case *source.Error:
-			if e.Pos.Rule != "" {
-				logger.Error(msg, "rule", e.Pos.Rule, "error", e.Error())
-			} else {
-				logger.Error(msg, "error", e.Error())
-			}
-		case interface{ Unwrap() []error }:
-			for _, x := range e.Unwrap() {
-				visit(x)
-			}
-		default:
-			logger.Error(msg, "error", err.Error())
-		}
-	}
-	visit(err)
-}
-
-// running counts the rules the engine runs or keeps waiting for resources.
-func running(eng *engine.Engine) int { return len(eng.Status()) }

@@ -2,94 +2,43 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
-	cgdiscovery "k8s.io/client-go/discovery"
-
-	"github.com/kreact/kreact/apiresource"
-	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/restmapper"
+	"github.com/kreact/kreact/source"
 	"github.com/kreact/kreact/validate"
 )
 
-// resourceFlags choose what resource names resolve against: the built-in
-// table of a standard API server plus --crd files, or with --kubeconfig or
-// --context a cluster's discovery (plus --crd files).
-type resourceFlags struct {
-	crds    []string
-	cluster clusterFlags
-}
-
-func (r *resourceFlags) register(fs *flagSet) {
-	fs.listVar(&r.crds, "crd", "", "file of CustomResourceDefinitions whose resources rules may name (repeatable)")
-	r.cluster.register(fs)
-}
-
-// live reports whether names resolve against a cluster.
-func (r *resourceFlags) live() bool { return r.cluster.kubeconfig != "" || r.cluster.context != "" }
-
-// mapper returns the resolver of resource names.
-func (r *resourceFlags) mapper(ctx context.Context) (*restmapper.Mapper, error) {
-	var resources []apiresource.Resource
-	if r.live() {
-		cfg, _, err := r.cluster.load()
-		if err != nil {
-			return nil, err
-		}
-		dc, err := cgdiscovery.NewDiscoveryClientForConfig(cfg)
-		if err != nil {
-			return nil, &clusterError{err}
-		}
-		cache := discovery.New(dc, discovery.Options{})
-		if err := cache.Refresh(ctx); err != nil {
-			return nil, &clusterError{fmt.Errorf("discover the API of %s: %w", cfg.Host, err)}
-		}
-		resources = cache.Snapshot().Resources
-	} else {
-		resources = restmapper.Builtin()
+// resolver returns the resolver of resource names of r; a problem in a CRD
+// file is invalid input.
+func resolver(ctx context.Context, r *resourceFlags) (*restmapper.Mapper, error) {
+	m, err := r.Mapper(ctx, userAgent())
+	var list source.ErrorList
+	if errors.As(err, &list) {
+		return nil, &invalidError{err}
 	}
-	crds, errs := validate.CRDResources(r.crds)
-	if len(errs) > 0 {
-		return nil, &invalidError{errs}
-	}
-	resources = append(resources, crds...)
-	return restmapper.New(restmapper.NewStatic(resources), restmapper.Options{}), nil
+	return m, err
 }
 
 func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var files []string
 	var res resourceFlags
-	fs := newFlagSet("validate", "kreact validate -f FILE|DIR [-f ...] [--crd FILE ...] [--kubeconfig K --context C]",
-		`Check rule files without running them, and report every problem at once as
-file:line:col: the format, the scripts' syntax, their handlers, and the
-resources they name and the verbs declared on them.
-
-Resource names resolve against the resources of a standard kube-apiserver
-plus the CustomResourceDefinitions of --crd files, and of the CRD manifests
-found among the -f paths (in a directory given, or in its subdirectories);
-with --kubeconfig or --context, against that cluster's API instead (plus
-those CRDs).
-
-Handlers: a rule whose script has no handler for any of its spec.events
-(and no onTick for spec.every) would never run, and spec.every without
-onTick is an error; a listed event without its handler, a handler for an
-event spec.events leaves out, onTick without spec.every and a top-level
-function whose name is close to a handler's are warnings.
-
-Exit code 3 if there are errors; warnings alone exit 0.`)
-	fs.listVar(&files, "filename", "f", "rule file or directory (repeatable)")
-	res.register(fs)
-	if err := fs.parse(args); err != nil {
+	fs := commandFlags("validate", stdout)
+	fs.ListVarP(&files, "filename", "f", "rule file or directory (repeatable)")
+	res.Register(fs)
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	files = append(files, fs.Args()...)
 	if len(files) == 0 {
-		return &usageError{"validate: no rule files: use -f FILE|DIR"}
+		return &usageError{Msg: "validate: no rule files: use -f FILE|DIR"}
 	}
 	files, crds := validate.Inputs(files)
-	res.crds = append(res.crds, crds...)
-	mapper, err := res.mapper(ctx)
+	res.CRDs = append(res.CRDs, crds...)
+	mapper, err := resolver(ctx, &res)
 	if err != nil {
 		return err
 	}
@@ -99,7 +48,7 @@ Exit code 3 if there are errors; warnings alone exit 0.`)
 		*validate.Result
 		err error
 	}
-	c, err := interruptible(ctx, "validate", func() checked {
+	c, err := lifecycle.Interruptible(ctx, "validate", func() checked {
 		r, err := validate.Check(ctx, files, mapper)
 		return checked{r, err}
 	})
@@ -112,25 +61,13 @@ Exit code 3 if there are errors; warnings alone exit 0.`)
 	for _, p := range c.Problems {
 		fmt.Fprintln(stderr, p)
 	}
-	if c.NotFound && !res.live() {
+	if c.NotFound && !res.Live() {
 		fmt.Fprintln(stderr, "hint: custom resources resolve with --crd FILE, or against a cluster with --kubeconfig/--context")
 	}
-	nErr, nWarn := c.Problems.Count()
-	nFiles := count(c.Files, "file")
-	if nErr > 0 {
-		return &invalidError{fmt.Errorf("validate: %s, %s in %s", count(nErr, "error"), count(nWarn, "warning"), nFiles)}
+	summary, ok := c.Summary()
+	if !ok {
+		return &invalidError{errors.New(summary)}
 	}
-	summary := fmt.Sprintf("%s in %s", count(len(c.Rules), "rule"), nFiles)
-	if nWarn > 0 {
-		summary += ", " + count(nWarn, "warning")
-	}
-	fmt.Fprintf(stdout, "ok: %s\n", summary)
+	fmt.Fprintln(stdout, summary)
 	return nil
-}
-
-func count(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -25,31 +25,25 @@ type watchFlags struct {
 
 func watchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f watchFlags
-	fs := newFlagSet("watch", "kreact watch RESOURCE[,RESOURCE...] [-n NS | -A] [-l SELECTOR] [--field-selector F] [-o wide|json|yaml]",
-		`Print one line per add, update and delete of the given resources until Ctrl-C.
-Resources are named as kubectl names them: deploy, deployments.apps,
-apps/v1 Deployment, a CRD's plural or short name. A resource that does not
-exist yet (a CRD not installed) is reported as waiting and watched as soon
-as it appears; a deleted CRD's watch stops and resumes when it comes back.
-Selectors are sent to the API server.`)
-	fs.stringVar(&f.namespace, "namespace", "n", "", "namespace to watch (default: the context's namespace)")
-	fs.boolVar(&f.allNamespaces, "all-namespaces", "A", false, "watch all namespaces")
-	fs.stringVar(&f.labelSelector, "selector", "l", "", "label selector, e.g. app=web,tier!=db")
-	fs.stringVar(&f.fieldSelector, "field-selector", "", "", "field selector, e.g. metadata.name=x")
-	fs.stringVar(&f.output, "output", "o", "", "output format: (default) lines, wide, json or yaml")
-	f.cluster.register(fs)
-	f.log.register(fs)
-	if err := fs.parse(args); err != nil {
+	fs := commandFlags("watch", stdout)
+	fs.StringVarP(&f.namespace, "namespace", "n", "", "namespace to watch (default: the context's namespace)")
+	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "watch all namespaces")
+	fs.StringVarP(&f.labelSelector, "selector", "l", "", "label selector, e.g. app=web,tier!=db")
+	fs.StringVarP(&f.fieldSelector, "field-selector", "", "", "field selector, e.g. metadata.name=x")
+	fs.StringVarP(&f.output, "output", "o", "", "output format: (default) lines, wide, json or yaml")
+	f.cluster.Register(fs)
+	f.log.Register(fs)
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return &usageError{"watch: name at least one resource, e.g. `kreact watch deploy,cm -A`"}
+		return &usageError{Msg: "watch: name at least one resource, e.g. `kreact watch deploy,cm -A`"}
 	}
 	refs := tail.Refs(fs.Args())
 	switch f.output {
 	case "", "wide", "json", "yaml":
 	default:
-		return &usageError{fmt.Sprintf("watch: -o %q: want wide, json or yaml", f.output)}
+		return &usageError{Msg: fmt.Sprintf("watch: -o %q: want wide, json or yaml", f.output)}
 	}
 	if _, err := labels.Parse(f.labelSelector); err != nil {
 		return &invalidError{fmt.Errorf("-l %q: %w", f.labelSelector, err)}
@@ -57,11 +51,11 @@ Selectors are sent to the API server.`)
 	if _, err := fields.ParseSelector(f.fieldSelector); err != nil {
 		return &invalidError{fmt.Errorf("--field-selector %q: %w", f.fieldSelector, err)}
 	}
-	logger, err := f.log.logger(stderr)
+	logger, err := f.log.Logger(stderr)
 	if err != nil {
 		return err
 	}
-	cfg, contextNS, err := f.cluster.load()
+	cfg, contextNS, err := f.cluster.Load(userAgent())
 	if err != nil {
 		return err
 	}
@@ -75,7 +69,7 @@ Selectors are sent to the API server.`)
 
 	stack, err := kube.New(ctx, cfg, kube.Options{Logger: logger})
 	if err != nil {
-		return &clusterError{err}
+		return &clusterError{Err: err}
 	}
 	t := tail.New(stack.Mapper, stack.Informers, stack.Discovery, tail.Options{
 		Namespace: namespace, LabelSelector: f.labelSelector, FieldSelector: f.fieldSelector,

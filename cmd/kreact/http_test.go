@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"testing"
@@ -38,12 +36,4 @@ func httpGet(t *testing.T, url string) (int, string) {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body)
-}
-
-func TestServeFlagErrors(t *testing.T) {
-	s := serveFlags{pprof: true}
-	var ue *usageError
-	if _, err := s.listen(t.Context(), slog.New(slog.DiscardHandler), nil, nil); !errors.As(err, &ue) {
-		t.Errorf("--pprof without an address = %v, want a usage error", err)
-	}
 }

@@ -1,4 +1,4 @@
-package main
+package memlimit
 
 import (
 	"errors"
@@ -30,9 +30,9 @@ func TestContainerMemoryLimit(t *testing.T) {
 				}
 				return nil, errors.New("no such file")
 			}
-			got, ok := containerMemoryLimit(read)
+			got, ok := containerLimit(read)
 			if got != tt.want || ok != tt.ok {
-				t.Errorf("containerMemoryLimit = %d, %v; want %d, %v", got, ok, tt.want, tt.ok)
+				t.Errorf("containerLimit = %d, %v; want %d, %v", got, ok, tt.want, tt.ok)
 			}
 		})
 	}
@@ -43,11 +43,11 @@ func TestSetMemoryLimit(t *testing.T) {
 	debug.SetMemoryLimit(math.MaxInt64)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	read := func(string) ([]byte, error) { return []byte("1000000000"), nil }
-	setMemoryLimit(logger, func(string) string { return "500MiB" }, read)
+	Set(logger, func(string) string { return "500MiB" }, read)
 	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
 		t.Errorf("with GOMEMLIMIT set, the limit changed to %d", got)
 	}
-	setMemoryLimit(logger, func(string) string { return "" }, read)
+	Set(logger, func(string) string { return "" }, read)
 	if got := debug.SetMemoryLimit(-1); got != 900000000 {
 		t.Errorf("limit = %d, want 90%% of the container's", got)
 	}

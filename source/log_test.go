@@ -1,4 +1,4 @@
-package main
+package source
 
 import (
 	"bytes"
@@ -7,23 +7,21 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-
-	"github.com/kreact/kreact/source"
 )
 
-// TestLogRuleErrors: every problem of what Load returns (a join of
+// TestLog: every problem of what Load returns (a join of
 // lists, with the rule in each position) is a log record of its own,
 // with the rule as an attribute when it is known; the message is the
 // problem as validate prints it, never split out of a longer text.
-func TestLogRuleErrors(t *testing.T) {
-	var a, b source.ErrorList
-	a.Add(source.Position{Rule: "one", File: "r.yaml", Line: 3, Col: 5}, "rule \"one\": script: Unexpected token")
-	a.Add(source.Position{Rule: "one", File: "r.yaml", Line: 7, Col: 1}, "second")
-	b.Add(source.Position{File: "s.yaml", Line: 1, Col: 1}, "unknown field \"x\"")
+func TestLog(t *testing.T) {
+	var a, b ErrorList
+	a.Add(Position{Rule: "one", File: "r.yaml", Line: 3, Col: 5}, "rule \"one\": script: Unexpected token")
+	a.Add(Position{Rule: "one", File: "r.yaml", Line: 7, Col: 1}, "second")
+	b.Add(Position{File: "s.yaml", Line: 1, Col: 1}, "unknown field \"x\"")
 	err := errors.Join(a, errors.New("a plain error"), b)
 
 	var buf bytes.Buffer
-	logRuleErrors(slog.New(slog.NewJSONHandler(&buf, nil)), "not running", err)
+	Log(slog.New(slog.NewJSONHandler(&buf, nil)), "not running", err)
 	var got []string
 	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 		var rec map[string]any

@@ -1,4 +1,4 @@
-package main
+package cmdline
 
 import (
 	"context"
@@ -14,11 +14,11 @@ import (
 
 func TestLeaderElectionOffJustLeads(t *testing.T) {
 	var notified []bool
-	var l leaderFlags
+	var l LeaderFlags
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	sentinel := errors.New("lead's own error")
-	r, err := l.lead(nil, slog.Default(), func(leading bool) { notified = append(notified, leading) },
+	r, err := l.Lead(nil, slog.Default(), func(leading bool) { notified = append(notified, leading) },
 		lifecycle.Func(func(got context.Context) error {
 			if got != ctx {
 				t.Error("lead did not get run's context")
@@ -48,14 +48,14 @@ func TestLeaderFlags(t *testing.T) {
 		{name: "empty name", args: []string{"--leader-elect", "--leader-elect-name="}, wantErr: "--leader-elect-name must not be empty"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var l leaderFlags
-			fs := newFlagSet("run", "", "")
-			l.register(fs)
-			if err := fs.parse(c.args); err != nil {
+			var l LeaderFlags
+			fs := NewFlagSet("run", "", "")
+			l.Register(fs)
+			if err := fs.Parse(c.args); err != nil {
 				t.Fatal(err)
 			}
-			err := l.validate()
-			var ue *usageError
+			err := l.Validate()
+			var ue *UsageError
 			switch {
 			case c.wantErr == "" && err != nil:
 				t.Errorf("validate = %v", err)
@@ -64,13 +64,13 @@ func TestLeaderFlags(t *testing.T) {
 			}
 		})
 	}
-	var l leaderFlags
-	fs := newFlagSet("run", "", "")
-	l.register(fs)
-	if err := fs.parse(nil); err != nil {
+	var l LeaderFlags
+	fs := NewFlagSet("run", "", "")
+	l.Register(fs)
+	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	if l.enabled || l.name != "kreact" || l.namespace != "" || l.leaseDuration != 15*time.Second || l.renewDeadline != 10*time.Second || l.retryPeriod != 2*time.Second {
+	if l.Enabled || l.Name != "kreact" || l.Namespace != "" || l.LeaseDuration != 15*time.Second || l.RenewDeadline != 10*time.Second || l.RetryPeriod != 2*time.Second {
 		t.Errorf("defaults = %+v", l)
 	}
 }

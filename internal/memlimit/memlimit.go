@@ -1,4 +1,4 @@
-package main
+package memlimit
 
 import (
 	"log/slog"
@@ -7,10 +7,10 @@ import (
 	"strings"
 )
 
-// containerMemoryLimit reads the container's memory limit with read, from
+// containerLimit reads the container's memory limit with read, from
 // cgroup v2's file, then v1's; false when there is none ("max", or v1's
 // huge "no limit" value).
-func containerMemoryLimit(read func(string) ([]byte, error)) (int64, bool) {
+func containerLimit(read func(string) ([]byte, error)) (int64, bool) {
 	for _, f := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
 		data, err := read(f)
 		if err != nil {
@@ -26,15 +26,15 @@ func containerMemoryLimit(read func(string) ([]byte, error)) (int64, bool) {
 	return 0, false
 }
 
-// setMemoryLimit gives Go's collector a soft limit of 90% of the
+// Set gives Go's collector a soft limit of 90% of the
 // container's memory limit, unless GOMEMLIMIT is set, so that it returns
 // memory (a script's garbage after its call was stopped) before the kernel
 // kills the process.
-func setMemoryLimit(logger *slog.Logger, getenv func(string) string, read func(string) ([]byte, error)) {
+func Set(logger *slog.Logger, getenv func(string) string, read func(string) ([]byte, error)) {
 	if getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	limit, ok := containerMemoryLimit(read)
+	limit, ok := containerLimit(read)
 	if !ok {
 		return
 	}

@@ -1,4 +1,4 @@
-package main
+package cmdline
 
 import (
 	"errors"
@@ -25,23 +25,23 @@ current-context: x
 		burst     int
 		wantUsage bool
 	}{
-		{name: "defaults", qps: defaultQPS, burst: defaultBurst},
+		{name: "defaults", qps: DefaultQPS, burst: DefaultBurst},
 		{name: "set", args: []string{"--kube-api-qps", "500", "--kube-api-burst", "1000"}, qps: 500, burst: 1000},
-		{name: "no client-side limit", args: []string{"--kube-api-qps=-1"}, qps: -1, burst: defaultBurst},
+		{name: "no client-side limit", args: []string{"--kube-api-qps=-1"}, qps: -1, burst: DefaultBurst},
 		{name: "zero qps", args: []string{"--kube-api-qps", "0"}, wantUsage: true},
 		{name: "negative qps other than -1", args: []string{"--kube-api-qps=-5"}, wantUsage: true},
 		{name: "zero burst", args: []string{"--kube-api-burst", "0"}, wantUsage: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var c clusterFlags
-			fs := newFlagSet("test", "test", "test")
-			c.register(fs)
-			if err := fs.parse(append([]string{"--kubeconfig", kubeconfig}, tt.args...)); err != nil {
+			var c ClusterFlags
+			fs := NewFlagSet("test", "test", "test")
+			c.Register(fs)
+			if err := fs.Parse(append([]string{"--kubeconfig", kubeconfig}, tt.args...)); err != nil {
 				t.Fatal(err)
 			}
-			cfg, _, err := c.load()
-			var usage *usageError
+			cfg, _, err := c.Load("kreact/test")
+			var usage *UsageError
 			if tt.wantUsage {
 				if !errors.As(err, &usage) {
 					t.Fatalf("load = %v, want a usage error", err)
@@ -54,8 +54,8 @@ current-context: x
 			if cfg.QPS != tt.qps || cfg.Burst != tt.burst {
 				t.Errorf("QPS/Burst = %v/%v, want %v/%v", cfg.QPS, cfg.Burst, tt.qps, tt.burst)
 			}
-			if c.source != kubeconfig {
-				t.Errorf("source = %q, want %q", c.source, kubeconfig)
+			if c.Source != kubeconfig {
+				t.Errorf("source = %q, want %q", c.Source, kubeconfig)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package main
+package cmdline
 
 import (
 	"context"
@@ -9,33 +9,34 @@ import (
 	"github.com/kreact/kreact/metrics"
 )
 
-// serveFlags configure the metrics and health endpoints.
-type serveFlags struct {
-	metricsAddr string
-	healthAddr  string
-	pprof       bool
+// ServeFlags configure the metrics and health endpoints.
+type ServeFlags struct {
+	MetricsAddr string
+	HealthAddr  string
+	Pprof       bool
 }
 
-func (s *serveFlags) register(fs *flagSet) {
-	fs.stringVar(&s.metricsAddr, "metrics-bind-address", "", "",
+// Register adds the endpoint flags to fs.
+func (s *ServeFlags) Register(fs *FlagSet) {
+	fs.StringVarP(&s.MetricsAddr, "metrics-bind-address", "", "",
 		"address for /metrics (and /debug/pprof with --pprof), e.g. :8080; it answers /healthz and /readyz too, so one address is enough (empty disables)")
-	fs.stringVar(&s.healthAddr, "health-probe-bind-address", "", "",
+	fs.StringVarP(&s.HealthAddr, "health-probe-bind-address", "", "",
 		"address for /healthz and /readyz only, e.g. :8081; given alone (or equal to the metrics address) it serves /metrics too (empty disables)")
-	fs.boolVar(&s.pprof, "pprof", "", false,
+	fs.BoolVarP(&s.Pprof, "pprof", "", false,
 		"serve /debug/pprof/ on the metrics address, or on the only address given")
 }
 
-// listen binds the configured addresses (an address that cannot be
+// Listen binds the configured addresses (an address that cannot be
 // bound is an error, and nothing is left listening) and returns the
 // endpoints' server, which serves from Start until its context ends.
-func (s *serveFlags) listen(ctx context.Context, logger *slog.Logger, rec *metrics.Recorder, ready func() error) (*metrics.Server, error) {
+func (s *ServeFlags) Listen(ctx context.Context, logger *slog.Logger, rec *metrics.Recorder, ready func() error) (*metrics.Server, error) {
 	srv, err := metrics.Listen(ctx, rec, metrics.ServerOptions{
-		MetricsAddr: s.metricsAddr, HealthAddr: s.healthAddr, Pprof: s.pprof,
+		MetricsAddr: s.MetricsAddr, HealthAddr: s.HealthAddr, Pprof: s.Pprof,
 		Ready: ready, Logger: logger,
 	})
 	switch {
 	case errors.Is(err, metrics.ErrPprofWithoutAddress):
-		return nil, &usageError{"run: --pprof needs --metrics-bind-address"}
+		return nil, &UsageError{Msg: "run: --pprof needs --metrics-bind-address"}
 	case err != nil:
 		return nil, fmt.Errorf("run: %w", err)
 	}

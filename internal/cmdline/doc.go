@@ -1,0 +1,14 @@
+// Package cmdline is the flag machinery of the kreact command, in
+// kubectl's conventions: flags may follow positional arguments, a flag
+// may have a one-letter short name (-n and --namespace), list flags repeat
+// and split on commas, and --help prints the usage with each short name
+// beside its long one. The flag groups that commands share or that map to
+// a package's options live here too: ClusterFlags are kubectl's
+// connection flags and the client-side rate limits, LogFlags the log
+// format and level, and for kreact run LeaderFlags (package leader),
+// ShardFlags (package shard) and ServeFlags (package metrics). Their
+// mistakes are UsageErrors, a cluster that cannot be configured a
+// ClusterError, so that the command maps each to its exit code.
+//
+// Which flags each command has stays in cmd/kreact.
+package cmdline

@@ -1,0 +1,58 @@
+package cmdline
+
+import (
+	"context"
+	"fmt"
+
+	cgdiscovery "k8s.io/client-go/discovery"
+
+	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/restmapper"
+	"github.com/kreact/kreact/validate"
+)
+
+// ResourceFlags choose what resource names resolve against, for kreact
+// validate and kreact rbac: the built-in table of a standard API server
+// plus --crd files, or with --kubeconfig or --context a cluster's
+// discovery (plus --crd files).
+type ResourceFlags struct {
+	CRDs    []string
+	Cluster ClusterFlags
+}
+
+// Register adds --crd and the cluster flags to fs.
+func (r *ResourceFlags) Register(fs *FlagSet) {
+	fs.ListVarP(&r.CRDs, "crd", "", "file of CustomResourceDefinitions whose resources rules may name (repeatable)")
+	r.Cluster.Register(fs)
+}
+
+// Live reports whether names resolve against a cluster.
+func (r *ResourceFlags) Live() bool { return r.Cluster.Named() }
+
+// Mapper returns the resolver of resource names. A cluster that cannot be
+// reached is a ClusterError; problems in the CRD files are returned as a
+// source.ErrorList.
+func (r *ResourceFlags) Mapper(ctx context.Context, userAgent string) (*restmapper.Mapper, error) {
+	var resources []apiresource.Resource
+	if r.Live() {
+		cfg, _, err := r.Cluster.Load(userAgent)
+		if err != nil {
+			return nil, err
+		}
+		dc, err := cgdiscovery.NewDiscoveryClientForConfig(cfg)
+		if err != nil {
+			return nil, &ClusterError{Err: err}
+		}
+		cache := discovery.New(dc, discovery.Options{})
+		if err := cache.Refresh(ctx); err != nil {
+			return nil, &ClusterError{Err: fmt.Errorf("discover the API of %s: %w", cfg.Host, err)}
+		}
+		resources = cache.Snapshot().Resources
+	}
+	mapper, errs := validate.NewMapper(resources, r.CRDs)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return mapper, nil
+}

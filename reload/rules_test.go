@@ -1,0 +1,115 @@
+package reload
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kreact/kreact/dynamicinformer"
+	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/internal/testcluster"
+	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/source"
+)
+
+// fakeEngine runs whatever it is given, unless err is set: then nothing.
+type fakeEngine struct {
+	mu    sync.Mutex
+	err   error
+	names []string
+	loads int
+}
+
+func (f *fakeEngine) Load(_ context.Context, rs []*rules.Rule, _ ...string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.loads++
+	if f.err != nil {
+		return f.err
+	}
+	f.names = nil
+	for _, r := range rs {
+		f.names = append(f.names, r.Name)
+	}
+	return nil
+}
+
+func (f *fakeEngine) Status() []engine.Status {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []engine.Status
+	for _, n := range f.names {
+		out = append(out, engine.Status{Rule: n, Running: true, Synced: true})
+	}
+	return out
+}
+
+// No rule running is a NoRulesError carrying every problem, each logged.
+func TestRulesWithNoRuleRunning(t *testing.T) {
+	var problems source.ErrorList
+	problems.Add(source.Position{File: "r.yaml", Line: 3, Col: 1, Rule: "r"}, `rule "r": script: Unexpected token`)
+	var logs testcluster.LogBuffer
+	loaded := false
+	r := &Rules{Engine: &fakeEngine{err: problems}, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Loaded: func(int) { loaded = true }}
+	err := r.Start(t.Context())
+	var none *NoRulesError
+	if !errors.As(err, &none) || err.Error() != problems.Error() {
+		t.Fatalf("Start = %v, want a NoRulesError with the problems", err)
+	}
+	if loaded || !strings.Contains(logs.String(), `msg="rules with errors are not running" rule=r`) {
+		t.Errorf("loaded = %v, logs:\n%s", loaded, logs.String())
+	}
+}
+
+// The rules load, the set reloads on an edit, and Start returns when its
+// context ends.
+func TestRulesLoadsAndReloads(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a.yaml")
+	write(t, file, rule("a", "function onAdd() {}"))
+	rs, failed, err := rules.LoadEach(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	var logs testcluster.LogBuffer
+	counts := make(chan int, 10)
+	reloaded := make(chan error, 10)
+	r := &Rules{
+		Engine: &fakeEngine{}, Informers: func() []dynamicinformer.WatchStatus { return nil }, Rules: rs, Failed: failed, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Options: Options{Paths: []string{dir}, Interval: 10 * time.Millisecond, Reloaded: func(err error) { reloaded <- err }},
+		Loaded:  func(n int) { counts <- n },
+		Attrs:   []any{"dryRun", true},
+	}
+	done := make(chan error)
+	go func() { done <- r.Start(ctx) }()
+	if n := <-counts; n != 1 {
+		t.Errorf("loaded %d rules, want 1", n)
+	}
+	write(t, filepath.Join(dir, "b.yaml"), rule("b", "function onAdd() {}"))
+	if err := <-reloaded; err != nil {
+		t.Errorf("reload: %v", err)
+	}
+	if n := <-counts; n != 2 {
+		t.Errorf("reloaded %d rules, want 2", n)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Start = %v", err)
+	}
+	for _, want := range []string{
+		`msg="rules loaded" rules=1 files=` + dir + ` dryRun=true`,
+		`msg="caches synced; kreact is running"`,
+		`msg="rules reloaded" rules=2`,
+		`msg="shutting down: finishing queued changes and actions"`,
+	} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("logs lack %s:\n%s", want, logs.String())
+		}
+	}
+}
