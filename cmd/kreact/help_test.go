@@ -21,6 +21,15 @@ func TestHelp(t *testing.T) {
 	if code, stdout, _ := run(t, "help"); code != exitOK || !strings.Contains(stdout, "  finalizers  release RULE") {
 		t.Errorf("kreact help: exit %d, %s", code, stdout)
 	}
+	// `kreact help --help` once recursed until the stack overflowed.
+	for _, args := range [][]string{{"help", "--help"}, {"help", "-h"}, {"--help", "help"}, {"help", "help"}} {
+		if code, stdout, _ := run(t, args...); code != exitOK || !strings.Contains(stdout, "  finalizers  release RULE") {
+			t.Errorf("kreact %s: exit %d, %s", strings.Join(args, " "), code, stdout)
+		}
+	}
+	if code, stdout, _ := run(t, "help", "run"); code != exitOK || !strings.HasPrefix(stdout, "Usage: kreact run") {
+		t.Errorf("kreact help run: exit %d, %s", code, stdout)
+	}
 	files, err := fs.ReadDir(helpFiles, "help")
 	if err != nil {
 		t.Fatal(err)

@@ -72,8 +72,10 @@ func main() {
 
 // runMain dispatches to a subcommand and maps its error to an exit code.
 func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		if len(args) > 1 {
+	if len(args) == 0 || isHelp(args[0]) {
+		// `kreact help run` is `kreact run --help`; `kreact help --help`
+		// is the overview, not a loop.
+		if len(args) > 1 && !isHelp(args[1]) {
 			return runMain(ctx, []string{args[1], "--help"}, stdout, stderr)
 		}
 		printHelp(stdout)
@@ -90,6 +92,9 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "kreact: unknown command %q; see `kreact help`\n", args[0])
 	return exitUsage
 }
+
+// isHelp reports whether arg asks for help rather than naming a command.
+func isHelp(arg string) bool { return arg == "help" || arg == "-h" || arg == "--help" }
 
 func exitCode(err error, stderr io.Writer) int {
 	var usage *usageError
