@@ -31,12 +31,21 @@ type Options struct {
 	// files' problems and the engine's, joined; nil when every rule
 	// loaded.
 	Reloaded func(err error)
+	// Since is the Fingerprint of Paths taken before the rules that run
+	// now were read from them: files edited after that are reloaded at the
+	// first look, even if the edit came before Loop started (while the
+	// first rules loaded and their caches filled). Empty means the files
+	// as they are when Loop starts.
+	Since string
 }
 
 // Loop reloads the rules when their files change, until ctx ends. A load
 // under way when ctx ends is not waited for (lifecycle.Interruptible).
 func Loop(ctx context.Context, l Loader, opts Options) {
-	last := Fingerprint(opts.Paths)
+	last := opts.Since
+	if last == "" {
+		last = Fingerprint(opts.Paths)
+	}
 	tick := time.NewTicker(opts.Interval)
 	defer tick.Stop()
 	for {

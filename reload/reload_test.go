@@ -106,3 +106,29 @@ func TestLoopReloadsOnChangeAndStopsWithItsContext(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// An edit between reading the rules (Since) and the start of Loop, while
+// the first rules load and their caches fill, is reloaded at the first
+// look rather than missed until the next edit.
+func TestLoopReloadsAnEditMadeBeforeItStarted(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a.yaml"), rule("a", "function onAdd() {}"))
+	since := Fingerprint([]string{dir})
+	write(t, filepath.Join(dir, "b.yaml"), rule("b", "function onAdd() {}"))
+	l := &loader{}
+	reloaded := make(chan error, 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Loop(ctx, l, Options{Paths: []string{dir}, Interval: time.Millisecond, Since: since, Reloaded: func(err error) { reloaded <- err }})
+	}()
+	if err := <-reloaded; err != nil {
+		t.Errorf("reload: %v", err)
+	}
+	if n := l.last.Load(); n != 2 {
+		t.Errorf("reloaded %d rules, want a and b", n)
+	}
+	cancel()
+	<-done
+}

@@ -72,6 +72,7 @@ func TestRulesLoadsAndReloads(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "a.yaml")
 	write(t, file, rule("a", "function onAdd() {}"))
+	since := Fingerprint([]string{dir})
 	rs, failed, err := rules.LoadEach(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +83,7 @@ func TestRulesLoadsAndReloads(t *testing.T) {
 	reloaded := make(chan error, 10)
 	r := &Rules{
 		Engine: &fakeEngine{}, Informers: func() []dynamicinformer.WatchStatus { return nil }, Rules: rs, Failed: failed, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-		Options: Options{Paths: []string{dir}, Interval: 10 * time.Millisecond, Reloaded: func(err error) { reloaded <- err }},
+		Options: Options{Paths: []string{dir}, Interval: 10 * time.Millisecond, Since: since, Reloaded: func(err error) { reloaded <- err }},
 		Loaded:  func(n int) { counts <- n },
 		Attrs:   []any{"dryRun", true},
 	}

@@ -65,6 +65,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		failed []string
 		err    error
 	}
+	// Taken before reading, so that an edit made while the rules load is
+	// reloaded, not missed.
+	readFiles := reload.Fingerprint(f.files)
 	l, err := lifecycle.Interruptible(ctx, "run: loading rules", func() loaded {
 		var l loaded
 		l.rs, l.failed, l.err = rules.LoadEach(f.files...)
@@ -127,7 +130,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		always = append(always, lifecycle.Func(func(ctx context.Context) error { return eng.Warm(ctx, rs) }))
 	}
 	set := &reload.Rules{Engine: eng, Informers: stack.Informers.Status, Rules: rs, Failed: failed, Logger: logger,
-		Options: reload.Options{Paths: f.files, Interval: f.reloadInterval, Reloaded: func(err error) {
+		Options: reload.Options{Paths: f.files, Interval: f.reloadInterval, Since: readFiles, Reloaded: func(err error) {
 			if err != nil {
 				rec.ReloadFailed()
 			}
