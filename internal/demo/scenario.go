@@ -180,13 +180,24 @@ func backupConfigMaps(ctx context.Context, e *Env) (string, error) {
 		return "", err
 	}
 	var status map[string]any
-	err := e.waitFor(ctx, "Backup nightly to complete", func() (bool, error) {
+	// The rule's two actions, the copy's apply and the status patch, are
+	// on different objects, which kreact writes in parallel with no order
+	// between them: the status may say Completed a moment before the copy
+	// exists. Wait for both.
+	err := e.waitFor(ctx, "Backup nightly to complete and its ConfigMap to exist", func() (bool, error) {
 		b, err := e.Client.Resource(backupsGVR).Namespace(Namespace).Get(ctx, "nightly", metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
 		status, _, _ = unstructured.NestedMap(b.Object, "status")
-		return status["phase"] == "Completed", nil
+		if status["phase"] != "Completed" {
+			return false, nil
+		}
+		_, err = e.Client.Resource(configMapsGVR).Namespace(Namespace).Get(ctx, "backup-nightly", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
 	})
 	if err != nil {
 		return "", err
