@@ -3,47 +3,15 @@ package metrics_test
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/kreact/kreact/internal/leaktest"
+	"github.com/kreact/kreact/internal/testcluster"
 	"github.com/kreact/kreact/metrics"
 )
-
-// freeAddr returns a loopback address that was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
-}
-
-func httpGet(t *testing.T, url string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A client of its own, closed at the end, so that no idle connection
-	// outlives the test.
-	client := &http.Client{Transport: &http.Transport{}}
-	defer client.CloseIdleConnections()
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
-}
 
 // serve runs a Server until the returned stop is called; stop returns
 // Start's error once it has returned.
@@ -63,7 +31,7 @@ func serve(t *testing.T, rec *metrics.Recorder, opts metrics.ServerOptions) (sto
 
 func TestServerSplitsMetricsAndProbes(t *testing.T) {
 	leaktest.Check(t)
-	metricsAddr, healthAddr := freeAddr(t), freeAddr(t)
+	metricsAddr, healthAddr := testcluster.FreeAddr(t), testcluster.FreeAddr(t)
 	rec := metrics.New()
 	ready := errors.New("no rules loaded")
 	stop := serve(t, rec, metrics.ServerOptions{MetricsAddr: metricsAddr, HealthAddr: healthAddr, Pprof: true,
@@ -80,15 +48,15 @@ func TestServerSplitsMetricsAndProbes(t *testing.T) {
 		{h + "/metrics", 404},
 		{h + "/debug/pprof/", 404},
 	} {
-		if code, _ := httpGet(t, c.url); code != c.code {
+		if code, _ := testcluster.HTTPGet(t, c.url); code != c.code {
 			t.Errorf("%s = %d, want %d", c.url, code, c.code)
 		}
 	}
-	if code, body := httpGet(t, h+"/readyz"); code != 503 || body != "not ready: no rules loaded" {
+	if code, body := testcluster.HTTPGet(t, h+"/readyz"); code != 503 || body != "not ready: no rules loaded" {
 		t.Errorf("/readyz not ready = %d %q", code, body)
 	}
 	rec.RulesLoaded(2)
-	if _, body := httpGet(t, m+"/metrics"); !strings.Contains(body, "kreact_rules_loaded 2") {
+	if _, body := testcluster.HTTPGet(t, m+"/metrics"); !strings.Contains(body, "kreact_rules_loaded 2") {
 		t.Error("/metrics lacks kreact_rules_loaded 2")
 	}
 	if err := stop(); err != nil {
@@ -115,11 +83,11 @@ func TestServerOneAddressServesEverything(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			addr := freeAddr(t)
+			addr := testcluster.FreeAddr(t)
 			stop := serve(t, metrics.New(), c.opts(addr))
 			defer stop()
 			for _, path := range []string{"/metrics", "/healthz", "/debug/pprof/"} {
-				if code, _ := httpGet(t, "http://"+addr+path); code != 200 {
+				if code, _ := testcluster.HTTPGet(t, "http://"+addr+path); code != 200 {
 					t.Errorf("%s = %d, want 200", path, code)
 				}
 			}
@@ -133,7 +101,7 @@ func TestServerErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	metricsAddr := freeAddr(t)
+	metricsAddr := testcluster.FreeAddr(t)
 	_, err = metrics.Listen(t.Context(), nil, metrics.ServerOptions{MetricsAddr: metricsAddr, HealthAddr: busy.Addr().String()})
 	if err == nil || !strings.Contains(err.Error(), "health probe address") {
 		t.Fatalf("Listen on a busy port = %v, want an error naming the health probe address", err)

@@ -30,7 +30,7 @@ func TestRunLeavesNoGoroutine(t *testing.T) {
 	for i := range 20 {
 		mode := modes[i%len(modes)]
 		args := append([]string{"run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath(),
-			"--reload-interval", "100ms", "--metrics-bind-address", freeAddr(t)}, mode...)
+			"--reload-interval", "100ms", "--metrics-bind-address", testcluster.FreeAddr(t)}, mode...)
 		stdout, stderr := &testcluster.LogBuffer{}, &testcluster.LogBuffer{}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan int, 1)

@@ -99,7 +99,7 @@ func (g *shardGroup) start(r string) {
 	t := g.t
 	t.Helper()
 	if _, ok := g.metricsURL[r]; !ok {
-		g.metricsURL[r] = "http://" + freeAddr(t) + "/metrics"
+		g.metricsURL[r] = "http://" + testcluster.FreeAddr(t) + "/metrics"
 	}
 	dir := filepath.Join(t.TempDir(), r)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -442,7 +442,7 @@ func objectsOf(t *testing.T, url, mode string) int {
 
 func scrape(t *testing.T, url string) string {
 	t.Helper()
-	code, body := httpGet(t, url)
+	code, body := testcluster.HTTPGet(t, url)
 	if code != 200 {
 		t.Fatalf("GET %s: %d", url, code)
 	}

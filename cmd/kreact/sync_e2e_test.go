@@ -56,12 +56,12 @@ func TestRunSaysSyncedOnlyOnceListed(t *testing.T) {
 
 	dir := t.TempDir()
 	writeRule(t, dir, "quiet.yaml", ruleYAML("quiet", ns, "function onAdd(obj, ctx) {}", ""))
-	probe := freeAddr(t)
+	probe := testcluster.FreeAddr(t)
 	c := startCLI(t, "run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath(), "--health-probe-bind-address", probe)
 	testcluster.Eventually(t, "kreact to be running", func() bool { return strings.Contains(c.stderr.String(), "kreact is running") })
 	// The line and the probe wait for the same thing, and caught-up rules
 	// stay caught up: the probe cannot be behind the line.
-	if code, body := httpGet(t, "http://"+probe+"/readyz"); code != http.StatusOK {
+	if code, body := testcluster.HTTPGet(t, "http://"+probe+"/readyz"); code != http.StatusOK {
 		t.Errorf("/readyz after \"caches synced\" = %d %s, want 200", code, body)
 	}
 

@@ -1,4 +1,4 @@
-package main
+package testcluster
 
 import (
 	"io"
@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// freeAddr returns a loopback address that was free a moment ago.
-func freeAddr(t *testing.T) string {
+// FreeAddr returns a loopback address that was free a moment ago, for a
+// server under test to listen on.
+func FreeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -19,9 +20,10 @@ func freeAddr(t *testing.T) string {
 	return addr
 }
 
-// httpGet GETs url with a client of its own, whose idle connections are
-// closed before it returns, so that none outlives the test.
-func httpGet(t *testing.T, url string) (int, string) {
+// HTTPGet GETs url and returns the status code and body. It uses a client
+// of its own whose idle connections are closed before it returns, so that
+// none outlives the test (goleak would report its goroutines).
+func HTTPGet(t testing.TB, url string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 	if err != nil {
