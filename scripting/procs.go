@@ -3,6 +3,7 @@ package scripting
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // maxExtraProcs caps how far scriptProcs raises GOMAXPROCS.
@@ -29,25 +30,30 @@ const maxExtraProcs = 256
 // so after many calls at once it takes a larger share of the CPUs while
 // it marks.)
 type scriptProcs struct {
-	mu         sync.Mutex
-	base, live int
-	set        int
+	// live counts the calls running; granted is how many Ps were added
+	// for them so far. Both are atomics so that a call, on the hot path,
+	// takes no lock unless it raises GOMAXPROCS.
+	live, granted atomic.Int64
+
+	mu   sync.Mutex // serialises raising GOMAXPROCS
+	base int        // GOMAXPROCS at the first call; under mu
 }
 
 var procs scriptProcs
 
 // add counts a call that starts (+1) or ends (-1).
 func (p *scriptProcs) add(n int) {
+	want := min(p.live.Add(int64(n)), maxExtraProcs)
+	if want <= p.granted.Load() {
+		return // as many Ps as calls running were added already
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.base == 0 {
 		p.base = runtime.GOMAXPROCS(0)
-		p.set = p.base
 	}
-	p.live += n
-	want := p.base + min(p.live, maxExtraProcs)
-	if want > p.set {
-		p.set = want
-		runtime.GOMAXPROCS(want)
+	if want > p.granted.Load() {
+		p.granted.Store(want)
+		runtime.GOMAXPROCS(p.base + int(want))
 	}
 }

@@ -18,8 +18,8 @@ func TestScriptGoroutinesLeaveProcsFree(t *testing.T) {
 	}
 	p.add(-1)
 	p.add(-1)
-	if p.live != 0 {
-		t.Errorf("live = %d, want 0", p.live)
+	if live := p.live.Load(); live != 0 {
+		t.Errorf("live = %d, want 0", live)
 	}
 	p.add(maxExtraProcs + 10)
 	if got := runtime.GOMAXPROCS(0); got != base+maxExtraProcs {
