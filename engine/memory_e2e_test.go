@@ -226,6 +226,12 @@ func (c *callTally) HandlerGivenUp(rule string, _ scripting.EventType, err error
 	}
 }
 
+func (c *callTally) gaveUpForMemory(rule string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.memory[rule]
+}
+
 func (c *callTally) get(rule string) (calls, givenUp int, cause string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -296,13 +302,14 @@ func hostileRulesBeside(t *testing.T, ns string, maxAboveIdleKiB int64) {
 		return done == n
 	})
 
-	// The memory rules are stopped within milliseconds: wait until they
-	// have given up on every ConfigMap. A loop takes its whole timeout,
-	// twice per ConfigMap: wait for a few calls of the others.
+	// Wait until every hostile rule has been called twice, and every
+	// memory rule has been given up for its memory limit. Each of their
+	// workers rests ten times the CPU time of a failed call (a loop's
+	// timeout: 10s), so not every ConfigMap.
 	enough := func() bool {
 		for _, s := range hostileScripts {
-			calls, givenUp, _ := tally.get(s.name)
-			if s.memory && givenUp < n || calls < 10 {
+			calls, _, _ := tally.get(s.name)
+			if s.memory && tally.gaveUpForMemory(s.name) == 0 || calls < 2 {
 				return false
 			}
 		}

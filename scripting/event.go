@@ -165,6 +165,11 @@ type ScriptError struct {
 	// memory limit (RuntimeOptions.MemoryLimit). A built-in refused up
 	// front is an exception (a RangeError), not this.
 	Memory bool
+	// CPU is the processor time the failed call used, where the
+	// operating system tells (Linux); for a call abandoned in a built-in,
+	// the time from its start until it was abandoned. Callers pace a rule
+	// whose calls keep failing by it (package reaction).
+	CPU time.Duration
 	// Err is the underlying error: a goja error, ErrStuck, or the error
 	// of a Host method that the script did not catch.
 	Err error

@@ -77,6 +77,16 @@ type allocMeter struct {
 	// tripped receives the error the call was interrupted with. It is
 	// buffered; start empties it.
 	tripped chan *memoryError
+	// thread is the thread running the call, which the watchdog demotes
+	// if the call runs long.
+	thread callThread
+}
+
+// enter and leave are called on the script goroutine, locked to its
+// thread, around each call (see callThread).
+func (m *allocMeter) enter() { m.thread.enter() }
+func (m *allocMeter) leave(measure bool) (demoted bool, used time.Duration) {
+	return m.thread.leave(measure)
 }
 
 func newAllocMeter(vm *goja.Runtime, limit int64) *allocMeter {
@@ -143,6 +153,7 @@ func (w *allocWatch) check(idle *int) bool {
 	for m := range w.calls {
 		used := int64(now - m.base)
 		if used <= m.limit {
+			m.thread.check()
 			continue
 		}
 		err := &memoryError{limit: m.limit, used: used}

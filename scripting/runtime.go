@@ -122,6 +122,9 @@ type env struct {
 	// poisoned is set by the script goroutine when the runtime must not
 	// be used again (timeout, memory limit, internal panic).
 	poisoned bool
+	// retired is set by the script goroutine when it ended after the
+	// call, its thread demoted: the next call needs a new one.
+	retired bool
 
 	// meter registers each call with the memory watchdog.
 	meter *allocMeter
@@ -186,15 +189,32 @@ func work(cfg *config, jobs <-chan job) {
 	for j := range jobs {
 		// Every call running leaves a P for the rest (see scriptProcs).
 		procs.add(1)
+		// The call keeps its thread, so that the watchdog can lower the
+		// thread's priority if the call runs long (see demotion).
+		runtime.LockOSThread()
+		j.e.meter.enter()
 		err := j.e.exec(j.fn)
+		demoted, used := j.e.meter.leave(err != nil)
+		if se, ok := err.(*ScriptError); ok {
+			se.CPU = used
+		}
+		if !demoted {
+			runtime.UnlockOSThread()
+		}
 		procs.add(-1)
 		j.e.mu.Lock()
 		j.e.finished = true
 		abandoned := j.e.abandoned.Load()
 		j.e.mu.Unlock()
+		j.e.retired = demoted
 		j.done <- err
 		if abandoned {
 			cfg.stuck.Add(-1)
+		}
+		if abandoned || demoted {
+			// A demoted thread cannot get its priority back without
+			// privileges: the goroutine ends still locked to it, and Go
+			// ends the thread with it.
 			return
 		}
 	}
@@ -386,21 +406,30 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 	e.pending = nil
 	e.timer = nil
 	e.logs = 0
+	e.retired = false
 	e.mu.Lock()
 	e.finished = false
 	e.mu.Unlock()
 	// A late Interrupt of the previous call must not stop this one.
 	e.vm.ClearInterrupt()
 
+	started := time.Now()
 	watchdog.start(e.meter)
 	defer watchdog.stop(e.meter)
 	r.worker.get(cfg) <- job{e: e, fn: fn, done: r.done}
 	r.timer.Reset(cfg.opts.Timeout)
+	// finished is a call's end once the worker sent its result.
+	finished := func(err error) error {
+		r.timer.Stop()
+		if e.retired {
+			r.worker.stop()
+		}
+		return err
+	}
 	var stopped error
 	select {
 	case err := <-r.done:
-		r.timer.Stop()
-		return err
+		return finished(err)
 	case <-r.timer.C:
 		stopped = &timeoutError{cfg.opts.Timeout}
 		e.vm.Interrupt(stopped)
@@ -412,15 +441,14 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 	r.timer.Reset(cfg.grace)
 	select {
 	case err := <-r.done:
-		r.timer.Stop()
-		return err
+		return finished(err)
 	case <-r.timer.C:
 	}
 
 	e.mu.Lock()
 	if e.finished {
 		e.mu.Unlock()
-		return <-r.done
+		return finished(<-r.done)
 	}
 	e.abandoned.Store(true)
 	cfg.stuck.Add(1)
@@ -435,6 +463,8 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 		Message: fmt.Sprintf("%v and did not stop within %v (stuck in a built-in function); runtime discarded",
 			stopped, cfg.grace),
 		Err: stopped,
+		// Stuck in a built-in: assume it ran all along.
+		CPU: time.Since(started),
 	}
 	if _, ok := stopped.(*memoryError); ok {
 		se.Memory = true

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -40,16 +41,29 @@ func (p *process) start() error {
 	// Own process group so that stop reaches any children; the parent-death
 	// signal kills the process if the test binary dies without cleaning up.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		log.Close()
-		return fmt.Errorf("start %s: %w", p.name, err)
-	}
+	// The kernel sends the parent-death signal when the thread that
+	// started the child ends, not the process, and the tests run kreact's
+	// engine in this process, which ends threads (package scripting ends
+	// the thread of a call it demoted). So the child is started from a
+	// thread locked to the goroutine that waits for it, which lives as
+	// long as the child.
+	started := make(chan error)
 	done := make(chan struct{})
 	go func() {
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
 		_ = cmd.Wait()
 		log.Close()
 		close(done)
 	}()
+	if err := <-started; err != nil {
+		log.Close()
+		return fmt.Errorf("start %s: %w", p.name, err)
+	}
 	p.cmd, p.done = cmd, done
 	return nil
 }

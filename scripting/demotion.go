@@ -1,0 +1,85 @@
+package scripting
+
+import (
+	"sync"
+	"time"
+)
+
+// demoteAfter is how much CPU time a call may use at normal priority.
+// Handler calls take microseconds (a typical one about 15µs); a call that
+// has run for milliseconds is looping, backtracking or copying.
+const demoteAfter = 2 * time.Millisecond
+
+// callThread is the operating-system thread a call runs on, and whether
+// the watchdog has demoted it.
+//
+// Go's scheduler has no priorities, and a script that spins (an endless
+// loop, a catastrophic regular expression, a string doubling) takes a
+// whole CPU until its timeout or memory limit stops it. On a small
+// machine a few such calls starve everything else: the good rules'
+// calls, the informers, the watchdog itself, and the API server when it
+// shares the machine. So each call runs locked to its thread, and the
+// watchdog moves the thread of a call that has used more than demoteAfter
+// of CPU to the lowest priority the operating system has (Linux:
+// SCHED_IDLE, else nice 19): from then on it runs only when nothing else
+// wants the CPU. A thread cannot get its priority back without
+// privileges, so the goroutine of a demoted call ends when the call ends,
+// still locked, and Go ends the thread; the next call starts a new
+// goroutine. Short calls, the usual ones, pay for locking and for two
+// readings of the clock, about a microsecond. Where the operating system
+// offers none of this (thread CPU clocks, per-thread priorities), calls
+// are never demoted.
+type callThread struct {
+	mu sync.Mutex
+	// tid is the thread's id while a call runs on it, else 0.
+	tid int
+	// cpuAtStart is the thread's CPU time when the call started.
+	cpuAtStart time.Duration
+	demoted    bool
+}
+
+// enter records the calling thread, which must be locked to the calling
+// goroutine, as the one running a call.
+func (t *callThread) enter() {
+	tid := currentThreadID()
+	cpu, ok := threadCPUTime(tid)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.demoted = false
+	if ok {
+		t.tid, t.cpuAtStart = tid, cpu
+	}
+}
+
+// leave ends the call and reports whether its thread was demoted, and,
+// if measure is set, the CPU time the call used (0 where unknown). After
+// leave the watchdog no longer touches the thread.
+func (t *callThread) leave(measure bool) (demoted bool, used time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if measure && t.tid != 0 {
+		if cpu, ok := threadCPUTime(t.tid); ok {
+			used = cpu - t.cpuAtStart
+		}
+	}
+	t.tid = 0
+	return t.demoted, used
+}
+
+// check demotes the thread if the call on it has used more than
+// demoteAfter of CPU. The watchdog calls it at each reading.
+func (t *callThread) check() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tid == 0 || t.demoted {
+		return
+	}
+	cpu, ok := threadCPUTime(t.tid)
+	if !ok || cpu-t.cpuAtStart < demoteAfter {
+		return
+	}
+	// Demoted or not, the call is not looked at again: a thread whose
+	// priority cannot be lowered would fail the same way at every reading.
+	t.demoted = true
+	demoteThread(t.tid)
+}

@@ -1,0 +1,107 @@
+package scripting
+
+import (
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// schedPolicy returns the scheduling policy of a thread (sched(7)).
+func schedPolicy(t *testing.T, tid int) int {
+	t.Helper()
+	policy, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_GETSCHEDULER, uintptr(tid), 0, 0)
+	if errno != 0 {
+		t.Fatalf("sched_getscheduler(%d): %v", tid, errno)
+	}
+	return int(policy)
+}
+
+// A call that has used more than demoteAfter of CPU is moved to the
+// idle scheduling policy (or nice 19) by the watchdog's check, from
+// another thread; a call that has just started is not.
+func TestLongCallIsDemoted(t *testing.T) {
+	type report struct {
+		tid          int
+		policy, nice int
+		demoted      bool
+		used         time.Duration
+		policyBefore int
+	}
+	var ct callThread
+	entered, spun, checked := make(chan int), make(chan struct{}), make(chan struct{})
+	out := make(chan report)
+	go func() {
+		// Never unlocked: a demoted thread ends with its goroutine.
+		runtime.LockOSThread()
+		ct.enter()
+		tid := currentThreadID()
+		entered <- tid
+		<-checked // the first check, right after the start
+		r := report{tid: tid, policyBefore: schedPolicy(t, tid)}
+		start, _ := threadCPUTime(tid)
+		for cpu := start; cpu-start < 2*demoteAfter; cpu, _ = threadCPUTime(tid) {
+		}
+		spun <- struct{}{}
+		<-checked
+		r.policy = schedPolicy(t, tid)
+		nice, err := syscall.Getpriority(syscall.PRIO_PROCESS, tid)
+		if err != nil {
+			t.Error(err)
+		}
+		r.nice = 20 - nice // the raw system call returns 20-nice
+		r.demoted, r.used = ct.leave(true)
+		out <- r
+	}()
+	<-entered
+	ct.check()
+	checked <- struct{}{}
+	<-spun
+	ct.check()
+	checked <- struct{}{}
+	r := <-out
+	const schedIdle = 5
+	if r.policyBefore == schedIdle {
+		t.Errorf("thread idle right after the call started")
+	}
+	if r.policy != schedIdle && r.nice != 19 {
+		t.Errorf("after %v of CPU: policy %d, nice %d; want SCHED_IDLE (%d) or nice 19", 2*demoteAfter, r.policy, r.nice, schedIdle)
+	}
+	if !r.demoted {
+		t.Error("leave did not report the demotion")
+	}
+	if r.used < 2*demoteAfter {
+		t.Errorf("leave measured %v of CPU, want at least %v", r.used, 2*demoteAfter)
+	}
+}
+
+// A Runtime whose call was demoted runs the next call on a new goroutine
+// (the demoted thread ended with the old one), and both calls work.
+func TestRuntimeRetiresDemotedWorker(t *testing.T) {
+	src := `let n = 0;
+function onAdd(obj) {
+  if (obj.metadata.name === "long") {
+    for (let i = 0; i < 1e6; i++) n++;
+  }
+  kreact.patch(obj, {metadata: {labels: {seen: "yes"}}});
+}
+`
+	host := newFakeHost()
+	r := mustRuntime(t, "rules/long.js", src, host, RuntimeOptions{Rule: "long", Timeout: 30 * time.Second, MemoryLimit: 4 << 30})
+	defer r.Close()
+	long := addEvent
+	long.Object = long.Object.DeepCopy()
+	long.Object.SetName("long")
+	if _, err := r.Call(long); err != nil {
+		t.Fatalf("long call: %v", err)
+	}
+	if !r.env.retired {
+		t.Fatal("a call that counted to a million was not demoted")
+	}
+	if acts, err := r.Call(addEvent); err != nil || len(acts) != 1 {
+		t.Fatalf("next call = %v, %v; want one patch", acts, err)
+	}
+	if r.env.retired {
+		t.Error("a short call was demoted")
+	}
+}
