@@ -197,7 +197,7 @@ type callTally struct {
 	mu      sync.Mutex
 	calls   map[string]int
 	givenUp map[string]int
-	// memory counts the give-ups for the memory limit.
+	// memory counts the calls that failed for the memory limit.
 	memory map[string]int
 	causes map[string]string
 }
@@ -211,22 +211,22 @@ func newCallTally() *callTally {
 func (c *callTally) ActionResult(actions.Result)               {}
 func (c *callTally) Event(string, string, scripting.EventType) {}
 func (c *callTally) ChangesDropped(string, int)                {}
-func (c *callTally) HandlerCall(rule string, _ scripting.EventType, _ time.Duration, _ error) {
+func (c *callTally) HandlerCall(rule string, _ scripting.EventType, _ time.Duration, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls[rule]++
+	if err != nil && strings.Contains(err.Error(), "memory limit") {
+		c.memory[rule]++
+	}
 }
 func (c *callTally) HandlerGivenUp(rule string, _ scripting.EventType, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.givenUp[rule]++
 	c.causes[rule] = err.Error()
-	if strings.Contains(err.Error(), "memory limit") {
-		c.memory[rule]++
-	}
 }
 
-func (c *callTally) gaveUpForMemory(rule string) int {
+func (c *callTally) stoppedForMemory(rule string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.memory[rule]
@@ -242,27 +242,24 @@ func (c *callTally) get(rule string) (calls, givenUp int, cause string) {
 // that annotates every new ConfigMap: the good rule annotates all 200 and
 // gives none up (a call of it that waited long beside the hostile ones may
 // be charged with their allocations and retried: the test logs how many
-// calls it made), every memory rule's calls are given up for the memory
-// limit, the others fail (or, the regular expression, finish) without
-// harm, kreact keeps running, and the resident set of the process (the
+// calls it made), every hostile rule is called at least five times and
+// every memory rule is stopped for its memory limit, the others fail (or,
+// the regular expression, finish) without harm, kreact keeps running, and the resident set of the process (the
 // engine runs in it; measured from /proc, not Go's heap statistics) stays
 // bounded. The good rule's latency is a benchmark's matter
 // (BenchmarkHostileNeighbours).
 //
-// The bound is 2.5 GiB above idle, not the 512 MiB issue 10 asks for,
-// which kreact does not meet: a string that doubles is stopped only after
-// the step during which its reading came (a 64 MiB string becomes 128 or
-// 256 MiB), a call stuck in a built-in when it is stopped finishes
-// unwatched, and Go's heap grows to twice what is live before it collects.
-// Measured on a shared two-core machine: 552–990 MiB above idle in eight
-// runs (with -race, whose shadow memory doubles the idle set, 521–619 MiB);
-// with JSON.parse 10⁷ deep, 0.94–3.6 GiB. The 2.5 GiB checked is what
-// shows a runaway: before the memory limit, one doubling rule took
-// 4.35 GB in 9.5 s, and before script calls left Ps free for the
-// watchdog (scriptProcs), these nine rules together reached 1.8 GiB and
-// more.
+// The bound checked is 1 GiB above idle, not the 512 MiB issue 10 asks
+// for, which kreact meets in most runs but not all: a string that doubles
+// is stopped only after the step during which its reading came, a call
+// stuck in a built-in when it is stopped finishes unwatched, and Go's
+// heap grows to twice what is live before it collects. Measured on a
+// shared two-core machine since failing rules rest (package reaction):
+// 190–580 MiB above idle in nine runs, race detector or not; before,
+// 0.55–1.5 GiB. The 1 GiB checked shows a runaway: before the memory
+// limit, one doubling rule took 4.35 GB in 9.5 s.
 func TestHostileRulesStayWithinMemoryBound(t *testing.T) {
-	hostileRulesBeside(t, "hostile", 2560<<10)
+	hostileRulesBeside(t, "hostile", 1024<<10)
 }
 
 // hostileRulesBeside runs the good rule and the hostile ones on n
@@ -302,14 +299,14 @@ func hostileRulesBeside(t *testing.T, ns string, maxAboveIdleKiB int64) {
 		return done == n
 	})
 
-	// Wait until every hostile rule has been called twice, and every
-	// memory rule has been given up for its memory limit. Each of their
+	// Wait until every hostile rule has been called five times, and every
+	// memory rule has had a call stopped for its memory limit. Each of their
 	// workers rests ten times the CPU time of a failed call (a loop's
 	// timeout: 10s), so not every ConfigMap.
 	enough := func() bool {
 		for _, s := range hostileScripts {
 			calls, _, _ := tally.get(s.name)
-			if s.memory && tally.gaveUpForMemory(s.name) == 0 || calls < 2 {
+			if s.memory && tally.stoppedForMemory(s.name) == 0 || calls < 5 {
 				return false
 			}
 		}
@@ -330,10 +327,10 @@ func hostileRulesBeside(t *testing.T, ns string, maxAboveIdleKiB int64) {
 		tally.mu.Lock()
 		memory := tally.memory[s.name]
 		tally.mu.Unlock()
-		t.Logf("%s: %d calls, %d given up, %d for memory, last: %.200s", s.name, calls, givenUp, memory, cause)
+		t.Logf("%s: %d calls, %d given up, %d stopped for memory, last give-up: %.200s", s.name, calls, givenUp, memory, cause)
 		// Under the race detector a slow loop may time out first.
 		if s.memory && memory == 0 {
-			t.Errorf("rule %s never given up for its memory limit: %s", s.name, cause)
+			t.Errorf("rule %s never stopped for its memory limit: %s", s.name, cause)
 		}
 	}
 	calls, givenUp, cause := tally.get("good")

@@ -49,6 +49,13 @@
 // to spec.retries times. Then it is given up: logged with rule, handler,
 // object and cause, and counted (Observer.HandlerGivenUp).
 //
+// After a failed call, the worker that made it rests ten times the CPU
+// time the call used (scripting.ScriptError.CPU, at most a minute) before
+// it takes the next object, so that a rule failing on every object (an
+// endless loop stopped by its timeout, a string doubling until its memory
+// limit) uses at most a tenth of a CPU. Its objects wait, coalescing;
+// nothing is dropped. Drain (offline tests) does not rest.
+//
 // # Timers and ticks
 //
 // A call may ask for a timer (kreact.after): onTimer of its object, with

@@ -105,6 +105,13 @@
 //     the most calls that have run at once (scriptProcs): the process
 //     keeps as many Ps for everything else as it started with, and the
 //     operating system shares the CPUs between threads.
+//   - Each call runs locked to its thread, and the watchdog moves the
+//     thread of a call that has used demoteAfter (2ms) of CPU to
+//     SCHED_IDLE (Linux; nice 19 where that is refused): a looping or
+//     copying call then runs only on CPU time nobody else wants. The
+//     thread ends with the call (callThread). A failed call reports the
+//     CPU time it used (ScriptError.CPU), by which package reaction makes
+//     the rule's worker rest.
 //
 // Because every call is charged with everything allocated since it
 // started, what the calls running hold together is at most what the oldest
@@ -125,9 +132,10 @@
 // wrapped list, or the originals reached by a script written to evade the
 // wrappers, can allocate past the limit in one step. The process's
 // resident set is therefore bounded only loosely: measured with the
-// hostile scripts of the engine's memory e2e test on a loaded two-core machine, it peaked
-// 0.6–1 GiB above idle, and 3.6 GiB once when calls got stuck (engine's
-// TestHostileRulesStayWithinMemoryBound).
+// hostile scripts of the engine's memory e2e test on a loaded two-core
+// machine (with package reaction resting failing rules), it peaked
+// 190–580 MiB above idle (engine's TestHostileRulesStayWithinMemoryBound);
+// an earlier build reached 3.6 GiB once when calls got stuck.
 // Values handed to the host are capped in size and nesting separately.
 //
 // # Sandbox
