@@ -255,7 +255,7 @@ func (c *callTally) get(rule string) (calls, givenUp int, cause string) {
 // stuck in a built-in when it is stopped finishes unwatched, and Go's
 // heap grows to twice what is live before it collects. Measured on a
 // shared two-core machine since failing rules rest (package reaction):
-// 190–580 MiB above idle in nine runs, race detector or not; before,
+// 120–580 MiB above idle in fourteen runs, race detector or not; before,
 // 0.55–1.5 GiB. The 1 GiB checked shows a runaway: before the memory
 // limit, one doubling rule took 4.35 GB in 9.5 s.
 func TestHostileRulesStayWithinMemoryBound(t *testing.T) {

@@ -134,7 +134,7 @@
 // resident set is therefore bounded only loosely: measured with the
 // hostile scripts of the engine's memory e2e test on a loaded two-core
 // machine (with package reaction resting failing rules), it peaked
-// 190–580 MiB above idle (engine's TestHostileRulesStayWithinMemoryBound);
+// 120–580 MiB above idle (engine's TestHostileRulesStayWithinMemoryBound);
 // an earlier build reached 3.6 GiB once when calls got stuck.
 // Values handed to the host are capped in size and nesting separately.
 //
