@@ -11,6 +11,7 @@ import (
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/scripting"
 )
 
@@ -26,6 +27,7 @@ type Recorder struct {
 	handlerErrors  *prometheus.CounterVec
 	handlerSeconds *prometheus.HistogramVec
 	handlerGivenUp *prometheus.CounterVec
+	handlerRest    *prometheus.CounterVec
 	changesDropped *prometheus.CounterVec
 	actions        *prometheus.CounterVec
 	rulesLoaded    prometheus.Gauge
@@ -74,6 +76,10 @@ func New() *Recorder {
 		Namespace: namespace, Name: "handler_errors_total",
 		Help: "Handler calls that threw or timed out.",
 	}, ruleEvent)
+	r.handlerRest = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "handler_rest_seconds_total",
+		Help: "How long a rule's workers rested after failed calls: ten times the CPU time each failed call used, at most a minute.",
+	}, []string{"rule"})
 	r.handlerSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: namespace, Name: "handler_duration_seconds",
 		Help:    "How long a rule's handler calls took.",
@@ -149,7 +155,7 @@ func New() *Recorder {
 	}
 
 	r.registry.MustRegister(
-		r.events, r.handlerCalls, r.handlerErrors, r.handlerSeconds, r.handlerGivenUp, r.changesDropped, r.actions,
+		r.events, r.handlerCalls, r.handlerErrors, r.handlerSeconds, r.handlerGivenUp, r.handlerRest, r.changesDropped, r.actions,
 		r.rulesLoaded, r.reloadFailures, r.leader,
 		r.queueDepth, r.queueAdds, r.queueLatency, r.queueWork, r.queueUnfinished, r.queueLongest, r.queueRetries,
 		r.informers, r.finalizers,
@@ -168,11 +174,15 @@ func (r *Recorder) Event(rule, resource string, event scripting.EventType) {
 	r.events.WithLabelValues(rule, resource, string(event)).Inc()
 }
 
-// HandlerCall counts a handler call, its error if any, and its duration.
+// HandlerCall counts a handler call, its error if any, the rest its
+// worker takes after it, and its duration.
 func (r *Recorder) HandlerCall(rule string, event scripting.EventType, d time.Duration, err error) {
 	r.handlerCalls.WithLabelValues(rule, string(event)).Inc()
 	if err != nil {
 		r.handlerErrors.WithLabelValues(rule, string(event)).Inc()
+		if rest := reaction.RestAfter(err); rest > 0 {
+			r.handlerRest.WithLabelValues(rule).Add(rest.Seconds())
+		}
 	}
 	r.handlerSeconds.WithLabelValues(rule, string(event)).Observe(d.Seconds())
 }

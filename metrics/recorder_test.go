@@ -85,6 +85,7 @@ func TestRecorderCountsEngineActivity(t *testing.T) {
 	rec.HandlerCall("labeler", scripting.Add, 2*time.Millisecond, nil)
 	rec.HandlerCall("labeler", scripting.Add, 3*time.Millisecond, errors.New("boom"))
 	rec.HandlerCall("labeler", scripting.Delete, time.Millisecond, nil)
+	rec.HandlerCall("looper", scripting.Add, time.Second, &scripting.ScriptError{Timeout: true, CPU: time.Second})
 	patch := actions.Action{Rule: "labeler", Verb: actions.Patch}
 	rec.ActionResult(actions.Result{Action: patch, Outcome: actions.Retrying, Err: errors.New("conflict")})
 	rec.ActionResult(actions.Result{Action: patch, Outcome: actions.Succeeded})
@@ -107,6 +108,10 @@ func TestRecorderCountsEngineActivity(t *testing.T) {
 		{"kreact_handler_errors_total", map[string]string{"rule": "labeler", "event": "add"}, 1},
 		{"kreact_handler_errors_total", map[string]string{"rule": "labeler", "event": "delete"}, -1},
 		{"kreact_handler_duration_seconds", map[string]string{"rule": "labeler", "event": "add"}, 2},
+		// A failed call that used no CPU the operating system told of
+		// costs no rest; one that looped for a second costs ten.
+		{"kreact_handler_rest_seconds_total", map[string]string{"rule": "labeler"}, -1},
+		{"kreact_handler_rest_seconds_total", map[string]string{"rule": "looper"}, 10},
 		{"kreact_actions_total", map[string]string{"rule": "labeler", "verb": "patch", "outcome": "retrying"}, 1},
 		{"kreact_actions_total", map[string]string{"rule": "labeler", "verb": "patch", "outcome": "succeeded"}, 1},
 		{"kreact_actions_total", map[string]string{"rule": "cleaner", "verb": "delete", "outcome": "gave-up"}, 1},

@@ -112,8 +112,9 @@ const (
 	restLogged = 10 * time.Millisecond
 )
 
-// restAfter is how long a worker rests after a call that ended with err.
-func restAfter(err error) time.Duration {
+// RestAfter is how long a worker of `kreact run` rests after a call that
+// ended with err (see restFactor); package metrics counts it.
+func RestAfter(err error) time.Duration {
 	var se *scripting.ScriptError
 	if !errors.As(err, &se) {
 		return 0
@@ -521,7 +522,7 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller, pace bool) bo
 		}
 		return true
 	}
-	rest := restAfter(err)
+	rest := RestAfter(err)
 	defer func() {
 		d.queue.Done(key)
 		if pace && rest > 0 {

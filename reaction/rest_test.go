@@ -25,8 +25,8 @@ func TestRestAfter(t *testing.T) {
 		{"wrapped", fmt.Errorf("call: %w", &scripting.ScriptError{Memory: true, CPU: 30 * time.Millisecond}), 300 * time.Millisecond},
 		{"capped", &scripting.ScriptError{Timeout: true, CPU: time.Hour}, maxRest},
 	} {
-		if got := restAfter(c.err); got != c.want {
-			t.Errorf("%s: restAfter = %v, want %v", c.name, got, c.want)
+		if got := RestAfter(c.err); got != c.want {
+			t.Errorf("%s: RestAfter = %v, want %v", c.name, got, c.want)
 		}
 	}
 }
