@@ -190,7 +190,7 @@ func work(cfg *config, jobs <-chan job) {
 		// Every call running leaves a P for the rest (see scriptProcs).
 		procs.add(1)
 		// The call keeps its thread, so that the watchdog can lower the
-		// thread's priority if the call runs long (see demotion).
+		// thread's priority if the call runs long (see callThread).
 		runtime.LockOSThread()
 		j.e.meter.enter()
 		err := j.e.exec(j.fn)
