@@ -25,9 +25,9 @@ func TestClassify(t *testing.T) {
 		want errorClass
 	}{
 		{"no error", nil, done},
-		{"API server refuses connections", fmt.Errorf("create configmaps x: %w", refused("https://api:6443/api/v1/configmaps")), unreachable},
-		{"API server 503", apierrors.NewServiceUnavailable("restarting"), unreachable},
-		{"API server 429", apierrors.NewTooManyRequests("slow down", 1), unreachable},
+		{"API server refuses connections", fmt.Errorf("create configmaps x: %w", refused("https://api:6443/api/v1/configmaps")), apiServerUnreachable},
+		{"API server 503", apierrors.NewServiceUnavailable("restarting"), apiServerUnreachable},
+		{"API server 429", apierrors.NewTooManyRequests("slow down", 1), apiServerUnreachable},
 		{"API server conflict", apierrors.NewConflict(cm, "x", errors.New("changed")), retriable},
 		{"API server forbidden", apierrors.NewForbidden(cm, "x", errors.New("no")), permanent},
 		{"webhook refuses connections", fmt.Errorf("http http://hook: %w", &webhookError{err: refused("http://hook")}), webhookDown},

@@ -12,7 +12,8 @@
 //
 // Failures are classified:
 //   - the API server is unreachable or overloaded (connection errors,
-//     timeouts, 429, 503): the action waits, with a backoff capped at one
+//     timeouts, 429, 503; internal/unreachable, the classification the
+//     informers wait on too): the action waits, with a backoff capped at one
 //     second so that it goes out soon after the server is back, and is
 //     retried for as long as the queue runs (outcome Waiting); this does not
 //     count against the retry limit, so an API server that goes away loses

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -21,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+
+	"github.com/kreact/kreact/internal/unreachable"
 )
 
 // FieldManager is the field manager of every write kreact makes.
@@ -291,11 +292,11 @@ func describeTarget(a Action) string {
 type errorClass int
 
 const (
-	done        errorClass = iota // no error
-	retriable                     // try again, up to the retry limit
-	unreachable                   // the API server is not there: wait, no limit
-	webhookDown                   // an HTTP target did not answer or failed: retry, up to the limit
-	permanent                     // retrying cannot help
+	done                 errorClass = iota // no error
+	retriable                              // try again, up to the retry limit
+	apiServerUnreachable                   // the API server is not there: wait, no limit
+	webhookDown                            // an HTTP target did not answer or failed: retry, up to the limit
+	permanent                              // retrying cannot help
 )
 
 type permanentError struct{ err error }
@@ -330,7 +331,6 @@ func webhookProblem(err error) string {
 func classify(err error) errorClass {
 	var perm *permanentError
 	var hook *webhookError
-	var netErr net.Error
 	switch {
 	case err == nil:
 		return done
@@ -343,25 +343,9 @@ func classify(err error) errorClass {
 		apierrors.IsBadRequest(err), apierrors.IsNotFound(err), apierrors.IsMethodNotSupported(err),
 		apierrors.IsNotAcceptable(err), apierrors.IsUnsupportedMediaType(err), apierrors.IsRequestEntityTooLargeError(err):
 		return permanent
-	case apierrors.IsServiceUnavailable(err), apierrors.IsTooManyRequests(err), apierrors.IsServerTimeout(err),
-		apierrors.IsTimeout(err), errors.As(err, &netErr), isConnectionError(err):
-		return unreachable
+	case unreachable.Is(err):
+		return apiServerUnreachable
 	default:
 		return retriable
 	}
-}
-
-// isConnectionError recognises transport failures client-go reports as plain
-// errors (a closed connection, EOF while the server restarts).
-func isConnectionError(err error) bool {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return true
-	}
-	msg := err.Error()
-	for _, s := range []string{"connection refused", "connection reset", "http2: client connection lost", "i/o timeout", "no such host", "EOF"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
 }

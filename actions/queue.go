@@ -328,7 +328,7 @@ func (q *Queue) processNext(ctx context.Context) bool {
 		q.succeeded.Add(1)
 		q.report(a, Succeeded, nil)
 		q.pop(key, nil)
-	case class == unreachable && ctx.Err() == nil:
+	case class == apiServerUnreachable && ctx.Err() == nil:
 		// Not the action's fault: wait for the server without using up
 		// retries. The per-item backoff still grows, up to MaxDelay.
 		q.report(a, Waiting, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"net"
 	"sync"
 	"time"
 
@@ -12,10 +11,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kreact/kreact/internal/unreachable"
 )
 
 // Reconnect delays of a resumingListWatch while the API server cannot be
@@ -401,13 +401,11 @@ func (w *resumingWatch) send(ev watch.Event) bool {
 }
 
 // isTransient reports errors that waiting cures: the server cannot be
-// reached, is starting or stopping, or is busy.
+// reached, is starting or stopping, or is busy (unreachable.Is), or
+// failed inside (500): a list or watch asks again, unlike an action,
+// whose retries a 500 uses up.
 func isTransient(err error) bool {
-	var netErr net.Error
-	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
-		errors.As(err, &netErr) ||
-		apierrors.IsServiceUnavailable(err) || apierrors.IsTooManyRequests(err) ||
-		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsInternalError(err)
+	return unreachable.Is(err) || apierrors.IsInternalError(err)
 }
 
 // isExpired reports a resourceVersion the server no longer has.

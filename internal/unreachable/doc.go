@@ -1,0 +1,13 @@
+// Package unreachable tells the errors of a request to the API server
+// that waiting cures: the server could not be reached, or answered that it
+// cannot serve now. It is the one classification of them; the informers
+// (package dynamicinformer) and the actions (package actions) both wait
+// on exactly these, without using up retries.
+//
+// It recognises transport failures (a net.Error, a refused or reset
+// connection, EOF while the server restarts, a lost HTTP/2 connection, a
+// name that does not resolve yet), also when client-go reports them only
+// as text, and the statuses 503, 429 and 504 and server timeouts. A
+// status that says the request itself is wrong (4xx), or 500, is not
+// among them: callers decide about those.
+package unreachable
