@@ -25,8 +25,9 @@ const demoteAfter = 2 * time.Millisecond
 // wants the CPU. A thread cannot get its priority back without
 // privileges, so the goroutine of a demoted call ends when the call ends,
 // still locked, and Go ends the thread; the next call starts a new
-// goroutine. Short calls, the usual ones, pay for locking and for two
-// readings of the clock, about a microsecond. Where the operating system
+// goroutine. Every call pays for locking, a thread-id lookup and one
+// reading of the thread's CPU clock (a second one only when it fails),
+// about a microsecond. Where the operating system
 // offers none of this (thread CPU clocks, per-thread priorities), calls
 // are never demoted.
 type callThread struct {

@@ -62,8 +62,10 @@
 //   - Backtracking regular expressions have a match timeout
 //     (RegexpMatchTimeout, set through regexp2.DefaultMatchTimeout, one
 //     of the package's process-wide effects; the others are the memory
-//     watchdog, debug.FreeOSMemory after a call stopped for memory, and
-//     GOMAXPROCS, see Memory).
+//     watchdog, debug.FreeOSMemory after a call stopped for memory,
+//     GOMAXPROCS, and ending the threads of demoted calls, which also
+//     ends a child process started from one of them with Pdeathsig set;
+//     see Memory).
 //   - Some built-ins take super-linear time on hostile input (JSON.stringify
 //     of a value nested 200,000 deep takes minutes: its cycle check is
 //     quadratic) and cannot be interrupted. So each Runtime runs the script
