@@ -68,19 +68,21 @@ func (t *callThread) leave(measure bool) (demoted bool, used time.Duration) {
 }
 
 // check demotes the thread if the call on it has used more than
-// demoteAfter of CPU. The watchdog calls it at each reading.
-func (t *callThread) check() {
+// demoteAfter of CPU, and reports whether it did so now. The watchdog
+// calls it at each reading.
+func (t *callThread) check() (demotedNow bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.tid == 0 || t.demoted {
-		return
+		return false
 	}
 	cpu, ok := threadCPUTime(t.tid)
 	if !ok || cpu-t.cpuAtStart < demoteAfter {
-		return
+		return false
 	}
 	// Demoted or not, the call is not looked at again: a thread whose
 	// priority cannot be lowered would fail the same way at every reading.
 	t.demoted = true
 	demoteThread(t.tid)
+	return true
 }

@@ -54,10 +54,17 @@ func TestLongCallIsDemoted(t *testing.T) {
 		out <- r
 	}()
 	<-entered
-	ct.check()
+	if ct.check() {
+		t.Error("check demoted a call that had just started")
+	}
 	checked <- struct{}{}
 	<-spun
-	ct.check()
+	if !ct.check() {
+		t.Error("check did not report demoting the call")
+	}
+	if ct.check() {
+		t.Error("a second check reported demoting the call again")
+	}
 	checked <- struct{}{}
 	r := <-out
 	const schedIdle = 5

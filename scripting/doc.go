@@ -63,7 +63,8 @@
 //     (RegexpMatchTimeout, set through regexp2.DefaultMatchTimeout, one
 //     of the package's process-wide effects; the others are the memory
 //     watchdog, debug.FreeOSMemory after a call stopped for memory,
-//     GOMAXPROCS, and ending the threads of demoted calls, which also
+//     GOMAXPROCS, GOGC while calls misbehave (gcPacer), and ending the
+//     threads of demoted calls, which also
 //     ends a child process started from one of them with Pdeathsig set;
 //     see Memory).
 //   - Some built-ins take super-linear time on hostile input (JSON.stringify
@@ -101,7 +102,8 @@
 //     call fails with ScriptError.Memory set and its runtime is rebuilt,
 //     as after a timeout; the memory it held is then handed back to the
 //     operating system (reclaimer: debug.FreeOSMemory, at most twice a
-//     second), rather than when Go's background scavenger gets to it.
+//     second, and not while the pacer spaces out collections), rather
+//     than when Go's background scavenger gets to it.
 //   - So that spinning scripts cannot starve the watchdog (Go's scheduler
 //     has no priorities), GOMAXPROCS is raised to its starting value plus
 //     the most calls that have run at once (scriptProcs): the process
@@ -114,6 +116,12 @@
 //     thread ends with the call (callThread). A failed call reports the
 //     CPU time it used (ScriptError.CPU), by which package reaction makes
 //     the rule's worker rest.
+//   - Every collection stops the world, which waits for demoted calls
+//     too, so while calls misbehave (one was demoted or stopped for
+//     memory in the last 3s) GOGC is raised until the heap may grow by
+//     192 MiB between collections (gcPacer), and GOMAXPROCS grows by
+//     doubling (scriptProcs): each stop of the world costs others a
+//     pause, and there are fewer of them.
 //
 // Because every call is charged with everything allocated since it
 // started, what the calls running hold together is at most what the oldest
@@ -135,9 +143,11 @@
 // wrappers, can allocate past the limit in one step. The process's
 // resident set is therefore bounded only loosely: measured with the
 // hostile scripts of the engine's memory e2e test on a loaded two-core
-// machine (with package reaction resting failing rules), it peaked
-// 120–580 MiB above idle (engine's TestHostileRulesStayWithinMemoryBound);
-// an earlier build reached 3.6 GiB once when calls got stuck.
+// machine, it peaked 356–444 MiB above idle in five runs, most of it the
+// pacer's headroom (engine's TestHostileRulesStayWithinMemoryBound;
+// 120–580 MiB before the pacer, 0.55–1.5 GiB before package reaction
+// rested failing rules); an earlier build reached 3.6 GiB once when
+// calls got stuck.
 // Values handed to the host are capped in size and nesting separately.
 //
 // # Sandbox

@@ -153,9 +153,12 @@ func (w *allocWatch) check(idle *int) bool {
 	for m := range w.calls {
 		used := int64(now - m.base)
 		if used <= m.limit {
-			m.thread.check()
+			if m.thread.check() {
+				pacer.misbehaved()
+			}
 			continue
 		}
+		pacer.misbehaved()
 		err := &memoryError{limit: m.limit, used: used}
 		m.vm.Interrupt(err)
 		m.tripped <- err
@@ -177,7 +180,9 @@ const reclaimEvery = 500 * time.Millisecond
 // while Go's heap goal was 140 MiB. So after such a call ends, the
 // reclaimer runs debug.FreeOSMemory (a collection, then every free page
 // returned), at most once per reclaimEvery, on a goroutine of its own.
-// Calls that stay within their limits never cause one.
+// Calls that stay within their limits never cause one. While the pacer
+// spaces out collections (gcPacer), a reclaim, itself a collection,
+// waits until it stops, and is asked for then.
 type reclaimer struct {
 	mu sync.Mutex
 	// pending is set while a reclaim is scheduled and has not started;
@@ -186,6 +191,9 @@ type reclaimer struct {
 	last             time.Time
 	// free is debug.FreeOSMemory; tests replace it.
 	free func()
+	// hold, if set, holds reclaims back while it returns true; whoever
+	// sets it asks for a reclaim when it turns false.
+	hold func() bool
 }
 
 // reclaim is the process's reclaimer.
@@ -218,6 +226,12 @@ func (r *reclaimer) loop() {
 			time.Sleep(wait)
 		}
 		r.mu.Lock()
+		if r.hold != nil && r.hold() {
+			// Still pending: the holder asks again when it lets go.
+			r.running = false
+			r.mu.Unlock()
+			return
+		}
 		r.pending = false
 		r.mu.Unlock()
 		r.free()

@@ -18,17 +18,21 @@ const maxExtraProcs = 256
 // Measured with the hostile scripts of issue 10 beside a good rule on two
 // cores: the good rule's p99 went from 41ms to 8s, and watchdog readings
 // came late enough for a doubling string to reach 578 MiB. So GOMAXPROCS
-// is raised to its value at the first call plus the most calls that have
-// run at once (abandoned ones included, until they end): however many of
-// them run, as many Ps as the process had stay free for everything else,
-// and the operating system shares the CPUs between the threads, favouring
-// the ones that mostly sleep (the watchdog, a good rule's worker) over the
-// ones that spin. Handler calls are short, so the most that run at once
-// is usually a few, unless rules misbehave. GOMAXPROCS only ever grows,
-// by at most maxExtraProcs: changing it stops the world, and an idle P
-// costs little. (Go's collector sizes its background work by GOMAXPROCS,
-// so after many calls at once it takes a larger share of the CPUs while
-// it marks.)
+// is kept at least at its value at the first call plus the most calls
+// that have run at once (abandoned ones included, until they end):
+// however many of them run, as many Ps as the process had stay free for
+// everything else, and the operating system shares the CPUs between the
+// threads, favouring the ones that mostly sleep (the watchdog, a good
+// rule's worker) over the ones that spin. Handler calls are short, so the
+// most that run at once is usually a few, unless rules misbehave.
+//
+// GOMAXPROCS only ever grows, by at most maxExtraProcs, and when it grows
+// it at least doubles the Ps added so far. Changing it stops the world,
+// which waits for every running call, demoted ones too (callThread):
+// hostile rules loaded together used to raise it one call at a time, nine
+// stops in a row, where doubling makes five. An idle P costs little. (Go's
+// collector sizes its background work by GOMAXPROCS, so after many calls
+// at once it takes a larger share of the CPUs while it marks.)
 type scriptProcs struct {
 	// live counts the calls running; granted is how many Ps were added
 	// for them so far. Both are atomics so that a call, on the hot path,
@@ -52,7 +56,8 @@ func (p *scriptProcs) add(n int) {
 	if p.base == 0 {
 		p.base = runtime.GOMAXPROCS(0)
 	}
-	if want > p.granted.Load() {
+	if granted := p.granted.Load(); want > granted {
+		want = min(max(want, 2*granted), maxExtraProcs)
 		p.granted.Store(want)
 		runtime.GOMAXPROCS(p.base + int(want))
 	}

@@ -26,3 +26,27 @@ func TestScriptGoroutinesLeaveProcsFree(t *testing.T) {
 		t.Errorf("GOMAXPROCS = %d, want at most %d", got, base+maxExtraProcs)
 	}
 }
+
+// GOMAXPROCS grows at least by doubling the Ps added so far, so that
+// calls that start one after another change it (a stop of the world
+// each time) only a logarithmic number of times.
+func TestScriptProcsGrowByDoubling(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	p := &scriptProcs{}
+	base := runtime.GOMAXPROCS(0)
+	changes := 0
+	last := base
+	for range 9 {
+		p.add(1)
+		if got := runtime.GOMAXPROCS(0); got != last {
+			changes++
+			last = got
+		}
+	}
+	if got := runtime.GOMAXPROCS(0); got < base+9 {
+		t.Errorf("GOMAXPROCS = %d with 9 calls running, want at least %d", got, base+9)
+	}
+	if changes != 5 { // 1, 2, 4, 8, 16 Ps added
+		t.Errorf("GOMAXPROCS changed %d times for 9 calls, want 5", changes)
+	}
+}

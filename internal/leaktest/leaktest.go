@@ -26,6 +26,9 @@ func Options(extra ...goleak.Option) []goleak.Option {
 		// its memory limit to the operating system; it is process-wide
 		// and ends by itself half a second after the last such call.
 		goleak.IgnoreAnyFunction("github.com/kreact/kreact/scripting.(*reclaimer).loop"),
+		// scripting's collector pacer is process-wide too, and ends by
+		// itself three seconds after the last call that misbehaved.
+		goleak.IgnoreAnyFunction("github.com/kreact/kreact/scripting.(*gcPacer).loop"),
 		// The test control plane's process waiters (a restarted API
 		// server has a new one).
 		goleak.IgnoreAnyFunction("github.com/kreact/kreact/internal/testcluster.(*process).start.func1"),
