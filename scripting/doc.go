@@ -119,7 +119,7 @@
 //   - Every collection stops the world, which waits for demoted calls
 //     too, so while calls misbehave (one was demoted or stopped for
 //     memory in the last 3s) GOGC is raised until the heap may grow by
-//     192 MiB between collections (gcPacer), and GOMAXPROCS grows by
+//     128 MiB between collections (gcPacer), and GOMAXPROCS grows by
 //     doubling (scriptProcs): each stop of the world costs others a
 //     pause, and there are fewer of them.
 //

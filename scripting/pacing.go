@@ -12,9 +12,11 @@ const (
 	// collections while calls misbehave (see gcPacer). It is what a
 	// hostile rule may cost in resident memory on top of the live heap,
 	// so it is chosen against the resident-set bound: with the hostile
-	// scripts of the engine's memory e2e test, 192 MiB kept the peak at
-	// 330–360 MiB above idle, and 384 MiB let it reach 600.
-	pressureHeadroom = 192 << 20
+	// scripts of the engine's memory e2e test, 128 MiB kept the peak at
+	// 253–326 MiB above idle, 192 MiB at 356–444, and 384 MiB let it
+	// reach 600. The good rule's latency beside them was no better with
+	// more (five interleaved pairs, 128 against 192 MiB).
+	pressureHeadroom = 128 << 20
 	// pressureLasts is how long pressure stays after the last call that
 	// misbehaved: a rule whose calls keep failing rests between them
 	// (package reaction), and the collector should not switch back and
@@ -50,13 +52,12 @@ const (
 // by kreact from its container's) still applies: Go collects earlier
 // when the heap nears it. With GOGC off, the pacer does nothing.
 //
-// Measured with BenchmarkHostileNeighbours in ten interleaved pairs on a
-// shared two-core machine, with GOMAXPROCS growing by doubling
-// (scriptProcs): the good rule's p99 beside the hostile rules was 1.7–3.7
-// times its quiet p99 (median 2.8), against 2.8–23 times (median 3.9)
-// without either. The hostile phase had 5 collections instead of 50; what
-// is left of each is that it still waits for demoted calls, once 400ms
-// to scan one's stack.
+// Measured with BenchmarkHostileNeighbours on a shared two-core machine
+// (see the README for the figures): the hostile phase had a dozen
+// collections instead of fifty, and the good rule's p99 came closer to
+// its quiet p99, by less than the machine's noise in some batches of
+// runs. What is left of each collection is that it still waits for
+// demoted calls: up to 130ms, to stop the world or to scan one's stack.
 type gcPacer struct {
 	headroom uint64
 	lasts    time.Duration

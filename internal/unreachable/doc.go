@@ -9,5 +9,9 @@
 // name that does not resolve yet), also when client-go reports them only
 // as text, and the statuses 503, 429 and 504 and server timeouts. A
 // status that says the request itself is wrong (4xx), or 500, is not
-// among them: callers decide about those.
+// among them: callers decide about those. Except that the text is read
+// for statuses too: an admission webhook that cannot be reached makes
+// the API server answer 500 "failed calling webhook …: connect:
+// connection refused", and that is an outage to wait out like the API
+// server's own, not a reason to use up an action's retries.
 package unreachable

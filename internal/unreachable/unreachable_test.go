@@ -34,6 +34,8 @@ func TestIs(t *testing.T) {
 		{"504", apierrors.NewTimeoutError("slow", 1), true},
 		{"server timeout", apierrors.NewServerTimeout(cm, "list", 1), true},
 		{"500", apierrors.NewInternalError(errors.New("boom")), false},
+		{"500 from an admission webhook that cannot be reached", apierrors.NewInternalError(errors.New(
+			`failed calling webhook "check.example.com": failed to call webhook: Post "https://check.default.svc:443/validate?timeout=10s": dial tcp 10.0.0.1:443: connect: connection refused`)), true},
 		{"conflict", apierrors.NewConflict(cm, "x", errors.New("changed")), false},
 		{"forbidden", apierrors.NewForbidden(cm, "x", errors.New("no")), false},
 		{"not found", apierrors.NewNotFound(cm, "x"), false},
