@@ -143,8 +143,8 @@
 // wrappers, can allocate past the limit in one step. The process's
 // resident set is therefore bounded only loosely: measured with the
 // hostile scripts of the engine's memory e2e test on a loaded two-core
-// machine, it peaked 356–444 MiB above idle in five runs, most of it the
-// pacer's headroom (engine's TestHostileRulesStayWithinMemoryBound;
+// machine, it peaked 253–326 MiB above idle in nine runs (443–561 under
+// the race detector), much of it the pacer's headroom (engine's TestHostileRulesStayWithinMemoryBound;
 // 120–580 MiB before the pacer, 0.55–1.5 GiB before package reaction
 // rested failing rules); an earlier build reached 3.6 GiB once when
 // calls got stuck.
