@@ -250,9 +250,10 @@ func (c *callTally) get(rule string) (calls, givenUp int, cause string) {
 // (BenchmarkHostileNeighbours).
 //
 // The bound checked is 1 GiB above idle, not the 512 MiB issue 10 asks
-// for. Measured on a shared two-core machine: 253–326 MiB above idle in
-// nine runs, but 443–561 MiB in three under the race detector, as make
-// test runs it (its shadow memory counts in the resident set). Nothing
+// for. Measured on a shared two-core machine: 225–348 MiB above idle in
+// 29 of 31 runs, 470 and 772 MiB in the other two, and 443–561 MiB in
+// three under the race detector, as make test runs it (its shadow memory
+// counts in the resident set). Nothing
 // bounds it exactly: a string that doubles is stopped only after the
 // step during which its reading came, a call stuck in a built-in when it
 // is stopped finishes unwatched, and while calls misbehave the heap may
