@@ -306,7 +306,8 @@ func hostileRulesBeside(t *testing.T, ns string, maxAboveIdleKiB int64) {
 	// Wait until every hostile rule has been called five times, and every
 	// memory rule has had a call stopped for its memory limit. Each of their
 	// workers rests ten times the CPU time of a failed call (a loop's
-	// timeout: 10s), so not every ConfigMap.
+	// timeout: 10s), and at least 2s after a memory stop, so not every
+	// ConfigMap.
 	enough := func() bool {
 		for _, s := range hostileScripts {
 			calls, _, _ := tally.get(s.name)

@@ -98,7 +98,8 @@ type Options struct {
 // object. Timeouts and memory limits stop one call, but a rule that loops
 // or allocates on every object starts the next one at once, and on a
 // small machine a few such rules take the CPUs, the memory bandwidth and
-// the collector's time from everything else: measured with the hostile
+// the collector's time from everything else (a call stopped for its
+// memory limit rests longer, see garbageRate): measured with the hostile
 // scripts of the engine's memory test on two cores, a good rule's p99
 // beside them went from 9ms to over 100ms. Resting, a failing worker uses
 // at most 1/(1+restFactor) of a CPU; a call that fails fast (a throw, a
@@ -107,7 +108,18 @@ type Options struct {
 // coalescing. Offline tests (Drain) do not rest.
 const (
 	restFactor = 10
-	maxRest    = time.Minute
+	// garbageRate is the most garbage a failing worker makes per second,
+	// as it rests: a call stopped for its memory limit rests for what it
+	// allocated at this rate (2s for the default limit of 64 MiB), if
+	// that is longer than ten times its CPU time. Its cost to the other
+	// rules is mostly the garbage, which Go's collector cleans up for the
+	// whole process, stopping every goroutine each time, rather than its
+	// CPU time: measured beside the hostile rules of issue 10
+	// (BenchmarkHostileNeighbours), the good rule's p99 went from 1.6–50
+	// times its quiet p99 (median 2.9) to 1.05–2.0 times (median 1.5)
+	// in nine interleaved pairs; resting 1s did worse, 5s no better.
+	garbageRate = 32 << 20
+	maxRest     = time.Minute
 	// restLogged is the shortest rest the failure's log line mentions.
 	restLogged = 10 * time.Millisecond
 )
@@ -119,7 +131,11 @@ func RestAfter(err error) time.Duration {
 	if !errors.As(err, &se) {
 		return 0
 	}
-	return min(restFactor*se.CPU, maxRest)
+	rest := restFactor * se.CPU
+	if se.Memory {
+		rest = max(rest, time.Duration(se.Allocated)*time.Second/garbageRate)
+	}
+	return min(rest, maxRest)
 }
 
 // sleep waits for d or until ctx ends.

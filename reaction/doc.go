@@ -52,9 +52,11 @@
 // After a failed call, the worker that made it rests ten times the CPU
 // time the call used (scripting.ScriptError.CPU, at most a minute) before
 // it takes the next object, so that a rule failing on every object (an
-// endless loop stopped by its timeout, a string doubling until its memory
-// limit) uses at most a tenth of a CPU. Its objects wait, coalescing;
-// nothing is dropped. Drain (offline tests) does not rest.
+// endless loop stopped by its timeout) uses at most a tenth of a CPU. A
+// call stopped for its memory limit rests at least 1s per 32 MiB it was
+// charged with (scripting.ScriptError.Allocated), so that a rule failing
+// that way makes at most 32 MiB of garbage a second. Its objects wait,
+// coalescing; nothing is dropped. Drain (offline tests) does not rest.
 //
 // # Timers and ticks
 //

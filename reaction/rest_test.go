@@ -22,7 +22,9 @@ func TestRestAfter(t *testing.T) {
 		{"not a script's failure", errors.New("boom"), 0},
 		{"a throw that used 20µs", &scripting.ScriptError{CPU: 20 * time.Microsecond}, 200 * time.Microsecond},
 		{"a timeout that used 1s", &scripting.ScriptError{Timeout: true, CPU: time.Second}, 10 * time.Second},
-		{"wrapped", fmt.Errorf("call: %w", &scripting.ScriptError{Memory: true, CPU: 30 * time.Millisecond}), 300 * time.Millisecond},
+		{"wrapped", fmt.Errorf("call: %w", &scripting.ScriptError{Timeout: true, CPU: 30 * time.Millisecond}), 300 * time.Millisecond},
+		{"stopped for 64 MiB", &scripting.ScriptError{Memory: true, Allocated: 64 << 20, CPU: 30 * time.Millisecond}, 2 * time.Second},
+		{"stopped for 16 MiB after 1s of CPU", &scripting.ScriptError{Memory: true, Allocated: 16 << 20, CPU: time.Second}, 10 * time.Second},
 		{"capped", &scripting.ScriptError{Timeout: true, CPU: time.Hour}, maxRest},
 	} {
 		if got := RestAfter(c.err); got != c.want {

@@ -165,6 +165,11 @@ type ScriptError struct {
 	// memory limit (RuntimeOptions.MemoryLimit). A built-in refused up
 	// front is an exception (a RangeError), not this.
 	Memory bool
+	// Allocated is, for a call stopped for its memory limit, what it was
+	// charged with: the bytes the process allocated while it ran. Callers
+	// pace a rule whose calls keep making that much garbage by it
+	// (package reaction).
+	Allocated int64
 	// CPU is the processor time the failed call used, where the
 	// operating system tells (Linux); for a call abandoned in a built-in,
 	// the time from its start until it was abandoned. Callers pace a rule

@@ -175,6 +175,9 @@ func TestMemoryLimitStopsGrowingCall(t *testing.T) {
 			if !strings.HasPrefix(se.Message, "memory limit exceeded: the call allocated ") || !strings.HasSuffix(se.Message, "over its limit of 16 MiB") {
 				t.Errorf("Message = %q", se.Message)
 			}
+			if se.Allocated <= limit || !strings.Contains(se.Message, " "+FormatBytes(se.Allocated)+",") {
+				t.Errorf("Allocated = %d, want over the limit and as the message says (%q)", se.Allocated, se.Message)
+			}
 			if !strings.HasPrefix(se.Position.String(), "rule.js:2:") || se.Handler != "onAdd" || se.Rule != "hog" {
 				t.Errorf("Position, Handler, Rule = %q, %q, %q", se.Position.String(), se.Handler, se.Rule)
 			}

@@ -466,8 +466,8 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 		// Stuck in a built-in: assume it ran all along.
 		CPU: time.Since(started),
 	}
-	if _, ok := stopped.(*memoryError); ok {
-		se.Memory = true
+	if me, ok := stopped.(*memoryError); ok {
+		se.Memory, se.Allocated = true, me.used
 	} else {
 		se.Timeout = true
 	}
@@ -561,7 +561,7 @@ func (e *env) scriptError(err error) *ScriptError {
 			se.Timeout = true
 			se.Message = v.Error()
 		case *memoryError:
-			se.Memory = true
+			se.Memory, se.Allocated = true, v.used
 			se.Message = v.Error()
 		default:
 			se.Timeout = true
