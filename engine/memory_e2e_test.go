@@ -250,10 +250,11 @@ func (c *callTally) get(rule string) (calls, givenUp int, cause string) {
 // (BenchmarkHostileNeighbours).
 //
 // The bound checked is 1 GiB above idle, not the 512 MiB issue 10 asks
-// for. Measured on a shared two-core machine: 225–348 MiB above idle in
-// 29 of 31 runs, 470 and 772 MiB in the other two, and 443–561 MiB in
-// three under the race detector, as make test runs it (its shadow memory
-// counts in the resident set). Nothing
+// for. Measured on a shared two-core machine: 197–289 MiB above idle in
+// fifteen runs (before memory-stopped calls rested by their garbage,
+// 225–348 MiB in 29 of 31 runs and 470 and 772 MiB in two, and 443–561
+// MiB in three under the race detector, as make test runs it: its shadow
+// memory counts in the resident set). Nothing
 // bounds it exactly: a string that doubles is stopped only after the
 // step during which its reading came, a call stuck in a built-in when it
 // is stopped finishes unwatched, and while calls misbehave the heap may

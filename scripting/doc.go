@@ -143,12 +143,12 @@
 // wrappers, can allocate past the limit in one step. The process's
 // resident set is therefore bounded only loosely: measured with the
 // hostile scripts of the engine's memory e2e test on a loaded two-core
-// machine, it peaked 225–348 MiB above idle in 29 of 31 runs, and 470
-// and 772 MiB in the other two (443–561 MiB in three runs under the race
-// detector), much of it the pacer's headroom (engine's
-// TestHostileRulesStayWithinMemoryBound; 120–580 MiB before the pacer,
-// 0.55–1.5 GiB before package reaction rested failing rules); an earlier
-// build reached 3.6 GiB once when calls got stuck.
+// machine, it peaked 197–289 MiB above idle in fifteen runs (engine's
+// TestHostileRulesStayWithinMemoryBound; before package reaction rested
+// memory-stopped calls by their garbage, 225–348 MiB in 29 of 31 runs
+// and 470 and 772 MiB in two; 120–580 MiB before the pacer; 0.55–1.5 GiB
+// before failing rules rested); an earlier build reached 3.6 GiB once
+// when calls got stuck.
 // Values handed to the host are capped in size and nesting separately.
 //
 // # Sandbox
