@@ -118,8 +118,15 @@ const (
 	// (BenchmarkHostileNeighbours), the good rule's p99 went from 1.6–50
 	// times its quiet p99 (median 2.9) to 1.05–2.0 times (median 1.5)
 	// in nine interleaved pairs; resting 1s did worse, 5s no better.
-	garbageRate = 32 << 20
-	maxRest     = time.Minute
+	//
+	// Only a call that used at least garbageRestCPU rests so: a call is
+	// charged with everything the process allocated while it ran, so a
+	// short call beside a hog can be stopped by mistake, and it must not
+	// hold its rule up for seconds. Making 64 MiB of garbage takes
+	// milliseconds of CPU; a typical call uses microseconds.
+	garbageRate    = 32 << 20
+	garbageRestCPU = 2 * time.Millisecond
+	maxRest        = time.Minute
 	// restLogged is the shortest rest the failure's log line mentions.
 	restLogged = 10 * time.Millisecond
 )
@@ -132,7 +139,7 @@ func RestAfter(err error) time.Duration {
 		return 0
 	}
 	rest := restFactor * se.CPU
-	if se.Memory {
+	if se.Memory && se.CPU >= garbageRestCPU {
 		rest = max(rest, time.Duration(se.Allocated)*time.Second/garbageRate)
 	}
 	return min(rest, maxRest)

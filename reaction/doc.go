@@ -53,9 +53,11 @@
 // time the call used (scripting.ScriptError.CPU, at most a minute) before
 // it takes the next object, so that a rule failing on every object (an
 // endless loop stopped by its timeout) uses at most a tenth of a CPU. A
-// call stopped for its memory limit rests at least 1s per 32 MiB it was
-// charged with (scripting.ScriptError.Allocated), so that a rule failing
-// that way makes at most 32 MiB of garbage a second. Its objects wait,
+// call stopped for its memory limit after using at least 2ms of CPU rests
+// at least 1s per 32 MiB it was charged with
+// (scripting.ScriptError.Allocated), so that a rule failing that way
+// makes at most 32 MiB of garbage a second; a short call stopped by
+// mistake, charged with another's allocations, does not. Its objects wait,
 // coalescing; nothing is dropped. Drain (offline tests) does not rest.
 //
 // # Timers and ticks

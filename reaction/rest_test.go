@@ -24,6 +24,7 @@ func TestRestAfter(t *testing.T) {
 		{"a timeout that used 1s", &scripting.ScriptError{Timeout: true, CPU: time.Second}, 10 * time.Second},
 		{"wrapped", fmt.Errorf("call: %w", &scripting.ScriptError{Timeout: true, CPU: 30 * time.Millisecond}), 300 * time.Millisecond},
 		{"stopped for 64 MiB", &scripting.ScriptError{Memory: true, Allocated: 64 << 20, CPU: 30 * time.Millisecond}, 2 * time.Second},
+		{"stopped for 64 MiB by mistake, beside a hog", &scripting.ScriptError{Memory: true, Allocated: 64 << 20, CPU: 50 * time.Microsecond}, 500 * time.Microsecond},
 		{"stopped for 16 MiB after 1s of CPU", &scripting.ScriptError{Memory: true, Allocated: 16 << 20, CPU: time.Second}, 10 * time.Second},
 		{"capped", &scripting.ScriptError{Timeout: true, CPU: time.Hour}, maxRest},
 	} {
