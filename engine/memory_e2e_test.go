@@ -243,10 +243,10 @@ func (c *callTally) get(rule string) (calls, givenUp int, cause string) {
 // gives none up (a call of it that waited long beside the hostile ones may
 // be charged with their allocations and retried: the test logs how many
 // calls it made), every hostile rule is called at least five times and
-// every memory rule is stopped for its memory limit, the others fail (or,
-// the regular expression, finish) without harm, kreact keeps running, and the resident set of the process (the
-// engine runs in it; measured from /proc, not Go's heap statistics) stays
-// bounded. The good rule's latency is a benchmark's matter
+// every memory rule is stopped for its memory limit, the others fail
+// (or, the regular expression, finish) without harm, kreact keeps
+// running, and the resident set of the process (the engine runs in it;
+// measured from /proc, not Go's heap statistics) stays bounded. The good rule's latency is a benchmark's matter
 // (BenchmarkHostileNeighbours).
 //
 // The bound checked is 1 GiB above idle, not the 512 MiB issue 10 asks
@@ -254,11 +254,11 @@ func (c *callTally) get(rule string) (calls, givenUp int, cause string) {
 // fifteen runs (before memory-stopped calls rested by their garbage,
 // 225–348 MiB in 29 of 31 runs and 470 and 772 MiB in two, and 443–561
 // MiB in three under the race detector, as make test runs it: its shadow
-// memory counts in the resident set). Nothing
-// bounds it exactly: a string that doubles is stopped only after the
-// step during which its reading came, a call stuck in a built-in when it
-// is stopped finishes unwatched, and while calls misbehave the heap may
-// grow by 128 MiB between collections (scripting's gcPacer). Before the
+// memory counts in the resident set). Nothing bounds it exactly: a
+// string that doubles is stopped only after the step during which its
+// reading came, a call stuck in a built-in when it is stopped finishes
+// unwatched, and while calls misbehave the heap may grow by 128 MiB
+// between collections (scripting's gcPacer). Before the
 // pacer, 120–580 MiB in fourteen runs, race detector or not; before
 // failing rules rested (package reaction), 0.55–1.5 GiB. The 1 GiB
 // checked shows a runaway: before the memory limit, one doubling rule

@@ -78,7 +78,7 @@ func New() *Recorder {
 	}, ruleEvent)
 	r.handlerRest = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "handler_rest_seconds_total",
-		Help: "How long a rule's workers rested after failed calls: ten times the CPU time each failed call used, at most a minute.",
+		Help: "How long a rule's workers rested after failed calls: ten times the CPU time each failed call used, and after a memory stop at least 1 s per 32 MiB allocated, at most a minute.",
 	}, []string{"rule"})
 	r.handlerSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: namespace, Name: "handler_duration_seconds",

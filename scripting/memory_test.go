@@ -129,8 +129,11 @@ func TestCappedBuiltinsBehave(t *testing.T) {
 }
 
 // allocated reads the process's allocation counter.
-func allocated() uint64 {
-	s := []metrics.Sample{{Name: allocsMetric}}
+func allocated() uint64 { return readMetric(allocsMetric) }
+
+// readMetric reads one uint64 runtime metric.
+func readMetric(name string) uint64 {
+	s := []metrics.Sample{{Name: name}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
 }

@@ -3,18 +3,10 @@ package scripting
 import (
 	"errors"
 	"runtime/debug"
-	"runtime/metrics"
 	"sync/atomic"
 	"testing"
 	"time"
 )
-
-// readMetric reads one uint64 runtime metric.
-func readMetric(name string) uint64 {
-	s := []metrics.Sample{{Name: name}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
-}
 
 func currentGOGC() int { return int(readMetric(gogcMetric)) }
 
