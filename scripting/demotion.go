@@ -3,6 +3,8 @@ package scripting
 import (
 	"sync"
 	"time"
+
+	"github.com/kreact/kreact/internal/idleprio"
 )
 
 // demoteAfter is how much CPU time a call may use at normal priority.
@@ -42,7 +44,7 @@ type callThread struct {
 // enter records the calling thread, which must be locked to the calling
 // goroutine, as the one running a call.
 func (t *callThread) enter() {
-	tid := currentThreadID()
+	tid := idleprio.ThreadID()
 	cpu, ok := threadCPUTime(tid)
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -83,6 +85,6 @@ func (t *callThread) check() (demotedNow bool) {
 	// Demoted or not, the call is not looked at again: a thread whose
 	// priority cannot be lowered would fail the same way at every reading.
 	t.demoted = true
-	demoteThread(t.tid)
+	idleprio.Demote(t.tid)
 	return true
 }

@@ -6,9 +6,6 @@ import (
 	"unsafe"
 )
 
-// currentThreadID returns the id of the calling thread.
-func currentThreadID() int { return syscall.Gettid() }
-
 // threadCPUTime returns the CPU time a thread of this process has used,
 // read from its CPU clock (clock_gettime(2) with the clock id
 // MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED) of the kernel's
@@ -22,17 +19,4 @@ func threadCPUTime(tid int) (time.Duration, bool) {
 		return 0, false
 	}
 	return time.Duration(ts.Nano()), true
-}
-
-// demoteThread moves a thread to SCHED_IDLE, the lowest scheduling
-// policy, which any thread may do to itself or its siblings without
-// privileges (sched(7)), or, where that is refused (a seccomp profile),
-// to nice 19.
-func demoteThread(tid int) {
-	const schedIdle = 5
-	var param struct{ priority int32 }
-	_, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_SETSCHEDULER, uintptr(tid), schedIdle, uintptr(unsafe.Pointer(&param)))
-	if errno != 0 {
-		_ = syscall.Setpriority(syscall.PRIO_PROCESS, tid, 19)
-	}
 }

@@ -5,6 +5,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kreact/kreact/internal/idleprio"
 )
 
 // schedPolicy returns the scheduling policy of a thread (sched(7)).
@@ -35,7 +37,7 @@ func TestLongCallIsDemoted(t *testing.T) {
 		// Never unlocked: a demoted thread ends with its goroutine.
 		runtime.LockOSThread()
 		ct.enter()
-		tid := currentThreadID()
+		tid := idleprio.ThreadID()
 		entered <- tid
 		<-checked // the first check, right after the start
 		r := report{tid: tid, policyBefore: schedPolicy(t, tid)}

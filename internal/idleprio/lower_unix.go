@@ -1,0 +1,7 @@
+//go:build !linux && unix
+
+package idleprio
+
+import "syscall"
+
+func lower(pid int) { _ = syscall.Setpriority(syscall.PRIO_PROCESS, pid, 19) }
