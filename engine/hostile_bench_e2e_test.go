@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -49,19 +50,14 @@ func BenchmarkHostileNeighbours(b *testing.B) {
 	reportHostileBench(b, quiet, hostile)
 }
 
-// BenchmarkHostileNeighboursInAnotherProcess is BenchmarkHostileNeighbours
-// with the hostile rules run by another kreact process, started with every
-// thread at the idle scheduling priority (chrt -i 0), as the README
-// suggests for rules one does not trust. The good rule runs in the
-// benchmark's process, as before. It needs chrt (util-linux) and builds
-// kreact first.
+// BenchmarkHostileNeighboursIsolated is BenchmarkHostileNeighbours with
+// the hostile rules marked spec.isolate and run by a kreact process of
+// their own: a `kreact run` that starts them in its isolated child, every
+// thread of it at the idle CPU priority (package isolation). The good rule
+// runs in the benchmark's process, as before. It builds kreact first.
 //
-//	go test -tags e2e ./engine -run '^$' -bench HostileNeighboursInAnotherProcess -benchtime 1x
-func BenchmarkHostileNeighboursInAnotherProcess(b *testing.B) {
-	chrt, err := exec.LookPath("chrt")
-	if err != nil {
-		b.Fatalf("chrt (util-linux) is needed to start kreact at idle priority: %v", err)
-	}
+//	go test -tags e2e ./engine -run '^$' -bench HostileNeighboursIsolated -benchtime 1x
+func BenchmarkHostileNeighboursIsolated(b *testing.B) {
 	bin := filepath.Join(b.TempDir(), "kreact")
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/kreact").CombinedOutput(); err != nil {
 		b.Fatalf("build kreact: %v\n%s", err, out)
@@ -71,41 +67,46 @@ func BenchmarkHostileNeighboursInAnotherProcess(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		quiet = append(quiet, h.phase(fmt.Sprintf("quiet-%d", i), nil)...)
-		hostile = append(hostile, h.phase(fmt.Sprintf("apart-%d", i), func(ns string) string {
+		hostile = append(hostile, h.phase(fmt.Sprintf("isolated-%d", i), func(ns string) string {
 			dir := b.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "hostile.yaml"), []byte(hostileRules(ns)), 0o644); err != nil {
+			yaml := strings.ReplaceAll(hostileRules(ns), "  retries: 1\n", "  retries: 1\n  isolate: true\n")
+			if err := os.WriteFile(filepath.Join(dir, "hostile.yaml"), []byte(yaml), 0o644); err != nil {
 				b.Fatal(err)
 			}
-			cmd := exec.Command(chrt, "--idle", "0", bin, "run", "--kubeconfig", cluster.KubeconfigPath(), "-f", dir)
+			cmd := exec.Command(bin, "run", "--kubeconfig", cluster.KubeconfigPath(), "-f", dir)
 			log := &processLog{ready: make(chan struct{})}
 			cmd.Stderr = log
+			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 			if err := cmd.Start(); err != nil {
 				b.Fatal(err)
 			}
 			exited := make(chan error, 1)
 			go func() { exited <- cmd.Wait() }()
-			// The end of the phase stops it, and checks that it ran the
-			// hostile rules all along.
+			// The end of the phase stops it, and checks that its isolated
+			// process ran the hostile rules all along.
 			h.stops = append(h.stops, func() {
 				select {
 				case err := <-exited:
-					b.Errorf("the other kreact process exited during the phase: %v", err)
+					b.Errorf("kreact exited during the phase: %v", err)
 					return
 				default:
 				}
-				_ = cmd.Process.Kill()
+				_ = cmd.Process.Signal(syscall.SIGTERM)
 				<-exited
 				if log.failed() == 0 {
-					b.Error("the hostile rules in the other kreact process made no failed call")
+					b.Error("the isolated hostile rules made no failed call")
+				}
+				if log.restarts() != 0 {
+					b.Errorf("the isolated rules' process exited %d times during the phase", log.restarts())
 				}
 			})
 			select {
 			case <-log.ready:
 			case err := <-exited:
 				exited <- err // for the end of the phase
-				b.Fatalf("the other kreact process exited before its caches synced: %v", err)
+				b.Fatalf("kreact exited before its isolated rules' caches synced: %v", err)
 			case <-time.After(time.Minute):
-				b.Fatal("the other kreact process did not sync within a minute")
+				b.Fatal("the isolated rules did not sync within a minute")
 			}
 			return ""
 		})...)
@@ -123,24 +124,37 @@ func hostileRules(ns string) string {
 	return yaml.String()
 }
 
-// processLog reads the log of the other kreact process: it closes ready
-// at the line that says its caches synced, and counts failed calls.
+// processLog reads the log of a kreact run whose rules are all isolated:
+// it closes ready at the line that says the isolated process's caches
+// synced, and counts failed calls and restarts of that process.
 type processLog struct {
-	mu       sync.Mutex
-	ready    chan struct{}
-	synced   bool
-	failures int
+	mu        sync.Mutex
+	ready     chan struct{}
+	synced    bool
+	failures  int
+	restarted int
 }
 
 func (l *processLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.synced && bytes.Contains(p, []byte("caches synced")) {
-		l.synced = true
-		close(l.ready)
+	for line := range bytes.Lines(p) {
+		if !l.synced && bytes.Contains(line, []byte("caches synced")) && bytes.Contains(line, []byte("isolated=true")) {
+			l.synced = true
+			close(l.ready)
+		}
+		if bytes.Contains(line, []byte("their kreact process exited")) {
+			l.restarted++
+		}
 	}
 	l.failures += bytes.Count(p, []byte("script failed"))
 	return len(p), nil
+}
+
+func (l *processLog) restarts() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.restarted
 }
 
 func (l *processLog) failed() int {

@@ -25,7 +25,7 @@ import (
 var (
 	documentFields   = []string{"apiVersion", "kind", "metadata", "spec"}
 	metadataFields   = []string{"name", "description"}
-	specFields       = []string{"watch", "events", "ignoreChanges", "reads", "permissions", "http", "script", "scriptFile", "scriptLang", "every", "schedule", "timeZone", "workers", "timeout", "memoryLimit", "retries", "maxActions", "actionWorkers", "delivery", "rateLimit", "burst", "dryRun", "finalizer"}
+	specFields       = []string{"watch", "events", "ignoreChanges", "reads", "permissions", "http", "script", "scriptFile", "scriptLang", "every", "schedule", "timeZone", "workers", "timeout", "memoryLimit", "retries", "maxActions", "actionWorkers", "delivery", "rateLimit", "burst", "dryRun", "finalizer", "isolate"}
 	watchFields      = []string{"resource", "namespaces", "labelSelector", "fieldSelector"}
 	permissionFields = []string{"resources", "verbs", "namespaces"}
 )
@@ -226,6 +226,7 @@ func (d *decoder) spec(r *Rule, spec yamlnode.Entry, m map[string]yamlnode.Entry
 	r.Burst = d.integer(m["burst"], "spec.burst", defaultBurst(r.RateLimit), 1, MaxBurst)
 	r.DryRun = d.boolean(m["dryRun"], "spec.dryRun", false)
 	r.Finalizer = d.boolean(m["finalizer"], "spec.finalizer", false)
+	r.Isolate = d.boolean(m["isolate"], "spec.isolate", false)
 }
 
 // schedule decodes spec.schedule and spec.timeZone.

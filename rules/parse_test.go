@@ -253,6 +253,8 @@ func TestDefaults(t *testing.T) {
 		{"burst at least one", "  rateLimit: 0.1\n", func(r *Rule) bool { return r.Burst == 1 }},
 		{"burst set", "  burst: 1\n", func(r *Rule) bool { return r.Burst == 1 }},
 		{"dry run off", "", func(r *Rule) bool { return !r.DryRun }},
+		{"not isolated", "", func(r *Rule) bool { return !r.Isolate }},
+		{"isolated", "  isolate: true\n", func(r *Rule) bool { return r.Isolate }},
 		{"hex integer", "  workers: 0x10\n", func(r *Rule) bool { return r.Workers == 16 }},
 		{"integer rate", "  rateLimit: 3\n", func(r *Rule) bool { return r.RateLimit == 3 }},
 		{"nothing ignored", "", func(r *Rule) bool { return r.IgnoreChanges == nil && len(r.IgnoredPaths()) == 2 }},

@@ -174,6 +174,11 @@ type Rule struct {
 	// so that onDelete runs for every delete, even one that happens while
 	// kreact is away; see package finalizers.
 	Finalizer bool
+	// Isolate runs the rule in a kreact process of its own, started by
+	// kreact run at the idle CPU priority, so that what its scripts cost
+	// (CPU, garbage, pauses of Go's collector) cannot slow the other
+	// rules; see package isolation. kreact test runs it as any other.
+	Isolate bool
 
 	// Source is the path of the YAML file the rule came from.
 	Source string

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"time"
 
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/internal/memlimit"
+	"github.com/kreact/kreact/isolation"
 	"github.com/kreact/kreact/leader"
 	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/metrics"
@@ -57,6 +59,15 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	logger, err := f.log.Logger(stderr)
 	if err != nil {
 		return err
+	}
+	// The kreact process of the isolated rules (package isolation) runs
+	// only those, and only while its parent runs, which leads and serves
+	// the endpoints.
+	isolatedChild := os.Getenv(isolation.ChildEnv) == "1"
+	if isolatedChild {
+		logger = logger.With("isolated", true)
+		f.leader = leaderFlags{}
+		f.serve = serveFlags{}
 	}
 	memlimit.Set(logger, os.Getenv, os.ReadFile)
 	// A broken rule file is reported and skipped: the other rules run.
@@ -119,6 +130,17 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Shards:          f.shards.Plan(),
 	})
 	rec.WatchFinalizers(eng.Finalizing)
+	split := &isolation.Split{Engine: eng, Isolated: isolatedChild}
+	var isolated lifecycle.Runnable = lifecycle.Group{}
+	if !isolatedChild {
+		if f.shards.Enabled {
+			split.Refuse = "not supported with --shards: the isolated rules' process cannot take part in the shard membership"
+		} else {
+			sup := isolation.NewSupervisor(func() *exec.Cmd { return isolatedCommand(args, stderr) }, logger)
+			split.Found = sup.Want
+			isolated = sup
+		}
+	}
 	srv, err := f.serve.Listen(ctx, logger, rec, func() error { return ready.Check(eng) })
 	if err != nil {
 		return err
@@ -127,9 +149,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.leader.Enabled {
 		// Standby replicas fill the caches now, so that taking over costs
 		// no initial list.
-		always = append(always, lifecycle.Func(func(ctx context.Context) error { return eng.Warm(ctx, rs) }))
+		always = append(always, lifecycle.Func(func(ctx context.Context) error { return eng.Warm(ctx, split.Rules(rs)) }))
 	}
-	set := &reload.Rules{Engine: eng, Informers: stack.Informers.Status, Rules: rs, Failed: failed, Logger: logger,
+	set := &reload.Rules{Engine: split, Informers: stack.Informers.Status, Rules: rs, Failed: failed, Logger: logger,
 		Options: reload.Options{Paths: f.files, Interval: f.reloadInterval, Since: readFiles, Reloaded: func(err error) {
 			if err != nil {
 				rec.ReloadFailed()
@@ -137,7 +159,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}},
 		Loaded: ready.RulesLoaded, Attrs: []any{"dryRun", f.dryRun},
 	}
-	leading, err := f.leader.Lead(cfg, logger, ready.SetLeading, lifecycle.Group{lifecycle.Func(eng.Run), set})
+	leading, err := f.leader.Lead(cfg, logger, ready.SetLeading, lifecycle.Group{lifecycle.Func(eng.Run), set, isolated})
 	if err != nil {
 		return err
 	}
@@ -152,4 +174,17 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return &invalidError{err}
 	}
 	return err
+}
+
+// isolatedCommand is the kreact run of the isolated rules: this program,
+// with the same arguments, told by its environment to run only those.
+func isolatedCommand(args []string, stderr io.Writer) *exec.Cmd {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	cmd := exec.Command(exe, append([]string{"run"}, args...)...)
+	cmd.Env = append(os.Environ(), isolation.ChildEnv+"=1")
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	return cmd
 }

@@ -1,0 +1,185 @@
+//go:build e2e
+
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kreact/kreact/internal/testcluster"
+)
+
+// annotatingRule is a rule that sets annotation NAME=yes on every new
+// ConfigMap of ns, with extra spec lines.
+func annotatingRule(name, ns, extra string) string {
+	return `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: ` + name + `
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [` + ns + `]
+  events: [add]
+  permissions:
+    - {resources: [configmaps], verbs: [patch]}
+` + extra + `  script: |
+    function onAdd(obj) {
+      kreact.patch(obj, {metadata: {annotations: {"` + name + `": "yes"}}});
+    }
+`
+}
+
+// TestIsolatedRuleRunsInAChildAtIdlePriority runs a real kreact process
+// with two rules, one of them isolated: both act, the isolated one from a
+// second kreact process whose every thread is at the idle CPU priority,
+// which dies when the first is killed.
+func TestIsolatedRuleRunsInAChildAtIdlePriority(t *testing.T) {
+	const ns = "isolate-e2e"
+	dyn := dynamic.NewForConfigOrDie(cluster.Config())
+	if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(t.Context(),
+		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}},
+		metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "rules.yaml"), annotatingRule("plain", ns, "")+"---\n"+annotatingRule("apart", ns, "  isolate: true\n"))
+	bin := filepath.Join(t.TempDir(), "kreact")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build kreact: %v\n%s", err, out)
+	}
+	stderr := &testcluster.LogBuffer{}
+	cmd := exec.Command(bin, "run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath())
+	cmd.Stderr = stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	wait := sync.OnceValue(cmd.Wait)
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = wait()
+		if t.Failed() {
+			t.Logf("kreact stderr:\n%s", stderr)
+		}
+	})
+
+	var child int
+	started := regexp.MustCompile(`started their kreact process at idle CPU priority" pid=(\d+)`)
+	testcluster.Eventually(t, "the isolated rules' process to start", func() bool {
+		m := started.FindStringSubmatch(stderr.String())
+		if m != nil {
+			child, _ = strconv.Atoi(m[1])
+		}
+		return m != nil
+	})
+	testcluster.Eventually(t, "the isolated process to sync its one rule", func() bool {
+		return stderr.Count("caches synced", "isolated=true") > 0
+	})
+
+	cms := dyn.Resource(configMapsGVR).Namespace(ns)
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "both"}}}
+	if _, err := cms.Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, "both rules to annotate the ConfigMap", func() bool {
+		got, err := cms.Get(t.Context(), "both", metav1.GetOptions{})
+		return err == nil && got.GetAnnotations()["plain"] == "yes" && got.GetAnnotations()["apart"] == "yes"
+	})
+	if n := stderr.Count(`msg="rules loaded"`, "isolated=true", "rules=1"); n != 1 {
+		t.Errorf("the isolated process logged %d \"rules loaded\" lines with rules=1, want 1", n)
+	}
+	if n := stderr.Count(`msg="rules loaded"`, "rules=1"); n != 2 {
+		t.Errorf("%d \"rules loaded\" lines with rules=1, want 2: one rule in each process", n)
+	}
+
+	// Every thread of the child, those started later included, is idle.
+	tasks, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(child), "task"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		tid, _ := strconv.Atoi(task.Name())
+		policy, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_GETSCHEDULER, uintptr(tid), 0, 0)
+		if errno != 0 {
+			continue // the thread has ended
+		}
+		nice, _ := syscall.Getpriority(syscall.PRIO_PROCESS, tid)
+		const schedIdle = 5
+		if policy != schedIdle && 20-nice != 19 {
+			t.Errorf("thread %d of the isolated process: policy %d, nice %d; want SCHED_IDLE or nice 19", tid, policy, 20-nice)
+		}
+	}
+	if len(tasks) < 2 {
+		t.Errorf("the isolated process has %d threads; a Go program has several", len(tasks))
+	}
+
+	_ = cmd.Process.Kill()
+	_ = wait()
+	testcluster.Eventually(t, "the isolated process to die with its parent", func() bool {
+		stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(child), "stat"))
+		// A child reparented to a process that does not reap it stays a
+		// zombie: dead all the same.
+		return err != nil || strings.Contains(string(stat), ") Z ")
+	})
+}
+
+// TestIsolatedProcessStopsWithItsParent: on SIGTERM, kreact stops its
+// isolated rules' process before it exits 0 itself.
+func TestIsolatedProcessStopsWithItsParent(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "rules.yaml"), annotatingRule("apart", "isolate-stop-e2e", "  isolate: true\n"))
+	bin := filepath.Join(t.TempDir(), "kreact")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build kreact: %v\n%s", err, out)
+	}
+	stderr := &testcluster.LogBuffer{}
+	cmd := exec.Command(bin, "run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath())
+	cmd.Stderr = stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		if t.Failed() {
+			t.Logf("kreact stderr:\n%s", stderr)
+		}
+	})
+	testcluster.Eventually(t, "the isolated process to sync", func() bool {
+		return stderr.Count("caches synced", "isolated=true") > 0
+	})
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("kreact exited with %v after SIGTERM, want 0", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("kreact did not exit within 30 s of SIGTERM")
+	}
+	if n := stderr.Count(`msg=stopped`, "isolated=true"); n != 1 {
+		t.Errorf("the isolated process logged %d \"stopped\" lines, want 1: it was not stopped before its parent exited", n)
+	}
+	if n := stderr.Count("their kreact process exited"); n != 0 {
+		t.Error("the supervisor took the stop for a crash")
+	}
+}

@@ -1,0 +1,81 @@
+package isolation
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/source"
+)
+
+// loads records what an Engine was asked to load.
+type loads struct {
+	names []string
+	keep  []string
+}
+
+func (l *loads) Load(_ context.Context, rs []*rules.Rule, keepSources ...string) error {
+	l.names = nil
+	for _, r := range rs {
+		l.names = append(l.names, r.Name)
+	}
+	l.keep = keepSources
+	return nil
+}
+
+func (l *loads) Status() []engine.Status { return nil }
+
+func ruleSet() []*rules.Rule {
+	return []*rules.Rule{
+		{Name: "plain", Source: "a.yaml", Pos: source.Position{File: "a.yaml", Line: 4, Col: 9}},
+		{Name: "apart", Source: "b.yaml", Isolate: true, Pos: source.Position{File: "b.yaml", Line: 4, Col: 9}},
+	}
+}
+
+func TestSplitGivesEachSideItsRules(t *testing.T) {
+	var parent, child loads
+	found := 0
+	ps := &Split{Engine: &parent, Found: func() { found++ }}
+	cs := &Split{Engine: &child, Isolated: true, Found: func() { t.Error("the isolated side found rules for another side") }}
+	if err := ps.Load(t.Context(), ruleSet(), "broken.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Load(t.Context(), ruleSet(), "broken.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(parent.names, []string{"plain"}) || !slices.Equal(child.names, []string{"apart"}) {
+		t.Errorf("parent loaded %v, child %v; want [plain] and [apart]", parent.names, child.names)
+	}
+	if !slices.Equal(parent.keep, []string{"broken.yaml"}) || !slices.Equal(child.keep, []string{"broken.yaml"}) {
+		t.Errorf("files kept: parent %v, child %v; want the broken file on both sides", parent.keep, child.keep)
+	}
+	if found != 1 {
+		t.Errorf("Found called %d times, want 1", found)
+	}
+	if err := ps.Load(t.Context(), ruleSet()[:1]); err != nil || found != 1 {
+		t.Errorf("a set with no isolated rule: err %v, Found called %d times in all, want 1", err, found)
+	}
+}
+
+func TestSplitRefusesIsolatedRules(t *testing.T) {
+	var parent loads
+	s := &Split{Engine: &parent, Refuse: "not supported with --shards", Found: func() { t.Error("refused rules were handed over") }}
+	err := s.Load(t.Context(), ruleSet())
+	var list source.ErrorList
+	if !errors.As(err, &list) || len(list) != 1 {
+		t.Fatalf("err = %v; want one error", err)
+	}
+	if got := list[0].Pos; got.Rule != "apart" || got.File != "b.yaml" || got.Line != 4 {
+		t.Errorf("error at %+v; want rule apart at b.yaml:4", got)
+	}
+	if !strings.Contains(err.Error(), "spec.isolate: not supported with --shards") {
+		t.Errorf("err = %v", err)
+	}
+	if !slices.Equal(parent.names, []string{"plain"}) || !slices.Equal(parent.keep, []string{"b.yaml"}) {
+		t.Errorf("loaded %v keeping %v; want [plain] keeping [b.yaml], as for a file that does not load", parent.names, parent.keep)
+	}
+}

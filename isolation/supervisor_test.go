@@ -1,0 +1,141 @@
+package isolation
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kreact/kreact/internal/leaktest"
+)
+
+// childEnv makes the test binary, started as a child, act as an isolated
+// kreact would in the way its value names, instead of running the tests.
+const childEnv = "ISOLATION_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(childEnv) {
+	case "":
+	case "exit":
+		os.Exit(3)
+	case "term":
+		// Waits for SIGTERM, as kreact run does, and says it got it.
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, syscall.SIGTERM)
+		fmt.Println("ready")
+		<-c
+		fmt.Println("got SIGTERM")
+		os.Exit(0)
+	}
+	leaktest.VerifyTestMain(m)
+}
+
+// syncBuffer is a bytes.Buffer safe for a child's output and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// child returns a command that runs this test binary as a child in mode,
+// and counts how many were built.
+func child(mode string, out io.Writer, built *int, mu *sync.Mutex) func() *exec.Cmd {
+	return func() *exec.Cmd {
+		mu.Lock()
+		*built++
+		mu.Unlock()
+		cmd := exec.Command(os.Args[0], "-test.run", "^$")
+		cmd.Env = append(os.Environ(), childEnv+"="+mode)
+		cmd.Stdout, cmd.Stderr = out, out
+		return cmd
+	}
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func TestSupervisorStartsNothingUntilWanted(t *testing.T) {
+	var mu sync.Mutex
+	built := 0
+	s := NewSupervisor(child("exit", io.Discard, &built, &mu), slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if built != 0 {
+		t.Errorf("%d children started without Want", built)
+	}
+}
+
+func TestSupervisorRestartsAChildThatExits(t *testing.T) {
+	var mu sync.Mutex
+	built := 0
+	var logs syncBuffer
+	s := NewSupervisor(child("exit", io.Discard, &built, &mu), slog.New(slog.NewTextHandler(&logs, nil)))
+	s.backoff = 10 * time.Millisecond
+	s.Want()
+	s.Want() // a second Want changes nothing
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error)
+	go func() { done <- s.Start(ctx) }()
+	eventually(t, "three starts", func() bool { mu.Lock(); defer mu.Unlock(); return built >= 3 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(logs.String(), "their kreact process exited; starting it again"); n < 2 {
+		t.Errorf("%d exits logged:\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "exit status 3") {
+		t.Errorf("the exit status is not logged:\n%s", logs.String())
+	}
+}
+
+func TestSupervisorStopsTheChildWithSIGTERM(t *testing.T) {
+	var mu sync.Mutex
+	built := 0
+	var out, logs syncBuffer
+	s := NewSupervisor(child("term", &out, &built, &mu), slog.New(slog.NewTextHandler(&logs, nil)))
+	s.Want()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error)
+	go func() { done <- s.Start(ctx) }()
+	eventually(t, "the child to be ready", func() bool { return strings.Contains(out.String(), "ready") })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "got SIGTERM") {
+		t.Errorf("the child did not get SIGTERM before Start returned; it printed %q", out.String())
+	}
+	if strings.Contains(logs.String(), "exited; starting it again") || built != 1 {
+		t.Errorf("a stop was taken for a crash (%d children):\n%s", built, logs.String())
+	}
+}
