@@ -4,12 +4,10 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -58,25 +56,8 @@ func TestIsolatedRuleRunsInAChildAtIdlePriority(t *testing.T) {
 	}
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "rules.yaml"), annotatingRule("plain", ns, "")+"---\n"+annotatingRule("apart", ns, "  isolate: true\n"))
-	bin := filepath.Join(t.TempDir(), "kreact")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build kreact: %v\n%s", err, out)
-	}
-	stderr := &testcluster.LogBuffer{}
-	cmd := exec.Command(bin, "run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath())
-	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	wait := sync.OnceValue(cmd.Wait)
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = wait()
-		if t.Failed() {
-			t.Logf("kreact stderr:\n%s", stderr)
-		}
-	})
+	k := startKreact(t, "run", "-f", dir)
+	stderr := k.stderr
 
 	var child int
 	started := regexp.MustCompile(`started their kreact process at idle CPU priority" pid=(\d+)`)
@@ -128,8 +109,8 @@ func TestIsolatedRuleRunsInAChildAtIdlePriority(t *testing.T) {
 		t.Errorf("the isolated process has %d threads; a Go program has several", len(tasks))
 	}
 
-	_ = cmd.Process.Kill()
-	_ = wait()
+	_ = k.cmd.Process.Kill()
+	_ = k.wait()
 	testcluster.Eventually(t, "the isolated process to die with its parent", func() bool {
 		stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(child), "stat"))
 		// A child reparented to a process that does not reap it stays a
@@ -143,33 +124,16 @@ func TestIsolatedRuleRunsInAChildAtIdlePriority(t *testing.T) {
 func TestIsolatedProcessStopsWithItsParent(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "rules.yaml"), annotatingRule("apart", "isolate-stop-e2e", "  isolate: true\n"))
-	bin := filepath.Join(t.TempDir(), "kreact")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build kreact: %v\n%s", err, out)
-	}
-	stderr := &testcluster.LogBuffer{}
-	cmd := exec.Command(bin, "run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath())
-	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		if t.Failed() {
-			t.Logf("kreact stderr:\n%s", stderr)
-		}
-	})
+	k := startKreact(t, "run", "-f", dir)
+	stderr := k.stderr
 	testcluster.Eventually(t, "the isolated process to sync", func() bool {
 		return stderr.Count("caches synced", "isolated=true") > 0
 	})
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := k.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-exited:
+	case err := <-k.exited():
 		if err != nil {
 			t.Errorf("kreact exited with %v after SIGTERM, want 0", err)
 		}

@@ -3,8 +3,6 @@
 package main
 
 import (
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,34 +19,12 @@ import (
 // --leader-elect` processes with the example rules: exactly one acts; after
 // SIGKILL of the leader the other takes over and the rules keep working.
 func TestLeaderFailoverBetweenProcesses(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "kreact")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build kreact: %v\n%s", err, out)
-	}
-	type replica struct {
-		cmd    *exec.Cmd
-		stderr *testcluster.LogBuffer
-	}
-	start := func(name string) *replica {
-		r := &replica{stderr: &testcluster.LogBuffer{}}
-		r.cmd = exec.Command(bin, "run", "-f", "../../examples", "--kubeconfig", cluster.KubeconfigPath(),
+	start := func(string) *kreactProcess {
+		return startKreact(t, "run", "-f", "../../examples",
 			"--leader-elect", "--leader-elect-namespace", "default", "--leader-elect-name", "kreact-failover",
 			"--leader-elect-lease-duration", "4s", "--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period", "500ms")
-		r.cmd.Stderr = r.stderr
-		r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := r.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = r.cmd.Process.Kill()
-			_ = r.cmd.Wait()
-			if t.Failed() {
-				t.Logf("replica %s stderr:\n%s", name, r.stderr)
-			}
-		})
-		return r
 	}
-	acting := func(r *replica) bool { return strings.Contains(r.stderr.String(), "acquired the lease") }
+	acting := func(r *kreactProcess) bool { return strings.Contains(r.stderr.String(), "acquired the lease") }
 
 	a, b := start("a"), start("b")
 	testcluster.Eventually(t, "one replica to lead", func() bool { return acting(a) || acting(b) })
@@ -85,7 +61,7 @@ func TestLeaderFailoverBetweenProcesses(t *testing.T) {
 	if err := leader.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	_ = leader.cmd.Wait()
+	_ = leader.wait()
 	testcluster.Eventually(t, "the standby to take over", func() bool { return acting(standby) })
 	create("failover-after")
 	testcluster.Eventually(t, "the new leader to label failover-after", func() bool { return labelled("failover-after") })

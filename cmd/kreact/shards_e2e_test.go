@@ -80,11 +80,8 @@ func startShardGroup(t *testing.T, c *testcluster.Cluster, names ...string) *sha
 	t.Helper()
 	g := &shardGroup{
 		t: t, cluster: c, cs: kubernetes.NewForConfigOrDie(c.Config()),
-		bin:   filepath.Join(t.TempDir(), "kreact"),
+		bin:   buildKreact(t),
 		names: names, metricsURL: map[string]string{}, logs: map[string]*testcluster.LogBuffer{}, procs: map[string]*exec.Cmd{},
-	}
-	if out, err := exec.Command("go", "build", "-o", g.bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build kreact: %v\n%s", err, out)
 	}
 	for _, r := range names {
 		g.start(r)

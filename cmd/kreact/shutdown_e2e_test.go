@@ -4,8 +4,6 @@ package main
 
 import (
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -69,32 +67,15 @@ spec:
   script: |
     function onAdd(obj) { for (;;) {} }
 `)
-	bin := filepath.Join(t.TempDir(), "kreact")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build kreact: %v\n%s", err, out)
-	}
-	stderr := &testcluster.LogBuffer{}
-	cmd := exec.Command(bin, "run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath())
-	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		if t.Failed() {
-			t.Logf("kreact stderr:\n%s", stderr)
-		}
-	})
+	k := startKreact(t, "run", "-f", dir)
+	stderr := k.stderr
 	testcluster.Eventually(t, "the looping script to time out", func() bool { return strings.Contains(stderr.String(), "timed out") })
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := k.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-exited:
+	case err := <-k.exited():
 		if err != nil {
 			t.Errorf("kreact exited with %v after SIGTERM, want 0", err)
 		}
