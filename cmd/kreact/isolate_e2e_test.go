@@ -3,7 +3,9 @@
 package main
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -145,5 +147,65 @@ func TestIsolatedProcessStopsWithItsParent(t *testing.T) {
 	}
 	if n := stderr.Count("their kreact process exited"); n != 0 {
 		t.Error("the supervisor took the stop for a crash")
+	}
+}
+
+// TestEditMovesARuleToTheIsolatedProcess: kreact starts with no isolated
+// rule, so no second process; an edit that isolates the rule starts that
+// process, which takes the rule over, while kreact stops running it.
+func TestEditMovesARuleToTheIsolatedProcess(t *testing.T) {
+	const ns = "isolate-edit-e2e"
+	dyn := dynamic.NewForConfigOrDie(cluster.Config())
+	if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(t.Context(),
+		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}},
+		metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "rules.yaml")
+	writeFile(t, file, annotatingRule("mover", ns, ""))
+	k := startKreact(t, "run", "-f", file, "--reload-interval", "200ms")
+	testcluster.Eventually(t, "kreact to sync", func() bool { return k.stderr.Count("caches synced") > 0 })
+	if k.stderr.Count("started their kreact process") != 0 {
+		t.Fatal("an isolated process started with no isolated rule")
+	}
+
+	writeFile(t, file, annotatingRule("mover", ns, "  isolate: true\n"))
+	testcluster.Eventually(t, "the isolated process to start and sync the rule", func() bool {
+		return k.stderr.Count("caches synced", "isolated=true") > 0
+	})
+	testcluster.Eventually(t, "kreact to stop running the rule", func() bool {
+		return k.stderr.Count(`msg="rules reloaded"`, "rules=0") > 0
+	})
+	if n := k.stderr.Count(`msg="rules loaded"`, "isolated=true", "rules=1"); n != 1 {
+		t.Errorf("the isolated process logged %d \"rules loaded\" lines with rules=1, want 1", n)
+	}
+	cms := dyn.Resource(configMapsGVR).Namespace(ns)
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "moved"}}}
+	if _, err := cms.Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, "the isolated process to annotate the ConfigMap", func() bool {
+		got, err := cms.Get(t.Context(), "moved", metav1.GetOptions{})
+		return err == nil && got.GetAnnotations()["mover"] == "yes"
+	})
+}
+
+// TestIsolatedRulesAreRefusedWithShards: with --shards, an isolated rule
+// is an error at the rule, and kreact exits 3 when it is the only one.
+func TestIsolatedRulesAreRefusedWithShards(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "rules.yaml")
+	writeFile(t, file, annotatingRule("apart", "isolate-shards-e2e", "  isolate: true\n"))
+	k := startKreact(t, "run", "-f", file, "--shards", "--shard-identity", "iso-a", "--shard-group", "isolate-e2e", "--shard-namespace", "default")
+	select {
+	case err := <-k.exited():
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+			t.Errorf("kreact exited with %v, want exit code 3", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("kreact did not exit within a minute")
+	}
+	if k.stderr.Count("rule=apart", "spec.isolate: not supported with --shards", "rules.yaml:4:") != 1 {
+		t.Errorf("no error at the rule:\n%s", k.stderr)
 	}
 }
