@@ -30,6 +30,7 @@
 //     parent.
 //
 // Not guaranteed: the child's metrics are not exported (it serves no
-// endpoint), and it runs under the same memory limit (a container's) as
+// endpoint), its parent counts the rules it handed over as loaded
+// (HandedOver) whether or not the child could load them, and it runs under the same memory limit (a container's) as
 // its parent, with GOMEMLIMIT set from it in each.
 package isolation

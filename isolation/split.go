@@ -3,6 +3,7 @@ package isolation
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/rules"
@@ -28,6 +29,9 @@ type Split struct {
 	// Found, if set, is called at each Load whose rule set has an
 	// isolated rule that this side does not run: a Supervisor's Want.
 	Found func()
+	// handedOver is how many isolated rules the last Load left to the
+	// other side.
+	handedOver atomic.Int64
 	// Refuse, if set, is why isolated rules cannot run: each is reported
 	// as an error at its rule instead of being left to the other side,
 	// and its file is treated as one that did not load (keepSources).
@@ -48,7 +52,7 @@ func (s *Split) Rules(rs []*rules.Rule) []*rules.Rule {
 // Load loads this side's rules of rs; see engine.Engine.Load.
 func (s *Split) Load(ctx context.Context, rs []*rules.Rule, keepSources ...string) error {
 	var refused source.ErrorList
-	handOver := false
+	handOver := 0
 	for _, r := range rs {
 		if r.Isolate == s.Isolated || !r.Isolate {
 			continue
@@ -62,13 +66,18 @@ func (s *Split) Load(ctx context.Context, rs []*rules.Rule, keepSources ...strin
 			keepSources = append(keepSources, r.Source)
 			continue
 		}
-		handOver = true
+		handOver++
 	}
-	if handOver && s.Found != nil {
+	s.handedOver.Store(int64(handOver))
+	if handOver > 0 && s.Found != nil {
 		s.Found()
 	}
 	return errors.Join(refused.Err(), s.Engine.Load(ctx, s.Rules(rs), keepSources...))
 }
+
+// HandedOver is how many isolated rules the last Load left to the other
+// side: the rules a kreact run runs in its isolated process.
+func (s *Split) HandedOver() int { return int(s.handedOver.Load()) }
 
 // Status is the engine's.
 func (s *Split) Status() []engine.Status { return s.Engine.Status() }

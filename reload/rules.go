@@ -33,6 +33,11 @@ type Rules struct {
 	Loaded func(running int)
 	// Attrs are logged with the "rules loaded" line.
 	Attrs []any
+	// Elsewhere, if set, counts the rules of the last load that another
+	// process runs (isolation.Split.HandedOver): they count as running
+	// for Loaded and for the NoRulesError, and are logged as
+	// isolatedRules.
+	Elsewhere func() int
 	// Logger receives the loads' lines. Nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -63,11 +68,11 @@ func (r *Rules) Start(ctx context.Context) error {
 	}
 	source.Log(logger, "rules with errors are not running", loadErr)
 	n := r.running()
-	if loadErr != nil && n == 0 {
+	if loadErr != nil && n+r.elsewhere() == 0 {
 		return &NoRulesError{loadErr}
 	}
 	r.loaded(n)
-	logger.Info("rules loaded", append([]any{"rules", n, "files", strings.Join(r.Options.Paths, ",")}, r.Attrs...)...)
+	logger.Info("rules loaded", append(append([]any{"rules", n}, r.elsewhereAttr()...), append([]any{"files", strings.Join(r.Options.Paths, ",")}, r.Attrs...)...)...)
 	// The "caches synced" line: every 100ms a look, every 3s a report.
 	engine.WaitForSync(ctx, logger, engine.SyncView{Rules: r.Engine.Status, Informers: r.Informers}, 100*time.Millisecond, 3*time.Second)
 	if r.Options.Interval > 0 {
@@ -78,7 +83,7 @@ func (r *Rules) Start(ctx context.Context) error {
 			if err != nil {
 				source.Log(logger, "reload: rules with errors keep their previous version", err)
 			} else {
-				logger.Info("rules reloaded", "rules", n)
+				logger.Info("rules reloaded", append([]any{"rules", n}, r.elsewhereAttr()...)...)
 			}
 			if r.Options.Reloaded != nil {
 				r.Options.Reloaded(err)
@@ -96,6 +101,21 @@ func (r *Rules) running() int { return len(r.Engine.Status()) }
 
 func (r *Rules) loaded(n int) {
 	if r.Loaded != nil {
-		r.Loaded(n)
+		r.Loaded(n + r.elsewhere())
 	}
+}
+
+func (r *Rules) elsewhere() int {
+	if r.Elsewhere == nil {
+		return 0
+	}
+	return r.Elsewhere()
+}
+
+// elsewhereAttr is the isolatedRules attribute, where there can be any.
+func (r *Rules) elsewhereAttr() []any {
+	if r.Elsewhere == nil {
+		return nil
+	}
+	return []any{"isolatedRules", r.Elsewhere()}
 }

@@ -66,6 +66,32 @@ func TestRulesWithNoRuleRunning(t *testing.T) {
 	}
 }
 
+// Rules another process runs count: with a problem in this process's rules
+// and none running here, the set still runs, and Loaded counts them.
+func TestRulesRunningElsewhereCount(t *testing.T) {
+	var problems source.ErrorList
+	problems.Add(source.Position{File: "r.yaml", Line: 3, Col: 1, Rule: "r"}, `rule "r": script: Unexpected token`)
+	var logs testcluster.LogBuffer
+	ctx, cancel := context.WithCancel(t.Context())
+	counts := make(chan int, 1)
+	r := &Rules{
+		Engine: &fakeEngine{err: problems}, Informers: func() []dynamicinformer.WatchStatus { return nil }, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Loaded: func(n int) { counts <- n }, Elsewhere: func() int { return 2 },
+	}
+	done := make(chan error)
+	go func() { done <- r.Start(ctx) }()
+	if n := <-counts; n != 2 {
+		t.Errorf("Loaded told %d rules, want the 2 running elsewhere", n)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Start = %v, want nil: two rules run elsewhere", err)
+	}
+	if !strings.Contains(logs.String(), `msg="rules loaded" rules=0 isolatedRules=2`) {
+		t.Errorf("logs:\n%s", logs.String())
+	}
+}
+
 // The rules load, the set reloads on an edit, and Start returns when its
 // context ends.
 func TestRulesLoadsAndReloads(t *testing.T) {

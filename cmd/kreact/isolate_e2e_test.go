@@ -174,7 +174,7 @@ func TestEditMovesARuleToTheIsolatedProcess(t *testing.T) {
 		return k.stderr.Count("caches synced", "isolated=true") > 0
 	})
 	testcluster.Eventually(t, "kreact to stop running the rule", func() bool {
-		return k.stderr.Count(`msg="rules reloaded"`, "rules=0") > 0
+		return k.stderr.Count(`msg="rules reloaded"`, "rules=0 isolatedRules=1") > 0
 	})
 	if n := k.stderr.Count(`msg="rules loaded"`, "isolated=true", "rules=1"); n != 1 {
 		t.Errorf("the isolated process logged %d \"rules loaded\" lines with rules=1, want 1", n)

@@ -159,6 +159,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}},
 		Loaded: ready.RulesLoaded, Attrs: []any{"dryRun", f.dryRun},
 	}
+	if split.Found != nil {
+		set.Elsewhere = split.HandedOver
+	}
 	leading, err := f.leader.Lead(cfg, logger, ready.SetLeading, lifecycle.Group{lifecycle.Func(eng.Run), set, isolated})
 	if err != nil {
 		return err
