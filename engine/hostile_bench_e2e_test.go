@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -43,20 +45,22 @@ func BenchmarkHostileNeighbours(b *testing.B) {
 	var quiet, hostile []time.Duration
 	b.ResetTimer()
 	for i := range b.N {
-		quiet = append(quiet, h.phase(fmt.Sprintf("quiet-%d", i), nil)...)
-		hostile = append(hostile, h.phase(fmt.Sprintf("hostile-%d", i), hostileRules)...)
+		quiet = append(quiet, h.phase(fmt.Sprintf("quiet-%d", i), func(ns string) string { return annotateRule("good", ns) })...)
+		hostile = append(hostile, h.phase(fmt.Sprintf("hostile-%d", i), func(ns string) string { return annotateRule("good", ns) + hostileRules(ns) })...)
 	}
 	b.StopTimer()
 	reportHostileBench(b, quiet, hostile)
 }
 
-// BenchmarkHostileNeighboursIsolated is BenchmarkHostileNeighbours with
-// the hostile rules marked spec.isolate and run by a kreact process of
-// their own: a `kreact run` that starts them in its isolated child, every
-// thread of it at the idle CPU priority (package isolation). The good rule
-// runs in the benchmark's process, as before. It builds kreact first.
+// BenchmarkHostileNeighboursIsolated is BenchmarkHostileNeighbours run by
+// one `kreact run` process: in both phases it runs the good rule, and in
+// the second one the hostile rules too, marked spec.isolate, which it runs
+// in its isolated process, every thread of it at the idle CPU priority
+// (package isolation). It also reports that isolated process's peak
+// resident set above its resident set once synced. It builds kreact
+// first.
 //
-//	go test -tags e2e ./engine -run '^$' -bench HostileNeighboursIsolated -benchtime 1x
+//	go test -tags e2e ./engine -run '^$' -bench HostileNeighboursIsolated -benchtime 5x
 func BenchmarkHostileNeighboursIsolated(b *testing.B) {
 	bin := filepath.Join(b.TempDir(), "kreact")
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/kreact").CombinedOutput(); err != nil {
@@ -64,55 +68,72 @@ func BenchmarkHostileNeighboursIsolated(b *testing.B) {
 	}
 	h := startHostileBench(b)
 	var quiet, hostile []time.Duration
+	var peakRSS []int64
 	b.ResetTimer()
 	for i := range b.N {
-		quiet = append(quiet, h.phase(fmt.Sprintf("quiet-%d", i), nil)...)
+		quiet = append(quiet, h.phase(fmt.Sprintf("quiet-%d", i), func(ns string) string {
+			h.startKreact(bin, annotateRule("good", ns), false)
+			return ""
+		})...)
 		hostile = append(hostile, h.phase(fmt.Sprintf("isolated-%d", i), func(ns string) string {
-			dir := b.TempDir()
-			yaml := strings.ReplaceAll(hostileRules(ns), "  retries: 1\n", "  retries: 1\n  isolate: true\n")
-			if err := os.WriteFile(filepath.Join(dir, "hostile.yaml"), []byte(yaml), 0o644); err != nil {
-				b.Fatal(err)
-			}
-			cmd := exec.Command(bin, "run", "--kubeconfig", cluster.KubeconfigPath(), "-f", dir)
-			log := &processLog{ready: make(chan struct{})}
-			cmd.Stderr = log
-			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-			if err := cmd.Start(); err != nil {
-				b.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
-			// The end of the phase stops it, and checks that its isolated
-			// process ran the hostile rules all along.
+			isolated := strings.ReplaceAll(hostileRules(ns), "  retries: 1\n", "  retries: 1\n  isolate: true\n")
+			log := h.startKreact(bin, annotateRule("good", ns)+isolated, true)
+			idle := log.childKiB("VmRSS")
 			h.stops = append(h.stops, func() {
-				select {
-				case err := <-exited:
-					b.Errorf("kreact exited during the phase: %v", err)
-					return
-				default:
-				}
-				_ = cmd.Process.Signal(syscall.SIGTERM)
-				<-exited
+				peakRSS = append(peakRSS, log.childKiB("VmHWM")-idle)
 				if log.failed() == 0 {
 					b.Error("the isolated hostile rules made no failed call")
 				}
-				if log.restarts() != 0 {
-					b.Errorf("the isolated rules' process exited %d times during the phase", log.restarts())
-				}
 			})
-			select {
-			case <-log.ready:
-			case err := <-exited:
-				exited <- err // for the end of the phase
-				b.Fatalf("kreact exited before its isolated rules' caches synced: %v", err)
-			case <-time.After(time.Minute):
-				b.Fatal("the isolated rules did not sync within a minute")
-			}
 			return ""
 		})...)
 	}
 	b.StopTimer()
 	reportHostileBench(b, quiet, hostile)
+	b.ReportMetric(float64(slices.Max(peakRSS))/1024, "isolated-peak-rss-above-idle-MiB")
+}
+
+// startKreact starts `kreact run` on the rules in yaml, waits until its
+// caches synced (those of its isolated process if isolated is set), and
+// has the end of the phase stop it (SIGTERM) and check that it ran all
+// along.
+func (h *hostileBench) startKreact(bin, yaml string, isolated bool) *processLog {
+	b := h.b
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rules.yaml"), []byte(yaml), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(bin, "run", "--kubeconfig", cluster.KubeconfigPath(), "-f", dir)
+	log := &processLog{b: b, ready: make(chan struct{}), isolated: isolated}
+	cmd.Stderr = log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	h.stops = append(h.stops, func() {
+		select {
+		case err := <-exited:
+			b.Errorf("kreact exited during the phase: %v", err)
+			return
+		default:
+		}
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		<-exited
+		if log.restarts() != 0 {
+			b.Errorf("the isolated rules' process exited %d times during the phase", log.restarts())
+		}
+	})
+	select {
+	case <-log.ready:
+	case err := <-exited:
+		exited <- err // for the end of the phase
+		b.Fatalf("kreact exited before its caches synced: %v", err)
+	case <-time.After(time.Minute):
+		b.Fatal("kreact did not sync within a minute")
+	}
+	return log
 }
 
 // hostileRules is each hostile script in a rule of its own, watching ns.
@@ -124,22 +145,32 @@ func hostileRules(ns string) string {
 	return yaml.String()
 }
 
-// processLog reads the log of a kreact run whose rules are all isolated:
-// it closes ready at the line that says the isolated process's caches
-// synced, and counts failed calls and restarts of that process.
+// processLog reads the log of a kreact run: it closes ready at the line
+// that says its caches synced (its isolated process's, if isolated is
+// set), notes that process's pid, and counts failed calls and restarts
+// of that process.
 type processLog struct {
+	b         *testing.B
 	mu        sync.Mutex
 	ready     chan struct{}
+	isolated  bool
 	synced    bool
+	child     int
 	failures  int
 	restarted int
 }
+
+// childStarted is the line of the isolated process's start.
+var childStarted = regexp.MustCompile(`started their kreact process at idle CPU priority" pid=(\d+)`)
 
 func (l *processLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for line := range bytes.Lines(p) {
-		if !l.synced && bytes.Contains(line, []byte("caches synced")) && bytes.Contains(line, []byte("isolated=true")) {
+		if m := childStarted.FindSubmatch(line); m != nil {
+			l.child, _ = strconv.Atoi(string(m[1]))
+		}
+		if !l.synced && bytes.Contains(line, []byte("caches synced")) && bytes.Contains(line, []byte("isolated=true")) == l.isolated {
 			l.synced = true
 			close(l.ready)
 		}
@@ -149,6 +180,18 @@ func (l *processLog) Write(p []byte) (int, error) {
 	}
 	l.failures += bytes.Count(p, []byte("script failed"))
 	return len(p), nil
+}
+
+// childKiB reads a field of the isolated process's /proc status, in KiB.
+func (l *processLog) childKiB(field string) int64 {
+	l.mu.Lock()
+	pid := l.child
+	l.mu.Unlock()
+	kib, err := processStatusKiB(strconv.Itoa(pid), field)
+	if err != nil {
+		l.b.Errorf("the isolated process's %s: %v", field, err)
+	}
+	return kib
 }
 
 func (l *processLog) restarts() int {
@@ -201,10 +244,10 @@ func (h *hostileBench) load(yaml string) {
 }
 
 // phase creates n ConfigMaps in a new namespace that the good rule
-// watches, and returns each one's latency. If neighbours is set, it is
-// given the namespace first, and the rules it returns run beside the good
-// one.
-func (h *hostileBench) phase(ns string, neighbours func(ns string) string) []time.Duration {
+// watches, and returns each one's latency. setup is given the namespace
+// first, and returns the rules that the benchmark's engine runs, the good
+// one among them unless setup starts it elsewhere.
+func (h *hostileBench) phase(ns string, setup func(ns string) string) []time.Duration {
 	const n, every = 200, 20 * time.Millisecond
 	b, ctx, stack := h.b, h.ctx, h.stack
 	ns += "-" + h.suffix
@@ -220,11 +263,7 @@ func (h *hostileBench) phase(ns string, neighbours func(ns string) string) []tim
 		}
 		h.stops = nil
 	}()
-	yaml := annotateRule("good", ns)
-	if neighbours != nil {
-		yaml += neighbours(ns)
-	}
-	h.load(yaml)
+	h.load(setup(ns))
 	cms := stack.Client.Resource(configMaps).Namespace(ns)
 	w, err := cms.Watch(ctx, metav1.ListOptions{})
 	if err != nil {

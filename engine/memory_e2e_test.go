@@ -23,8 +23,12 @@ import (
 )
 
 // procStatusKiB reads a field of /proc/self/status, in KiB.
-func procStatusKiB(field string) (int64, error) {
-	data, err := os.ReadFile("/proc/self/status")
+func procStatusKiB(field string) (int64, error) { return processStatusKiB("self", field) }
+
+// processStatusKiB reads a field of /proc/PID/status, in KiB.
+func processStatusKiB(pid, field string) (int64, error) {
+	path := "/proc/" + pid + "/status"
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return 0, err
 	}
@@ -34,7 +38,7 @@ func procStatusKiB(field string) (int64, error) {
 			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 		}
 	}
-	return 0, fmt.Errorf("no %s in /proc/self/status", field)
+	return 0, fmt.Errorf("no %s in %s", field, path)
 }
 
 // rssSampler reads the process's resident set (VmRSS, from /proc) every

@@ -128,6 +128,11 @@ spec:
 		return err == nil
 	})
 	reacted("v2", "w2")
+	// The watch on v1 may outlive v1 in discovery for a moment, and
+	// annotate w2 itself: the move comes when discovery notices.
+	testcluster.Eventually(t, "the rule to move to v2", func() bool {
+		return h.logs.Count("rule restarted on the served version", "v2, Resource=widgets") == 1
+	})
 	if n := h.logs.Count("rule restarted on the served version"); n != 1 {
 		t.Errorf("%d log lines about the move to v2, want 1", n)
 	}
@@ -136,6 +141,9 @@ spec:
 	deleteCRD()
 	createCRD(widgetsCRD("v3"))
 	reacted("v3", "w3")
+	testcluster.Eventually(t, "the rule to move to v3", func() bool {
+		return h.logs.Count("rule restarted on the served version", "v3, Resource=widgets") == 1
+	})
 	if n := h.logs.Count("rule restarted on the served version"); n != 2 {
 		t.Errorf("%d log lines about moving versions, want 2", n)
 	}
