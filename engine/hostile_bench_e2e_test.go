@@ -212,7 +212,8 @@ type hostileBench struct {
 	ctx    context.Context
 	engine *engine.Engine
 	stack  *kube.Stack
-	// stops are what a phase's setup started, ended with the phase.
+	// stops are what a phase's setup started, ended with the phase, last
+	// first (as deferred calls are).
 	stops []func()
 	// suffix makes the phases' namespaces unique to the benchmark run.
 	suffix string
@@ -258,7 +259,7 @@ func (h *hostileBench) phase(ns string, setup func(ns string) string) []time.Dur
 	defer func() {
 		// The hostile rules stop here, before the next phase.
 		h.load("")
-		for _, stop := range h.stops {
+		for _, stop := range slices.Backward(h.stops) {
 			stop()
 		}
 		h.stops = nil
