@@ -14,10 +14,8 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kreact/kreact/internal/testcluster"
@@ -51,11 +49,7 @@ spec:
 func TestIsolatedRuleRunsInAChildAtIdlePriority(t *testing.T) {
 	const ns = "isolate-e2e"
 	dyn := dynamic.NewForConfigOrDie(cluster.Config())
-	if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(t.Context(),
-		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}},
-		metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	ensureNamespace(t, dyn, ns)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "rules.yaml"), annotatingRule("plain", ns, "")+"---\n"+annotatingRule("apart", ns, "  isolate: true\n"))
 	k := startKreact(t, "run", "-f", dir)
@@ -156,11 +150,7 @@ func TestIsolatedProcessStopsWithItsParent(t *testing.T) {
 func TestEditMovesARuleToTheIsolatedProcess(t *testing.T) {
 	const ns = "isolate-edit-e2e"
 	dyn := dynamic.NewForConfigOrDie(cluster.Config())
-	if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(t.Context(),
-		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}},
-		metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	ensureNamespace(t, dyn, ns)
 	file := filepath.Join(t.TempDir(), "rules.yaml")
 	writeFile(t, file, annotatingRule("mover", ns, ""))
 	k := startKreact(t, "run", "-f", file, "--reload-interval", "200ms")

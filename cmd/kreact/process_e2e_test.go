@@ -11,6 +11,11 @@ import (
 	"testing"
 
 	"github.com/kreact/kreact/internal/testcluster"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 )
 
 // buildKreact builds the kreact binary once per test binary, into the
@@ -69,4 +74,13 @@ func (p *kreactProcess) exited() <-chan error {
 	c := make(chan error, 1)
 	go func() { c <- p.wait() }()
 	return c
+}
+
+// ensureNamespace creates namespace ns on the test cluster unless it exists.
+func ensureNamespace(t *testing.T, dyn dynamic.Interface, ns string) {
+	t.Helper()
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
+	if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(t.Context(), obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 }

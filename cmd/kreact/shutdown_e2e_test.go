@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kreact/kreact/internal/testcluster"
@@ -29,11 +28,7 @@ func TestSIGTERMWithALoopingScriptAndQueuedChanges(t *testing.T) {
 	cfg := cluster.Config()
 	cfg.QPS, cfg.Burst = 500, 1000
 	dyn := dynamic.NewForConfigOrDie(cfg)
-	if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(t.Context(),
-		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}},
-		metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	ensureNamespace(t, dyn, ns)
 	var wg sync.WaitGroup
 	errs := make(chan error, objects)
 	for w := range 10 {

@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kreact/kreact/internal/testcluster"
@@ -32,10 +31,7 @@ func TestRunSaysSyncedOnlyOnceListed(t *testing.T) {
 		n  = 3000
 	)
 	dyn := dynamic.NewForConfigOrDie(cluster.Config())
-	namespace := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
-	if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(t.Context(), namespace, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	ensureNamespace(t, dyn, ns)
 	var g errgroup.Group
 	g.SetLimit(8)
 	for i := range n {
