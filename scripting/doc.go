@@ -123,6 +123,11 @@
 //     doubling (scriptProcs): each stop of the world costs others a
 //     pause, and there are fewer of them.
 //
+// What this cannot remove is that one process's rules share its collector:
+// beside hostile calls, a good rule's calls still wait for collections
+// that wait for the hostile ones. Rules that must not slow the others run
+// in a process of their own (package isolation, spec.isolate).
+//
 // Because every call is charged with everything allocated since it
 // started, what the calls running hold together is at most what the oldest
 // of them is charged: about one limit, plus overruns, however many run.
