@@ -29,8 +29,11 @@
 //     rule: a child cannot take part in the shard membership of its
 //     parent.
 //
-// Not guaranteed: the child's metrics are not exported (it serves no
-// endpoint), its parent counts the rules it handed over as loaded
-// (HandedOver) whether or not the child could load them, and it runs under the same memory limit (a container's) as
-// its parent, with GOMEMLIMIT set from it in each.
+// The child serves its own metrics and probes where kreact run's
+// --isolated-metrics-bind-address says, and none without it.
+//
+// Not guaranteed: the parent counts the rules it handed over as loaded
+// (HandedOver) whether or not the child could load them, and the child
+// runs under the same memory limit (a container's) as its parent, with
+// GOMEMLIMIT set from it in each.
 package isolation

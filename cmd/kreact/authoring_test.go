@@ -247,3 +247,13 @@ func TestRBACRefusesWhatValidateRefuses(t *testing.T) {
 		})
 	}
 }
+
+// The isolated rules' process cannot share its parent's endpoint address.
+func TestRunRefusesTheSameAddressForTheIsolatedProcess(t *testing.T) {
+	for _, flag := range []string{"--metrics-bind-address", "--health-probe-bind-address"} {
+		code, stdout, stderr := run(t, "run", "-f", "../../examples", flag, "127.0.0.1:8080", "--isolated-metrics-bind-address", "127.0.0.1:8080")
+		if code != exitUsage || !strings.Contains(stderr, "--isolated-metrics-bind-address 127.0.0.1:8080 is already this process's address") {
+			t.Errorf("%s: %s", flag, transcript(code, stdout, stderr))
+		}
+	}
+}

@@ -52,7 +52,8 @@ func TestIsolatedRuleRunsInAChildAtIdlePriority(t *testing.T) {
 	ensureNamespace(t, dyn, ns)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "rules.yaml"), annotatingRule("plain", ns, "")+"---\n"+annotatingRule("apart", ns, "  isolate: true\n"))
-	k := startKreact(t, "run", "-f", dir)
+	metricsAddr := testcluster.FreeAddr(t)
+	k := startKreact(t, "run", "-f", dir, "--isolated-metrics-bind-address", metricsAddr)
 	stderr := k.stderr
 
 	var child int
@@ -76,6 +77,11 @@ func TestIsolatedRuleRunsInAChildAtIdlePriority(t *testing.T) {
 	testcluster.Eventually(t, "both rules to annotate the ConfigMap", func() bool {
 		got, err := cms.Get(t.Context(), "both", metav1.GetOptions{})
 		return err == nil && got.GetAnnotations()["plain"] == "yes" && got.GetAnnotations()["apart"] == "yes"
+	})
+	// The isolated process serves its own metrics.
+	testcluster.Eventually(t, "the isolated process's metrics to count the call of rule apart", func() bool {
+		_, body := testcluster.HTTPGet(t, "http://"+metricsAddr+"/metrics")
+		return strings.Contains(body, "kreact_rules_loaded 1") && strings.Contains(body, `kreact_handler_calls_total{event="add",rule="apart"} 1`)
 	})
 	if n := stderr.Count(`msg="rules loaded"`, "isolated=true", "rules=1"); n != 1 {
 		t.Errorf("the isolated process logged %d \"rules loaded\" lines with rules=1, want 1", n)

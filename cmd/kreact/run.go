@@ -23,14 +23,17 @@ import (
 )
 
 type runFlags struct {
-	files          []string
-	dryRun         bool
-	reloadInterval time.Duration
-	cluster        clusterFlags
-	log            logFlags
-	serve          serveFlags
-	leader         leaderFlags
-	shards         shardFlags
+	files []string
+	// isolatedMetrics is the metrics address of the isolated rules'
+	// process: each process reads the flag, and that one serves it.
+	isolatedMetrics string
+	dryRun          bool
+	reloadInterval  time.Duration
+	cluster         clusterFlags
+	log             logFlags
+	serve           serveFlags
+	leader          leaderFlags
+	shards          shardFlags
 }
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -39,6 +42,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.ListVarP(&f.files, "filename", "f", "rule file or directory (repeatable)")
 	fs.BoolVarP(&f.dryRun, "dry-run", "", false, "send every action with dryRun=All and log it instead of changing the cluster")
 	fs.DurationVar(&f.reloadInterval, "reload-interval", 2*time.Second, "how often to check rule files for changes (0 disables reloading)")
+	fs.StringVarP(&f.isolatedMetrics, "isolated-metrics-bind-address", "", "",
+		"address for the /metrics, /healthz and /readyz of the process that runs the rules with spec.isolate, e.g. :8082 (empty disables)")
 	f.cluster.Register(fs)
 	f.log.Register(fs)
 	f.serve.Register(fs)
@@ -56,18 +61,21 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if fs.NArg() > 0 {
 		return &usageError{Msg: fmt.Sprintf("run: unexpected argument %q", fs.Arg(0))}
 	}
+	if a := f.isolatedMetrics; a != "" && (a == f.serve.MetricsAddr || a == f.serve.HealthAddr) {
+		return &usageError{Msg: fmt.Sprintf("run: --isolated-metrics-bind-address %s is already this process's address", a)}
+	}
 	logger, err := f.log.Logger(stderr)
 	if err != nil {
 		return err
 	}
 	// The kreact process of the isolated rules (package isolation) runs
-	// only those, and only while its parent runs, which leads and serves
-	// the endpoints.
+	// only those, and only while its parent runs, which leads; it serves
+	// its endpoints on an address of its own.
 	isolatedChild := os.Getenv(isolation.ChildEnv) == "1"
 	if isolatedChild {
 		logger = logger.With("isolated", true)
 		f.leader = leaderFlags{}
-		f.serve = serveFlags{}
+		f.serve = serveFlags{MetricsAddr: f.isolatedMetrics}
 	}
 	memlimit.Set(logger, os.Getenv, os.ReadFile)
 	// A broken rule file is reported and skipped: the other rules run.
