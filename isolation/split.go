@@ -54,10 +54,10 @@ func (s *Split) Load(ctx context.Context, rs []*rules.Rule, keepSources ...strin
 	var refused source.ErrorList
 	handOver := 0
 	for _, r := range rs {
-		if r.Isolate == s.Isolated || !r.Isolate {
-			continue
+		if s.Isolated || !r.Isolate {
+			continue // only the other side hands rules over
 		}
-		if s.Refuse != "" && r.Isolate {
+		if s.Refuse != "" {
 			pos := r.Pos
 			pos.Rule = r.Name
 			refused.Addf(pos, "spec.isolate: %s", s.Refuse)

@@ -72,7 +72,8 @@ func (r *Rules) Start(ctx context.Context) error {
 		return &NoRulesError{loadErr}
 	}
 	r.loaded(n)
-	logger.Info("rules loaded", append(append([]any{"rules", n}, r.elsewhereAttr()...), append([]any{"files", strings.Join(r.Options.Paths, ",")}, r.Attrs...)...)...)
+	attrs := append(r.counts(n), "files", strings.Join(r.Options.Paths, ","))
+	logger.Info("rules loaded", append(attrs, r.Attrs...)...)
 	// The "caches synced" line: every 100ms a look, every 3s a report.
 	engine.WaitForSync(ctx, logger, engine.SyncView{Rules: r.Engine.Status, Informers: r.Informers}, 100*time.Millisecond, 3*time.Second)
 	if r.Options.Interval > 0 {
@@ -83,7 +84,7 @@ func (r *Rules) Start(ctx context.Context) error {
 			if err != nil {
 				source.Log(logger, "reload: rules with errors keep their previous version", err)
 			} else {
-				logger.Info("rules reloaded", append([]any{"rules", n}, r.elsewhereAttr()...)...)
+				logger.Info("rules reloaded", r.counts(n)...)
 			}
 			if r.Options.Reloaded != nil {
 				r.Options.Reloaded(err)
@@ -112,10 +113,11 @@ func (r *Rules) elsewhere() int {
 	return r.Elsewhere()
 }
 
-// elsewhereAttr is the isolatedRules attribute, where there can be any.
-func (r *Rules) elsewhereAttr() []any {
+// counts are the attributes that count the rules: those n running here,
+// and those running elsewhere where there can be any.
+func (r *Rules) counts(n int) []any {
 	if r.Elsewhere == nil {
-		return nil
+		return []any{"rules", n}
 	}
-	return []any{"isolatedRules", r.Elsewhere()}
+	return []any{"rules", n, "isolatedRules", r.Elsewhere()}
 }

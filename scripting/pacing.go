@@ -14,8 +14,9 @@ const (
 	// so it is chosen against the resident-set bound: with the hostile
 	// scripts of the engine's memory e2e test, 128 MiB kept the peak at
 	// 253–326 MiB above idle in nine runs, 192 MiB at 356–444 in five,
-	// and 384 MiB let it reach 600. The good rule's latency beside them was no better with
-	// more (five interleaved pairs, 128 against 192 MiB).
+	// and 384 MiB let it reach 600. The good rule's latency beside them
+	// was no better with more (five interleaved pairs, 128 against 192
+	// MiB).
 	pressureHeadroom = 128 << 20
 	// pressureLasts is how long pressure stays after the last call that
 	// misbehaved: a rule whose calls keep failing rests between them

@@ -10,14 +10,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/kreact/kreact/internal/idleprio"
 	"github.com/kreact/kreact/internal/testcluster"
 )
 
@@ -49,7 +47,6 @@ spec:
 func TestIsolatedRuleRunsInAChildAtIdlePriority(t *testing.T) {
 	const ns = "isolate-e2e"
 	dyn := dynamic.NewForConfigOrDie(cluster.Config())
-	ensureNamespace(t, dyn, ns)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "rules.yaml"), annotatingRule("plain", ns, "")+"---\n"+annotatingRule("apart", ns, "  isolate: true\n"))
 	metricsAddr := testcluster.FreeAddr(t)
@@ -69,14 +66,9 @@ func TestIsolatedRuleRunsInAChildAtIdlePriority(t *testing.T) {
 		return stderr.Count("caches synced", "isolated=true") > 0
 	})
 
-	cms := dyn.Resource(configMapsGVR).Namespace(ns)
-	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "both"}}}
-	if _, err := cms.Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createNamespacedConfigMap(t, dyn, ns, "both")
 	testcluster.Eventually(t, "both rules to annotate the ConfigMap", func() bool {
-		got, err := cms.Get(t.Context(), "both", metav1.GetOptions{})
-		return err == nil && got.GetAnnotations()["plain"] == "yes" && got.GetAnnotations()["apart"] == "yes"
+		return annotationOf(t, dyn, ns, "both", "plain") == "yes" && annotationOf(t, dyn, ns, "both", "apart") == "yes"
 	})
 	// The isolated process serves its own metrics.
 	testcluster.Eventually(t, "the isolated process's metrics to count the call of rule apart", func() bool {
@@ -97,14 +89,12 @@ func TestIsolatedRuleRunsInAChildAtIdlePriority(t *testing.T) {
 	}
 	for _, task := range tasks {
 		tid, _ := strconv.Atoi(task.Name())
-		policy, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_GETSCHEDULER, uintptr(tid), 0, 0)
-		if errno != 0 {
+		demoted, err := idleprio.Demoted(tid)
+		if err != nil {
 			continue // the thread has ended
 		}
-		nice, _ := syscall.Getpriority(syscall.PRIO_PROCESS, tid)
-		const schedIdle = 5
-		if policy != schedIdle && 20-nice != 19 {
-			t.Errorf("thread %d of the isolated process: policy %d, nice %d; want SCHED_IDLE or nice 19", tid, policy, 20-nice)
+		if !demoted {
+			t.Errorf("thread %d of the isolated process runs neither at SCHED_IDLE nor at nice 19", tid)
 		}
 	}
 	if len(tasks) < 2 {
@@ -131,17 +121,7 @@ func TestIsolatedProcessStopsWithItsParent(t *testing.T) {
 	testcluster.Eventually(t, "the isolated process to sync", func() bool {
 		return stderr.Count("caches synced", "isolated=true") > 0
 	})
-	if err := k.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-k.exited():
-		if err != nil {
-			t.Errorf("kreact exited with %v after SIGTERM, want 0", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("kreact did not exit within 30 s of SIGTERM")
-	}
+	k.terminate(t)
 	if n := stderr.Count(`msg=stopped`, "isolated=true"); n != 1 {
 		t.Errorf("the isolated process logged %d \"stopped\" lines, want 1: it was not stopped before its parent exited", n)
 	}
@@ -156,7 +136,6 @@ func TestIsolatedProcessStopsWithItsParent(t *testing.T) {
 func TestEditMovesARuleToTheIsolatedProcess(t *testing.T) {
 	const ns = "isolate-edit-e2e"
 	dyn := dynamic.NewForConfigOrDie(cluster.Config())
-	ensureNamespace(t, dyn, ns)
 	file := filepath.Join(t.TempDir(), "rules.yaml")
 	writeFile(t, file, annotatingRule("mover", ns, ""))
 	k := startKreact(t, "run", "-f", file, "--reload-interval", "200ms")
@@ -175,14 +154,9 @@ func TestEditMovesARuleToTheIsolatedProcess(t *testing.T) {
 	if n := k.stderr.Count(`msg="rules loaded"`, "isolated=true", "rules=1"); n != 1 {
 		t.Errorf("the isolated process logged %d \"rules loaded\" lines with rules=1, want 1", n)
 	}
-	cms := dyn.Resource(configMapsGVR).Namespace(ns)
-	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "moved"}}}
-	if _, err := cms.Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createNamespacedConfigMap(t, dyn, ns, "moved")
 	testcluster.Eventually(t, "the isolated process to annotate the ConfigMap", func() bool {
-		got, err := cms.Get(t.Context(), "moved", metav1.GetOptions{})
-		return err == nil && got.GetAnnotations()["mover"] == "yes"
+		return annotationOf(t, dyn, ns, "moved", "mover") == "yes"
 	})
 }
 

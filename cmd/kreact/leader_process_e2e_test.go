@@ -19,14 +19,14 @@ import (
 // --leader-elect` processes with the example rules: exactly one acts; after
 // SIGKILL of the leader the other takes over and the rules keep working.
 func TestLeaderFailoverBetweenProcesses(t *testing.T) {
-	start := func(string) *kreactProcess {
+	start := func() *kreactProcess {
 		return startKreact(t, "run", "-f", "../../examples",
 			"--leader-elect", "--leader-elect-namespace", "default", "--leader-elect-name", "kreact-failover",
 			"--leader-elect-lease-duration", "4s", "--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period", "500ms")
 	}
 	acting := func(r *kreactProcess) bool { return strings.Contains(r.stderr.String(), "acquired the lease") }
 
-	a, b := start("a"), start("b")
+	a, b := start(), start()
 	testcluster.Eventually(t, "one replica to lead", func() bool { return acting(a) || acting(b) })
 	testcluster.Eventually(t, "the other to stand by", func() bool {
 		return strings.Contains(a.stderr.String(), "another replica holds the lease") || strings.Contains(b.stderr.String(), "another replica holds the lease")

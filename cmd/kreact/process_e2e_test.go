@@ -9,13 +9,15 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
-	"github.com/kreact/kreact/internal/testcluster"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/kreact/kreact/internal/testcluster"
 )
 
 // buildKreact builds the kreact binary once per test binary, into the
@@ -74,6 +76,33 @@ func (p *kreactProcess) exited() <-chan error {
 	c := make(chan error, 1)
 	go func() { c <- p.wait() }()
 	return c
+}
+
+// terminate sends the process SIGTERM and checks that it exits 0 within
+// Kubernetes' default grace period of 30 s.
+func (p *kreactProcess) terminate(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.exited():
+		if err != nil {
+			t.Errorf("kreact exited with %v after SIGTERM, want 0", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("kreact did not exit within 30 s of SIGTERM")
+	}
+}
+
+// annotationOf returns annotation key of ConfigMap ns/name, or "" if it
+// cannot be read.
+func annotationOf(t *testing.T, dyn dynamic.Interface, ns, name, key string) string {
+	cm, err := dyn.Resource(configMapsGVR).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	return cm.GetAnnotations()[key]
 }
 
 // ensureNamespace creates namespace ns on the test cluster unless it exists.

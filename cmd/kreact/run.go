@@ -140,13 +140,14 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	rec.WatchFinalizers(eng.Finalizing)
 	split := &isolation.Split{Engine: eng, Isolated: isolatedChild}
 	var isolated lifecycle.Runnable = lifecycle.Group{}
+	var elsewhere func() int
 	if !isolatedChild {
 		if f.shards.Enabled {
 			split.Refuse = "not supported with --shards: the isolated rules' process cannot take part in the shard membership"
 		} else {
 			sup := isolation.NewSupervisor(func() *exec.Cmd { return isolatedCommand(args, stderr) }, logger)
 			split.Found = sup.Want
-			isolated = sup
+			isolated, elsewhere = sup, split.HandedOver
 		}
 	}
 	srv, err := f.serve.Listen(ctx, logger, rec, func() error { return ready.Check(eng) })
@@ -165,10 +166,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 				rec.ReloadFailed()
 			}
 		}},
-		Loaded: ready.RulesLoaded, Attrs: []any{"dryRun", f.dryRun},
-	}
-	if split.Found != nil {
-		set.Elsewhere = split.HandedOver
+		Loaded: ready.RulesLoaded, Attrs: []any{"dryRun", f.dryRun}, Elsewhere: elsewhere,
 	}
 	leading, err := f.leader.Lead(cfg, logger, ready.SetLeading, lifecycle.Group{lifecycle.Func(eng.Run), set, isolated})
 	if err != nil {

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,17 +64,7 @@ spec:
 	stderr := k.stderr
 	testcluster.Eventually(t, "the looping script to time out", func() bool { return strings.Contains(stderr.String(), "timed out") })
 
-	if err := k.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-k.exited():
-		if err != nil {
-			t.Errorf("kreact exited with %v after SIGTERM, want 0", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("kreact did not exit within 30 s of SIGTERM")
-	}
+	k.terminate(t)
 	if !strings.Contains(stderr.String(), "replayed as initial adds at the next start") {
 		t.Error("the dropped calls were not logged")
 	}

@@ -1,6 +1,7 @@
 package idleprio
 
 import (
+	"fmt"
 	"os/exec"
 	"runtime"
 	"syscall"
@@ -20,6 +21,23 @@ func Demote(tid int) {
 	if errno != 0 {
 		_ = syscall.Setpriority(syscall.PRIO_PROCESS, tid, 19)
 	}
+}
+
+// Demoted reports whether a thread, of this process or another one,
+// runs at the priority Demote gives: SCHED_IDLE, or nice 19. It fails for
+// a thread that has ended.
+func Demoted(tid int) (bool, error) {
+	const schedIdle = 5
+	policy, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_GETSCHEDULER, uintptr(tid), 0, 0)
+	if errno != 0 {
+		return false, fmt.Errorf("sched_getscheduler(%d): %w", tid, errno)
+	}
+	prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, tid)
+	if err != nil {
+		return false, fmt.Errorf("getpriority(%d): %w", tid, err)
+	}
+	// The raw system call returns 20-nice.
+	return policy == schedIdle || 20-prio == 19, nil
 }
 
 // Start starts cmd from a thread demoted for it, and returns once the

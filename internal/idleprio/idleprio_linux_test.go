@@ -6,55 +6,61 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 )
 
-const schedIdle = 5
-
-// childEnv makes the test binary, started as a child, print its main
-// thread's policy and nice value instead of running the tests.
+// childEnv makes the test binary, started as a child, print whether its
+// main thread is demoted instead of running the tests.
 const childEnv = "IDLEPRIO_TEST_CHILD"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
-		policy, nice := priority(syscall.Gettid())
-		fmt.Println(policy, nice)
+		demoted, err := Demoted(ThreadID())
+		fmt.Println(demoted, err)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
 
-// priority returns a thread's scheduling policy and nice value.
-func priority(tid int) (policy, nice int) {
-	p, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_GETSCHEDULER, uintptr(tid), 0, 0)
-	if errno != 0 {
-		return -1, 0
+// demoted is Demoted for a live thread.
+func demoted(t *testing.T, tid int) bool {
+	t.Helper()
+	d, err := Demoted(tid)
+	if err != nil {
+		t.Fatal(err)
 	}
-	n, _ := syscall.Getpriority(syscall.PRIO_PROCESS, tid)
-	return int(p), 20 - n // the raw system call returns 20-nice
+	return d
 }
 
-func lowered(policy, nice int) bool { return policy == schedIdle || nice == 19 }
-
 func TestDemoteLowersOnlyTheThread(t *testing.T) {
-	done := make(chan [2]int)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if demoted(t, ThreadID()) {
+		t.Fatal("a thread is demoted before Demote")
+	}
+	type result struct {
+		demoted bool
+		err     error
+	}
+	done := make(chan result)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
 		Demote(ThreadID())
-		p, n := priority(ThreadID())
-		done <- [2]int{p, n}
+		d, err := Demoted(ThreadID())
+		done <- result{d, err}
 	}()
-	got := <-done
-	if !lowered(got[0], got[1]) {
-		t.Errorf("demoted thread: policy %d, nice %d; want SCHED_IDLE or nice 19", got[0], got[1])
+	if r := <-done; r.err != nil || !r.demoted {
+		t.Errorf("the demoted thread: demoted %v, err %v; want SCHED_IDLE or nice 19", r.demoted, r.err)
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if p, n := priority(ThreadID()); lowered(p, n) {
-		t.Errorf("another thread was lowered too: policy %d, nice %d", p, n)
+	if demoted(t, ThreadID()) {
+		t.Error("another thread was demoted too")
+	}
+}
+
+func TestDemotedFailsForAThreadThatEnded(t *testing.T) {
+	if _, err := Demoted(1 << 30); err == nil {
+		t.Error("Demoted of a thread that does not exist: no error")
 	}
 }
 
@@ -70,19 +76,13 @@ func TestStartRunsTheChildAtIdlePriority(t *testing.T) {
 	if err := <-wait; err != nil {
 		t.Fatalf("child: %v", err)
 	}
-	fields := strings.Fields(out.String())
-	if len(fields) != 2 {
-		t.Fatalf("child printed %q", out.String())
-	}
-	policy, _ := strconv.Atoi(fields[0])
-	nice, _ := strconv.Atoi(fields[1])
-	if !lowered(policy, nice) {
-		t.Errorf("child's main thread: policy %d, nice %d; want SCHED_IDLE or nice 19", policy, nice)
+	if got := strings.TrimSpace(out.String()); got != "true <nil>" {
+		t.Errorf("the child's main thread: demoted, err = %s; want true <nil>", got)
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if p, n := priority(ThreadID()); lowered(p, n) {
-		t.Errorf("the caller's thread was lowered: policy %d, nice %d", p, n)
+	if demoted(t, ThreadID()) {
+		t.Error("the caller's thread was demoted")
 	}
 }
 

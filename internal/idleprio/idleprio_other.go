@@ -6,8 +6,9 @@ import "os/exec"
 
 // Without per-thread priorities, threads keep theirs.
 
-func ThreadID() int { return 0 }
-func Demote(int)    {}
+func ThreadID() int             { return 0 }
+func Demote(int)                {}
+func Demoted(int) (bool, error) { return false, nil }
 
 // Start starts cmd and lowers the child to nice 19 (the whole process,
 // where the operating system has no thread priorities). The child is
