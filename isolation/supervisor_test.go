@@ -1,7 +1,6 @@
 package isolation
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kreact/kreact/internal/leaktest"
+	"github.com/kreact/kreact/internal/testcluster"
 )
 
 // childEnv makes the test binary, started as a child, act as an isolated
@@ -37,24 +37,6 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	leaktest.VerifyTestMain(m)
-}
-
-// syncBuffer is a bytes.Buffer safe for a child's output and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // child returns a command that runs this test binary as a child in mode,
@@ -97,7 +79,7 @@ func TestSupervisorStartsNothingUntilWanted(t *testing.T) {
 func TestSupervisorRestartsAChildThatExits(t *testing.T) {
 	var mu sync.Mutex
 	built := 0
-	var logs syncBuffer
+	var logs testcluster.LogBuffer
 	s := NewSupervisor(child("exit", io.Discard, &built, &mu), slog.New(slog.NewTextHandler(&logs, nil)))
 	s.backoff = 10 * time.Millisecond
 	s.Want()
@@ -121,7 +103,7 @@ func TestSupervisorRestartsAChildThatExits(t *testing.T) {
 func TestSupervisorStopsTheChildWithSIGTERM(t *testing.T) {
 	var mu sync.Mutex
 	built := 0
-	var out, logs syncBuffer
+	var out, logs testcluster.LogBuffer
 	s := NewSupervisor(child("term", &out, &built, &mu), slog.New(slog.NewTextHandler(&logs, nil)))
 	s.Want()
 	ctx, cancel := context.WithCancel(t.Context())
