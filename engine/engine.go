@@ -2,9 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -63,6 +60,11 @@ type Options struct {
 	// objects. The informer manager must have a shard source. The zero
 	// value shards nothing.
 	Shards reaction.PlanOptions
+	// RunsElsewhere, if set, reports whether another kreact process runs
+	// on a rule that a Load removes, finalizer included (package
+	// isolation): its finalizers then stay on the objects for that
+	// process, where those of a rule removed for good are released.
+	RunsElsewhere func(removed *rules.Rule) bool
 }
 
 // Observer is told what the engine does, for metrics and tests: what the
@@ -210,7 +212,7 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 			return err
 		}
 		keep[r.Name] = true
-		p := prepared{rule: r, fingerprint: fingerprint(r)}
+		p := prepared{rule: r, fingerprint: r.Fingerprint()}
 		prog, err := Compile(r)
 		if err != nil {
 			errs = append(errs, err)
@@ -272,6 +274,10 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 		if !keep[name] {
 			delete(e.running, name)
 			stopping = append(stopping, r)
+			if e.opts.RunsElsewhere != nil && e.opts.RunsElsewhere(r.rule) {
+				e.log.Info("rule removed; another kreact process runs it", "rule", name)
+				continue
+			}
 			if r.rule.Finalizer {
 				releasing = append(releasing, r)
 			}
@@ -640,12 +646,4 @@ func Compile(r *rules.Rule) (*scripting.Program, error) {
 		return nil, scriptErrors(r, err)
 	}
 	return prog, nil
-}
-
-// fingerprint identifies a rule's content, to tell a changed rule from an
-// unchanged one when a rule set is reloaded.
-func fingerprint(r *rules.Rule) string {
-	data, _ := json.Marshal(r)
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
 }

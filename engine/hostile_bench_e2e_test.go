@@ -64,10 +64,7 @@ func BenchmarkHostileNeighbours(b *testing.B) {
 //
 //	go test -tags e2e ./engine -run '^$' -bench HostileNeighboursIsolated -benchtime 5x
 func BenchmarkHostileNeighboursIsolated(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "kreact")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/kreact").CombinedOutput(); err != nil {
-		b.Fatalf("build kreact: %v\n%s", err, out)
-	}
+	bin := buildKreact(b)
 	h := startHostileBench(b)
 	var quiet, hostile []time.Duration
 	var peakRSS []int64
@@ -95,6 +92,55 @@ func BenchmarkHostileNeighboursIsolated(b *testing.B) {
 	b.ReportMetric(float64(slices.Max(peakRSS))/1024, "isolated-peak-rss-above-idle-MiB")
 }
 
+// BenchmarkHostileNeighboursMoved is BenchmarkHostileNeighboursIsolated
+// with the hostile rules not marked spec.isolate: kreact runs them itself
+// until a call of each hogs it, then moves that rule to its isolated
+// process (--isolate-misbehaving, the default). So the start of each
+// hostile phase is as in one process, and the rest as isolated. It
+// reports kreact's own peak resident set above its resident set once
+// synced, and how many rules moved per phase.
+//
+//	go test -tags e2e ./engine -run '^$' -bench HostileNeighboursMoved -benchtime 5x
+func BenchmarkHostileNeighboursMoved(b *testing.B) {
+	bin := buildKreact(b)
+	h := startHostileBench(b)
+	var quiet, hostile []time.Duration
+	var peakRSS []int64
+	moved := 0
+	b.ResetTimer()
+	for i := range b.N {
+		quiet = append(quiet, h.phase(fmt.Sprintf("quiet-%d", i), func(ns string) string {
+			h.startKreact(bin, annotateRule("good", ns), false)
+			return ""
+		})...)
+		hostile = append(hostile, h.phase(fmt.Sprintf("moved-%d", i), func(ns string) string {
+			log := h.startKreact(bin, annotateRule("good", ns)+hostileRules(ns), false)
+			idle := log.kreactKiB("VmRSS")
+			h.stops = append(h.stops, func() {
+				peakRSS = append(peakRSS, log.kreactKiB("VmHWM")-idle)
+				if log.moves() == 0 {
+					b.Error("no hostile rule moved")
+				}
+				moved += log.moves()
+			})
+			return ""
+		})...)
+	}
+	b.StopTimer()
+	reportHostileBench(b, quiet, hostile)
+	b.ReportMetric(float64(slices.Max(peakRSS))/1024, "kreact-peak-rss-above-idle-MiB")
+	b.ReportMetric(float64(moved)/float64(b.N), "moved-rules/phase")
+}
+
+// buildKreact builds the kreact command into a temporary folder.
+func buildKreact(b *testing.B) string {
+	bin := filepath.Join(b.TempDir(), "kreact")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/kreact").CombinedOutput(); err != nil {
+		b.Fatalf("build kreact: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // startKreact starts `kreact run` on the rules in yaml, waits until its
 // caches synced (those of its isolated process if isolated is set), and
 // has the end of the phase stop it (SIGTERM) and check that it ran all
@@ -112,6 +158,7 @@ func (h *hostileBench) startKreact(bin, yaml string, isolated bool) *processLog 
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
+	log.pid = cmd.Process.Pid
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	h.stops = append(h.stops, func() {
@@ -157,9 +204,11 @@ type processLog struct {
 	ready     chan struct{}
 	isolated  bool
 	synced    bool
-	child     int
+	pid       int // kreact's
+	child     int // its isolated process's
 	failures  int
 	restarted int
+	moved     int
 }
 
 // childStarted is the line of the isolated process's start.
@@ -181,6 +230,14 @@ func (l *processLog) Write(p []byte) (int, error) {
 		}
 	}
 	l.failures += bytes.Count(p, []byte("script failed"))
+	for line := range bytes.Lines(p) {
+		if bytes.Contains(line, []byte("rule misbehaved; moving it")) {
+			l.moved++
+			if bytes.Contains(line, []byte(" rule=good ")) {
+				l.b.Error("the good rule moved to the isolated process")
+			}
+		}
+	}
 	return len(p), nil
 }
 
@@ -194,6 +251,21 @@ func (l *processLog) childKiB(field string) int64 {
 		l.b.Errorf("the isolated process's %s: %v", field, err)
 	}
 	return kib
+}
+
+// kreactKiB reads a field of kreact's /proc status, in KiB.
+func (l *processLog) kreactKiB(field string) int64 {
+	kib, err := processStatusKiB(strconv.Itoa(l.pid), field)
+	if err != nil {
+		l.b.Errorf("kreact's %s: %v", field, err)
+	}
+	return kib
+}
+
+func (l *processLog) moves() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.moved
 }
 
 func (l *processLog) restarts() int {

@@ -1,6 +1,6 @@
-// Package isolation runs the rules marked spec.isolate in a kreact
-// process of their own, so that what their scripts cost cannot slow the
-// other rules.
+// Package isolation runs the rules marked spec.isolate, and the rules
+// whose calls hogged kreact run, in a kreact process of their own, so that
+// what their scripts cost cannot slow the other rules.
 //
 // Within one process, a rule that misbehaves is bounded (its calls are
 // demoted, stopped at their memory limit and made to rest; see package
@@ -25,15 +25,31 @@
 //     logs why. When its context ends it sends the child SIGTERM and waits
 //     for it to finish its queued changes and actions, logging progress;
 //     if kreact run dies first, the kernel kills the child (Pdeathsig).
+//   - A rule that the parent runs moves to the child when one of its
+//     calls hogs the parent (scripting.Hogged: stopped at its timeout or
+//     memory limit while computing), if Split.Moved is set (kreact run
+//     --isolate-misbehaving). The parent logs the move and stops the rule;
+//     the Supervisor tells the child every move so far, on the child's
+//     standard input, at each start and at each move (Listen reads them
+//     before the child's first load); the child starts the rule. A move
+//     holds for that version of the rule (rules.Rule.Fingerprint): an
+//     edit runs in the parent again, on both sides alike. Moves are kept
+//     for the life of the parent.
+//   - A rule that leaves one side for the other keeps its finalizers on
+//     the objects (Split.RunsElsewhere, engine.Options.RunsElsewhere);
+//     only a rule removed for good, or that turned spec.finalizer off,
+//     has them released.
 //   - With --shards, isolated rules are refused with an error at their
-//     rule: a child cannot take part in the shard membership of its
-//     parent.
+//     rule, and no rule moves: a child cannot take part in the shard
+//     membership of its parent.
 //
 // The child serves its own metrics and probes where kreact run's
 // --isolated-metrics-bind-address says, and none without it.
 //
-// Not guaranteed: the parent counts the rules it handed over as loaded
-// (HandedOver) whether or not the child could load them, and the child
-// runs under the same memory limit (a container's) as its parent, with
-// GOMEMLIMIT set from it in each.
+// Not guaranteed: the calls that made a rule move ran in the parent, as
+// did every call the rule started before the move; moving bounds what a
+// rule costs the others, it does not remove it. The parent counts the
+// rules it handed over as loaded (HandedOver) whether or not the child
+// could load them, and the child runs under the same memory limit (a
+// container's) as its parent, with GOMEMLIMIT set from it in each.
 package isolation

@@ -1,12 +1,17 @@
 package isolation
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"log/slog"
+	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/scripting"
 	"github.com/kreact/kreact/source"
 )
 
@@ -20,41 +25,92 @@ type Engine interface {
 	Status() []engine.Status
 }
 
+// A Move is a version of a rule that misbehaved in kreact run and runs in
+// the isolated process from then on: its name and rules.Rule.Fingerprint.
+// An edit of the rule is a new version, which starts in kreact run again.
+type Move struct {
+	Rule        string `json:"rule"`
+	Fingerprint string `json:"fingerprint"`
+}
+
 // Split is an Engine that loads only one side's rules into the engine
-// under it: the isolated rules (spec.isolate) if Isolated is set, else the
-// others.
+// under it: the isolated rules (spec.isolate, and the rules moved after
+// they misbehaved) if Isolated is set, else the others.
 type Split struct {
 	Engine   Engine
 	Isolated bool
 	// Found, if set, is called at each Load whose rule set has an
-	// isolated rule that this side does not run: a Supervisor's Want.
+	// isolated rule that this side does not run, and at each move: a
+	// Supervisor's Want.
 	Found func()
-	// handedOver is how many isolated rules the last Load left to the
-	// other side.
-	handedOver atomic.Int64
 	// Refuse, if set, is why isolated rules cannot run: each is reported
 	// as an error at its rule instead of being left to the other side,
 	// and its file is treated as one that did not load (keepSources).
+	// Rules are not moved either.
 	Refuse string
+	// Moved, if set on the side that is not Isolated, makes Misbehaved
+	// move rules to the other side; it is told every move so far at each
+	// one (a Supervisor's Tell).
+	Moved func([]Move)
+	// Logger receives a line per move. Nil means slog.Default().
+	Logger *slog.Logger
+
+	// handedOver is how many isolated rules the last load left to the
+	// other side.
+	handedOver atomic.Int64
+
+	// loading serialises loads: Load, and the loads that follow a move.
+	loading sync.Mutex
+	// mu guards what follows; it is never held while rules load, because
+	// a rule's calls report to Misbehaved while the engine stops it.
+	mu    sync.Mutex
+	moved map[Move]bool
+	// ctx, last and keep are the arguments of the last Load, which a move
+	// loads again.
+	ctx  context.Context
+	last []*rules.Rule
+	keep []string
 }
 
 // Rules returns the rules of rs that run on this side.
 func (s *Split) Rules(rs []*rules.Rule) []*rules.Rule {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var mine []*rules.Rule
 	for _, r := range rs {
-		if r.Isolate == s.Isolated {
+		if s.isolated(r) == s.Isolated {
 			mine = append(mine, r)
 		}
 	}
 	return mine
 }
 
+// isolated reports whether r runs in the isolated process. s.mu must be
+// held.
+func (s *Split) isolated(r *rules.Rule) bool {
+	if r.Isolate {
+		return true
+	}
+	return len(s.moved) > 0 && s.moved[Move{r.Name, r.Fingerprint()}]
+}
+
 // Load loads this side's rules of rs; see engine.Engine.Load.
 func (s *Split) Load(ctx context.Context, rs []*rules.Rule, keepSources ...string) error {
+	s.loading.Lock()
+	defer s.loading.Unlock()
+	s.mu.Lock()
+	s.ctx, s.last, s.keep = ctx, rs, keepSources
+	s.mu.Unlock()
+	return s.load(ctx, rs, keepSources)
+}
+
+// load is Load; s.loading must be held.
+func (s *Split) load(ctx context.Context, rs []*rules.Rule, keepSources []string) error {
 	var refused source.ErrorList
 	handOver := 0
+	s.mu.Lock()
 	for _, r := range rs {
-		if s.Isolated || !r.Isolate {
+		if s.Isolated || !s.isolated(r) {
 			continue // only the other side hands rules over
 		}
 		if s.Refuse != "" {
@@ -63,16 +119,35 @@ func (s *Split) Load(ctx context.Context, rs []*rules.Rule, keepSources ...strin
 			refused.Addf(pos, "spec.isolate: %s", s.Refuse)
 			// As for a file that does not load: what ran from it before
 			// keeps running.
-			keepSources = append(keepSources, r.Source)
+			keepSources = append(slices.Clip(keepSources), r.Source)
 			continue
 		}
 		handOver++
 	}
+	s.mu.Unlock()
 	s.handedOver.Store(int64(handOver))
 	if handOver > 0 && s.Found != nil {
 		s.Found()
 	}
 	return errors.Join(refused.Err(), s.Engine.Load(ctx, s.Rules(rs), keepSources...))
+}
+
+// RunsElsewhere reports whether the other side runs a rule that this
+// side's engine removes, with its finalizer if it had one: the last Load's
+// rule set has a rule of that name on the other side, and that side can
+// run it. It is this side's engine.Options.RunsElsewhere.
+func (s *Split) RunsElsewhere(removed *rules.Rule) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.Isolated && s.Refuse != "" {
+		return false // nothing runs on the other side
+	}
+	for _, r := range s.last {
+		if r.Name == removed.Name {
+			return s.isolated(r) != s.Isolated && (r.Finalizer || !removed.Finalizer)
+		}
+	}
+	return false
 }
 
 // HandedOver is how many isolated rules the last Load left to the other
@@ -81,3 +156,83 @@ func (s *Split) HandedOver() int { return int(s.handedOver.Load()) }
 
 // Status is the engine's.
 func (s *Split) Status() []engine.Status { return s.Engine.Status() }
+
+// Misbehaved is told of every failed call of a rule on this side. If the
+// call hogged its process (scripting.Hogged) and Moved is set, the version of the
+// rule that the last Load ran moves to the isolated process: this side
+// stops it (its calls not started are dropped, its queued actions drain,
+// see engine.Engine.Load), and the other side starts it, replaying the
+// objects it watches as adds, as at every start. It returns at once; the
+// loads run on a goroutine of their own.
+func (s *Split) Misbehaved(rule string, err error) {
+	if s.Moved == nil || s.Isolated || s.Refuse != "" || !scripting.Hogged(err) {
+		return
+	}
+	s.mu.Lock()
+	i := slices.IndexFunc(s.last, func(r *rules.Rule) bool { return r.Name == rule })
+	if i < 0 || s.isolated(s.last[i]) {
+		s.mu.Unlock()
+		return // already moved, or no longer loaded
+	}
+	if s.moved == nil {
+		s.moved = make(map[Move]bool)
+	}
+	s.moved[Move{rule, s.last[i].Fingerprint()}] = true
+	s.mu.Unlock()
+	s.logger().Warn("rule misbehaved; moving it to the isolated rules' process until its file changes", "rule", rule, "error", err)
+	go s.reload()
+}
+
+// moves lists s.moved in a stable order. s.mu must be held.
+func (s *Split) moves() []Move {
+	list := make([]Move, 0, len(s.moved))
+	for m := range s.moved {
+		list = append(list, m)
+	}
+	slices.SortFunc(list, func(a, b Move) int {
+		return cmp.Or(cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Fingerprint, b.Fingerprint))
+	})
+	return list
+}
+
+// SetMoved sets the moved rules on the isolated side, as its parent told
+// it, and loads the last rule set again if a Load came before.
+func (s *Split) SetMoved(moves []Move) {
+	s.mu.Lock()
+	s.moved = make(map[Move]bool, len(moves))
+	for _, m := range moves {
+		s.moved[m] = true
+	}
+	loaded := s.ctx != nil
+	s.mu.Unlock()
+	if loaded {
+		s.reload()
+	}
+}
+
+// reload loads the last Load's rule set again, after the moved rules
+// changed.
+func (s *Split) reload() {
+	s.loading.Lock()
+	defer s.loading.Unlock()
+	s.mu.Lock()
+	ctx, rs, keep := s.ctx, s.last, s.keep
+	moves := s.moves()
+	s.mu.Unlock()
+	if ctx == nil || ctx.Err() != nil {
+		return
+	}
+	if s.Moved != nil && !s.Isolated {
+		// Told under s.loading, so that the other side hears of the
+		// moves in the order they were made.
+		s.Moved(moves)
+	}
+	source.Log(s.logger(), "rules with errors are not running", s.load(ctx, rs, keep))
+}
+
+func (s *Split) logger() *slog.Logger {
+	if s.Logger == nil {
+		return slog.Default()
+	}
+	return s.Logger
+}

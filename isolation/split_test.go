@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kreact/kreact/engine"
@@ -14,17 +15,29 @@ import (
 
 // loads records what an Engine was asked to load.
 type loads struct {
+	mu    sync.Mutex
 	names []string
 	keep  []string
+	count int
 }
 
 func (l *loads) Load(_ context.Context, rs []*rules.Rule, keepSources ...string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.names = nil
 	for _, r := range rs {
 		l.names = append(l.names, r.Name)
 	}
 	l.keep = keepSources
+	l.count++
 	return nil
+}
+
+// loaded returns the names of the last load, and how many loads there were.
+func (l *loads) loaded() ([]string, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.names, l.count
 }
 
 func (l *loads) Status() []engine.Status { return nil }

@@ -27,6 +27,13 @@ func TestMain(m *testing.M) {
 	case "":
 	case "exit":
 		os.Exit(3)
+	case "echo":
+		// Prints what its parent sends, until SIGTERM.
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, syscall.SIGTERM)
+		go func() { _, _ = io.Copy(os.Stdout, os.Stdin) }()
+		<-c
+		os.Exit(0)
 	case "term":
 		// Waits for SIGTERM, as kreact run does, and says it got it.
 		c := make(chan os.Signal, 1)
@@ -119,5 +126,26 @@ func TestSupervisorStopsTheChildWithSIGTERM(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "exited; starting it again") || built != 1 {
 		t.Errorf("a stop was taken for a crash (%d children):\n%s", built, logs.String())
+	}
+}
+
+func TestSupervisorSendsTheMovesAtStartAndAfter(t *testing.T) {
+	var mu sync.Mutex
+	built := 0
+	var out testcluster.LogBuffer
+	s := NewSupervisor(child("echo", &out, &built, &mu), slog.New(slog.DiscardHandler))
+	s.Tell([]Move{{Rule: "a", Fingerprint: "1"}})
+	s.Want()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error)
+	go func() { done <- s.Start(ctx) }()
+	eventually(t, "the first message", func() bool { return strings.Contains(out.String(), `{"moved":[{"rule":"a","fingerprint":"1"}]}`) })
+	s.Tell([]Move{{Rule: "a", Fingerprint: "1"}, {Rule: "b", Fingerprint: "2"}})
+	eventually(t, "the second message", func() bool {
+		return strings.Contains(out.String(), `{"moved":[{"rule":"a","fingerprint":"1"},{"rule":"b","fingerprint":"2"}]}`)
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

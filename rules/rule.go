@@ -1,6 +1,9 @@
 package rules
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -294,4 +297,14 @@ func (r *Rule) ScriptPosition(line, col int) source.Position {
 // String returns the rule's name and where it is defined, for logs.
 func (r *Rule) String() string {
 	return fmt.Sprintf("%s (%s)", r.Name, r.Pos)
+}
+
+// Fingerprint identifies the rule's content: two rules with the same
+// fingerprint are the same version of a rule. The engine restarts a rule
+// whose fingerprint changed on reload; package isolation remembers which
+// version of a rule misbehaved by it.
+func (r *Rule) Fingerprint() string {
+	data, _ := json.Marshal(r)
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }

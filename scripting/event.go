@@ -202,3 +202,18 @@ func (e *ScriptError) Error() string {
 
 // Unwrap returns Err.
 func (e *ScriptError) Unwrap() error { return e.Err }
+
+// Hogged reports whether the call was stopped at its timeout or memory
+// limit while computing: it had used demoteAfter of CPU, which a call
+// that waits (for kreact.http, say) does not. Such a call costs the rules
+// beside it in the same process (see Memory in the package doc), and
+// package isolation moves its rule to a process of its own.
+func (e *ScriptError) Hogged() bool {
+	return (e.Timeout || e.Memory) && e.CPU >= demoteAfter
+}
+
+// Hogged reports whether err is, or wraps, a ScriptError that Hogged.
+func Hogged(err error) bool {
+	var se *ScriptError
+	return errors.As(err, &se) && se.Hogged()
+}

@@ -8,11 +8,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kreact/kreact/internal/idleprio"
@@ -178,4 +181,127 @@ func TestIsolatedRulesAreRefusedWithShards(t *testing.T) {
 	if k.stderr.Count("rule=apart", "spec.isolate: not supported with --shards", "rules.yaml:4:") != 1 {
 		t.Errorf("no error at the rule:\n%s", k.stderr)
 	}
+}
+
+// spinningRule annotates every new ConfigMap of ns like annotatingRule,
+// except those whose name starts with "spin", on which it loops until its
+// timeout.
+func spinningRule(name, ns, extra string) string {
+	return strings.Replace(annotatingRule(name, ns, "  timeout: 500ms\n"+extra), "function onAdd(obj) {\n",
+		"function onAdd(obj) {\n      if (obj.metadata.name.startsWith(\"spin\")) for (;;) {}\n", 1)
+}
+
+// TestMisbehavingRuleMovesToTheIsolatedProcess: a rule not marked isolate
+// whose call loops until its timeout moves to the isolated process, which
+// runs it from then on, while the other rule stays; an edit of the rule
+// brings it back.
+func TestMisbehavingRuleMovesToTheIsolatedProcess(t *testing.T) {
+	const ns = "isolate-move-e2e"
+	dyn := dynamic.NewForConfigOrDie(cluster.Config())
+	file := filepath.Join(t.TempDir(), "rules.yaml")
+	writeFile(t, file, annotatingRule("plain", ns, "")+"---\n"+spinningRule("spinner", ns, ""))
+	metricsAddr := testcluster.FreeAddr(t)
+	k := startKreact(t, "run", "-f", file, "--reload-interval", "200ms", "--isolated-metrics-bind-address", metricsAddr)
+	testcluster.Eventually(t, "kreact to sync", func() bool { return k.stderr.Count("caches synced") > 0 })
+
+	createNamespacedConfigMap(t, dyn, ns, "spin-1")
+	testcluster.Eventually(t, "the spinning rule to move", func() bool {
+		return k.stderr.Count("rule misbehaved; moving it to the isolated rules' process", "rule=spinner", "timed out") == 1
+	})
+	testcluster.Eventually(t, "kreact to stop running it and the isolated process to start it", func() bool {
+		return k.stderr.Count("rule removed; another kreact process runs it", "rule=spinner") == 1 &&
+			k.stderr.Count(`msg="rule started"`, "rule=spinner", "isolated=true") == 1
+	})
+	createNamespacedConfigMap(t, dyn, ns, "after")
+	testcluster.Eventually(t, "both rules to annotate a new ConfigMap", func() bool {
+		return annotationOf(t, dyn, ns, "after", "plain") == "yes" && annotationOf(t, dyn, ns, "after", "spinner") == "yes"
+	})
+	testcluster.Eventually(t, "the isolated process to have run the spinner on it", func() bool {
+		_, body := testcluster.HTTPGet(t, "http://"+metricsAddr+"/metrics")
+		return strings.Contains(body, `kreact_handler_calls_total{event="add",rule="spinner"}`) && !strings.Contains(body, `rule="plain"`)
+	})
+	if n := k.stderr.Count("rule misbehaved"); n != 1 {
+		t.Errorf("%d moves logged, want 1", n)
+	}
+
+	// An edit is a new version, which kreact runs itself again.
+	writeFile(t, file, annotatingRule("plain", ns, "")+"---\n"+strings.Replace(spinningRule("spinner", ns, ""), "timeout: 500ms", "timeout: 400ms", 1))
+	testcluster.Eventually(t, "kreact to run the edited rule itself", func() bool {
+		return k.stderr.Count(`msg="rules reloaded"`, "rules=2 isolatedRules=0") > 0 &&
+			k.stderr.Count("rule removed; another kreact process runs it", "rule=spinner", "isolated=true") == 1
+	})
+	createNamespacedConfigMap(t, dyn, ns, "edited")
+	testcluster.Eventually(t, "the edited rule to annotate", func() bool {
+		return annotationOf(t, dyn, ns, "edited", "spinner") == "yes"
+	})
+}
+
+// TestIsolateMisbehavingCanBeTurnedOff: with --isolate-misbehaving=false a
+// spinning rule stays where it is, and no second process starts.
+func TestIsolateMisbehavingCanBeTurnedOff(t *testing.T) {
+	const ns = "isolate-off-e2e"
+	dyn := dynamic.NewForConfigOrDie(cluster.Config())
+	file := filepath.Join(t.TempDir(), "rules.yaml")
+	writeFile(t, file, spinningRule("spinner", ns, ""))
+	k := startKreact(t, "run", "-f", file, "--isolate-misbehaving=false")
+	testcluster.Eventually(t, "kreact to sync", func() bool { return k.stderr.Count("caches synced") > 0 })
+	createNamespacedConfigMap(t, dyn, ns, "spin-1")
+	createNamespacedConfigMap(t, dyn, ns, "spin-2")
+	testcluster.Eventually(t, "two calls to time out", func() bool { return k.stderr.Count("rule=spinner", "timed out") >= 2 })
+	if k.stderr.Count("rule misbehaved") != 0 || k.stderr.Count("started their kreact process") != 0 {
+		t.Errorf("the rule moved:\n%s", k.stderr)
+	}
+}
+
+// TestFinalizersStayWhenARuleMovesToTheIsolatedProcess: a rule with
+// spec.finalizer that an edit isolates keeps its finalizer on the objects
+// it watched, and the isolated process runs the onDelete of an object
+// deleted after the move.
+func TestFinalizersStayWhenARuleMovesToTheIsolatedProcess(t *testing.T) {
+	const ns = "isolate-fin-e2e"
+	dyn := dynamic.NewForConfigOrDie(cluster.Config())
+	file := filepath.Join(t.TempDir(), "rules.yaml")
+	rule := func(extra string) string {
+		return `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: keeper
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [` + ns + `]
+  finalizer: true
+  permissions:
+    - {resources: [configmaps], verbs: [apply]}
+` + extra + `  script: |
+    function onDelete(obj) {
+      if (obj.metadata.name.startsWith("gone-")) return;
+      kreact.apply({apiVersion: "v1", kind: "ConfigMap", metadata: {name: "gone-" + obj.metadata.name, namespace: obj.metadata.namespace}});
+    }
+`
+	}
+	writeFile(t, file, rule(""))
+	k := startKreact(t, "run", "-f", file, "--reload-interval", "200ms")
+	createNamespacedConfigMap(t, dyn, ns, "held")
+	hasFinalizer := func() bool {
+		cm, err := dyn.Resource(configMapsGVR).Namespace(ns).Get(t.Context(), "held", metav1.GetOptions{})
+		return err == nil && slices.Contains(cm.GetFinalizers(), "kreact.dev/keeper")
+	}
+	testcluster.Eventually(t, "the ConfigMap to carry the finalizer", hasFinalizer)
+
+	writeFile(t, file, rule("  isolate: true\n"))
+	testcluster.Eventually(t, "the isolated process to sync the rule", func() bool {
+		return k.stderr.Count("caches synced", "isolated=true") > 0 && k.stderr.Count("rule removed; another kreact process runs it", "rule=keeper") == 1
+	})
+	if !hasFinalizer() || k.stderr.Count("finalizers released") != 0 {
+		t.Fatalf("the finalizer was released when the rule moved:\n%s", k.stderr)
+	}
+	if err := dyn.Resource(configMapsGVR).Namespace(ns).Delete(t.Context(), "held", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, "the isolated process to run onDelete and the ConfigMap to go", func() bool {
+		_, err := dyn.Resource(configMapsGVR).Namespace(ns).Get(t.Context(), "held", metav1.GetOptions{})
+		_, err2 := dyn.Resource(configMapsGVR).Namespace(ns).Get(t.Context(), "gone-held", metav1.GetOptions{})
+		return apierrors.IsNotFound(err) && err2 == nil
+	})
 }

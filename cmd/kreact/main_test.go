@@ -4,16 +4,25 @@ package main
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kreact/kreact/internal/testcluster"
+	"github.com/kreact/kreact/isolation"
 )
 
 var cluster *testcluster.Cluster
 
-func TestMain(m *testing.M) { testcluster.Main(m, testcluster.Options{}, &cluster) }
+func TestMain(m *testing.M) {
+	if os.Getenv(isolation.ChildEnv) == "1" {
+		// A kreact run started in-process (startCLI) starts this binary
+		// for its isolated rules: it is kreact then, not the tests.
+		main()
+	}
+	testcluster.Main(m, testcluster.Options{}, &cluster)
+}
 
 // cli is a kreact command running in-process until the test ends.
 type cli struct {

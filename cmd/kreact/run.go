@@ -27,13 +27,16 @@ type runFlags struct {
 	// isolatedMetrics is the metrics address of the isolated rules'
 	// process: each process reads the flag, and that one serves it.
 	isolatedMetrics string
-	dryRun          bool
-	reloadInterval  time.Duration
-	cluster         clusterFlags
-	log             logFlags
-	serve           serveFlags
-	leader          leaderFlags
-	shards          shardFlags
+	// isolateMisbehaving moves a rule whose call hogged the process to the
+	// isolated rules' process.
+	isolateMisbehaving bool
+	dryRun             bool
+	reloadInterval     time.Duration
+	cluster            clusterFlags
+	log                logFlags
+	serve              serveFlags
+	leader             leaderFlags
+	shards             shardFlags
 }
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -43,7 +46,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVarP(&f.dryRun, "dry-run", "", false, "send every action with dryRun=All and log it instead of changing the cluster")
 	fs.DurationVar(&f.reloadInterval, "reload-interval", 2*time.Second, "how often to check rule files for changes (0 disables reloading)")
 	fs.StringVarP(&f.isolatedMetrics, "isolated-metrics-bind-address", "", "",
-		"address for the /metrics, /healthz and /readyz of the process that runs the rules with spec.isolate, e.g. :8082 (empty disables)")
+		"address for the /metrics, /healthz and /readyz of the process that runs the isolated rules (spec.isolate, and those moved for misbehaving), e.g. :8082 (empty disables)")
+	fs.BoolVarP(&f.isolateMisbehaving, "isolate-misbehaving", "", true,
+		"move a rule to the isolated rules' process when one of its calls is stopped at its timeout or memory limit while computing, until its file changes")
 	f.cluster.Register(fs)
 	f.log.Register(fs)
 	f.serve.Register(fs)
@@ -130,25 +135,35 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	rec := metrics.New()
 	rec.WatchInformers(stack.Informers.Status)
 	ready := metrics.NewReadiness(rec)
+	split := &isolation.Split{Isolated: isolatedChild, Logger: logger}
 	eng := engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
 		DryRun:          f.dryRun,
 		Logger:          logger,
-		Observer:        rec,
+		Observer:        isolation.Observer{Observer: rec, Split: split},
 		MetricsProvider: rec,
 		Shards:          f.shards.Plan(),
+		RunsElsewhere:   split.RunsElsewhere,
 	})
+	split.Engine = eng
 	rec.WatchFinalizers(eng.Finalizing)
-	split := &isolation.Split{Engine: eng, Isolated: isolatedChild}
 	var isolated lifecycle.Runnable = lifecycle.Group{}
 	var elsewhere func() int
-	if !isolatedChild {
-		if f.shards.Enabled {
-			split.Refuse = "not supported with --shards: the isolated rules' process cannot take part in the shard membership"
-		} else {
-			sup := isolation.NewSupervisor(func() *exec.Cmd { return isolatedCommand(args, stderr) }, logger)
-			split.Found = sup.Want
-			isolated, elsewhere = sup, split.HandedOver
+	switch {
+	case isolatedChild:
+		// The rules kreact run moved here so far come first, so that the
+		// first load runs them.
+		if err := isolation.Listen(split, os.Stdin); err != nil {
+			return err
 		}
+	case f.shards.Enabled:
+		split.Refuse = "not supported with --shards: the isolated rules' process cannot take part in the shard membership"
+	default:
+		sup := isolation.NewSupervisor(func() *exec.Cmd { return isolatedCommand(args, stderr) }, logger)
+		split.Found = sup.Want
+		if f.isolateMisbehaving {
+			split.Moved = sup.Tell
+		}
+		isolated, elsewhere = sup, split.HandedOver
 	}
 	srv, err := f.serve.Listen(ctx, logger, rec, func() error { return ready.Check(eng) })
 	if err != nil {

@@ -1,0 +1,194 @@
+package isolation
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kreact/kreact/internal/testcluster"
+	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/scripting"
+)
+
+// hog is the error of a call stopped at its timeout while it computed.
+var hog = &scripting.ScriptError{Rule: "plain", Handler: "onAdd", Message: "timed out", Timeout: true, CPU: time.Second}
+
+// told records what a Split's Moved was told.
+type told struct {
+	mu    sync.Mutex
+	moves [][]Move
+}
+
+func (t *told) tell(m []Move) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.moves = append(t.moves, m)
+}
+
+func (t *told) last() []Move {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.moves) == 0 {
+		return nil
+	}
+	return t.moves[len(t.moves)-1]
+}
+
+func TestMisbehavedMovesTheRuleToTheOtherSide(t *testing.T) {
+	var parent, child loads
+	var heard told
+	var logs testcluster.LogBuffer
+	found := 0
+	rs := ruleSet()
+	ps := &Split{Engine: &parent, Moved: heard.tell, Found: func() { found++ }, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	if err := ps.Load(t.Context(), rs); err != nil {
+		t.Fatal(err)
+	}
+
+	// Errors that do not hog the process move nothing.
+	for _, err := range []error{
+		errors.New("boom"),
+		&scripting.ScriptError{Message: "Error: boom", CPU: time.Second},
+		&scripting.ScriptError{Message: "timed out", Timeout: true, CPU: 50 * time.Microsecond}, // waited, for kreact.http say
+	} {
+		ps.Misbehaved("plain", err)
+	}
+	ps.Misbehaved("unknown", hog)
+	if names, n := parent.loaded(); n != 1 || heard.last() != nil {
+		t.Fatalf("a call that did not hog moved its rule: %d loads, last %v, told %v", n, names, heard.last())
+	}
+
+	ps.Misbehaved("plain", fmt.Errorf("handler: %w", hog))
+	testcluster.Eventually(t, "the parent to stop running plain", func() bool {
+		names, _ := parent.loaded()
+		return len(names) == 0
+	})
+	want := []Move{{Rule: "plain", Fingerprint: rs[0].Fingerprint()}}
+	if !slices.Equal(heard.last(), want) {
+		t.Errorf("told %v; want %v", heard.last(), want)
+	}
+	if ps.HandedOver() != 2 || found != 2 {
+		t.Errorf("%d rules handed over, Found called %d times; want 2 and 2", ps.HandedOver(), found)
+	}
+	if !strings.Contains(logs.String(), "rule misbehaved; moving it to the isolated rules' process") || !strings.Contains(logs.String(), "rule=plain") {
+		t.Errorf("the move is not logged with its rule:\n%s", logs.String())
+	}
+	// A second hogging call of the moved rule, still under way in the
+	// parent as it stopped, moves nothing again.
+	ps.Misbehaved("plain", hog)
+	if len(heard.moves) != 1 {
+		t.Errorf("told %d times; want once", len(heard.moves))
+	}
+
+	// The child runs the moved rule, and the parent stays apart from it.
+	cs := &Split{Engine: &child, Isolated: true}
+	cs.SetMoved(heard.last())
+	if err := cs.Load(t.Context(), rs); err != nil {
+		t.Fatal(err)
+	}
+	if names, _ := child.loaded(); !slices.Equal(names, []string{"plain", "apart"}) {
+		t.Errorf("the child loaded %v; want [plain apart]", names)
+	}
+	if !ps.RunsElsewhere(rs[0]) || cs.RunsElsewhere(rs[0]) {
+		t.Errorf("RunsElsewhere(plain): parent %v, child %v; want true and false", ps.RunsElsewhere(rs[0]), cs.RunsElsewhere(rs[0]))
+	}
+
+	// An edit is a new version: both sides run it in the parent again.
+	edited := ruleSet()
+	edited[0].Description = "edited"
+	if err := ps.Load(t.Context(), edited); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Load(t.Context(), edited); err != nil {
+		t.Fatal(err)
+	}
+	pn, _ := parent.loaded()
+	cn, _ := child.loaded()
+	if !slices.Equal(pn, []string{"plain"}) || !slices.Equal(cn, []string{"apart"}) {
+		t.Errorf("after an edit of plain: parent %v, child %v; want [plain] and [apart]", pn, cn)
+	}
+}
+
+func TestMisbehavedMovesNothingWhereItCannot(t *testing.T) {
+	var heard told
+	for name, s := range map[string]*Split{
+		"without Moved": {},
+		"refused":       {Moved: heard.tell, Refuse: "not supported with --shards"},
+		"isolated side": {Moved: heard.tell, Isolated: true},
+	} {
+		var l loads
+		s.Engine = &l
+		_ = s.Load(t.Context(), ruleSet())
+		s.Misbehaved("plain", hog)
+		s.Misbehaved("apart", hog)
+		time.Sleep(10 * time.Millisecond)
+		if _, n := l.loaded(); n != 1 || heard.last() != nil {
+			t.Errorf("%s: %d loads, told %v; want no move", name, n, heard.last())
+		}
+	}
+}
+
+func TestRunsElsewhereKeepsFinalizersOnlyForTheOtherSide(t *testing.T) {
+	rs := ruleSet()
+	rs[1].Finalizer = true
+	ps := &Split{Engine: &loads{}}
+	cs := &Split{Engine: &loads{}, Isolated: true}
+	_ = ps.Load(t.Context(), rs)
+	_ = cs.Load(t.Context(), rs)
+	withFinalizer := func(r *rules.Rule) *rules.Rule { c := *r; c.Finalizer = true; return &c }
+	for _, c := range []struct {
+		name string
+		s    *Split
+		r    *rules.Rule
+		want bool
+	}{
+		{"parent, isolated rule", ps, rs[1], true},
+		{"parent, its own rule", ps, rs[0], false},
+		{"child, the parent's rule", cs, rs[0], true},
+		{"child, the parent's rule, which dropped its finalizer", cs, withFinalizer(rs[0]), false},
+		{"child, a rule removed for good", cs, &rules.Rule{Name: "gone"}, false},
+		{"refused", &Split{Engine: &loads{}, Refuse: "no", last: rs}, rs[1], false},
+	} {
+		if got := c.s.RunsElsewhere(c.r); got != c.want {
+			t.Errorf("%s: RunsElsewhere = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestListenSetsMovesBeforeReturning(t *testing.T) {
+	var child loads
+	cs := &Split{Engine: &child, Isolated: true, Logger: slog.New(slog.DiscardHandler)}
+	r, w := io.Pipe()
+	defer r.Close()
+	rs := ruleSet()
+	go func() { _, _ = io.WriteString(w, `{"moved":[]}`+"\n") }()
+	if err := Listen(cs, r); err != nil {
+		t.Fatal(err)
+	}
+	_ = cs.Load(t.Context(), rs)
+	if names, _ := child.loaded(); !slices.Equal(names, []string{"apart"}) {
+		t.Fatalf("loaded %v; want [apart]", names)
+	}
+	fmt.Fprintf(w, `{"moved":[{"rule":"plain","fingerprint":%q}]}`+"\n", rs[0].Fingerprint())
+	testcluster.Eventually(t, "the moved rule to load", func() bool {
+		names, _ := child.loaded()
+		return slices.Equal(names, []string{"plain", "apart"})
+	})
+	w.Close()
+}
+
+func TestListenRefusesABrokenMessage(t *testing.T) {
+	err := Listen(&Split{Engine: &loads{}, Isolated: true}, strings.NewReader("moved plain\n"))
+	if err == nil || !strings.Contains(err.Error(), "a message from kreact run") {
+		t.Errorf("err = %v", err)
+	}
+	if err := Listen(&Split{Engine: &loads{}, Isolated: true}, strings.NewReader("")); err != nil {
+		t.Errorf("no message at all: %v", err)
+	}
+}

@@ -1,0 +1,40 @@
+package scripting
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// A call stopped at its timeout or memory limit while computing hogged the
+// process; one that threw, even after long work, or timed out while it
+// waited, did not.
+func TestHogged(t *testing.T) {
+	tests := []struct {
+		name, body string
+		opts       RuntimeOptions
+		want       bool
+	}{
+		{"endless loop", `for (;;) {}`, RuntimeOptions{Timeout: 100 * time.Millisecond}, true},
+		{"memory", `const a = []; for (;;) a.push({i: a.length});`, RuntimeOptions{MemoryLimit: 16 << 20, Timeout: 30 * time.Second}, true},
+		{"throw", `throw new Error("boom");`, RuntimeOptions{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := mustRuntime(t, "rule.js", "function onAdd(obj) {\n  "+tt.body+"\n}\n", newFakeHost(), tt.opts)
+			_, err := r.Call(addEvent)
+			if err == nil {
+				t.Fatal("the call succeeded")
+			}
+			if got := Hogged(fmt.Errorf("wrapped: %w", err)); got != tt.want {
+				t.Errorf("Hogged(%v) = %v, want %v", err, got, tt.want)
+			}
+		})
+	}
+	waited := &ScriptError{Message: "timed out", Timeout: true, CPU: demoteAfter / 2}
+	thrown := &ScriptError{Message: "Error: boom", CPU: time.Second}
+	if Hogged(waited) || Hogged(thrown) || Hogged(errors.New("timed out")) {
+		t.Error("a call that timed out while it waited, or threw, counts as hogging")
+	}
+}
