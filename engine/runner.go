@@ -84,6 +84,7 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 			Timeout:     r.Timeout,
 			MaxActions:  r.MaxActions,
 			MemoryLimit: r.MemoryLimit,
+			CPULimit:    e.opts.CPULimit,
 			DryRun:      dryRun,
 		})
 		if err != nil {

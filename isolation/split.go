@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/rules"
@@ -24,6 +25,16 @@ type Engine interface {
 	Load(ctx context.Context, rs []*rules.Rule, keepSources ...string) error
 	Status() []engine.Status
 }
+
+// MoveAfterCPU is the CPU time after which kreact run stops a call and
+// moves its rule (engine.Options.CPULimit, where rules move): thousands
+// of times what a handler call takes (about 15µs), and long before a
+// looping call's timeout (1s by default). A call stopped so is run again
+// in the isolated process, without that limit, as the objects of a rule
+// that starts there are replayed. Hostile calls that run on in kreact run
+// until their timeout or memory limit are what slow the other rules most
+// (see the README's benchmarks).
+const MoveAfterCPU = 50 * time.Millisecond
 
 // A Move is a version of a rule that misbehaved in kreact run and runs in
 // the isolated process from then on: its name and rules.Rule.Fingerprint.

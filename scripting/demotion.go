@@ -71,20 +71,26 @@ func (t *callThread) leave(measure bool) (demoted bool, used time.Duration) {
 
 // check demotes the thread if the call on it has used more than
 // demoteAfter of CPU, and reports whether it did so now. The watchdog
-// calls it at each reading.
-func (t *callThread) check() (demotedNow bool) {
+// calls it at each reading. Once demoted, the thread's CPU clock is read
+// again only if always is set (for RuntimeOptions.CPULimit); used is what
+// the call has used when read, else 0.
+func (t *callThread) check(always bool) (demotedNow bool, used time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.tid == 0 || t.demoted {
-		return false
+	if t.tid == 0 || t.demoted && !always {
+		return false, 0
 	}
 	cpu, ok := threadCPUTime(t.tid)
-	if !ok || cpu-t.cpuAtStart < demoteAfter {
-		return false
+	if !ok {
+		return false, 0
 	}
-	// Demoted or not, the call is not looked at again: a thread whose
+	used = cpu - t.cpuAtStart
+	if t.demoted || used < demoteAfter {
+		return false, used
+	}
+	// Demoted or not, the call is not demoted again: a thread whose
 	// priority cannot be lowered would fail the same way at every reading.
 	t.demoted = true
 	idleprio.Demote(t.tid)
-	return true
+	return true, used
 }

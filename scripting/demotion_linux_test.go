@@ -44,16 +44,19 @@ func TestLongCallIsDemoted(t *testing.T) {
 		out <- r
 	}()
 	<-entered
-	if ct.check() {
+	if demoted, _ := ct.check(false); demoted {
 		t.Error("check demoted a call that had just started")
 	}
 	checked <- struct{}{}
 	<-spun
-	if !ct.check() {
-		t.Error("check did not report demoting the call")
+	if demoted, used := ct.check(false); !demoted || used < 2*demoteAfter {
+		t.Errorf("check did not report demoting the call, or the CPU it used (%v)", used)
 	}
-	if ct.check() {
-		t.Error("a second check reported demoting the call again")
+	if demoted, used := ct.check(false); demoted || used != 0 {
+		t.Errorf("a second check reported demoting the call again (%v), or read its CPU (%v)", demoted, used)
+	}
+	if _, used := ct.check(true); used < 2*demoteAfter {
+		t.Errorf("a check that reads always reported %v of CPU", used)
 	}
 	checked <- struct{}{}
 	r := <-out

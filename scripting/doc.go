@@ -51,7 +51,8 @@
 // # Timeouts and interrupts
 //
 // Every call, and the top level when a runtime is built, has a deadline
-// (RuntimeOptions.Timeout). goja checks Runtime.Interrupt only between
+// (RuntimeOptions.Timeout), and optionally a CPU limit
+// (RuntimeOptions.CPULimit, read by the memory watchdog below). goja checks Runtime.Interrupt only between
 // instructions, never inside built-in functions, so:
 //
 //   - ClearInterrupt runs before every call: an Interrupt that arrived

@@ -165,6 +165,9 @@ type ScriptError struct {
 	// memory limit (RuntimeOptions.MemoryLimit). A built-in refused up
 	// front is an exception (a RangeError), not this.
 	Memory bool
+	// CPULimit is true when the call was stopped for using more CPU time
+	// than RuntimeOptions.CPULimit.
+	CPULimit bool
 	// Allocated is, for a call stopped for its memory limit, what it was
 	// charged with: the bytes the process allocated while it ran. Callers
 	// pace a rule whose calls keep making that much garbage by it
@@ -203,13 +206,26 @@ func (e *ScriptError) Error() string {
 // Unwrap returns Err.
 func (e *ScriptError) Unwrap() error { return e.Err }
 
-// Hogged reports whether the call was stopped at its timeout or memory
-// limit while computing: it had used demoteAfter of CPU, which a call
-// that waits (for kreact.http, say) does not. Such a call costs the rules
+// Hogged reports whether the call was stopped at its CPU limit, or at its
+// timeout or memory limit while computing: it had used demoteAfter of
+// CPU, which a call that waits (for kreact.http, say) does not. Such a call costs the rules
 // beside it in the same process (see Memory in the package doc), and
 // package isolation moves its rule to a process of its own.
 func (e *ScriptError) Hogged() bool {
-	return (e.Timeout || e.Memory) && e.CPU >= demoteAfter
+	return e.CPULimit || (e.Timeout || e.Memory) && e.CPU >= demoteAfter
+}
+
+// describeStop records why the call was interrupted: the value it was
+// interrupted with.
+func (e *ScriptError) describeStop(stopped any) {
+	switch v := stopped.(type) {
+	case *memoryError:
+		e.Memory, e.Allocated = true, v.used
+	case *cpuError:
+		e.CPULimit = true
+	default:
+		e.Timeout = true
+	}
 }
 
 // Hogged reports whether err is, or wraps, a ScriptError that Hogged.

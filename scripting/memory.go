@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dop251/goja"
 )
@@ -43,6 +44,16 @@ type memoryError struct {
 func (e *memoryError) Error() string {
 	return fmt.Sprintf("memory limit exceeded: the call allocated %s, over its limit of %s",
 		FormatBytes(e.used), FormatBytes(e.limit))
+}
+
+// cpuError is the value a call is interrupted with when it used more CPU
+// time than RuntimeOptions.CPULimit.
+type cpuError struct {
+	limit time.Duration
+}
+
+func (e *cpuError) Error() string {
+	return fmt.Sprintf("CPU limit exceeded: the call computed for more than %v", e.limit)
 }
 
 // FormatBytes writes n bytes for people: "64 MiB", "1.5 GiB", "512 bytes".

@@ -247,9 +247,9 @@ func TestMemoryLimitSparesOtherCalls(t *testing.T) {
 // alone.
 func TestWatchdogStopsEveryCallOverItsLimit(t *testing.T) {
 	w := &allocWatch{calls: map[*allocMeter]struct{}{}, sample: [1]metrics.Sample{{Name: allocsMetric}}}
-	older := newAllocMeter(goja.New(), 1)
-	newer := newAllocMeter(goja.New(), 1)
-	within := newAllocMeter(goja.New(), math.MaxInt64)
+	older := newAllocMeter(goja.New(), 1, 0)
+	newer := newAllocMeter(goja.New(), 1, 0)
+	within := newAllocMeter(goja.New(), math.MaxInt64, 0)
 	w.calls[older], w.calls[newer], w.calls[within] = struct{}{}, struct{}{}, struct{}{}
 	now := allocated()
 	older.base = 0
@@ -260,17 +260,17 @@ func TestWatchdogStopsEveryCallOverItsLimit(t *testing.T) {
 		t.Fatal("check ended the loop with calls registered")
 	}
 	select {
-	case err := <-older.tripped:
-		if err.limit != 1 || err.used < int64(now) {
-			t.Errorf("older tripped with %+v", err)
+	case stop := <-older.tripped:
+		if err, ok := stop.(*memoryError); !ok || err.limit != 1 || err.used < int64(now) {
+			t.Errorf("older tripped with %+v", stop)
 		}
 	default:
 		t.Fatal("the call charged most was not tripped")
 	}
 	select {
-	case err := <-newer.tripped:
-		if err.used < 1000 {
-			t.Errorf("newer tripped with %+v", err)
+	case stop := <-newer.tripped:
+		if err, ok := stop.(*memoryError); !ok || err.used < 1000 {
+			t.Errorf("newer tripped with %+v", stop)
 		}
 	default:
 		t.Fatal("the other call over its limit was not tripped")

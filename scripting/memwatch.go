@@ -74,9 +74,11 @@ type allocMeter struct {
 	limit int64
 	// base is the allocation counter when the call started.
 	base uint64
-	// tripped receives the error the call was interrupted with. It is
-	// buffered; start empties it.
-	tripped chan *memoryError
+	// cpuLimit is RuntimeOptions.CPULimit; zero for none.
+	cpuLimit time.Duration
+	// tripped receives the error the call was interrupted with (a
+	// *memoryError or a *cpuError). It is buffered; start empties it.
+	tripped chan error
 	// thread is the thread running the call, which the watchdog demotes
 	// if the call runs long.
 	thread callThread
@@ -89,8 +91,8 @@ func (m *allocMeter) leave(measure bool) (demoted bool, used time.Duration) {
 	return m.thread.leave(measure)
 }
 
-func newAllocMeter(vm *goja.Runtime, limit int64) *allocMeter {
-	return &allocMeter{vm: vm, limit: limit, tripped: make(chan *memoryError, 1)}
+func newAllocMeter(vm *goja.Runtime, limit int64, cpuLimit time.Duration) *allocMeter {
+	return &allocMeter{vm: vm, limit: limit, cpuLimit: cpuLimit, tripped: make(chan error, 1)}
 }
 
 // allocated reads the counter; w.mu must be held.
@@ -151,17 +153,24 @@ func (w *allocWatch) check(idle *int) bool {
 	*idle = 0
 	now := w.allocated()
 	for m := range w.calls {
-		used := int64(now - m.base)
-		if used <= m.limit {
-			if m.thread.check() {
+		var stop error
+		if used := int64(now - m.base); used > m.limit {
+			stop = &memoryError{limit: m.limit, used: used}
+		} else {
+			demotedNow, cpu := m.thread.check(m.cpuLimit > 0)
+			if demotedNow {
 				pacer.misbehaved()
 			}
+			if m.cpuLimit > 0 && cpu > m.cpuLimit {
+				stop = &cpuError{limit: m.cpuLimit}
+			}
+		}
+		if stop == nil {
 			continue
 		}
 		pacer.misbehaved()
-		err := &memoryError{limit: m.limit, used: used}
-		m.vm.Interrupt(err)
-		m.tripped <- err
+		m.vm.Interrupt(stop)
+		m.tripped <- stop
 		delete(w.calls, m)
 	}
 	return true
@@ -233,8 +242,9 @@ func (r *reclaimer) loop() {
 			return
 		}
 		r.pending = false
+		free := r.free // tests replace it
 		r.mu.Unlock()
-		r.free()
+		free()
 		r.mu.Lock()
 		r.last = time.Now()
 		r.mu.Unlock()

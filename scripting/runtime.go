@@ -41,6 +41,14 @@ type RuntimeOptions struct {
 	// step are refused before they run. Zero means DefaultMemoryLimit.
 	// See the package documentation for what is and is not guaranteed.
 	MemoryLimit int64
+	// CPULimit, if set, stops a call, like a timeout, once it has used
+	// that much CPU time (ScriptError.CPULimit), where the operating
+	// system tells (Linux); readings come with the memory watchdog's, so
+	// a call may overrun it by a few milliseconds. kreact run sets it so
+	// that a call that computes at length moves its rule to a process of
+	// its own (package isolation), which runs it without. Zero means
+	// none.
+	CPULimit time.Duration
 }
 
 const (
@@ -362,7 +370,7 @@ func (r *Runtime) call(i int, ev Event) (Outcome, error) {
 func (r *Runtime) newEnv() (*env, error) {
 	p := r.cfg.p
 	e := &env{cfg: r.cfg, vm: goja.New()}
-	e.meter = newAllocMeter(e.vm, r.cfg.opts.MemoryLimit)
+	e.meter = newAllocMeter(e.vm, r.cfg.opts.MemoryLimit, r.cfg.opts.CPULimit)
 	e.install()
 	err := r.run(e, "", func() error {
 		if _, err := e.vm.RunProgram(p.prg); err != nil {
@@ -433,9 +441,9 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 	case <-r.timer.C:
 		stopped = &timeoutError{cfg.opts.Timeout}
 		e.vm.Interrupt(stopped)
-	case me := <-e.meter.tripped:
+	case stop := <-e.meter.tripped:
 		// The watchdog has interrupted the call already.
-		stopped = me
+		stopped = stop
 		r.timer.Stop()
 	}
 	r.timer.Reset(cfg.grace)
@@ -466,11 +474,7 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 		// Stuck in a built-in: assume it ran all along.
 		CPU: time.Since(started),
 	}
-	if me, ok := stopped.(*memoryError); ok {
-		se.Memory, se.Allocated = true, me.used
-	} else {
-		se.Timeout = true
-	}
+	se.describeStop(stopped)
 	return se
 }
 
@@ -556,17 +560,8 @@ func (e *env) scriptError(err error) *ScriptError {
 	switch {
 	case errors.As(err, &interrupted):
 		e.poisoned = true
-		switch v := interrupted.Value().(type) {
-		case *timeoutError:
-			se.Timeout = true
-			se.Message = v.Error()
-		case *memoryError:
-			se.Memory, se.Allocated = true, v.used
-			se.Message = v.Error()
-		default:
-			se.Timeout = true
-			se.Message = fmt.Sprint(v)
-		}
+		se.describeStop(interrupted.Value())
+		se.Message = fmt.Sprint(interrupted.Value())
 		se.Position, se.Stack = e.describe(interrupted.Stack())
 	case errors.As(err, &overflow):
 		se.Message = fmt.Sprintf("RangeError: maximum call stack size (%d) exceeded", e.cfg.opts.MaxCallStackSize)

@@ -192,9 +192,10 @@ func spinningRule(name, ns, extra string) string {
 }
 
 // TestMisbehavingRuleMovesToTheIsolatedProcess: a rule not marked isolate
-// whose call loops until its timeout moves to the isolated process, which
-// runs it from then on, while the other rule stays; an edit of the rule
-// brings it back.
+// whose call loops is stopped at kreact's CPU limit and moves to the
+// isolated process, which runs it from then on (and its looping call to
+// its timeout), while the other rule stays; an edit of the rule brings it
+// back.
 func TestMisbehavingRuleMovesToTheIsolatedProcess(t *testing.T) {
 	const ns = "isolate-move-e2e"
 	dyn := dynamic.NewForConfigOrDie(cluster.Config())
@@ -206,7 +207,7 @@ func TestMisbehavingRuleMovesToTheIsolatedProcess(t *testing.T) {
 
 	createNamespacedConfigMap(t, dyn, ns, "spin-1")
 	testcluster.Eventually(t, "the spinning rule to move", func() bool {
-		return k.stderr.Count("rule misbehaved; moving it to the isolated rules' process", "rule=spinner", "timed out") == 1
+		return k.stderr.Count("rule misbehaved; moving it to the isolated rules' process", "rule=spinner", "CPU limit exceeded") == 1
 	})
 	testcluster.Eventually(t, "kreact to stop running it and the isolated process to start it", func() bool {
 		return k.stderr.Count("rule removed; another kreact process runs it", "rule=spinner") == 1 &&
@@ -219,6 +220,9 @@ func TestMisbehavingRuleMovesToTheIsolatedProcess(t *testing.T) {
 	testcluster.Eventually(t, "the isolated process to have run the spinner on it", func() bool {
 		_, body := testcluster.HTTPGet(t, "http://"+metricsAddr+"/metrics")
 		return strings.Contains(body, `kreact_handler_calls_total{event="add",rule="spinner"}`) && !strings.Contains(body, `rule="plain"`)
+	})
+	testcluster.Eventually(t, "the isolated process to run the looping call to its timeout", func() bool {
+		return k.stderr.Count("rule=spinner", "isolated=true", "timed out after 500ms") > 0
 	})
 	if n := k.stderr.Count("rule misbehaved"); n != 1 {
 		t.Errorf("%d moves logged, want 1", n)

@@ -48,7 +48,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVarP(&f.isolatedMetrics, "isolated-metrics-bind-address", "", "",
 		"address for the /metrics, /healthz and /readyz of the process that runs the isolated rules (spec.isolate, and those moved for misbehaving), e.g. :8082 (empty disables)")
 	fs.BoolVarP(&f.isolateMisbehaving, "isolate-misbehaving", "", true,
-		"move a rule to the isolated rules' process when one of its calls is stopped at its timeout or memory limit while computing, until its file changes")
+		"stop a call that computes for 50ms of CPU, and move a rule to the isolated rules' process when one of its calls is stopped so, or at its timeout or memory limit while computing, until its file changes")
 	f.cluster.Register(fs)
 	f.log.Register(fs)
 	f.serve.Register(fs)
@@ -136,6 +136,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	rec.WatchInformers(stack.Informers.Status)
 	ready := metrics.NewReadiness(rec)
 	split := &isolation.Split{Isolated: isolatedChild, Logger: logger}
+	// Rules that misbehave move from this process to the isolated one.
+	moving := !isolatedChild && !f.shards.Enabled && f.isolateMisbehaving
+	var cpuLimit time.Duration
+	if moving {
+		cpuLimit = isolation.MoveAfterCPU
+	}
 	eng := engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
 		DryRun:          f.dryRun,
 		Logger:          logger,
@@ -143,6 +149,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		MetricsProvider: rec,
 		Shards:          f.shards.Plan(),
 		RunsElsewhere:   split.RunsElsewhere,
+		CPULimit:        cpuLimit,
 	})
 	split.Engine = eng
 	rec.WatchFinalizers(eng.Finalizing)
@@ -160,7 +167,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	default:
 		sup := isolation.NewSupervisor(func() *exec.Cmd { return isolatedCommand(args, stderr) }, logger)
 		split.Found = sup.Want
-		if f.isolateMisbehaving {
+		if moving {
 			split.Moved = sup.Tell
 		}
 		isolated, elsewhere = sup, split.HandedOver
