@@ -65,9 +65,9 @@ type Options struct {
 	// isolation): its finalizers then stay on the objects for that
 	// process, where those of a rule removed for good are released.
 	RunsElsewhere func(removed *rules.Rule) bool
-	// CPULimit, if set, stops every handler call that has used that much
-	// CPU time (scripting.RuntimeOptions.CPULimit). Zero means none.
-	CPULimit time.Duration
+	// CPULimit, if set, is every handler call's
+	// scripting.RuntimeOptions.CPULimit.
+	CPULimit func() time.Duration
 }
 
 // Observer is told what the engine does, for metrics and tests: what the

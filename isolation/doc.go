@@ -35,7 +35,10 @@
 //     before the child's first load); the child starts the rule. A move
 //     holds for that version of the rule (rules.Rule.Fingerprint): an
 //     edit runs in the parent again, on both sides alike. Moves are kept
-//     for the life of the parent.
+//     for the life of the parent. If the child cannot be started at all
+//     (Supervisor.CannotStart), the parent takes the moved rules back
+//     (Split.TakeBack), moves no more, and ends the CPU limit, so that a
+//     rule runs here rather than nowhere.
 //   - A rule that leaves one side for the other keeps its finalizers on
 //     the objects (Split.RunsElsewhere, engine.Options.RunsElsewhere);
 //     only a rule removed for good, or that turned spec.finalizer off,

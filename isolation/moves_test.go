@@ -192,3 +192,39 @@ func TestListenRefusesABrokenMessage(t *testing.T) {
 		t.Errorf("no message at all: %v", err)
 	}
 }
+
+func TestTakeBackRunsMovedRulesHereAndEndsTheCPULimit(t *testing.T) {
+	var parent loads
+	var heard told
+	rs := ruleSet()
+	ps := &Split{Engine: &parent, Moved: heard.tell, Logger: slog.New(slog.DiscardHandler)}
+	if ps.CPULimit() != MoveAfterCPU {
+		t.Errorf("CPULimit = %v where rules move, want %v", ps.CPULimit(), MoveAfterCPU)
+	}
+	_ = ps.Load(t.Context(), rs)
+	ps.Misbehaved("plain", hog)
+	testcluster.Eventually(t, "plain to move", func() bool { names, _ := parent.loaded(); return len(names) == 0 })
+
+	ps.TakeBack()
+	testcluster.Eventually(t, "plain to run here again", func() bool {
+		names, _ := parent.loaded()
+		return slices.Equal(names, []string{"plain"})
+	})
+	if ps.HandedOver() != 1 {
+		t.Errorf("%d rules handed over; want 1, the one marked isolate", ps.HandedOver())
+	}
+	if ps.CPULimit() != 0 {
+		t.Errorf("CPULimit = %v after TakeBack, want none: calls must be able to finish where they run", ps.CPULimit())
+	}
+	_, loadsBefore := parent.loaded()
+	ps.Misbehaved("plain", hog)
+	time.Sleep(10 * time.Millisecond)
+	if _, n := parent.loaded(); n != loadsBefore {
+		t.Error("a rule moved after TakeBack")
+	}
+	for _, s := range []*Split{{}, {Moved: heard.tell, Refuse: "no"}, {Moved: heard.tell, Isolated: true}} {
+		if s.CPULimit() != 0 {
+			t.Errorf("CPULimit = %v where rules cannot move (%+v)", s.CPULimit(), s)
+		}
+	}
+}

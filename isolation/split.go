@@ -27,7 +27,7 @@ type Engine interface {
 }
 
 // MoveAfterCPU is the CPU time after which kreact run stops a call and
-// moves its rule (engine.Options.CPULimit, where rules move): thousands
+// moves its rule (Split.CPULimit): thousands
 // of times what a handler call takes (about 15µs), and long before a
 // looping call's timeout (1s by default). A call stopped so is run again
 // in the isolated process, without that limit, as the objects of a rule
@@ -76,6 +76,8 @@ type Split struct {
 	// a rule's calls report to Misbehaved while the engine stops it.
 	mu    sync.Mutex
 	moved map[Move]bool
+	// takenBack is set once TakeBack ran: rules no longer move.
+	takenBack atomic.Bool
 	// ctx, last and keep are the arguments of the last Load, which a move
 	// loads again.
 	ctx  context.Context
@@ -181,7 +183,7 @@ func (s *Split) Misbehaved(rule string, err error) {
 	}
 	s.mu.Lock()
 	i := slices.IndexFunc(s.last, func(r *rules.Rule) bool { return r.Name == rule })
-	if i < 0 || s.isolated(s.last[i]) {
+	if i < 0 || s.isolated(s.last[i]) || s.takenBack.Load() {
 		s.mu.Unlock()
 		return // already moved, or no longer loaded
 	}
@@ -192,6 +194,35 @@ func (s *Split) Misbehaved(rule string, err error) {
 	s.mu.Unlock()
 	s.logger().Warn("rule misbehaved; moving it to the isolated rules' process until its file changes", "rule", rule, "error", err)
 	go s.reload()
+}
+
+// TakeBack runs the moved rules on this side again, and moves no more
+// rules: the other side's process cannot be started (Supervisor.
+// CannotStart), and a rule that misbehaves should run here rather than
+// nowhere. Rules marked spec.isolate stay with the other side, as asked.
+func (s *Split) TakeBack() {
+	if s.Isolated || s.takenBack.Swap(true) {
+		return
+	}
+	s.mu.Lock()
+	moved := len(s.moved)
+	s.moved = nil
+	s.mu.Unlock()
+	s.logger().Error("isolated rules: their process cannot start; rules that misbehave stay here from now on", "movedRulesTakenBack", moved)
+	if moved > 0 {
+		go s.reload()
+	}
+}
+
+// CPULimit is MoveAfterCPU while rules can move from this side, else
+// zero: the engine.Options.CPULimit of kreact run's engine. A call stopped
+// at it moves its rule, and runs again on the other side, without it;
+// where rules cannot move, calls run to their timeout.
+func (s *Split) CPULimit() time.Duration {
+	if s.Moved == nil || s.Isolated || s.Refuse != "" || s.takenBack.Load() {
+		return 0
+	}
+	return MoveAfterCPU
 }
 
 // moves lists s.moved in a stable order. s.mu must be held.

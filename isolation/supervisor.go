@@ -32,6 +32,9 @@ type Supervisor struct {
 	// Supervisor sets its priority and Pdeathsig.
 	Command func() *exec.Cmd
 	Logger  *slog.Logger
+	// CannotStart, if set, is called when the child cannot be started at
+	// all (as opposed to a child that started and exited): Split.TakeBack.
+	CannotStart func()
 
 	once   sync.Once
 	wanted chan struct{}
@@ -89,6 +92,9 @@ func (s *Supervisor) Start(ctx context.Context) error {
 		exited, err := s.start(cmd)
 		if err != nil {
 			s.Logger.Error("isolated rules: cannot start their kreact process", "error", err, "retryIn", backoff)
+			if s.CannotStart != nil {
+				s.CannotStart()
+			}
 		} else {
 			s.Logger.Info("isolated rules: started their kreact process at idle CPU priority", "pid", cmd.Process.Pid)
 			select {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -147,5 +148,25 @@ func TestSupervisorSendsTheMovesAtStartAndAfter(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestSupervisorReportsAChildThatCannotStart(t *testing.T) {
+	var logs testcluster.LogBuffer
+	s := NewSupervisor(func() *exec.Cmd { return exec.Command(filepath.Join(t.TempDir(), "missing")) }, slog.New(slog.NewTextHandler(&logs, nil)))
+	s.backoff = 10 * time.Millisecond
+	cannot := make(chan struct{}, 10)
+	s.CannotStart = func() { cannot <- struct{}{} }
+	s.Want()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error)
+	go func() { done <- s.Start(ctx) }()
+	<-cannot
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "cannot start their kreact process") {
+		t.Errorf("the failure is not logged:\n%s", logs.String())
 	}
 }

@@ -19,7 +19,7 @@ func TestHogged(t *testing.T) {
 		{"endless loop", `for (;;) {}`, RuntimeOptions{Timeout: 100 * time.Millisecond}, true},
 		{"memory", `const a = []; for (;;) a.push({i: a.length});`, RuntimeOptions{MemoryLimit: 16 << 20, Timeout: 30 * time.Second}, true},
 		{"throw", `throw new Error("boom");`, RuntimeOptions{}, false},
-		{"CPU limit", `for (;;) {}`, RuntimeOptions{Timeout: 10 * time.Second, CPULimit: 30 * time.Millisecond}, true},
+		{"CPU limit", `for (;;) {}`, RuntimeOptions{Timeout: 10 * time.Second, CPULimit: func() time.Duration { return 30 * time.Millisecond }}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -247,9 +247,9 @@ func TestMemoryLimitSparesOtherCalls(t *testing.T) {
 // alone.
 func TestWatchdogStopsEveryCallOverItsLimit(t *testing.T) {
 	w := &allocWatch{calls: map[*allocMeter]struct{}{}, sample: [1]metrics.Sample{{Name: allocsMetric}}}
-	older := newAllocMeter(goja.New(), 1, 0)
-	newer := newAllocMeter(goja.New(), 1, 0)
-	within := newAllocMeter(goja.New(), math.MaxInt64, 0)
+	older := newAllocMeter(goja.New(), 1, nil)
+	newer := newAllocMeter(goja.New(), 1, nil)
+	within := newAllocMeter(goja.New(), math.MaxInt64, nil)
 	w.calls[older], w.calls[newer], w.calls[within] = struct{}{}, struct{}{}, struct{}{}
 	now := allocated()
 	older.base = 0

@@ -74,8 +74,8 @@ type allocMeter struct {
 	limit int64
 	// base is the allocation counter when the call started.
 	base uint64
-	// cpuLimit is RuntimeOptions.CPULimit; zero for none.
-	cpuLimit time.Duration
+	// cpuLimit is RuntimeOptions.CPULimit; nil for none.
+	cpuLimit func() time.Duration
 	// tripped receives the error the call was interrupted with (a
 	// *memoryError or a *cpuError). It is buffered; start empties it.
 	tripped chan error
@@ -91,7 +91,7 @@ func (m *allocMeter) leave(measure bool) (demoted bool, used time.Duration) {
 	return m.thread.leave(measure)
 }
 
-func newAllocMeter(vm *goja.Runtime, limit int64, cpuLimit time.Duration) *allocMeter {
+func newAllocMeter(vm *goja.Runtime, limit int64, cpuLimit func() time.Duration) *allocMeter {
 	return &allocMeter{vm: vm, limit: limit, cpuLimit: cpuLimit, tripped: make(chan error, 1)}
 }
 
@@ -157,12 +157,14 @@ func (w *allocWatch) check(idle *int) bool {
 		if used := int64(now - m.base); used > m.limit {
 			stop = &memoryError{limit: m.limit, used: used}
 		} else {
-			demotedNow, cpu := m.thread.check(m.cpuLimit > 0)
+			demotedNow, cpu := m.thread.check(m.cpuLimit != nil)
 			if demotedNow {
 				pacer.misbehaved()
 			}
-			if m.cpuLimit > 0 && cpu > m.cpuLimit {
-				stop = &cpuError{limit: m.cpuLimit}
+			if m.cpuLimit != nil {
+				if limit := m.cpuLimit(); limit > 0 && cpu > limit {
+					stop = &cpuError{limit: limit}
+				}
 			}
 		}
 		if stop == nil {

@@ -41,14 +41,14 @@ type RuntimeOptions struct {
 	// step are refused before they run. Zero means DefaultMemoryLimit.
 	// See the package documentation for what is and is not guaranteed.
 	MemoryLimit int64
-	// CPULimit, if set, stops a call, like a timeout, once it has used
-	// that much CPU time (ScriptError.CPULimit), where the operating
-	// system tells (Linux); readings come with the memory watchdog's, so
-	// a call may overrun it by a few milliseconds. kreact run sets it so
-	// that a call that computes at length moves its rule to a process of
-	// its own (package isolation), which runs it without. Zero means
-	// none.
-	CPULimit time.Duration
+	// CPULimit, if set, returns a CPU time after which a call is stopped,
+	// like a timeout (ScriptError.CPULimit), where the operating system
+	// tells (Linux); zero for none. It is called at every reading of the
+	// memory watchdog, so it must be cheap, and a call may overrun the
+	// limit by a few milliseconds. kreact run sets it so that a call that
+	// computes at length moves its rule to a process of its own (package
+	// isolation), which runs it without, for as long as rules can move.
+	CPULimit func() time.Duration
 }
 
 const (

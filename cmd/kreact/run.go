@@ -138,10 +138,6 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	split := &isolation.Split{Isolated: isolatedChild, Logger: logger}
 	// Rules that misbehave move from this process to the isolated one.
 	moving := !isolatedChild && !f.shards.Enabled && f.isolateMisbehaving
-	var cpuLimit time.Duration
-	if moving {
-		cpuLimit = isolation.MoveAfterCPU
-	}
 	eng := engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
 		DryRun:          f.dryRun,
 		Logger:          logger,
@@ -149,7 +145,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		MetricsProvider: rec,
 		Shards:          f.shards.Plan(),
 		RunsElsewhere:   split.RunsElsewhere,
-		CPULimit:        cpuLimit,
+		CPULimit:        split.CPULimit,
 	})
 	split.Engine = eng
 	rec.WatchFinalizers(eng.Finalizing)
@@ -168,7 +164,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		sup := isolation.NewSupervisor(func() *exec.Cmd { return isolatedCommand(args, stderr) }, logger)
 		split.Found = sup.Want
 		if moving {
-			split.Moved = sup.Tell
+			split.Moved, sup.CannotStart = sup.Tell, split.TakeBack
 		}
 		isolated, elsewhere = sup, split.HandedOver
 	}
