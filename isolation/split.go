@@ -171,21 +171,23 @@ func (s *Split) HandedOver() int { return int(s.handedOver.Load()) }
 func (s *Split) Status() []engine.Status { return s.Engine.Status() }
 
 // Misbehaved is told of every failed call of a rule on this side. If the
-// call hogged its process (scripting.Hogged) and Moved is set, the version of the
+// call hogged its process (scripting.Hogged) and rules can move (Moved is
+// set, and neither Refuse nor TakeBack forbids it), the version of the
 // rule that the last Load ran moves to the isolated process: this side
 // stops it (its calls not started are dropped, its queued actions drain,
 // see engine.Engine.Load), and the other side starts it, replaying the
 // objects it watches as adds, as at every start. It returns at once; the
 // loads run on a goroutine of their own.
 func (s *Split) Misbehaved(rule string, err error) {
-	if s.Moved == nil || s.Isolated || s.Refuse != "" || !scripting.Hogged(err) {
+	if !s.moving() || !scripting.Hogged(err) {
 		return
 	}
 	s.mu.Lock()
 	i := slices.IndexFunc(s.last, func(r *rules.Rule) bool { return r.Name == rule })
-	if i < 0 || s.isolated(s.last[i]) || s.takenBack.Load() {
+	// TakeBack may have run meanwhile; it clears moves under s.mu.
+	if i < 0 || s.isolated(s.last[i]) || !s.moving() {
 		s.mu.Unlock()
-		return // already moved, or no longer loaded
+		return // already moved, no longer loaded, or taken back
 	}
 	if s.moved == nil {
 		s.moved = make(map[Move]bool)
@@ -219,10 +221,15 @@ func (s *Split) TakeBack() {
 // at it moves its rule, and runs again on the other side, without it;
 // where rules cannot move, calls run to their timeout.
 func (s *Split) CPULimit() time.Duration {
-	if s.Moved == nil || s.Isolated || s.Refuse != "" || s.takenBack.Load() {
+	if !s.moving() {
 		return 0
 	}
 	return MoveAfterCPU
+}
+
+// moving reports whether rules can move from this side now.
+func (s *Split) moving() bool {
+	return s.Moved != nil && !s.Isolated && s.Refuse == "" && !s.takenBack.Load()
 }
 
 // moves lists s.moved in a stable order. s.mu must be held.
