@@ -77,9 +77,9 @@ func BenchmarkHostileNeighboursIsolated(b *testing.B) {
 		hostile = append(hostile, h.phase(fmt.Sprintf("isolated-%d", i), func(ns string) string {
 			isolated := strings.ReplaceAll(hostileRules(ns), "  retries: 1\n", "  retries: 1\n  isolate: true\n")
 			log := h.startKreact(bin, annotateRule("good", ns)+isolated, true)
-			idle := log.childKiB("VmRSS")
+			idle := log.statusKiB(true, "VmRSS")
 			h.stops = append(h.stops, func() {
-				peakRSS = append(peakRSS, log.childKiB("VmHWM")-idle)
+				peakRSS = append(peakRSS, log.statusKiB(true, "VmHWM")-idle)
 				if log.failed() == 0 {
 					b.Error("the isolated hostile rules made no failed call")
 				}
@@ -115,9 +115,9 @@ func BenchmarkHostileNeighboursMoved(b *testing.B) {
 		})...)
 		hostile = append(hostile, h.phase(fmt.Sprintf("moved-%d", i), func(ns string) string {
 			log := h.startKreact(bin, annotateRule("good", ns)+hostileRules(ns), false)
-			idle := log.kreactKiB("VmRSS")
+			idle := log.statusKiB(false, "VmRSS")
 			h.stops = append(h.stops, func() {
-				peakRSS = append(peakRSS, log.kreactKiB("VmHWM")-idle)
+				peakRSS = append(peakRSS, log.statusKiB(false, "VmHWM")-idle)
 				if log.moves() == 0 {
 					b.Error("no hostile rule moved")
 				}
@@ -241,23 +241,18 @@ func (l *processLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// childKiB reads a field of the isolated process's /proc status, in KiB.
-func (l *processLog) childKiB(field string) int64 {
+// statusKiB reads a field of the /proc status of kreact, or of its
+// isolated process if child is set, in KiB.
+func (l *processLog) statusKiB(child bool, field string) int64 {
 	l.mu.Lock()
-	pid := l.child
+	pid, whose := l.pid, "kreact's"
+	if child {
+		pid, whose = l.child, "the isolated process's"
+	}
 	l.mu.Unlock()
 	kib, err := processStatusKiB(strconv.Itoa(pid), field)
 	if err != nil {
-		l.b.Errorf("the isolated process's %s: %v", field, err)
-	}
-	return kib
-}
-
-// kreactKiB reads a field of kreact's /proc status, in KiB.
-func (l *processLog) kreactKiB(field string) int64 {
-	kib, err := processStatusKiB(strconv.Itoa(l.pid), field)
-	if err != nil {
-		l.b.Errorf("kreact's %s: %v", field, err)
+		l.b.Errorf("%s %s: %v", whose, field, err)
 	}
 	return kib
 }

@@ -136,8 +136,6 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	rec.WatchInformers(stack.Informers.Status)
 	ready := metrics.NewReadiness(rec)
 	split := &isolation.Split{Isolated: isolatedChild, Logger: logger}
-	// Rules that misbehave move from this process to the isolated one.
-	moving := !isolatedChild && !f.shards.Enabled && f.isolateMisbehaving
 	eng := engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
 		DryRun:          f.dryRun,
 		Logger:          logger,
@@ -163,7 +161,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	default:
 		sup := isolation.NewSupervisor(func() *exec.Cmd { return isolatedCommand(args, stderr) }, logger)
 		split.Found = sup.Want
-		if moving {
+		if f.isolateMisbehaving {
+			// Rules that misbehave move from this process to the
+			// isolated one.
 			split.Moved, sup.CannotStart = sup.Tell, split.TakeBack
 		}
 		isolated, elsewhere = sup, split.HandedOver
