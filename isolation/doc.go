@@ -21,8 +21,16 @@
 //   - Supervisor starts the child the first time a loaded rule set has an
 //     isolated rule, every thread of it at the idle CPU priority (package
 //     idleprio), with kreact run's own arguments and ChildEnv set. It
-//     restarts a child that exits, with a backoff from 1s to 30s, and
-//     logs why. When its context ends it sends the child SIGTERM and waits
+//     restarts a child that fails, with a backoff from 1s to 30s, and
+//     logs why.
+//   - The child reports to its parent on a pipe (Reporter, ReportFDEnv):
+//     after each of its loads, how many rules it runs, which the parent
+//     counts as its own (Supervisor.Running, for reload.Rules); and,
+//     before it exits because none of its rules can run, why. Such a
+//     child is started again only at the next Want (the parent loaded the
+//     rule files again, or a rule moved), and if it was the first, the
+//     parent's start fails as it would if those rules had been its own
+//     (Supervisor.Heard). When its context ends it sends the child SIGTERM and waits
 //     for it to finish its queued changes and actions, logging progress;
 //     if kreact run dies first, the kernel kills the child (Pdeathsig).
 //   - A rule that the parent runs moves to the child when one of its
@@ -52,8 +60,8 @@
 //
 // Not guaranteed: the calls that made a rule move ran in the parent, as
 // did every call the rule started before the move; moving bounds what a
-// rule costs the others, it does not remove it. The parent counts the
-// rules it handed over as loaded (HandedOver) whether or not the child
-// could load them, and the child runs under the same memory limit (a
-// container's) as its parent, with GOMEMLIMIT set from it in each.
+// rule costs the others, it does not remove it. The parent's count of the
+// child's rules is what the child last reported, so it lags an edit until
+// the child has reloaded too. The child runs under the same memory limit
+// (a container's) as its parent, with GOMEMLIMIT set from it in each.
 package isolation

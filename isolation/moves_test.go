@@ -73,8 +73,8 @@ func TestMisbehavedMovesTheRuleToTheOtherSide(t *testing.T) {
 	if !slices.Equal(heard.last(), want) {
 		t.Errorf("told %v; want %v", heard.last(), want)
 	}
-	if ps.HandedOver() != 2 || found != 2 {
-		t.Errorf("%d rules handed over, Found called %d times; want 2 and 2", ps.HandedOver(), found)
+	if found != 2 {
+		t.Errorf("Found called %d times; want 2, at the load and at the move", found)
 	}
 	if !strings.Contains(logs.String(), "rule misbehaved; moving it to the isolated rules' process") || !strings.Contains(logs.String(), "rule=plain") {
 		t.Errorf("the move is not logged with its rule:\n%s", logs.String())
@@ -210,9 +210,6 @@ func TestTakeBackRunsMovedRulesHereAndEndsTheCPULimit(t *testing.T) {
 		names, _ := parent.loaded()
 		return slices.Equal(names, []string{"plain"})
 	})
-	if ps.HandedOver() != 1 {
-		t.Errorf("%d rules handed over; want 1, the one marked isolate", ps.HandedOver())
-	}
 	if ps.CPULimit() != 0 {
 		t.Errorf("CPULimit = %v after TakeBack, want none: calls must be able to finish where they run", ps.CPULimit())
 	}

@@ -66,10 +66,6 @@ type Split struct {
 	// Logger receives a line per move. Nil means slog.Default().
 	Logger *slog.Logger
 
-	// handedOver is how many isolated rules the last load left to the
-	// other side.
-	handedOver atomic.Int64
-
 	// loading serialises loads: Load, and the loads that follow a move.
 	loading sync.Mutex
 	// mu guards what follows; it is never held while rules load, because
@@ -138,7 +134,6 @@ func (s *Split) load(ctx context.Context, rs []*rules.Rule, keepSources []string
 		handOver++
 	}
 	s.mu.Unlock()
-	s.handedOver.Store(int64(handOver))
 	if handOver > 0 && s.Found != nil {
 		s.Found()
 	}
@@ -162,10 +157,6 @@ func (s *Split) RunsElsewhere(removed *rules.Rule) bool {
 	}
 	return false
 }
-
-// HandedOver is how many isolated rules the last Load left to the other
-// side: the rules a kreact run runs in its isolated process.
-func (s *Split) HandedOver() int { return int(s.handedOver.Load()) }
 
 // Status is the engine's.
 func (s *Split) Status() []engine.Status { return s.Engine.Status() }

@@ -2,6 +2,7 @@ package isolation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -35,6 +36,28 @@ func TestMain(m *testing.M) {
 		go func() { _, _ = io.Copy(os.Stdout, os.Stdin) }()
 		<-c
 		os.Exit(0)
+	case "report":
+		// Reports two rules running, as kreact run's isolated process does
+		// after its load, then waits for SIGTERM.
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, syscall.SIGTERM)
+		rep, err := OpenReporter(os.Getenv)
+		if err != nil || rep == nil {
+			fmt.Println("no reporter:", err)
+			os.Exit(1)
+		}
+		rep.Loaded(2)
+		<-c
+		os.Exit(0)
+	case "invalid":
+		// Says none of its rules can run, and exits as kreact run does.
+		rep, err := OpenReporter(os.Getenv)
+		if err != nil || rep == nil {
+			fmt.Println("no reporter:", err)
+			os.Exit(1)
+		}
+		rep.Invalid(errors.New(`r.yaml:8:17: spec.watch[0].resource: "deploymnets": no such resource; did you mean "deployments"?`))
+		os.Exit(3)
 	case "term":
 		// Waits for SIGTERM, as kreact run does, and says it got it.
 		c := make(chan os.Signal, 1)
@@ -58,6 +81,21 @@ func child(mode string, out io.Writer, built *int, mu *sync.Mutex) func() *exec.
 		cmd.Env = append(os.Environ(), childEnv+"="+mode)
 		cmd.Stdout, cmd.Stderr = out, out
 		return cmd
+	}
+}
+
+// running runs s.Start until the returned stop is called, which waits
+// for it to return.
+func running(t *testing.T, s *Supervisor) (stop func()) {
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error)
+	go func() { done <- s.Start(ctx) }()
+	return func() {
+		t.Helper()
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -92,14 +130,9 @@ func TestSupervisorRestartsAChildThatExits(t *testing.T) {
 	s.backoff = 10 * time.Millisecond
 	s.Want()
 	s.Want() // a second Want changes nothing
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error)
-	go func() { done <- s.Start(ctx) }()
+	stop := running(t, s)
 	eventually(t, "three starts", func() bool { mu.Lock(); defer mu.Unlock(); return built >= 3 })
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 	if n := strings.Count(logs.String(), "their kreact process exited; starting it again"); n < 2 {
 		t.Errorf("%d exits logged:\n%s", n, logs.String())
 	}
@@ -114,14 +147,9 @@ func TestSupervisorStopsTheChildWithSIGTERM(t *testing.T) {
 	var out, logs testcluster.LogBuffer
 	s := NewSupervisor(child("term", &out, &built, &mu), slog.New(slog.NewTextHandler(&logs, nil)))
 	s.Want()
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error)
-	go func() { done <- s.Start(ctx) }()
+	stop := running(t, s)
 	eventually(t, "the child to be ready", func() bool { return strings.Contains(out.String(), "ready") })
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 	if !strings.Contains(out.String(), "got SIGTERM") {
 		t.Errorf("the child did not get SIGTERM before Start returned; it printed %q", out.String())
 	}
@@ -137,18 +165,13 @@ func TestSupervisorSendsTheMovesAtStartAndAfter(t *testing.T) {
 	s := NewSupervisor(child("echo", &out, &built, &mu), slog.New(slog.DiscardHandler))
 	s.Tell([]Move{{Rule: "a", Fingerprint: "1"}})
 	s.Want()
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error)
-	go func() { done <- s.Start(ctx) }()
+	stop := running(t, s)
 	eventually(t, "the first message", func() bool { return strings.Contains(out.String(), `{"moved":[{"rule":"a","fingerprint":"1"}]}`) })
 	s.Tell([]Move{{Rule: "a", Fingerprint: "1"}, {Rule: "b", Fingerprint: "2"}})
 	eventually(t, "the second message", func() bool {
 		return strings.Contains(out.String(), `{"moved":[{"rule":"a","fingerprint":"1"},{"rule":"b","fingerprint":"2"}]}`)
 	})
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 }
 
 func TestSupervisorReportsAChildThatCannotStart(t *testing.T) {
@@ -158,15 +181,68 @@ func TestSupervisorReportsAChildThatCannotStart(t *testing.T) {
 	cannot := make(chan struct{}, 10)
 	s.CannotStart = func() { cannot <- struct{}{} }
 	s.Want()
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error)
-	go func() { done <- s.Start(ctx) }()
+	stop := running(t, s)
 	<-cannot
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 	if !strings.Contains(logs.String(), "cannot start their kreact process") {
 		t.Errorf("the failure is not logged:\n%s", logs.String())
+	}
+}
+
+// A child's report of its load is what Running says, and what Heard waits
+// for; Reported is told.
+func TestSupervisorCountsWhatTheChildReports(t *testing.T) {
+	var mu sync.Mutex
+	built := 0
+	s := NewSupervisor(child("report", io.Discard, &built, &mu), slog.New(slog.DiscardHandler))
+	reported := make(chan int, 10)
+	s.Reported = func() { reported <- s.Running() }
+	if err := s.Heard(t.Context()); err != nil || s.Running() != 0 {
+		t.Fatalf("before Want: Heard = %v, Running = %d; want nil and 0", err, s.Running())
+	}
+	s.Want()
+	stop := running(t, s)
+	if err := s.Heard(t.Context()); err != nil {
+		t.Errorf("Heard = %v, want nil: the child runs its rules", err)
+	}
+	if n := s.Running(); n != 2 {
+		t.Errorf("Running = %d, want the 2 the child reported", n)
+	}
+	if n := <-reported; n != 2 {
+		t.Errorf("Reported saw %d, want 2", n)
+	}
+	stop()
+	if n := s.Running(); n != 0 {
+		t.Errorf("Running = %d once the child stopped, want 0", n)
+	}
+}
+
+// A child none of whose rules can run says why: Heard returns it, and the
+// child is not started again until the next Want (an edit, a move), unlike
+// a child that fails.
+func TestSupervisorWaitsForWantAfterAChildWithNoRules(t *testing.T) {
+	var mu sync.Mutex
+	built := 0
+	var logs testcluster.LogBuffer
+	s := NewSupervisor(child("invalid", io.Discard, &built, &mu), slog.New(slog.NewTextHandler(&logs, nil)))
+	s.backoff = 10 * time.Millisecond
+	s.Want()
+	stop := running(t, s)
+	err := s.Heard(t.Context())
+	if err == nil || !strings.Contains(err.Error(), `r.yaml:8:17: spec.watch[0].resource: "deploymnets": no such resource; did you mean "deployments"?`) {
+		t.Errorf("Heard = %v, want the child's problems", err)
+	}
+	eventually(t, "the exit to be logged", func() bool { return strings.Contains(logs.String(), "none of them can run") })
+	time.Sleep(100 * time.Millisecond) // ten backoffs
+	mu.Lock()
+	if built != 1 {
+		t.Errorf("%d children started before the next Want, want 1", built)
+	}
+	mu.Unlock()
+	s.Want()
+	eventually(t, "a second child", func() bool { mu.Lock(); defer mu.Unlock(); return built == 2 })
+	stop()
+	if strings.Contains(logs.String(), "starting it again") {
+		t.Errorf("a child with no rules was taken for a crash:\n%s", logs.String())
 	}
 }

@@ -2,8 +2,10 @@ package reload
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/kreact/kreact/dynamicinformer"
@@ -33,19 +35,33 @@ type Rules struct {
 	Loaded func(running int)
 	// Attrs are logged with the "rules loaded" line.
 	Attrs []any
-	// Elsewhere, if set, counts the rules of the last load that another
-	// process runs (isolation.Split.HandedOver): they count as running
+	// Elsewhere, if set, is the other process that runs some of the rules
+	// (isolation.Supervisor): the rules it says it runs count as running,
 	// for Loaded and for the NoRulesError, and are logged as
 	// isolatedRules.
-	Elsewhere func() int
+	Elsewhere Elsewhere
 	// Logger receives the loads' lines. Nil means slog.Default().
 	Logger *slog.Logger
+
+	// started is set once Start has loaded the rules and logged them.
+	started atomic.Bool
 }
 
 // Engine is what Rules runs the rules in: engine.Engine.
 type Engine interface {
 	Loader
 	Status() []engine.Status
+}
+
+// Elsewhere is another process that runs some of the rules and says how
+// many: isolation.Supervisor.
+type Elsewhere interface {
+	// Running is how many rules it runs, as it last said.
+	Running() int
+	// Heard waits until it has said how its first load went, if it was
+	// asked to run any rule, and returns why none of its rules can run,
+	// if it said so.
+	Heard(ctx context.Context) error
 }
 
 // NoRulesError is what Start returns when no rule runs: the problems of
@@ -67,10 +83,21 @@ func (r *Rules) Start(ctx context.Context) error {
 		return nil // stopping while the rules load
 	}
 	source.Log(logger, "rules with errors are not running", loadErr)
-	n := r.running()
-	if loadErr != nil && n+r.elsewhere() == 0 {
-		return &NoRulesError{loadErr}
+	var elsewhereErr error
+	if r.Elsewhere != nil {
+		// kreact run exits when none of its rules can run at its start,
+		// wherever each was meant to run: the other process's first load
+		// is part of that start.
+		elsewhereErr = r.Elsewhere.Heard(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
 	}
+	n := r.running()
+	if (loadErr != nil || elsewhereErr != nil) && n+r.elsewhere() == 0 {
+		return &NoRulesError{errors.Join(loadErr, elsewhereErr)}
+	}
+	r.started.Store(true)
 	r.loaded(n)
 	attrs := append(r.counts(n), "files", strings.Join(r.Options.Paths, ","))
 	logger.Info("rules loaded", append(attrs, r.Attrs...)...)
@@ -97,6 +124,15 @@ func (r *Rules) Start(ctx context.Context) error {
 	return nil
 }
 
+// Recount tells Loaded the number of rules running again, once Start has
+// loaded them: Elsewhere calls it when its count changes. It is safe to
+// call from any goroutine.
+func (r *Rules) Recount() {
+	if r.started.Load() {
+		r.loaded(r.running())
+	}
+}
+
 // running counts the rules the engine runs or keeps waiting for resources.
 func (r *Rules) running() int { return len(r.Engine.Status()) }
 
@@ -110,7 +146,7 @@ func (r *Rules) elsewhere() int {
 	if r.Elsewhere == nil {
 		return 0
 	}
-	return r.Elsewhere()
+	return r.Elsewhere.Running()
 }
 
 // counts are the attributes that count the rules: those n running here,
@@ -119,5 +155,5 @@ func (r *Rules) counts(n int) []any {
 	if r.Elsewhere == nil {
 		return []any{"rules", n}
 	}
-	return []any{"rules", n, "isolatedRules", r.Elsewhere()}
+	return []any{"rules", n, "isolatedRules", r.Elsewhere.Running()}
 }

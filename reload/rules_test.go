@@ -76,7 +76,7 @@ func TestRulesRunningElsewhereCount(t *testing.T) {
 	counts := make(chan int, 1)
 	r := &Rules{
 		Engine: &fakeEngine{err: problems}, Informers: func() []dynamicinformer.WatchStatus { return nil }, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-		Loaded: func(n int) { counts <- n }, Elsewhere: func() int { return 2 },
+		Loaded: func(n int) { counts <- n }, Elsewhere: &otherProcess{running: 2},
 	}
 	done := make(chan error)
 	go func() { done <- r.Start(ctx) }()
@@ -89,6 +89,71 @@ func TestRulesRunningElsewhereCount(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `msg="rules loaded" rules=0 isolatedRules=2`) {
 		t.Errorf("logs:\n%s", logs.String())
+	}
+}
+
+// otherProcess is an Elsewhere that runs running rules, or says why none
+// can run.
+type otherProcess struct {
+	mu      sync.Mutex
+	running int
+	invalid error
+}
+
+func (o *otherProcess) Running() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.running
+}
+
+func (o *otherProcess) Heard(context.Context) error { return o.invalid }
+
+// When no rule runs here and the other process says none of its rules can
+// run either, the set does not run: a NoRulesError with both sides'
+// problems, as if the rules had all been this process's.
+func TestRulesWithNoneRunningElsewhere(t *testing.T) {
+	other := &otherProcess{invalid: errors.New(`isolated rules: none can run: r.yaml:8:17: no such resource; did you mean "deployments"?`)}
+	loaded := false
+	r := &Rules{Engine: &fakeEngine{}, Logger: slog.New(slog.DiscardHandler), Loaded: func(int) { loaded = true }, Elsewhere: other}
+	err := r.Start(t.Context())
+	var none *NoRulesError
+	if !errors.As(err, &none) || !strings.Contains(err.Error(), `did you mean "deployments"?`) {
+		t.Fatalf("Start = %v, want a NoRulesError with the other process's problems", err)
+	}
+	if loaded {
+		t.Error("Loaded was told of rules that do not run")
+	}
+}
+
+// When the other process's count changes, Recount tells Loaded, but only
+// once Start has loaded the rules.
+func TestRulesRecountsWhatRunsElsewhere(t *testing.T) {
+	other := &otherProcess{running: 1}
+	counts := make(chan int, 10)
+	r := &Rules{
+		Engine: &fakeEngine{}, Informers: func() []dynamicinformer.WatchStatus { return nil }, Logger: slog.New(slog.DiscardHandler),
+		Loaded: func(n int) { counts <- n }, Elsewhere: other,
+	}
+	r.Recount()
+	if len(counts) != 0 {
+		t.Fatalf("Recount before Start told Loaded %d", <-counts)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error)
+	go func() { done <- r.Start(ctx) }()
+	if n := <-counts; n != 1 {
+		t.Errorf("Loaded told %d rules at the start, want 1", n)
+	}
+	other.mu.Lock()
+	other.running = 0 // its process exited
+	other.mu.Unlock()
+	r.Recount()
+	if n := <-counts; n != 0 {
+		t.Errorf("Loaded told %d rules after the other process exited, want 0", n)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Start = %v", err)
 	}
 }
 

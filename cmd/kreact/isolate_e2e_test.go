@@ -3,9 +3,7 @@
 package main
 
 import (
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -151,8 +149,10 @@ func TestEditMovesARuleToTheIsolatedProcess(t *testing.T) {
 	testcluster.Eventually(t, "the isolated process to start and sync the rule", func() bool {
 		return k.stderr.Count("caches synced", "isolated=true") > 0
 	})
+	// kreact's own line counts the isolated rules as its isolated process
+	// last said, which may be before or after it started the rule.
 	testcluster.Eventually(t, "kreact to stop running the rule", func() bool {
-		return k.stderr.Count(`msg="rules reloaded"`, "rules=0 isolatedRules=1") > 0
+		return k.stderr.Count(`msg="rules reloaded"`, "rules=0 isolatedRules=") > 0
 	})
 	if n := k.stderr.Count(`msg="rules loaded"`, "isolated=true", "rules=1"); n != 1 {
 		t.Errorf("the isolated process logged %d \"rules loaded\" lines with rules=1, want 1", n)
@@ -169,18 +169,90 @@ func TestIsolatedRulesAreRefusedWithShards(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "rules.yaml")
 	writeFile(t, file, annotatingRule("apart", "isolate-shards-e2e", "  isolate: true\n"))
 	k := startKreact(t, "run", "-f", file, "--shards", "--shard-identity", "iso-a", "--shard-group", "isolate-e2e", "--shard-namespace", "default")
-	select {
-	case err := <-k.exited():
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) || exit.ExitCode() != 3 {
-			t.Errorf("kreact exited with %v, want exit code 3", err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("kreact did not exit within a minute")
-	}
+	k.wantExit(t, 3)
 	if k.stderr.Count("rule=apart", "spec.isolate: not supported with --shards", "rules.yaml:4:") != 1 {
 		t.Errorf("no error at the rule:\n%s", k.stderr)
 	}
+}
+
+// typoRule is an isolated rule whose resource name is misspelt.
+const typoRule = `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: typo
+spec:
+  isolate: true
+  watch:
+    - resource: deploymnets
+  script: |
+    function onAdd(obj) {}
+`
+
+// TestIsolatedRuleThatCannotRunExits3: an isolated rule that names no
+// resource is the same error as a rule kreact runs itself: when it is the
+// only rule, kreact run exits 3 with the rule's position and the
+// did-you-mean hint, rather than restarting its isolated process.
+func TestIsolatedRuleThatCannotRunExits3(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "rules.yaml")
+	writeFile(t, file, typoRule)
+	k := startKreact(t, "run", "-f", file)
+	k.wantExit(t, 3)
+	want := `rules.yaml:8:17: spec.watch[0].resource: "deploymnets": no such resource; did you mean "deployments"?`
+	if k.stderr.Count("isolated rules: none can run: ", want) != 1 {
+		t.Errorf("kreact's last line is not the rule's error:\n%s", k.stderr)
+	}
+	if n := k.stderr.Count("started their kreact process"); n != 1 {
+		t.Errorf("the isolated process started %d times, want once", n)
+	}
+	if k.stderr.Count("exited; starting it again")+k.stderr.Count("failed while stopping") != 0 {
+		t.Errorf("the isolated process's exit was taken for a failure:\n%s", k.stderr)
+	}
+}
+
+// TestIsolatedProcessWaitsForAnEdit: beside a rule kreact runs, an
+// isolated rule that cannot run leaves kreact running with one rule; its
+// process starts again only when the file is fixed, and then counts.
+func TestIsolatedProcessWaitsForAnEdit(t *testing.T) {
+	const ns = "isolate-typo-e2e"
+	dyn := dynamic.NewForConfigOrDie(cluster.Config())
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "plain.yaml"), annotatingRule("plain", ns, ""))
+	typo := filepath.Join(dir, "typo.yaml")
+	writeFile(t, typo, typoRule)
+	metricsAddr := testcluster.FreeAddr(t)
+	k := startKreact(t, "run", "-f", dir, "--reload-interval", "200ms", "--metrics-bind-address", metricsAddr)
+	loaded := func(n int) func() bool {
+		return func() bool {
+			_, body := testcluster.HTTPGet(t, "http://"+metricsAddr+"/metrics")
+			return strings.Contains(body, "\nkreact_rules_loaded "+strconv.Itoa(n)+"\n")
+		}
+	}
+	testcluster.Eventually(t, "kreact to run its own rule and count none isolated", func() bool {
+		return k.stderr.Count(`msg="rules loaded"`, "rules=1 isolatedRules=0") == 1 && loaded(1)()
+	})
+	testcluster.Eventually(t, "the isolated process's exit to be logged", func() bool {
+		return k.stderr.Count("isolated rules: none of them can run") == 1
+	})
+	// The isolated process would have started again within 1s if it were
+	// taken for a crash; the ConfigMap shows that kreact works meanwhile.
+	createNamespacedConfigMap(t, dyn, ns, "before")
+	testcluster.Eventually(t, "kreact's own rule to annotate", func() bool {
+		return annotationOf(t, dyn, ns, "before", "plain") == "yes"
+	})
+	time.Sleep(1500 * time.Millisecond)
+	if n := k.stderr.Count("started their kreact process"); n != 1 {
+		t.Fatalf("the isolated process started %d times before the edit, want once:\n%s", n, k.stderr)
+	}
+
+	writeFile(t, typo, strings.Replace(typoRule, "deploymnets", "deployments", 1))
+	testcluster.Eventually(t, "the isolated process to start the fixed rule", func() bool {
+		return k.stderr.Count(`msg="rule started"`, "rule=typo", "isolated=true") == 1
+	})
+	testcluster.Eventually(t, "kreact to count the isolated rule", loaded(2))
+	if n := k.stderr.Count("started their kreact process"); n != 2 {
+		t.Errorf("the isolated process started %d times, want twice", n)
+	}
+	k.terminate(t)
 }
 
 // spinningRule annotates every new ConfigMap of ns like annotatingRule,
@@ -231,7 +303,7 @@ func TestMisbehavingRuleMovesToTheIsolatedProcess(t *testing.T) {
 	// An edit is a new version, which kreact runs itself again.
 	writeFile(t, file, annotatingRule("plain", ns, "")+"---\n"+strings.Replace(spinningRule("spinner", ns, ""), "timeout: 500ms", "timeout: 400ms", 1))
 	testcluster.Eventually(t, "kreact to run the edited rule itself", func() bool {
-		return k.stderr.Count(`msg="rules reloaded"`, "rules=2 isolatedRules=0") > 0 &&
+		return k.stderr.Count(`msg="rules reloaded"`, "rules=2 isolatedRules=") > 0 &&
 			k.stderr.Count("rule removed; another kreact process runs it", "rule=spinner", "isolated=true") == 1
 	})
 	createNamespacedConfigMap(t, dyn, ns, "edited")

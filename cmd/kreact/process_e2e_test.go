@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -92,6 +93,20 @@ func (p *kreactProcess) terminate(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("kreact did not exit within 30 s of SIGTERM")
+	}
+}
+
+// wantExit checks that the process exits with code within a minute.
+func (p *kreactProcess) wantExit(t *testing.T, code int) {
+	t.Helper()
+	select {
+	case err := <-p.exited():
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != code {
+			t.Errorf("kreact exited with %v, want exit code %d", err, code)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("kreact did not exit within a minute")
 	}
 }
 

@@ -148,7 +148,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	split.Engine = eng
 	rec.WatchFinalizers(eng.Finalizing)
 	var isolated lifecycle.Runnable = lifecycle.Group{}
-	var elsewhere func() int
+	var elsewhere reload.Elsewhere
+	loadedRules := ready.RulesLoaded
+	var reporter *isolation.Reporter
+	var sup *isolation.Supervisor
 	switch {
 	case isolatedChild:
 		// The rules kreact run moved here so far come first, so that the
@@ -156,17 +159,22 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err := isolation.Listen(split, os.Stdin); err != nil {
 			return err
 		}
+		// kreact run counts the rules that run here as this process says.
+		if reporter, err = isolation.OpenReporter(os.Getenv); err != nil {
+			return err
+		}
+		loadedRules = func(n int) { ready.RulesLoaded(n); reporter.Loaded(n) }
 	case f.shards.Enabled:
 		split.Refuse = "not supported with --shards: the isolated rules' process cannot take part in the shard membership"
 	default:
-		sup := isolation.NewSupervisor(func() *exec.Cmd { return isolatedCommand(args, stderr) }, logger)
+		sup = isolation.NewSupervisor(func() *exec.Cmd { return isolatedCommand(args, stderr) }, logger)
 		split.Found = sup.Want
 		if f.isolateMisbehaving {
 			// Rules that misbehave move from this process to the
 			// isolated one.
 			split.Moved, sup.CannotStart = sup.Tell, split.TakeBack
 		}
-		isolated, elsewhere = sup, split.HandedOver
+		isolated, elsewhere = sup, sup
 	}
 	srv, err := f.serve.Listen(ctx, logger, rec, func() error { return ready.Check(eng) })
 	if err != nil {
@@ -184,7 +192,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 				rec.ReloadFailed()
 			}
 		}},
-		Loaded: ready.RulesLoaded, Attrs: []any{"dryRun", f.dryRun}, Elsewhere: elsewhere,
+		Loaded: loadedRules, Attrs: []any{"dryRun", f.dryRun}, Elsewhere: elsewhere,
+	}
+	if sup != nil {
+		sup.Reported = set.Recount
 	}
 	leading, err := f.leader.Lead(cfg, logger, ready.SetLeading, lifecycle.Group{lifecycle.Func(eng.Run), set, isolated})
 	if err != nil {
@@ -198,6 +209,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	logger.Info("stopped")
 	var none *reload.NoRulesError
 	if errors.As(err, &none) {
+		reporter.Invalid(err) // the isolated rules' process tells kreact run why
 		return &invalidError{err}
 	}
 	return err
