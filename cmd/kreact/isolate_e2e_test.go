@@ -300,16 +300,25 @@ func TestMisbehavingRuleMovesToTheIsolatedProcess(t *testing.T) {
 		t.Errorf("%d moves logged, want 1", n)
 	}
 
-	// An edit is a new version, which kreact runs itself again.
-	writeFile(t, file, annotatingRule("plain", ns, "")+"---\n"+strings.Replace(spinningRule("spinner", ns, ""), "timeout: 500ms", "timeout: 400ms", 1))
+	// An edit is a new version, which kreact runs itself again: here the
+	// loop is fixed. (A new version is replayed spin-1; one that still
+	// looped on it would move again, and the isolated process, if it
+	// reloaded after that move, would keep the rule.)
+	writeFile(t, file, annotatingRule("plain", ns, "")+"---\n"+annotatingRule("spinner", ns, ""))
 	testcluster.Eventually(t, "kreact to run the edited rule itself", func() bool {
 		return k.stderr.Count(`msg="rules reloaded"`, "rules=2 isolatedRules=") > 0 &&
 			k.stderr.Count("rule removed; another kreact process runs it", "rule=spinner", "isolated=true") == 1
+	})
+	testcluster.Eventually(t, "the edited rule to annotate the ConfigMap it looped on", func() bool {
+		return annotationOf(t, dyn, ns, "spin-1", "spinner") == "yes"
 	})
 	createNamespacedConfigMap(t, dyn, ns, "edited")
 	testcluster.Eventually(t, "the edited rule to annotate", func() bool {
 		return annotationOf(t, dyn, ns, "edited", "spinner") == "yes"
 	})
+	if n := k.stderr.Count("rule misbehaved"); n != 1 {
+		t.Errorf("%d moves logged, want 1: the fixed version moved", n)
+	}
 }
 
 // TestIsolateMisbehavingCanBeTurnedOff: with --isolate-misbehaving=false a

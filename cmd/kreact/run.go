@@ -77,10 +77,16 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// only those, and only while its parent runs, which leads; it serves
 	// its endpoints on an address of its own.
 	isolatedChild := os.Getenv(isolation.ChildEnv) == "1"
+	// The isolated process tells kreact run how many rules it runs, and
+	// why none can if so (nil elsewhere: reports nothing).
+	var reporter *isolation.Reporter
 	if isolatedChild {
 		logger = logger.With("isolated", true)
 		f.leader = leaderFlags{}
 		f.serve = serveFlags{MetricsAddr: f.isolatedMetrics}
+		if reporter, err = isolation.OpenReporter(os.Getenv); err != nil {
+			return err
+		}
 	}
 	memlimit.Set(logger, os.Getenv, os.ReadFile)
 	// A broken rule file is reported and skipped: the other rules run.
@@ -105,6 +111,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if loadErr == nil {
 			loadErr = fmt.Errorf("no rules in %s", strings.Join(f.files, ", "))
 		}
+		reporter.Invalid(loadErr)
 		return &invalidError{loadErr}
 	}
 	source.Log(logger, "rule files with errors are not running", loadErr)
@@ -150,17 +157,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var isolated lifecycle.Runnable = lifecycle.Group{}
 	var elsewhere reload.Elsewhere
 	loadedRules := ready.RulesLoaded
-	var reporter *isolation.Reporter
 	var sup *isolation.Supervisor
 	switch {
 	case isolatedChild:
 		// The rules kreact run moved here so far come first, so that the
 		// first load runs them.
 		if err := isolation.Listen(split, os.Stdin); err != nil {
-			return err
-		}
-		// kreact run counts the rules that run here as this process says.
-		if reporter, err = isolation.OpenReporter(os.Getenv); err != nil {
 			return err
 		}
 		loadedRules = func(n int) { ready.RulesLoaded(n); reporter.Loaded(n) }
@@ -209,7 +211,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	logger.Info("stopped")
 	var none *reload.NoRulesError
 	if errors.As(err, &none) {
-		reporter.Invalid(err) // the isolated rules' process tells kreact run why
+		reporter.Invalid(err)
 		return &invalidError{err}
 	}
 	return err
