@@ -155,5 +155,5 @@ func (r *Rules) counts(n int) []any {
 	if r.Elsewhere == nil {
 		return []any{"rules", n}
 	}
-	return []any{"rules", n, "isolatedRules", r.Elsewhere.Running()}
+	return []any{"rules", n, "isolatedRules", r.elsewhere()}
 }
