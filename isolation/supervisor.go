@@ -61,7 +61,6 @@ type Supervisor struct {
 	// firstInvalid is why none of its rules could run, if so.
 	wantedOnce   bool
 	heard        chan struct{}
-	heardOnce    bool
 	firstInvalid string
 }
 
@@ -252,11 +251,11 @@ func (s *Supervisor) read(r io.ReadCloser) (invalid string) {
 			s.Logger.Error("isolated rules: a report of their kreact process", "error", err)
 			continue
 		}
-		s.mu.Lock()
-		s.running = m.Running
 		if m.Invalid != "" {
 			invalid = m.Invalid
 		}
+		s.mu.Lock()
+		s.running = m.Running
 		s.mu.Unlock()
 		s.hear(m.Invalid)
 		if s.Reported != nil {
@@ -270,10 +269,12 @@ func (s *Supervisor) read(r io.ReadCloser) (invalid string) {
 func (s *Supervisor) hear(invalid string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.heardOnce {
-		return
+	select {
+	case <-s.heard:
+		return // already heard
+	default:
 	}
-	s.heardOnce, s.firstInvalid = true, invalid
+	s.firstInvalid = invalid
 	close(s.heard)
 }
 
