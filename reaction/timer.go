@@ -119,18 +119,28 @@ func (d *Delivery) retryTimer(key objectKey, taken Change) {
 }
 
 // scheduleTickLocked makes the scheduled tick (spec.every) owed when it is
-// due, and sets the next one.
+// due, sets the next one, and asks the workqueue to wake the tick key
+// then.
+//
+// The wake-up is asked for each time the tick key is taken, due or not:
+// the workqueue keeps one delayed entry per key, at the earliest time it
+// was asked for, so the backoff of a failed tick's retry (AddRateLimited)
+// replaces the wake-up of the next tick. Without asking again when the
+// retry is taken, a tick given up, or retried with success, was the
+// schedule's last.
 func (d *Delivery) scheduleTickLocked(now time.Time) {
-	if d.nextTick.IsZero() || now.Before(d.nextTick) {
+	if d.nextTick.IsZero() {
 		return
 	}
-	e := d.pending[tickKey]
-	if e == nil {
-		e = &entry{}
-		d.pending[tickKey] = e
+	if !now.Before(d.nextTick) {
+		e := d.pending[tickKey]
+		if e == nil {
+			e = &entry{}
+			d.pending[tickKey] = e
+		}
+		e.kind = scripting.Tick
+		d.nextTick = d.ticks.next(d.nextTick, now)
 	}
-	e.kind = scripting.Tick
-	d.nextTick = d.ticks.next(d.nextTick, now)
 	d.queue.AddAfter(tickKey, d.nextTick.Sub(now))
 }
 

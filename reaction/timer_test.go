@@ -1,8 +1,11 @@
 package reaction
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -252,5 +255,45 @@ func TestScheduleTicksOnTheCalendar(t *testing.T) {
 	advance(t, d, clk, rec, 3*24*time.Hour)
 	if got := rec.recorded(); !slices.Equal(got, []string{"onTick", "onTick", "onTick"}) {
 		t.Errorf("after three days: calls = %q, want three ticks", got)
+	}
+}
+
+// A scheduled tick whose call fails, is retried and given up does not end
+// the schedule: the retry's backoff shares the workqueue entry of the
+// tick key with the next scheduled tick, and must not replace it. Run's
+// workers and the workqueue's delays both follow the fake clock here, as
+// kreact run's do the real one.
+func TestTicksContinueAfterAFailedTick(t *testing.T) {
+	for _, failures := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d failures", failures), func(t *testing.T) {
+			clk := testingclock.NewFakeClock(t0)
+			rec := &recorder{}
+			var calls atomic.Int32
+			rec.fail = func(scripting.Event) error {
+				if calls.Add(1) <= int32(failures) {
+					return errors.New("boom")
+				}
+				return nil
+			}
+			r := testRule(func(r *rules.Rule) { r.Every, r.Retries = 2*time.Second, 1 })
+			d := New(r, allHandlers{}, rec, Options{Logger: quiet(), BaseDelay: 100 * time.Millisecond, MaxDelay: time.Second, Clock: clk})
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				d.Run(ctx, []Caller{rec})
+			}()
+			defer func() { cancel(); <-done }()
+			// Up to 30 seconds of the fake clock, in steps that let the
+			// workqueue's goroutines catch up; ticks are due every 2s.
+			good := func() int { return int(calls.Load()) - failures }
+			for i := 0; i < 300 && good() < 5; i++ {
+				clk.Step(100 * time.Millisecond)
+				time.Sleep(time.Millisecond)
+			}
+			if good() < 5 {
+				t.Errorf("%d calls in %v of every: 2s, %d of them failed; want at least 5 good ticks", calls.Load(), clk.Since(t0), failures)
+			}
+		})
 	}
 }
