@@ -56,9 +56,9 @@ func (p *Program) Name() string { return p.name }
 
 // HasHandler reports whether the script declares the handler for t at top
 // level (onAdd, onUpdate, onDelete or onTick, as a function, var, let or
-// const). A handler the script does not declare is never called, so an
-// engine can skip watching events nobody handles. Handlers set any other way
-// (globalThis.onAdd = ...) are not recognised.
+// const, exported or not). A handler the script does not declare is never
+// called, so an engine can skip watching events nobody handles. Handlers
+// set any other way (globalThis.onAdd = ...) are not recognised.
 func (p *Program) HasHandler(t EventType) bool {
 	i, ok := t.index()
 	return ok && p.handlers[i]
@@ -107,10 +107,10 @@ func Compile(name, script string, opts CompileOptions) (*Program, error) {
 	}
 
 	// goja.Parse folds the parser's ErrorList into one message without
-	// positions; parser.ParseFile, which it wraps, keeps them.
-	tree, err := parser.ParseFile(nil, name, src, 0, parser.WithDisableSourceMaps)
+	// positions; parser.ParseFile, which parse calls, keeps them.
+	tree, err := parse(name, src)
 	if err != nil {
-		return nil, p.parseError(err)
+		return nil, p.parseError(err, src)
 	}
 	prg, err := goja.CompileAST(tree, true)
 	if err != nil {
@@ -176,15 +176,21 @@ type Declaration struct {
 // the file; for `kreact validate` to point at a misspelt handler.
 func (p *Program) Declarations() []Declaration { return p.declared }
 
-func (p *Program) parseError(err error) error {
+// parseError turns the parser's errors in src into the script's.
+func (p *Program) parseError(err error, src string) error {
 	var list parser.ErrorList
 	if !errors.As(err, &list) || len(list) == 0 {
 		return source.ErrorList{p.newError(file.Position{Filename: p.name, Line: 1, Column: 1}, err.Error())}
 	}
 	list.Sort()
 	out := make(source.ErrorList, 0, len(list))
+	in := lines{src: src}
 	for _, e := range list {
-		se := p.newError(e.Position, e.Message)
+		msg := e.Message
+		if msg == reservedWord {
+			msg = moduleError(in.rest(e.Position))
+		}
+		se := p.newError(e.Position, msg)
 		if n := len(out); n > 0 && (*out[n-1] == *se || se.Msg == "Unexpected end of input") {
 			// After an error the parser often runs on to the end of
 			// the input; that second error is only an echo.

@@ -11,7 +11,9 @@
 // and reaches the cluster only through the kreact global (kreact.get,
 // kreact.patch, kreact.apply, ...), which validates what the script asks for
 // and hands actions.Action values to a Host. kreact.d.ts in this directory
-// declares the whole script API for editors.
+// declares the whole script API for editors and tsc. A script is not a
+// module, but `export` in front of a top-level declaration is ignored, so
+// that tsc checks each rule file on its own (see exports.go).
 //
 // # Compile once, one runtime per goroutine
 //

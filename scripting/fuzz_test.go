@@ -59,6 +59,7 @@ function onTimer(obj) { kreact.after(obj, "1m"); }`,
 		"function onAdd() { throw {toString() { throw new Error('x'); }}; }",
 		"`${`${`${1}`}`}`; function onAdd() {}",
 		"function onAdd() { (",
+		"export const s = `\nexport function f() {}`; export async function onAdd() {}\nexport { s as t };",
 		"\x00\xff\xfe",
 	}
 	for _, n := range []int{MaxNesting - 10, MaxNesting + 1, 20_000} {

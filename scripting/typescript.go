@@ -20,7 +20,8 @@ const tsLead = 1
 // removed, not checked: esbuild has no type checker.
 //
 // Top-level declarations stay top-level declarations (no module format),
-// so the handlers are found as in a JavaScript script. Syntax newer than
+// so the handlers are found as in a JavaScript script; the `export` of an
+// exported one stays too, and Compile ignores it as in JavaScript. Syntax newer than
 // ES2020 is lowered to what goja runs.
 //
 // The TypeScript is transpiled after one empty line (tsLead), and the
