@@ -57,7 +57,7 @@ image-tools:
 ## test: formatting, vet, every unit and e2e test with -race (the image test
 ## runs the image built by `make image`), the fuzz tests for a bounded time,
 ## and a check that no control-plane process is left running
-test: controlplane fmt-check vet image
+test: controlplane fmt-check vet typecheck image
 	KREACT_IMAGE=$(IMAGE) $(GO) test -race -tags e2e -timeout 30m ./...
 	$(GO) run ./cmd/kreact test examples/tests
 	$(MAKE) --no-print-directory fuzz
@@ -86,6 +86,18 @@ fuzz:
 		echo "fuzzing $$name (./$$pkg) for $(FUZZTIME)"; \
 		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=5s ./$$pkg || exit 1; \
 	done
+
+## typecheck: the TypeScript examples, with the tsc command the README
+## documents, against scripting/kreact.d.ts; tsc is pinned in hack/tsc
+## (needs node and npm)
+.PHONY: typecheck
+TSC := hack/tsc/node_modules/.bin/tsc
+typecheck: $(TSC)
+	$(TSC) --noEmit --strict examples/*.ts
+
+$(TSC): hack/tsc/package.json hack/tsc/package-lock.json
+	cd hack/tsc && npm ci --ignore-scripts --no-audit --no-fund
+	@touch $@
 
 ## vet: both test sets, unit and e2e (-tags e2e)
 vet:

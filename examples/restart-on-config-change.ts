@@ -1,6 +1,6 @@
-// Used by restart-on-config-change.yaml. TypeScript: kreact compiles it when
-// the rule loads (types are removed, not checked; check them in your editor
-// or with tsc, using the declarations referenced below).
+// Used by restart-on-config-change.yaml. TypeScript, compiled when the rule
+// loads: types are removed, not checked (tsc checks them, see the README). The
+// export makes tsc check this file as a module of its own; kreact ignores it.
 /// <reference path="../scripting/kreact.d.ts" />
 
 type Source = ConfigMap | Secret;
@@ -30,7 +30,7 @@ function usesSource(podSpec: PodSpec, kind: string, name: string): boolean {
   return false;
 }
 
-function onUpdate(oldObj: Source, obj: Source, ctx: Ctx): void {
+export function onUpdate(oldObj: Source, obj: Source, ctx: Ctx): void {
   const kind = obj.kind;
   const name = obj.metadata.name;
   const binaryData = "binaryData" in obj ? obj.binaryData : undefined;

@@ -3,9 +3,18 @@
 //
 //   /// <reference path="path/to/kreact.d.ts" />
 //
-// Scripts run in strict mode in goja (ES2020-ish): no require, no modules,
+// Scripts run in strict mode in goja (ES2020-ish): no require, no imports,
 // no file system or network; everything outside the script goes through
 // `kreact`. Every call has a deadline (1s by default).
+//
+// Everything here is global, and named so as not to clash with the DOM
+// declarations of tsc's default library (hence KubeNode, not Node).
+// `export` before a top-level declaration (export function onAdd...) makes
+// tsc check each rule file as a module of its own, so that the helpers
+// of two rules checked together do not clash; kreact ignores it. Scripts
+// have ES2020's library (Object.entries, Map...) whatever target tsc
+// checks for:
+/// <reference lib="es2020" />
 
 /** JSON data: what objects contain and what actions accept. */
 type JSONValue = string | number | boolean | null | JSONValue[] | { [key: string]: JSONValue };
@@ -116,7 +125,8 @@ interface Pod extends KubeObject {
   };
 }
 
-interface Node extends KubeObject {
+/** A Node (named KubeNode: the DOM library declares a Node of its own). */
+interface KubeNode extends KubeObject {
   readonly status?: {
     readonly conditions?: ReadonlyArray<{ readonly type: string; readonly status: "True" | "False" | "Unknown"; readonly reason?: string }>;
     readonly [key: string]: any;
@@ -165,7 +175,8 @@ interface Ctx {
 
 /**
  * The handlers a rule script may declare at top level (each optional), as
- * `function onAdd(obj, ctx) {...}` or `const onAdd = (obj, ctx) => {...}`.
+ * `function onAdd(obj, ctx) {...}` or `const onAdd = (obj, ctx) => {...}`,
+ * with or without `export` in front.
  * In a checked JavaScript file, type them with JSDoc:
  *
  *   /** @type {OnUpdate} *\/
@@ -279,11 +290,18 @@ declare const kreact: {
   error(message: any, fields?: { [key: string]: JSONValue }): void;
 };
 
-/** Logs through the host: arguments are joined with spaces, data printed as JSON. At most 100 records per call. */
-declare const console: {
-  log(...args: any[]): void;
-  info(...args: any[]): void;
-  debug(...args: any[]): void;
-  warn(...args: any[]): void;
-  error(...args: any[]): void;
-};
+/**
+ * Logs through the host: arguments are joined with spaces, data printed as
+ * JSON. At most 100 records per call. Declared as the DOM library declares
+ * it (an interface Console and a var), so that the two merge when both
+ * are in a program; the DOM's other methods (console.table...) are not
+ * there at run time.
+ */
+interface Console {
+  log(...data: any[]): void;
+  info(...data: any[]): void;
+  debug(...data: any[]): void;
+  warn(...data: any[]): void;
+  error(...data: any[]): void;
+}
+declare var console: Console;
