@@ -69,6 +69,13 @@
 //     deletes are usually delivered, but not when the informer was
 //     re-establishing its watch at that moment. When the resource comes
 //     back, the new informer's initial list is the truth.
+//   - A sharded informer (Key.Sharded) restarts on every change of the
+//     replica's range. Its handlers are handed over (see handover): from
+//     the new informer's initial list they receive the objects they were
+//     not given before as initial adds, those that changed since as
+//     updates, and nothing for those they were given in the same state.
+//     A membership change re-runs rules only on the objects that moved.
+//     This costs a map entry per object and sharded Watch.
 //   - After Watch.Stop returns, its handler is not running and will not be
 //     called again; after Manager.Run returns, no handler is.
 //

@@ -101,7 +101,7 @@ func (e *entry) add(w *Watch) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.inst != nil {
-		reg, err := e.inst.informer.AddEventHandlerWithOptions(w.handler, e.handlerOptions())
+		reg, err := e.inst.informer.AddEventHandlerWithOptions(w.registeredHandler(e.sharded()), e.handlerOptions())
 		if err != nil {
 			return err
 		}
@@ -434,7 +434,7 @@ func (e *entry) start(ctx context.Context, spec shardSpec) *instance {
 
 	e.mu.Lock()
 	for w := range e.watches {
-		if reg, err := inf.AddEventHandlerWithOptions(w.handler, opts); err == nil {
+		if reg, err := inf.AddEventHandlerWithOptions(w.registeredHandler(e.sharded()), opts); err == nil {
 			w.inst, w.reg = inst, reg
 		}
 	}
@@ -460,6 +460,9 @@ func (e *entry) supervise(ctx context.Context, inst *instance, r *retrier) error
 			e.release()
 		}
 	}()
+	// handedOver polls, once the informer has synced, until every
+	// handover has caught up and let the previous instance's record go.
+	var handedOver <-chan time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -471,6 +474,15 @@ func (e *entry) supervise(ctx context.Context, inst *instance, r *retrier) error
 			e.setState(PhaseSynced, nil)
 			r.reset()
 			e.log.Debug("informer synced", "objects", inst.objects.Load())
+			if e.sharded() {
+				t := time.NewTicker(handoverPoll)
+				defer t.Stop()
+				handedOver = t.C
+			}
+		case <-handedOver:
+			if e.releaseHandovers(inst) {
+				handedOver = nil
+			}
 		case err := <-inst.failed:
 			return err
 		case <-e.wake:
@@ -487,6 +499,30 @@ func (e *entry) supervise(ctx context.Context, inst *instance, r *retrier) error
 			return errors.New("informer stopped unexpectedly")
 		}
 	}
+}
+
+// handoverPoll is how often a sharded entry checks whether its handlers
+// have caught up with a new instance's initial list (releaseHandovers).
+const handoverPoll = 100 * time.Millisecond
+
+// releaseHandovers lets the previous instance's record of every handler
+// of inst go once that handler has received inst's initial list. It
+// reports whether all have.
+func (e *entry) releaseHandovers(inst *instance) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	done := true
+	for w := range e.watches {
+		if w.inst != inst || w.ho == nil {
+			continue
+		}
+		if !w.reg.HasSynced() {
+			done = false
+			continue
+		}
+		w.ho.release()
+	}
+	return done
 }
 
 // stopInstance stops inst and waits until its handlers have returned, so

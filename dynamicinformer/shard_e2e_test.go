@@ -65,7 +65,8 @@ var (
 // (ShardedListAndWatch off: the informer filters) and one with the gate on
 // (the server filters): both hold exactly the objects whose UID hashes
 // into the range, and a range change restarts the informer on the new
-// range, its objects arriving as initial adds.
+// range, the objects it gained arriving as initial adds and those it kept
+// not replayed.
 func TestE2ESharded(t *testing.T) {
 	gated, err := testcluster.Start(testcluster.Options{FeatureGates: map[string]bool{"ShardedListAndWatch": true}})
 	if err != nil {
@@ -167,6 +168,29 @@ func TestE2ESharded(t *testing.T) {
 			for _, e := range rec.snapshot()[before:] {
 				if e.Namespace+"/"+e.Name == lost {
 					t.Errorf("%s delivered after it left the range: %+v", lost, e)
+				}
+			}
+
+			// The whole space: the informer restarts again, and only the
+			// objects the handler was not given on the last range (the
+			// lower half, which moved away and back) arrive as initial
+			// adds; the upper half, kept, is not replayed.
+			before = len(rec.snapshot())
+			shards.set(shard.Range{}, true)
+			all := slices.Sorted(slices.Values(append(slices.Clone(in[lowerHalf]), in[upperHalf]...)))
+			testcluster.Eventually(t, "every object in the cache", holds(all))
+			testcluster.Eventually(t, "the lower half added again", func() bool {
+				n := 0
+				for _, e := range rec.snapshot()[before:] {
+					if e.Type == "add" && e.Initial && slices.Contains(in[lowerHalf], e.Namespace+"/"+e.Name) {
+						n++
+					}
+				}
+				return n == len(in[lowerHalf])
+			})
+			for _, e := range rec.snapshot()[before:] {
+				if slices.Contains(in[upperHalf], e.Namespace+"/"+e.Name) {
+					t.Errorf("%s/%s, kept across the range change, was delivered again: %+v", e.Namespace, e.Name, e)
 				}
 			}
 

@@ -25,6 +25,20 @@ type Watch struct {
 	stopped bool
 	inst    *instance
 	reg     cache.ResourceEventHandlerRegistration
+	// ho is the handover registered in the handler's place on the
+	// instance of a sharded key; nil for others.
+	ho *handover
+}
+
+// registeredHandler returns what to register on a new instance of a
+// sharded key or not: for a sharded one, a handover that takes over the
+// previous instance's record (see handover). Called under w.e.mu.
+func (w *Watch) registeredHandler(sharded bool) cache.ResourceEventHandler {
+	if !sharded {
+		return w.handler
+	}
+	w.ho = newHandover(w.handler, w.ho)
+	return w.ho
 }
 
 // Key returns the watch's key, normalised.
