@@ -68,6 +68,10 @@ type Options struct {
 	// CPULimit, if set, is every handler call's
 	// scripting.RuntimeOptions.CPULimit.
 	CPULimit func() time.Duration
+	// Schedules, if set, tells whether this process makes the ticks
+	// that are once per cluster (reaction.Options.Schedules); with
+	// sharding, the shard membership. Nil means here.
+	Schedules reaction.ScheduleOwner
 }
 
 // Observer is told what the engine does, for metrics and tests: what the

@@ -74,6 +74,7 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 		Observer:        observer,
 		MetricsProvider: e.opts.MetricsProvider,
 		Cache:           watchCache{run},
+		Schedules:       e.opts.Schedules,
 	})
 
 	host := &host{run: run}

@@ -90,6 +90,18 @@ type Options struct {
 	// workqueue. Nil means the real clock. Offline tests move a fake one
 	// and call Fire.
 	Clock clock.WithTicker
+	// Schedules, if set, tells whether this process makes the onTick
+	// calls of a rule whose ticks are once per cluster (spec.tickScope
+	// cluster, the default): kreact run --shards makes them on one
+	// replica. Nil means here.
+	Schedules ScheduleOwner
+}
+
+// ScheduleOwner tells whether this process makes the once-per-cluster
+// ticks when they fall due; a *shard.Membership is one. OwnsSchedules
+// must be cheap and safe for concurrent use.
+type ScheduleOwner interface {
+	OwnsSchedules() bool
 }
 
 // restFactor and maxRest pace a rule whose calls fail after using the
@@ -177,6 +189,8 @@ type Delivery struct {
 	ignore []string
 	// ticks schedules onTick; nil without spec.every.
 	ticks ticks
+	// schedules tells whether a due tick is made here; nil for always.
+	schedules ScheduleOwner
 	// fin is the rule's finalizer; "" without spec.finalizer.
 	fin string
 
@@ -255,6 +269,9 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Delivery
 	)
 	if d.tick {
 		d.ticks = tickSchedule(rule, d.log)
+		if rule.TickScope != rules.TickReplica {
+			d.schedules = opts.Schedules
+		}
 	}
 	if d.ticks != nil {
 		now := d.now()
@@ -506,6 +523,10 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller, pace bool) bo
 	d.mu.Lock()
 	ev, taken, ok := d.takeLocked(key)
 	d.mu.Unlock()
+	if ok && key.tick && d.schedules != nil && !d.schedules.OwnsSchedules() {
+		// Another replica makes this tick (spec.tickScope cluster).
+		ok = false
+	}
 	if !ok {
 		d.queue.Forget(key)
 		d.queue.Done(key)

@@ -297,3 +297,36 @@ func TestTicksContinueAfterAFailedTick(t *testing.T) {
 		})
 	}
 }
+
+// owner is a ScheduleOwner the test sets.
+type owner struct{ here atomic.Bool }
+
+func (o *owner) OwnsSchedules() bool { return o.here.Load() }
+
+// With Options.Schedules (kreact run --shards), a rule ticks once per
+// cluster: only where the owner says so, unless its spec.tickScope is
+// replica. A replica that gains the schedules ticks from its next tick.
+func TestTicksOnceForTheCluster(t *testing.T) {
+	for _, tt := range []struct {
+		scope rules.TickScope
+		want  []int // ticks after 25s elsewhere, then 20s here
+	}{
+		{rules.TickCluster, []int{0, 2}},
+		{"", []int{0, 2}},
+		{rules.TickReplica, []int{2, 4}},
+	} {
+		t.Run(string(tt.scope), func(t *testing.T) {
+			o := &owner{}
+			d, clk, rec := newClocked(t, testRule(func(r *rules.Rule) { r.Every, r.TickScope = 10*time.Second, tt.scope }), Options{Schedules: o})
+			advance(t, d, clk, rec, 25*time.Second)
+			if got := len(rec.recorded()); got != tt.want[0] {
+				t.Errorf("elsewhere: %d ticks, want %d", got, tt.want[0])
+			}
+			o.here.Store(true)
+			advance(t, d, clk, rec, 20*time.Second)
+			if got := len(rec.recorded()); got != tt.want[1] {
+				t.Errorf("here: %d ticks in all, want %d", got, tt.want[1])
+			}
+		})
+	}
+}

@@ -25,7 +25,7 @@ import (
 var (
 	documentFields   = []string{"apiVersion", "kind", "metadata", "spec"}
 	metadataFields   = []string{"name", "description"}
-	specFields       = []string{"watch", "events", "ignoreChanges", "reads", "permissions", "http", "script", "scriptFile", "scriptLang", "every", "schedule", "timeZone", "workers", "timeout", "memoryLimit", "retries", "maxActions", "actionWorkers", "delivery", "rateLimit", "burst", "dryRun", "finalizer", "isolate"}
+	specFields       = []string{"watch", "events", "ignoreChanges", "reads", "permissions", "http", "script", "scriptFile", "scriptLang", "every", "schedule", "timeZone", "workers", "timeout", "memoryLimit", "retries", "maxActions", "actionWorkers", "delivery", "rateLimit", "burst", "dryRun", "finalizer", "isolate", "tickScope"}
 	watchFields      = []string{"resource", "namespaces", "labelSelector", "fieldSelector"}
 	permissionFields = []string{"resources", "verbs", "namespaces"}
 )
@@ -227,6 +227,27 @@ func (d *decoder) spec(r *Rule, spec yamlnode.Entry, m map[string]yamlnode.Entry
 	r.DryRun = d.boolean(m["dryRun"], "spec.dryRun", false)
 	r.Finalizer = d.boolean(m["finalizer"], "spec.finalizer", false)
 	r.Isolate = d.boolean(m["isolate"], "spec.isolate", false)
+	r.TickScope = d.tickScope(r, m["tickScope"])
+}
+
+// tickScope decodes spec.tickScope; left out, it is "" (TickCluster).
+func (d *decoder) tickScope(r *Rule, e yamlnode.Entry) TickScope {
+	if !e.Present() || yamlnode.IsNull(yamlnode.Deref(e.Value)) {
+		return ""
+	}
+	s, ok := d.Str(e.Value, "spec.tickScope")
+	if !ok {
+		return ""
+	}
+	switch v := TickScope(s); v {
+	case TickCluster, TickReplica:
+		if !r.Ticks() {
+			d.Errorf(e.Value, "spec.tickScope: applies to spec.every or spec.schedule, and neither is set")
+		}
+		return v
+	}
+	d.Errorf(e.Value, "spec.tickScope: unknown scope %q (want cluster or replica)", s)
+	return ""
 }
 
 // schedule decodes spec.schedule and spec.timeZone.

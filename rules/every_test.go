@@ -72,3 +72,43 @@ func TestLoadEachKeepsGoodFiles(t *testing.T) {
 		t.Errorf("err = %v, want the unknown field and the duplicate", err)
 	}
 }
+
+func TestTickScope(t *testing.T) {
+	const rule = `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata: {name: sweeper}
+spec:
+  watch: [{resource: configmaps}]
+  %s
+  script: "function onTick(ctx) {}"
+`
+	tests := []struct {
+		name    string
+		spec    string
+		want    TickScope
+		wantErr string
+	}{
+		{name: "default", spec: "every: 1m", want: ""},
+		{name: "cluster", spec: "every: 1m\n  tickScope: cluster", want: TickCluster},
+		{name: "replica", spec: "schedule: '@daily'\n  tickScope: replica", want: TickReplica},
+		{name: "unknown", spec: "every: 1m\n  tickScope: node", wantErr: `r.yaml:7:14: spec.tickScope: unknown scope "node" (want cluster or replica)`},
+		{name: "no ticks", spec: "tickScope: replica", wantErr: "r.yaml:6:14: spec.tickScope: applies to spec.every or spec.schedule, and neither is set"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rs, err := Parse("r.yaml", []byte(strings.Replace(rule, "%s", tt.spec, 1)))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Parse = %v, want error containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rs[0].TickScope != tt.want {
+				t.Errorf("TickScope = %q, want %q", rs[0].TickScope, tt.want)
+			}
+		})
+	}
+}

@@ -82,6 +82,19 @@ const (
 	DeliverEvery Delivery = "every"
 )
 
+// TickScope says where a rule's onTick runs under kreact run --shards.
+type TickScope string
+
+// The values of spec.tickScope.
+const (
+	// TickCluster makes each tick once for the cluster: on the one
+	// replica that owns the start of the hash space (the default).
+	TickCluster TickScope = "cluster"
+	// TickReplica makes each tick on every replica, for work that is
+	// about the replica's own shard.
+	TickReplica TickScope = "replica"
+)
+
 // AllEvents returns the events spec.events may list, the changes of an
 // object, in their canonical order: the default of spec.events. Each
 // calls the script function of the same name: onAdd(obj, ctx),
@@ -148,6 +161,9 @@ type Rule struct {
 	// TimeZone is spec.timeZone, the IANA zone of Schedule; empty means
 	// UTC, or the schedule's CRON_TZ.
 	TimeZone string
+	// TickScope is spec.tickScope: where onTick runs with --shards; empty
+	// means TickCluster.
+	TickScope TickScope
 	// Workers is how many script runtimes run handlers of this rule in
 	// parallel.
 	Workers int

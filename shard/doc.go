@@ -38,8 +38,10 @@
 //     cluster-scoped resources are complete. A rule that reads the resource
 //     it watches (with the UID key, or in other namespaces than its
 //     object's with the namespace key) names it in spec.reads.
-//   - onTick and cron schedules are not about objects: they run on every
-//     replica.
+//   - onTick and cron schedules are not about objects: by default they run
+//     once for the cluster, on the replica whose range holds the start of
+//     the hash space (Membership.OwnsSchedules); a rule with
+//     spec.tickScope replica ticks on every replica.
 //
 // # Membership
 //
@@ -52,7 +54,9 @@
 // so while replicas join one after the other, the objects that exist are
 // first handled by the early ones (the first alone owns the whole hash
 // space) and then handed over: a replica that gains a range receives its
-// objects as initial adds. Replicas that see different members for a
+// objects as initial adds, while the objects it keeps are not replayed
+// (package dynamicinformer hands each handler over from the informer of
+// the old range to that of the new one). Replicas that see different members for a
 // moment may both own an object, for about one RenewPeriod. A replica
 // that dies without deleting its Lease leaves its range unhandled until
 // the Lease expires (LeaseDuration); the others then receive its objects

@@ -143,6 +143,18 @@ func (m *Membership) Range() (Range, bool) {
 	return m.rng, m.owns
 }
 
+// OwnsSchedules reports whether this replica makes the calls that are
+// once per cluster rather than per object (a rule's onTick with
+// spec.tickScope cluster): the replica whose range holds the start of the
+// hash space, a point that is always owned by exactly one member of a
+// stable group. While members disagree (about one RenewPeriod after a
+// change) two replicas may both own it, and a tick may then be made
+// twice or, while nobody owns it, skipped.
+func (m *Membership) OwnsSchedules() bool {
+	rng, ok := m.Range()
+	return ok && rng.Contains(0)
+}
+
 // Members returns the live members, sorted.
 func (m *Membership) Members() []string {
 	m.mu.Lock()

@@ -17,6 +17,7 @@ import (
 	"github.com/kreact/kreact/leader"
 	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/metrics"
+	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/reload"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/source"
@@ -126,11 +127,13 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var layers lifecycle.Layers
 	kopts := kube.Options{Logger: logger}
 	var always lifecycle.Group
+	var schedules reaction.ScheduleOwner
 	if f.shards.Enabled {
 		m, err := f.shards.Membership(cfg, logger)
 		if err != nil {
 			return err
 		}
+		schedules = m
 		layers = append(layers, m)
 		always = append(always, f.shards.LogRange(m, logger))
 		kopts.Informers = f.shards.InformerOptions(m)
@@ -151,6 +154,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Shards:          f.shards.Plan(),
 		RunsElsewhere:   split.RunsElsewhere,
 		CPULimit:        split.CPULimit,
+		Schedules:       schedules,
 	})
 	split.Engine = eng
 	rec.WatchFinalizers(eng.Finalizing)

@@ -59,6 +59,35 @@ spec:
 `, replica)
 }
 
+// tickRules are two rules whose onTick does nothing, every second: one
+// ticks once for the cluster (the default spec.tickScope), the other on
+// every replica. The replicas' handler_calls_total tell where they ran.
+const tickRules = `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: tick-once
+spec:
+  watch:
+    - resource: configmaps
+      labelSelector: shard-e2e=never
+  every: 1s
+  script: |
+    function onTick(ctx) {}
+---
+apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: tick-each
+spec:
+  watch:
+    - resource: configmaps
+      labelSelector: shard-e2e=never
+  every: 1s
+  tickScope: replica
+  script: |
+    function onTick(ctx) {}
+`
+
 // shardGroup is a group of kreact replicas run as processes with --shards
 // (as in a cluster, and because klog's logger is process-wide), and the
 // labelled ConfigMaps they share.
@@ -103,6 +132,7 @@ func (g *shardGroup) start(r string) {
 		t.Fatal(err)
 	}
 	writeRule(t, dir, "rule.yaml", shardRule(r))
+	writeRule(t, dir, "ticks.yaml", tickRules)
 	addr := strings.TrimSuffix(strings.TrimPrefix(g.metricsURL[r], "http://"), "/metrics")
 	log := &testcluster.LogBuffer{}
 	cmd := exec.Command(g.bin, "run", "-f", dir, "--kubeconfig", g.cluster.KubeconfigPath(), "--shards",
@@ -320,6 +350,7 @@ func TestShardsSplitTheObjects(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = gated.Stop() })
 	g := testShardSplit(t, gated, "server")
+	g.checkTicks()
 
 	// A fresh write to every object: the API server's watch cache drops the
 	// events each replica's watch does not select, and counts them.
@@ -375,6 +406,10 @@ func TestShardsTakeOverAKilledReplica(t *testing.T) {
 	})
 	const victim = "replica-b"
 	survivors := []string{"replica-a", "replica-c"}
+	addsBefore := map[string]int{}
+	for _, r := range survivors {
+		addsBefore[r] = g.addsOf(r)
+	}
 	var victims []string
 	for _, k := range g.keys {
 		if before[k][0] == victim {
@@ -422,6 +457,19 @@ func TestShardsTakeOverAKilledReplica(t *testing.T) {
 	after := g.waitHandled(3, g.keys)
 	counts = g.checkOnce(3, g.keys, after)
 	t.Logf("with %s back, reacted to per replica: %v", victim, counts)
+	// Two membership changes: the survivors gained the victim's range,
+	// then gave it back. Only the objects they gained are adds to them;
+	// those they kept all along are not replayed.
+	gained := 0
+	for _, r := range survivors {
+		gained += g.addsOf(r) - addsBefore[r]
+	}
+	t.Logf("the survivors were given %d adds across the two changes, for the %d ConfigMaps of %s's range", gained, len(victims), victim)
+	if gained > len(victims) {
+		t.Errorf("the survivors were given %d adds across the two membership changes, want at most %d (the objects of %s's range they took over)",
+			gained, len(victims), victim)
+	}
+	g.checkTicks()
 	// The ranges follow from the sorted members alone: the same three
 	// members split the objects as they did before the kill.
 	for _, k := range g.keys {
@@ -429,6 +477,53 @@ func TestShardsTakeOverAKilledReplica(t *testing.T) {
 			t.Errorf("%s handled by %s after the restart, by %s before the kill", k, after[k][0], before[k][0])
 		}
 	}
+}
+
+// metricOf returns series in replica r's metrics, -1 if it has none.
+func (g *shardGroup) metricOf(r, series string) int {
+	return metricValue(scrape(g.t, g.metricsURL[r]), series)
+}
+
+// ticks returns how many onTick calls each replica made for rule.
+func (g *shardGroup) ticks(rule string) map[string]int {
+	out := map[string]int{}
+	for _, r := range g.names {
+		out[r] = max(0, g.metricOf(r, `kreact_handler_calls_total{event="tick",rule="`+rule+`"}`))
+	}
+	return out
+}
+
+// checkTicks checks, over a few seconds, that the once-per-cluster rule
+// ticks on exactly one replica, and the per-replica one on each.
+func (g *shardGroup) checkTicks() {
+	t := g.t
+	t.Helper()
+	once, each := g.ticks("tick-once"), g.ticks("tick-each")
+	var after map[string]int
+	testcluster.Eventually(t, "every replica to tick tick-each twice more", func() bool {
+		after = g.ticks("tick-each")
+		for _, r := range g.names {
+			if after[r] < each[r]+2 {
+				return false
+			}
+		}
+		return true
+	})
+	onceAfter := g.ticks("tick-once")
+	var ticking []string
+	for _, r := range g.names {
+		if onceAfter[r] > once[r] {
+			ticking = append(ticking, r)
+		}
+	}
+	if len(ticking) != 1 {
+		t.Errorf("tick-once (spec.tickScope cluster) ticked on %v, want one replica (calls before %v, after %v)", ticking, once, onceAfter)
+	}
+}
+
+// addsOf returns the onAdd calls replica r's rule handled-by was given.
+func (g *shardGroup) addsOf(r string) int {
+	return max(0, g.metricOf(r, `kreact_events_total{event="add",resource="configmaps",rule="handled-by"}`))
 }
 
 // objectsOf returns the configmaps objects in a replica's sharded
