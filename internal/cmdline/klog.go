@@ -3,6 +3,7 @@ package cmdline
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -43,9 +44,27 @@ func (s swapHandler) Enabled(ctx context.Context, l slog.Level) bool {
 	return s.target().Enabled(ctx, l)
 }
 
+// Handle prints client-go's verbosity levels as DEBUG with v=N: logr
+// maps klog's V(N) to slog level -N, which slog prints as DEBUG+(4-N).
+// It drops the reflector's line that WatchList is disabled, "not
+// expected in production": package dynamicinformer turns it off on
+// purpose.
 func (s swapHandler) Handle(ctx context.Context, r slog.Record) error {
+	if strings.HasPrefix(r.Message, watchListOff) {
+		return nil
+	}
+	if r.Level < slog.LevelInfo {
+		v := -int(r.Level)
+		r = r.Clone()
+		r.Level = slog.LevelDebug
+		r.AddAttrs(slog.Int("v", v))
+	}
 	return s.target().Handle(ctx, r)
 }
+
+// watchListOff begins client-go's line about a reflector whose client
+// does not support WatchList (tools/cache/reflector.go).
+const watchListOff = "The client used to build this informer/reflector doesn't support WatchList semantics."
 
 func (s swapHandler) then(f func(slog.Handler) slog.Handler) swapHandler {
 	prev := s.with
