@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -194,35 +193,51 @@ func startKreact(ctx context.Context, path, logPath string, args ...string) (*pr
 	return p, nil
 }
 
-var actionLine = regexp.MustCompile(`msg="(create|apply|patch|delete|event|http) done"`)
+// actionVerb returns the verb of a log line that reports an action done
+// ("patch done"), or "".
+func actionVerb(l logLine) string {
+	switch verb, ok := strings.CutSuffix(l.get("msg"), " done"); {
+	case !ok:
+		return ""
+	case verb == "create", verb == "apply", verb == "patch", verb == "delete", verb == "event", verb == "http":
+		return verb
+	}
+	return ""
+}
 
 // interesting picks the log lines worth showing live: rules starting or
 // waiting, actions done, script logs, warnings and errors.
 func interesting(line string) bool {
+	l, ok := parseLogLine(line)
+	if !ok {
+		return false
+	}
+	level, msg := l.get("level"), l.get("msg")
 	switch {
-	case strings.Contains(line, "source=client-go"), strings.Contains(line, "component="):
-		return strings.Contains(line, "level=ERROR")
-	case actionLine.MatchString(line),
-		strings.Contains(line, `msg="rule started"`),
-		strings.Contains(line, `msg="rule waits`),
-		strings.Contains(line, "caches synced"),
-		strings.Contains(line, "level=WARN"),
-		strings.Contains(line, "level=ERROR"),
-		strings.Contains(line, "script=true"):
+	case l.get("source") == "client-go", l.get("component") != "":
+		return level == "ERROR"
+	case actionVerb(l) != "",
+		msg == "rule started",
+		strings.HasPrefix(msg, "rule waits"),
+		strings.Contains(msg, "caches synced"),
+		level == "WARN",
+		level == "ERROR",
+		l.get("script") == "true":
 		return true
 	}
 	return false
 }
 
-// shorten drops the timestamp and noisy attributes from a log line.
+// shorten drops the timestamp and noisy attributes from a log line, and
+// keeps the others as written.
 func shorten(line string) string {
-	if i := strings.Index(line, " level="); strings.HasPrefix(line, "time=") && i > 0 {
-		line = line[i+1:]
+	l, ok := parseLogLine(line)
+	if !ok {
+		return line
 	}
-	for _, attr := range []string{" queue=kreact_rule_[a-z0-9-]+", " origin=\\S+"} {
-		line = regexp.MustCompile(attr).ReplaceAllString(line, "")
-	}
-	return line
+	return l.without(func(f field) bool {
+		return f.key == "time" || f.key == "origin" || (f.key == "queue" && strings.HasPrefix(f.value, "kreact_rule_"))
+	})
 }
 
 func (p *process) waitFor(ctx context.Context, text string) error {
@@ -254,14 +269,13 @@ func (p *process) printActions() {
 	defer p.mu.Unlock()
 	counts := map[string]int{}
 	var order []string
-	ruleRE := regexp.MustCompile(`rule=(\S+)`)
-	for _, l := range p.log {
-		m := actionLine.FindStringSubmatch(l)
-		r := ruleRE.FindStringSubmatch(l)
-		if m == nil || r == nil {
+	for _, line := range p.log {
+		l, _ := parseLogLine(line)
+		verb, rule := actionVerb(l), l.get("rule")
+		if verb == "" || rule == "" {
 			continue
 		}
-		key := fmt.Sprintf("%-26s %s", r[1], m[1])
+		key := fmt.Sprintf("%-26s %s", rule, verb)
 		if counts[key] == 0 {
 			order = append(order, key)
 		}
