@@ -26,6 +26,25 @@ const (
 	HTTP Verb = "http"
 )
 
+// APIVerbs returns the Kubernetes API verbs that an action of verb v
+// needs on its own resource, or nil when it needs none there (an event
+// creates an Event, an http request is not an API call). Server-side
+// apply is a PATCH request, but when it creates the object the API server
+// also authorizes create, so apply needs both.
+func (v Verb) APIVerbs() []string {
+	switch v {
+	case Create:
+		return []string{"create"}
+	case Apply:
+		return []string{"create", "patch"}
+	case Patch:
+		return []string{"patch"}
+	case Delete:
+		return []string{"delete"}
+	}
+	return nil
+}
+
 // Action is one request a rule made. It is plain data: scripts build it, the
 // queue carries it and a worker executes it.
 type Action struct {

@@ -30,10 +30,10 @@ type Options struct {
 
 // Generate returns, as YAML documents, the least-privilege RBAC that
 // kreact needs to run rs, whose resolved forms are resolved (a rule that
-// does not resolve has no place in the output): a ServiceAccount, a
-// ClusterRole and its binding, a Role and RoleBinding per namespace where
-// access is limited to named namespaces, and the Lease roles that opts
-// ask for. Each policy rule has a comment naming who needs it for what.
+// does not resolve has no place in the output): kreact's Namespace, a
+// ServiceAccount in it, a ClusterRole and its binding, a Role and
+// RoleBinding per namespace where access is limited to named namespaces,
+// and the Lease roles that opts ask for. Each policy rule has a comment naming who needs it for what.
 func Generate(rs []*rules.Rule, resolved []*rules.Resolved, opts Options) ([]byte, error) {
 	cluster, namespaced := rbacFor(resolved)
 	if opts.LeaderElect || opts.Shards {
@@ -78,46 +78,91 @@ func (g grants) add(gr schema.GroupResource, who, what string, verbs ...string) 
 // and kreact.jsonPatch: {subresource: "status"} or {subresource: "scale"}.
 // A rule's declared patch or apply covers the subresources (the rule format
 // has no separate permission for them), so a rule gets patch on
-// RESOURCE/SUB for every resource it may patch or apply, for each
-// subresource its script names. The test is textual: a literal
-// subresource: "status" names status; a script that mentions subresource
-// otherwise (an option built at run time) gets every subresource kreact
-// supports; a comment that mentions it grants a little more than needed.
+// RESOURCE/SUB for every resource it may patch (or apply), for each
+// subresource its script names in a kreact.patch or kreact.jsonPatch call
+// (or a kreact.apply call). The test is textual: a literal subresource:
+// "status" inside the parentheses of such a call names status for that
+// call's verb; a literal outside any call (an options object built apart)
+// names it for both; a script that mentions subresource otherwise (an
+// option built at run time) gets every subresource kreact supports for
+// both; a comment that mentions it grants a little more than needed.
 // Which resources have which subresources is not known offline, so the
-// grant covers every resource the rule may patch or apply: on one without
+// grant covers every resource the rule may patch (or apply): on one without
 // that subresource (configmaps/status) it is inert, as RBAC on a path that
 // does not exist allows nothing.
 var (
 	subresourceLiteral  = regexp.MustCompile(`\bsubresource\s*:\s*["'\x60](\w+)["'\x60]`)
+	subresourceCall     = regexp.MustCompile(`\bkreact\s*\.\s*(apply|patch|jsonPatch)\s*\(`)
 	mentionsSubresource = regexp.MustCompile(`\bsubresource\b`)
 	allSubresources     = []string{"scale", "status"}
+	subresourceVerbs    = []actions.Verb{actions.Apply, actions.Patch}
 )
 
-// subresourcesOf returns the subresources a script may target, sorted.
-func subresourcesOf(script string) []string {
-	var out []string
-	for _, m := range subresourceLiteral.FindAllStringSubmatch(script, -1) {
-		if slices.Contains(allSubresources, m[1]) && !slices.Contains(out, m[1]) {
-			out = append(out, m[1])
+// subresourcesOf returns the subresources a script may target, sorted,
+// per action verb (apply, patch).
+func subresourcesOf(script string) map[actions.Verb][]string {
+	out := map[actions.Verb][]string{}
+	addSub := func(v actions.Verb, sub string) {
+		if !slices.Contains(out[v], sub) {
+			out[v] = append(out[v], sub)
 		}
 	}
-	if len(out) == 0 && mentionsSubresource.MatchString(script) {
-		return allSubresources
+	calls := subresourceCall.FindAllStringSubmatchIndex(script, -1)
+	found := false
+	for _, m := range subresourceLiteral.FindAllStringSubmatchIndex(script, -1) {
+		sub := script[m[2]:m[3]]
+		if !slices.Contains(allSubresources, sub) {
+			continue
+		}
+		found = true
+		verbs := subresourceVerbs
+		if v, ok := enclosingCall(script, calls, m[0]); ok {
+			verbs = []actions.Verb{v}
+		}
+		for _, v := range verbs {
+			addSub(v, sub)
+		}
 	}
-	slices.Sort(out)
+	if !found && mentionsSubresource.MatchString(script) {
+		for _, v := range subresourceVerbs {
+			out[v] = slices.Clone(allSubresources)
+		}
+	}
+	for _, subs := range out {
+		slices.Sort(subs)
+	}
 	return out
 }
 
-// actionVerbs maps an action verb to the RBAC verbs it needs on its own
-// resource. Server-side apply is a PATCH request, but when it creates the
-// object the API server also authorizes create
-// (TestServerSideApplyThatCreatesNeedsCreate checks this against a real API
-// server), so apply needs both.
-var actionVerbs = map[actions.Verb][]string{
-	actions.Create: {"create"},
-	actions.Apply:  {"create", "patch"},
-	actions.Patch:  {"patch"},
-	actions.Delete: {"delete"},
+// enclosingCall returns the verb of the innermost kreact.apply, patch or
+// jsonPatch call (of calls, subresourceCall's matches) whose parentheses
+// hold offset at in script, counting parentheses only.
+func enclosingCall(script string, calls [][]int, at int) (actions.Verb, bool) {
+	for i := len(calls) - 1; i >= 0; i-- {
+		c := calls[i]
+		if c[1] > at {
+			continue
+		}
+		depth := 1
+		for _, r := range script[c[1]:at] {
+			switch r {
+			case '(':
+				depth++
+			case ')':
+				depth--
+			}
+			if depth == 0 {
+				break
+			}
+		}
+		if depth > 0 {
+			if script[c[2]:c[3]] == "apply" {
+				return actions.Apply, true
+			}
+			return actions.Patch, true
+		}
+	}
+	return "", false
 }
 
 var (
@@ -200,9 +245,9 @@ func rbacFor(rs []*rules.Resolved) (cluster grants, namespaced map[string]grants
 					add(eventsGR, "event", "create")
 					continue
 				}
-				add(gr, string(v), actionVerbs[v]...)
+				add(gr, string(v), v.APIVerbs()...)
 				if v == actions.Patch || v == actions.Apply {
-					for _, sub := range subs {
+					for _, sub := range subs[v] {
 						add(schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/" + sub}, string(v)+" "+sub, "patch")
 					}
 				}
@@ -247,15 +292,19 @@ func render(f Options, rs []*rules.Rule, cluster grants, namespaced map[string]g
 	subject := seq(false, mapping("kind", "ServiceAccount", "name", f.Name, "namespace", f.Namespace))
 	var docs []*yaml.Node
 
-	sa := mapping("apiVersion", "v1", "kind", "ServiceAccount", "metadata", mapping("name", f.Name, "namespace", f.Namespace))
+	// The Namespace comes first, so that `kubectl apply -f -` of the
+	// output does not stop at the ServiceAccount when it does not exist
+	// yet; applying it again changes nothing.
+	nsObj := mapping("apiVersion", "v1", "kind", "Namespace", "metadata", mapping("name", f.Namespace))
 	noun := "rules"
 	if len(rs) == 1 {
 		noun = "rule"
 	}
-	sa.HeadComment = fmt.Sprintf("Generated by `kreact rbac` for %d %s: %s.\n"+
+	nsObj.HeadComment = fmt.Sprintf("Generated by `kreact rbac` for %d %s: %s.\n"+
 		"Grants what the rules declare (spec.watch, spec.reads, spec.permissions)\n"+
 		"and what kreact itself needs, nothing more; regenerate it when rules change.", len(rs), noun, strings.Join(names, ", "))
-	docs = append(docs, sa)
+	docs = append(docs, nsObj,
+		mapping("apiVersion", "v1", "kind", "ServiceAccount", "metadata", mapping("name", f.Name, "namespace", f.Namespace)))
 
 	docs = append(docs,
 		mapping("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "ClusterRole",

@@ -1,30 +1,76 @@
 package rbac
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
 )
 
 func TestSubresourcesOf(t *testing.T) {
+	both := func(subs ...string) map[actions.Verb][]string {
+		return map[actions.Verb][]string{actions.Apply: subs, actions.Patch: subs}
+	}
 	for _, c := range []struct {
 		name, script string
-		want         []string
+		want         map[actions.Verb][]string
 	}{
-		{"none", `kreact.patch(obj, {})`, nil},
-		{"status literal", `kreact.patch(obj, p, {subresource: "status"})`, []string{"status"}},
-		{"both, once each", "kreact.apply(o, {subresource: 'scale'}); kreact.patch(o, p, {subresource: `status`}); kreact.patch(o, p, {subresource: \"status\"})", []string{"scale", "status"}},
-		{"no literal it supports: every one", `kreact.patch(obj, p, {subresource: "eviction"})`, []string{"scale", "status"}},
-		{"built at run time", `kreact.patch(obj, p, {subresource: which})`, []string{"scale", "status"}},
+		{"none", `kreact.patch(obj, {})`, map[actions.Verb][]string{}},
+		{"status literal in a patch", `kreact.patch(obj, p, {subresource: "status"})`, map[actions.Verb][]string{actions.Patch: {"status"}}},
+		{"status literal in a jsonPatch", `kreact.jsonPatch(obj, [{op: "add", path: "/status/x", value: f(1)}], {subresource: "status"})`, map[actions.Verb][]string{actions.Patch: {"status"}}},
+		{"each call its verb", "kreact.apply(o, {subresource: 'scale'}); kreact.patch(o, p, {subresource: `status`}); kreact.patch(o, p, {subresource: \"status\"})",
+			map[actions.Verb][]string{actions.Apply: {"scale"}, actions.Patch: {"status"}}},
+		{"apply without, patch with", `kreact.apply({kind: "ConfigMap"}); kreact.patch(b, {status: {at: now()}}, {subresource: "status"})`, map[actions.Verb][]string{actions.Patch: {"status"}}},
+		{"options built apart: both", `const opts = {subresource: "status"}; kreact.patch(o, p, opts)`, both("status")},
+		{"no literal it supports: every one", `kreact.patch(obj, p, {subresource: "eviction"})`, both("scale", "status")},
+		{"built at run time", `kreact.patch(obj, p, {subresource: which})`, both("scale", "status")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := subresourcesOf(c.script); !slices.Equal(got, c.want) {
+			if got := subresourcesOf(c.script); !maps.EqualFunc(got, c.want, slices.Equal) {
 				t.Errorf("subresourcesOf = %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+// A rule that applies one resource and patches another's status gets
+// patch on the status of the patched resource only, and the output
+// starts with the Namespace, so that kubectl apply can create the rest.
+func TestGenerateStatusOnlyWherePatched(t *testing.T) {
+	rs, resolved := resolve(t, `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: mixed
+spec:
+  watch:
+    - resource: configmaps
+  permissions:
+    - resources: [secrets]
+      verbs: [apply]
+    - resources: [deployments]
+      verbs: [patch]
+  script: |
+    function onAdd(obj, ctx) {
+      kreact.apply({apiVersion: "v1", kind: "Secret", metadata: {name: obj.metadata.name, namespace: obj.metadata.namespace}});
+      kreact.patch({resource: "deployments", namespace: "x", name: "y"}, {status: {seen: true}}, {subresource: "status"});
+    }
+`)
+	out, err := Generate(rs, resolved, Options{Name: "kreact", Namespace: "ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "resources: [deployments/status]") {
+		t.Errorf("no patch on deployments/status:\n%s", out)
+	}
+	if strings.Contains(string(out), "secrets/status") {
+		t.Errorf("patch on secrets/status, which the rule only applies:\n%s", out)
+	}
+	if first := documents(out)[0]; !strings.Contains(first, "\nkind: Namespace\nmetadata:\n  name: ops\n") {
+		t.Errorf("the first document is not the Namespace ops:\n%s", first)
 	}
 }
 
@@ -85,10 +131,10 @@ func TestGenerateNamespacedRule(t *testing.T) {
 			}
 		}
 	}
-	if want := []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}; !slices.Equal(kinds, want) {
+	if want := []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}; !slices.Equal(kinds, want) {
 		t.Fatalf("kinds %v, want %v\n%s", kinds, want, out)
 	}
-	cluster, role := docs[1], docs[3]
+	cluster, role := docs[2], docs[4]
 	for _, want := range []string{"customresourcedefinitions", "apiservices", "resources: [secrets]"} {
 		if !strings.Contains(cluster, want) {
 			t.Errorf("the ClusterRole lacks %q:\n%s", want, cluster)

@@ -41,6 +41,7 @@ var (
 	networkPoliciesGVR = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}
 	// rbacKinds are the kinds `kreact rbac` prints.
 	rbacKinds = map[string]schema.GroupVersionResource{
+		"Namespace":          {Version: "v1", Resource: "namespaces"},
 		"ServiceAccount":     {Version: "v1", Resource: "serviceaccounts"},
 		"ClusterRole":        {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
 		"ClusterRoleBinding": {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
@@ -57,9 +58,10 @@ func createNamespace(t *testing.T, name string) {
 	}
 }
 
-// applyManifests creates the objects of a multi-document YAML stream, as
-// `kubectl apply -f -` would, and deletes the cluster-scoped ones when the
-// test ends (the namespaced ones go with their namespace).
+// applyManifests creates the objects of a multi-document YAML stream, in
+// order, as `kubectl apply -f -` would (a Namespace that exists already
+// is left as it is), and deletes the cluster-scoped ones it created when
+// the test ends (the namespaced ones go with their namespace).
 func applyManifests(t *testing.T, manifests string) {
 	t.Helper()
 	dyn := dynamicClient(t)
@@ -80,7 +82,11 @@ func applyManifests(t *testing.T, manifests string) {
 			}
 			continue
 		}
-		if _, err := client.Create(t.Context(), u, metav1.CreateOptions{}); err != nil {
+		_, err := client.Create(t.Context(), u, metav1.CreateOptions{})
+		if u.GetKind() == "Namespace" && apierrors.IsAlreadyExists(err) {
+			continue
+		}
+		if err != nil {
 			t.Fatalf("create %s %s: %v", u.GetKind(), u.GetName(), err)
 		}
 		t.Cleanup(func() { _ = client.Delete(context.Background(), u.GetName(), metav1.DeleteOptions{}) })
@@ -176,13 +182,13 @@ func TestServerSideApplyThatCreatesNeedsCreate(t *testing.T) {
 }
 
 // TestRBACIsSufficientForExampleRules applies what `kreact rbac -f
-// examples/` prints, runs `kreact run` as that ServiceAccount and checks
+// examples/` prints, its Namespace included, runs `kreact run` as that ServiceAccount and checks
 // that the namespace-defaults rule's actions succeed, and that an action a
 // rule did not declare is refused by kreact itself.
 func TestRBACIsSufficientForExampleRules(t *testing.T) {
 	ctx := t.Context()
+	// The namespace does not exist: the output creates it first.
 	const ns, sa = "kreact-rbac-e2e", "kreact-e2e"
-	createNamespace(t, ns)
 	code, manifests, stderr := run(t, "rbac", "-f", "../../examples", "--crd", "../../examples/crds/backup.yaml", "--name", sa, "--namespace", ns)
 	if code != exitOK {
 		t.Fatalf("kreact rbac: %s", transcript(code, manifests, stderr))
