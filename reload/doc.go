@@ -10,5 +10,6 @@
 //
 // Rules is the rule set of kreact run as a lifecycle component: the first
 // load, the wait for the caches and Loop, each problem logged on a line of
-// its own.
+// its own; a reload logs again only the problems of the files that
+// changed, and counts the others.
 package reload

@@ -31,6 +31,10 @@ type Options struct {
 	// files' problems and the engine's, joined; nil when every rule
 	// loaded.
 	Reloaded func(err error)
+	// Changed, if set, is called before each reload with the files whose
+	// name, size or modification time changed since the last load (new,
+	// edited and removed ones), from the goroutine that calls Reloaded.
+	Changed func(files map[string]bool)
 	// Since is the Fingerprint of Paths taken before the rules that run
 	// now were read from them: files edited after that are reloaded at the
 	// first look, even if the edit came before Loop started (while the
@@ -57,6 +61,9 @@ func Loop(ctx context.Context, l Loader, opts Options) {
 		now := Fingerprint(opts.Paths)
 		if now == last {
 			continue
+		}
+		if opts.Changed != nil {
+			opts.Changed(changedFiles(last, now))
 		}
 		last = now
 		type loaded struct {
@@ -100,4 +107,34 @@ func Fingerprint(paths []string) string {
 	}
 	sort.Strings(entries)
 	return strings.Join(entries, "\n")
+}
+
+// changedFiles returns the files whose entries differ between two
+// Fingerprints: added, removed or changed.
+func changedFiles(before, after string) map[string]bool {
+	entries := func(fp string) map[string]string {
+		m := map[string]string{}
+		for e := range strings.SplitSeq(fp, "\n") {
+			// path|size|mtime: the path may hold '|', the numbers do not.
+			if i := strings.LastIndexByte(e, '|'); i > 0 {
+				if j := strings.LastIndexByte(e[:i], '|'); j >= 0 {
+					m[e[:j]] = e[j:]
+				}
+			}
+		}
+		return m
+	}
+	b, a := entries(before), entries(after)
+	changed := map[string]bool{}
+	for path, e := range a {
+		if b[path] != e {
+			changed[path] = true
+		}
+	}
+	for path := range b {
+		if _, ok := a[path]; !ok {
+			changed[path] = true
+		}
+	}
+	return changed
 }

@@ -105,11 +105,22 @@ func (r *Rules) Start(ctx context.Context) error {
 	engine.WaitForSync(ctx, logger, engine.SyncView{Rules: r.Engine.Status, Informers: r.Informers}, 100*time.Millisecond, 3*time.Second)
 	if r.Options.Interval > 0 {
 		opts := r.Options
+		var changed map[string]bool
+		opts.Changed = func(files map[string]bool) {
+			changed = files
+			if r.Options.Changed != nil {
+				r.Options.Changed(files)
+			}
+		}
 		opts.Reloaded = func(err error) {
 			n := r.running()
 			r.loaded(n)
 			if err != nil {
-				source.Log(logger, "reload: rules with errors keep their previous version", err)
+				fresh, repeated := inChangedFiles(err, changed)
+				source.Log(logger, "reload: rules with errors keep their previous version", fresh)
+				if repeated > 0 {
+					logger.Warn("reload: errors of unchanged files, logged before, not repeated", "errors", repeated)
+				}
 			} else {
 				logger.Info("rules reloaded", r.counts(n)...)
 			}
@@ -156,4 +167,36 @@ func (r *Rules) counts(n int) []any {
 		return []any{"rules", n}
 	}
 	return []any{"rules", n, "isolatedRules", r.elsewhere()}
+}
+
+// inChangedFiles splits the problems of a reload: those to log, and how
+// many are in files that have not changed since the last load (a file
+// dropped beside hundreds of broken ones must not log them all again).
+// A problem that names no file is always logged.
+func inChangedFiles(err error, changed map[string]bool) (error, int) {
+	var fresh []error
+	repeated := 0
+	var visit func(err error)
+	visit = func(err error) {
+		switch e := err.(type) {
+		case source.ErrorList:
+			for _, x := range e {
+				visit(x)
+			}
+		case *source.Error:
+			if e.Pos.File != "" && !changed[e.Pos.File] {
+				repeated++
+				return
+			}
+			fresh = append(fresh, e)
+		case interface{ Unwrap() []error }:
+			for _, x := range e.Unwrap() {
+				visit(x)
+			}
+		default:
+			fresh = append(fresh, err)
+		}
+	}
+	visit(err)
+	return errors.Join(fresh...), repeated
 }

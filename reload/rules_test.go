@@ -205,3 +205,59 @@ func TestRulesLoadsAndReloads(t *testing.T) {
 		}
 	}
 }
+
+// A reload logs the errors of the files that changed since the last load,
+// not again those of files that did not, which it counts on a line of
+// their own.
+func TestReloadLogsOnlyTheErrorsOfChangedFiles(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	write(t, filepath.Join(dir, "good.yaml"), rule("good", "function onAdd() {}"))
+	write(t, bad, "kind: [")
+	since := Fingerprint([]string{dir})
+	rs, failed, _ := rules.LoadEach(dir)
+	ctx, cancel := context.WithCancel(t.Context())
+	var logs testcluster.LogBuffer
+	counts := make(chan int, 10)
+	reloaded := make(chan error, 10)
+	r := &Rules{
+		Engine: &fakeEngine{}, Informers: func() []dynamicinformer.WatchStatus { return nil }, Rules: rs, Failed: failed, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Options: Options{Paths: []string{dir}, Interval: 10 * time.Millisecond, Since: since, Reloaded: func(err error) { reloaded <- err }},
+		Loaded:  func(n int) { counts <- n },
+	}
+	done := make(chan error)
+	go func() { done <- r.Start(ctx) }()
+	<-counts
+	badLines := func() int {
+		n := 0
+		for line := range strings.SplitSeq(logs.String(), "\n") {
+			if strings.Contains(line, `msg="reload: rules with errors keep their previous version"`) && strings.Contains(line, bad) {
+				n++
+			}
+		}
+		return n
+	}
+
+	write(t, filepath.Join(dir, "new.yaml"), rule("new", "function onAdd() {}"))
+	if err := <-reloaded; err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("reload error %v, want bad.yaml's", err)
+	}
+	<-counts
+	if n := badLines(); n != 0 {
+		t.Errorf("a new file re-logged the error of bad.yaml, which did not change:\n%s", logs.String())
+	}
+	if !strings.Contains(logs.String(), `msg="reload: errors of unchanged files, logged before, not repeated" errors=1`) {
+		t.Errorf("logs do not count the errors of unchanged files:\n%s", logs.String())
+	}
+
+	write(t, bad, "kind: [\n# still broken\n")
+	<-reloaded
+	<-counts
+	if n := badLines(); n == 0 {
+		t.Errorf("the error of bad.yaml, which changed, is not logged:\n%s", logs.String())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Start = %v", err)
+	}
+}
