@@ -70,7 +70,8 @@ type Observer interface {
 // Options configure a Delivery. The zero value is usable.
 type Options struct {
 	// Logger receives a line per failed, retried, given-up or dropped
-	// call; the Delivery adds rule=NAME. Nil means slog.Default().
+	// call, a failure that repeats summarised (see failureLogEvery); the
+	// Delivery adds rule=NAME. Nil means slog.Default().
 	Logger *slog.Logger
 	// Observer, if set, is told about changes and calls.
 	Observer Observer
@@ -196,6 +197,8 @@ type Delivery struct {
 
 	queue    workqueue.TypedRateLimitingInterface[objectKey]
 	stopping atomic.Bool
+	// failures rate-limits the lines of failed calls (faillog.go).
+	failures *failureLog
 
 	mu      sync.Mutex
 	pending map[objectKey]*entry
@@ -255,6 +258,7 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Delivery
 		pending: map[objectKey]*entry{},
 		ahead:   map[objectKey]uint64{},
 	}
+	d.failures = newFailureLog(d.log, d.now)
 	if rule.Finalizer {
 		d.fin = finalizers.Name(rule.Name)
 		d.finalized, d.adding = map[objectKey]types.UID{}, map[objectKey]types.UID{}
@@ -474,6 +478,7 @@ func (d *Delivery) Run(ctx context.Context, callers []Caller) {
 	if d.fin != "" {
 		wg.Go(func() { d.watchFinalizers(ctx) })
 	}
+	wg.Go(func() { d.flushFailures(ctx) })
 	for _, c := range callers {
 		wg.Go(func() {
 			for d.processNext(ctx, c, true) {
@@ -579,7 +584,7 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller, pace bool) bo
 	case errors.Is(err, scripting.ErrStuck):
 		// Not this change's fault: wait without using up a retry.
 		d.restore(key, taken)
-		d.log.Warn("script workers stuck in built-in code; change delayed", callAttrs(ev, err, rest)...)
+		d.failures.failed(slog.LevelWarn, "script workers stuck in built-in code; change delayed", err, callAttrs(ev, err, rest))
 		d.queue.AddAfter(key, stuckDelay)
 	case d.queue.NumRequeues(key) < d.rule.Retries:
 		d.restore(key, taken)
@@ -588,14 +593,14 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller, pace bool) bo
 		if finalizing {
 			msg = "onDelete's actions or the finalizer's removal failed; onDelete will be retried and the object keeps the finalizer meanwhile"
 		}
-		d.log.Warn(msg, append(callAttrs(ev, err, rest), "retry", attempt, "of", d.rule.Retries)...)
+		d.failures.failed(slog.LevelWarn, msg, err, append(callAttrs(ev, err, rest), "retry", attempt, "of", d.rule.Retries))
 		d.queue.AddRateLimited(key)
 	default:
 		msg := "handler call given up"
 		if finalizing || taken.Finalize {
 			msg = "handler call given up; the object keeps the finalizer " + d.fin + " until the rule handles it (a restart retries it) or it is released (kreact finalizers release " + d.rule.Name + ")"
 		}
-		d.log.Error(msg, append(callAttrs(ev, err, rest), "retries", d.queue.NumRequeues(key))...)
+		d.failures.failed(slog.LevelError, msg, err, append(callAttrs(ev, err, rest), "retries", d.queue.NumRequeues(key)))
 		if obs := d.opts.Observer; obs != nil {
 			obs.HandlerGivenUp(d.rule.Name, ev.Type, err)
 		}

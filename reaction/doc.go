@@ -47,7 +47,11 @@
 // not do queues nothing and is retried with exponential backoff, on the
 // object's latest state (changes that arrived meanwhile are merged in), up
 // to spec.retries times. Then it is given up: logged with rule, handler,
-// object and cause, and counted (Observer.HandlerGivenUp).
+// object and cause, and counted (Observer.HandlerGivenUp). A failure that
+// repeats (same message, script position and error, whatever the object)
+// is logged in full once, then at most every 10s as one line whose
+// repeated=N counts the occurrences it stands for, so that a rule failing
+// on every object does not flood the log.
 //
 // After a failed call, the worker that made it rests ten times the CPU
 // time the call used (scripting.ScriptError.CPU, at most a minute) before

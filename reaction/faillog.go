@@ -1,0 +1,132 @@
+package reaction
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/kreact/kreact/scripting"
+)
+
+// failureLogEvery is how often a failure that repeats (same log message,
+// same script position and error) is logged: its first occurrence in
+// full, then at most one line per period counting the occurrences since.
+// A rule that fails on every object would otherwise log a line per call
+// and per retry: hundreds a second on a busy cluster.
+const failureLogEvery = 10 * time.Second
+
+// failureKey is what makes two failures the same for the log: the line's
+// level and message, and the script's position and error (the error alone
+// when it has no position).
+type failureKey struct {
+	level           slog.Level
+	msg             string
+	position, cause string
+}
+
+// failureCount is what the log knows of one failure.
+type failureCount struct {
+	// logged is when the failure was last logged, in full or counted.
+	logged time.Time
+	// since counts the occurrences not logged since then; attrs are the
+	// attributes of the latest of them.
+	since int
+	attrs []any
+}
+
+// failureLog rate-limits the log lines of a Delivery's failed calls, per
+// failureKey. It is safe for concurrent use.
+type failureLog struct {
+	log *slog.Logger
+	now func() time.Time
+
+	mu   sync.Mutex
+	seen map[failureKey]*failureCount
+}
+
+func newFailureLog(log *slog.Logger, now func() time.Time) *failureLog {
+	return &failureLog{log: log, now: now, seen: map[failureKey]*failureCount{}}
+}
+
+// failureKeyOf returns the key of a failed call's line.
+func failureKeyOf(level slog.Level, msg string, err error) failureKey {
+	k := failureKey{level: level, msg: msg}
+	var se *scripting.ScriptError
+	if errors.As(err, &se) {
+		k.position, k.cause = se.Position.String(), se.Message
+	} else if err != nil {
+		k.cause = err.Error()
+	}
+	return k
+}
+
+// failed logs a failure with attrs, unless the same failure was logged
+// less than failureLogEvery ago: then it only counts it, and the next
+// line for it (a later occurrence, or flush) says how many occurrences it
+// stands for (repeated=N).
+func (f *failureLog) failed(level slog.Level, msg string, err error, attrs []any) {
+	k := failureKeyOf(level, msg, err)
+	now := f.now()
+	f.mu.Lock()
+	c := f.seen[k]
+	switch {
+	case c == nil:
+		f.seen[k] = &failureCount{logged: now}
+	case now.Sub(c.logged) < failureLogEvery:
+		c.since++
+		c.attrs = attrs
+		f.mu.Unlock()
+		return
+	default:
+		if c.since > 0 {
+			attrs = append(attrs, "repeated", c.since+1, "over", now.Sub(c.logged).Round(time.Second).String())
+		}
+		c.logged, c.since, c.attrs = now, 0, nil
+	}
+	f.mu.Unlock()
+	f.log.Log(context.Background(), level, msg, attrs...)
+}
+
+// flush logs the failures counted and not logged for failureLogEvery,
+// and forgets those that have not occurred for that long.
+func (f *failureLog) flush() {
+	now := f.now()
+	type line struct {
+		k     failureKey
+		attrs []any
+	}
+	var lines []line
+	f.mu.Lock()
+	for k, c := range f.seen {
+		if now.Sub(c.logged) < failureLogEvery {
+			continue
+		}
+		if c.since == 0 {
+			delete(f.seen, k)
+			continue
+		}
+		lines = append(lines, line{k, append(c.attrs, "repeated", c.since, "over", now.Sub(c.logged).Round(time.Second).String())})
+		c.logged, c.since, c.attrs = now, 0, nil
+	}
+	f.mu.Unlock()
+	for _, l := range lines {
+		f.log.Log(context.Background(), l.k.level, l.k.msg, l.attrs...)
+	}
+}
+
+// flushFailures runs the failure log's flush every failureLogEvery until
+// ctx ends.
+func (d *Delivery) flushFailures(ctx context.Context) {
+	t := d.clock.NewTicker(failureLogEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			d.failures.flush()
+		}
+	}
+}

@@ -1,0 +1,100 @@
+package reaction
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/kreact/kreact/internal/testcluster"
+	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/source"
+)
+
+// A rule that fails the same way on every object logs that failure in
+// full once per failureLogEvery, then a line that counts the occurrences
+// since; a failure of its own (another position) is logged at once.
+func TestRepeatedFailuresAreSummarised(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	var logs testcluster.LogBuffer
+	boom := &scripting.ScriptError{Position: source.Position{File: "r.yaml", Line: 9, Col: 3}, Message: "Error: boom"}
+	other := &scripting.ScriptError{Position: source.Position{File: "r.yaml", Line: 12, Col: 5}, Message: "Error: other"}
+	rec := &recorder{fail: func(ev scripting.Event) error {
+		if ev.Object.GetName() == "odd" {
+			return other
+		}
+		return boom
+	}}
+	d := New(testRule(func(r *rules.Rule) { r.Retries = 3 }), allHandlers{}, rec,
+		Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), BaseDelay: -1, Clock: clk})
+	t.Cleanup(d.ShutDown)
+	observe := func(names ...string) {
+		for _, n := range names {
+			d.Observe(0, add(cm(n, "1")))
+		}
+		d.Drain(t.Context(), rec)
+	}
+	count := func(substrs ...string) int {
+		n := 0
+		for line := range strings.SplitSeq(logs.String(), "\n") {
+			all := line != ""
+			for _, s := range substrs {
+				all = all && strings.Contains(line, s)
+			}
+			if all {
+				n++
+			}
+		}
+		return n
+	}
+	const retried, givenUp = `msg="script failed; the call will be retried on the latest state"`, `msg="handler call given up"`
+
+	// 10 objects, 4 calls each: 30 retries and 10 given up, all at r.yaml:9:3.
+	observe("a", "b", "c", "d", "e", "f", "g", "h", "i", "j")
+	if n := count(retried, "position=r.yaml:9:3"); n != 1 {
+		t.Errorf("%d retry lines for the same failure, want 1:\n%s", n, logs.String())
+	}
+	if n := count(givenUp, "position=r.yaml:9:3"); n != 1 {
+		t.Errorf("%d given-up lines for the same failure, want 1:\n%s", n, logs.String())
+	}
+	observe("odd")
+	if n := count(retried, "position=r.yaml:12:5"); n != 1 {
+		t.Errorf("%d retry lines for another failure, want 1:\n%s", n, logs.String())
+	}
+
+	// Once the period has passed, a line counts what was not logged.
+	clk.Step(failureLogEvery)
+	d.failures.flush()
+	if n := count(retried, "position=r.yaml:9:3", "repeated=29 over=10s"); n != 1 {
+		t.Errorf("no line counts the 29 retries not logged:\n%s", logs.String())
+	}
+	if n := count(givenUp, "position=r.yaml:9:3", "repeated=9 over=10s"); n != 1 {
+		t.Errorf("no line counts the 9 given-up calls not logged:\n%s", logs.String())
+	}
+	// A failure that recurs after a quiet period is logged in full again.
+	clk.Step(failureLogEvery)
+	d.failures.flush()
+	observe("k")
+	if n := count(retried, "position=r.yaml:9:3"); n != 3 {
+		t.Errorf("%d retry lines, want the first, the count, and the first after a quiet period:\n%s", n, logs.String())
+	}
+}
+
+// Workers stuck in built-in code delay every change; that is one line per
+// period, not one per change.
+func TestStuckWorkersAreLoggedOncePerPeriod(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	var logs testcluster.LogBuffer
+	rec := &recorder{fail: func(scripting.Event) error { return scripting.ErrStuck }}
+	d := New(testRule(), allHandlers{}, rec, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), BaseDelay: -1, Clock: clk})
+	t.Cleanup(d.ShutDown)
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		d.Observe(0, add(cm(n, "1")))
+	}
+	d.Drain(t.Context(), rec)
+	if n := strings.Count(logs.String(), "script workers stuck in built-in code"); n != 1 {
+		t.Errorf("%d stuck lines for 5 changes, want 1:\n%s", n, logs.String())
+	}
+}
