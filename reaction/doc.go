@@ -48,8 +48,8 @@
 // object's latest state (changes that arrived meanwhile are merged in), up
 // to spec.retries times. Then it is given up: logged with rule, handler,
 // object and cause, and counted (Observer.HandlerGivenUp). A failure that
-// repeats (same message, script position and error, whatever the object)
-// is logged in full once, then at most every 10s as one line whose
+// repeats (same line and script position, whatever the object and the
+// error's text; same error when there is no position) is logged in full once, then at most every 10s as one line whose
 // repeated=N counts the occurrences it stands for, so that a rule failing
 // on every object does not flood the log.
 //

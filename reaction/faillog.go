@@ -10,16 +10,19 @@ import (
 	"github.com/kreact/kreact/scripting"
 )
 
-// failureLogEvery is how often a failure that repeats (same log message,
-// same script position and error) is logged: its first occurrence in
-// full, then at most one line per period counting the occurrences since.
-// A rule that fails on every object would otherwise log a line per call
-// and per retry: hundreds a second on a busy cluster.
+// failureLogEvery is how often a failure that repeats (same log message
+// and script position, or same error when the script has no position) is
+// logged: its first occurrence in full, then at most one line per period
+// counting the occurrences since. A rule that fails on every object would
+// otherwise log a line per call and per retry: hundreds a second on a busy
+// cluster.
 const failureLogEvery = 10 * time.Second
 
 // failureKey is what makes two failures the same for the log: the line's
-// level and message, and the script's position and error (the error alone
-// when it has no position).
+// level and message, and where the script failed, or its error when that
+// is not known. The position alone, not the error: a script's messages
+// often name the object ("boom on cm-0"), and one throw failing on every
+// object is one failure to the reader.
 type failureKey struct {
 	level           slog.Level
 	msg             string
@@ -54,9 +57,12 @@ func newFailureLog(log *slog.Logger, now func() time.Time) *failureLog {
 func failureKeyOf(level slog.Level, msg string, err error) failureKey {
 	k := failureKey{level: level, msg: msg}
 	var se *scripting.ScriptError
-	if errors.As(err, &se) {
-		k.position, k.cause = se.Position.String(), se.Message
-	} else if err != nil {
+	switch {
+	case errors.As(err, &se) && se.Position.IsValid():
+		k.position = se.Position.String()
+	case se != nil:
+		k.cause = se.Message
+	case err != nil:
 		k.cause = err.Error()
 	}
 	return k
