@@ -3,6 +3,7 @@ package reaction
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -81,9 +82,19 @@ func (d *Delivery) finalizeChangeLocked(key objectKey, c Change) (Change, bool, 
 	}
 	d.adding[key] = uid
 	a := finalizers.Action(d.rule.Name, c.Resource, c.Object, finalizers.AddPatch(c.Object, d.fin))
+	// Someone else took the finalizer off a live object (kreact removes
+	// it only once the object is deleted, or gone from the rule): say why
+	// it comes back, or `kreact finalizers release` against a running
+	// kreact would seem to do nothing. A release removes it from many
+	// objects at once: the lines are summarised like failures.
+	removed := c.Type == scripting.Update && finalizers.Has(c.Old, d.fin)
 	// The result only clears the mark, so that an add that failed is
 	// tried again with the object's next change.
 	return c, true, func() {
+		if removed {
+			d.failures.failed(slog.LevelWarn, "the rule's finalizer was removed from an object the rule watches; kreact puts it back (to release objects for good, remove the rule from the rule set or stop kreact first)", nil,
+				[]any{"resource", c.Resource.GVR.GroupResource().String(), "object", objectName(c.Object), "finalizer", d.fin})
+		}
 		d.enqueueResult(a, func(error) {
 			d.mu.Lock()
 			if d.adding[key] == uid {

@@ -2,6 +2,7 @@ package reaction
 
 import (
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/internal/testcluster"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
@@ -171,4 +173,30 @@ func TestFinalizer(t *testing.T) {
 			t.Errorf("actions = %q, want %q", got, want)
 		}
 	})
+}
+
+// Someone taking the finalizer off a live object (kreact finalizers
+// release while kreact runs) gets it back, and the log says so and why.
+func TestFinalizerRemovedByOthersIsAddedBackAndLogged(t *testing.T) {
+	var logs testcluster.LogBuffer
+	sink, rec := &resultSink{}, &recorder{}
+	d := New(testRule(func(r *rules.Rule) { r.Finalizer = true }), allHandlers{}, sink, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), BaseDelay: -1})
+	t.Cleanup(d.ShutDown)
+	live := withRV(held(cm("a", "1"), false), "7")
+	d.Observe(0, add(live))
+	d.Drain(t.Context(), rec)
+	if strings.Contains(logs.String(), "finalizer was removed") {
+		t.Errorf("an object that has the finalizer logged its removal:\n%s", logs.String())
+	}
+	released := withRV(live.DeepCopy(), "8")
+	released.SetFinalizers([]string{"other.example/keep"})
+	d.Observe(0, update(live, released))
+	d.Drain(t.Context(), rec)
+	if got := sink.recorded(); len(got) == 0 || !strings.Contains(got[len(got)-1], `"op":"add","path":"/metadata/finalizers/-","value":"kreact.dev/r"`) {
+		t.Errorf("the finalizer is not added back: actions = %q", got)
+	}
+	if !strings.Contains(logs.String(), `msg="the rule's finalizer was removed from an object the rule watches; kreact puts it back`) ||
+		!strings.Contains(logs.String(), "object=default/a finalizer=kreact.dev/r") {
+		t.Errorf("the log does not say the finalizer was put back:\n%s", logs.String())
+	}
 }
