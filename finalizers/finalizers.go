@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -114,11 +115,30 @@ func Release(ctx context.Context, client dynamic.Interface, rule string, targets
 	f := Name(rule)
 	released := 0
 	var errs []error
+	listErr := each(ctx, client, targets, func(t Target, obj *unstructured.Unstructured) {
+		obj, err := release(ctx, client.Resource(t.Resource.GVR), obj, f)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if obj != nil {
+			released++
+			if opts.Released != nil {
+				opts.Released(t, obj)
+			}
+		}
+	})
+	return released, errors.Join(append(errs, listErr)...)
+}
+
+// each calls fn with every object of the targets, page by page. A list
+// that fails ends that target; its error is returned, joined with the
+// others, once every target has been listed.
+func each(ctx context.Context, client dynamic.Interface, targets []Target, fn func(t Target, obj *unstructured.Unstructured)) error {
+	var errs []error
 	for _, t := range targets {
-		ri := client.Resource(t.Resource.GVR)
-		var rc dynamic.ResourceInterface = ri
+		var rc dynamic.ResourceInterface = client.Resource(t.Resource.GVR)
 		if t.Resource.Namespaced && t.Namespace != "" {
-			rc = ri.Namespace(t.Namespace)
+			rc = client.Resource(t.Resource.GVR).Namespace(t.Namespace)
 		}
 		listOpts := metav1.ListOptions{LabelSelector: t.LabelSelector, Limit: 500}
 		for {
@@ -128,23 +148,43 @@ func Release(ctx context.Context, client dynamic.Interface, rule string, targets
 				break
 			}
 			for i := range list.Items {
-				obj, err := release(ctx, ri, &list.Items[i], f)
-				if err != nil {
-					errs = append(errs, err)
-				}
-				if obj != nil {
-					released++
-					if opts.Released != nil {
-						opts.Released(t, obj)
-					}
-				}
+				fn(t, &list.Items[i])
 			}
 			if listOpts.Continue = list.GetContinue(); listOpts.Continue == "" {
 				break
 			}
 		}
 	}
-	return released, errors.Join(errs...)
+	return errors.Join(errs...)
+}
+
+// Carried returns the kreact finalizers (Prefix…) that the objects of the
+// targets carry, with how many objects carry each: what `kreact
+// finalizers release` suggests when no object carries the rule's.
+func Carried(ctx context.Context, client dynamic.Interface, targets []Target) (map[string]int, error) {
+	carried := map[string]int{}
+	err := each(ctx, client, targets, func(_ Target, obj *unstructured.Unstructured) {
+		for _, f := range obj.GetFinalizers() {
+			if strings.HasPrefix(f, Prefix) {
+				carried[f]++
+			}
+		}
+	})
+	return carried, err
+}
+
+// Back returns the objects of the targets, among those released (by
+// UID), that carry rule's finalizer again: a kreact that still runs the
+// rule puts it back at once.
+func Back(ctx context.Context, client dynamic.Interface, rule string, targets []Target, released map[types.UID]bool) ([]*unstructured.Unstructured, error) {
+	f := Name(rule)
+	var back []*unstructured.Unstructured
+	err := each(ctx, client, targets, func(_ Target, obj *unstructured.Unstructured) {
+		if released[obj.GetUID()] && Has(obj, f) && !Terminating(obj) {
+			back = append(back, obj)
+		}
+	})
+	return back, err
 }
 
 // release removes f from one object, reading it again when the guarded

@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/cache"
 
@@ -35,6 +39,7 @@ type releaseFlags struct {
 	files         []string
 	namespace     string
 	allNamespaces bool
+	wait          time.Duration
 	cluster       clusterFlags
 	log           logFlags
 }
@@ -49,6 +54,7 @@ func releaseCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.ListVarP(&f.files, "filename", "f", "rule file or directory holding RULE, to release on the resources it watches (repeatable)")
 	fs.StringVarP(&f.namespace, "namespace", "n", "", "only this namespace (default: every namespace)")
 	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "every namespace (the default; accepted as with kubectl)")
+	fs.DurationVar(&f.wait, "wait", 5*time.Second, "then watch the released objects this long for a kreact still running the rule, which puts the finalizer back (0: do not watch)")
 	f.cluster.Register(fs)
 	f.log.Register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -66,6 +72,8 @@ func releaseCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return &usageError{Msg: "finalizers release: name resources or give -f, not both"}
 	case f.namespace != "" && f.allNamespaces:
 		return &usageError{Msg: "finalizers release: -n and -A together: choose one"}
+	case f.wait < 0:
+		return &usageError{Msg: fmt.Sprintf("finalizers release: --wait %s: want a duration of 0 or more", f.wait)}
 	}
 	if errs := validation.IsDNS1123Label(rule); len(errs) > 0 {
 		return &invalidError{fmt.Errorf("rule name %q: %s", rule, strings.Join(errs, "; "))}
@@ -106,8 +114,10 @@ func releaseCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		names[i] = stack.Mapper.Name(t.Resource)
 	}
 	fmt.Fprintf(stdout, "releasing %s from %s %s\n", fin, strings.Join(names, ", "), where)
+	released := map[types.UID]bool{}
 	n, err := finalizers.Release(ctx, stack.Client, rule, targets, finalizers.ReleaseOptions{
 		Released: func(t finalizers.Target, obj *unstructured.Unstructured) {
+			released[obj.GetUID()] = true
 			fmt.Fprintf(stdout, "%s %s released\n", stack.Mapper.Name(t.Resource), cache.MetaObjectToName(obj).String())
 		},
 	})
@@ -115,7 +125,78 @@ func releaseCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("finalizers release: some objects still carry %s:\n%w", fin, err)
 	}
-	return nil
+	if n == 0 && len(f.files) == 0 {
+		// Without the rule's files, the objects are the only place that
+		// knows the rule: none carries its finalizer.
+		return &invalidError{unknownRule(ctx, stack, rule, targets, strings.Join(names, ", "), where)}
+	}
+	if n == 0 || f.wait == 0 {
+		return nil
+	}
+	back, err := finalizersBack(ctx, stack, rule, targets, released, f.wait)
+	if err != nil {
+		return fmt.Errorf("finalizers release: watch the released objects: %w", err)
+	}
+	if len(back) == 0 {
+		return nil
+	}
+	for _, b := range back {
+		fmt.Fprintf(stdout, "%s %s has %s again\n", stack.Mapper.Name(b.target.Resource), cache.MetaObjectToName(b.obj).String(), fin)
+	}
+	return fmt.Errorf("finalizers release: %s came back on %d of the %d %s released: kreact still runs rule %s and puts it back; "+
+		"stop kreact, or remove the rule from its rule set (which releases its finalizers by itself), then run this again",
+		fin, len(back), n, plural(n, "object", "objects"), rule)
+}
+
+// unknownRule is the error of a release that found no object with the
+// rule's finalizer, naming the kreact finalizers those objects carry.
+func unknownRule(ctx context.Context, stack *kube.Stack, rule string, targets []finalizers.Target, names, where string) error {
+	err := fmt.Errorf("finalizers release: no object of %s %s carries %s: rule %s is unknown, does not watch them, or was released already",
+		names, where, finalizers.Name(rule), rule)
+	carried, _ := finalizers.Carried(ctx, stack.Client, targets)
+	if len(carried) == 0 {
+		return err
+	}
+	var list []string
+	for _, name := range slices.Sorted(maps.Keys(carried)) {
+		list = append(list, fmt.Sprintf("%s (%d %s)", name, carried[name], plural(carried[name], "object", "objects")))
+	}
+	return fmt.Errorf("%w; kreact finalizers there: %s", err, strings.Join(list, ", "))
+}
+
+// backObject is a released object that carries the finalizer again.
+type backObject struct {
+	target finalizers.Target
+	obj    *unstructured.Unstructured
+}
+
+// finalizersBack looks at the released objects every few hundred
+// milliseconds for wait, and returns those that carry the rule's
+// finalizer again as soon as some do: a kreact that runs the rule puts it
+// back within moments of its removal.
+func finalizersBack(ctx context.Context, stack *kube.Stack, rule string, targets []finalizers.Target, released map[types.UID]bool, wait time.Duration) ([]backObject, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		interval := min(250*time.Millisecond, time.Until(deadline))
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(interval):
+		}
+		var back []backObject
+		for _, t := range targets {
+			objs, err := finalizers.Back(ctx, stack.Client, rule, []finalizers.Target{t}, released)
+			if err != nil {
+				return nil, err
+			}
+			for _, o := range objs {
+				back = append(back, backObject{t, o})
+			}
+		}
+		if len(back) > 0 || !time.Now().Before(deadline) {
+			return back, nil
+		}
+	}
 }
 
 func plural(n int, one, many string) string {

@@ -74,7 +74,8 @@ func TestFinalizersRelease(t *testing.T) {
 	})
 	kubeconfig := cluster.KubeconfigPath()
 
-	// -n: one namespace only.
+	// -n: one namespace only. No kreact runs: the finalizers stay off
+	// while it watches them (--wait, 5s by default).
 	code, stdout, stderr := run(t, "finalizers", "release", rule, "cm", "-n", nsA, "--kubeconfig", kubeconfig)
 	if code != exitOK {
 		t.Fatalf("release -n %s: %s", nsA, transcript(code, stdout, stderr))
@@ -129,7 +130,7 @@ spec:
 `, rule, nsA), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr = run(t, "finalizers", "release", rule, "-f", dir, "--kubeconfig", kubeconfig)
+	code, stdout, stderr = run(t, "finalizers", "release", rule, "-f", dir, "--kubeconfig", kubeconfig, "--wait", "0")
 	if code != exitOK {
 		t.Fatalf("release -f: %s", transcript(code, stdout, stderr))
 	}
@@ -146,9 +147,15 @@ spec:
 		t.Errorf("elsewhere still has finalizers %v", f)
 	}
 
-	// Nothing left: a second run succeeds and says so.
-	code, stdout, stderr = run(t, "finalizers", "release", rule, "configmaps", "-A", "--kubeconfig", kubeconfig)
+	// Nothing left: through the rule's file, a second run succeeds and
+	// says so; through resource names, where the objects are the only
+	// place that knows the rule, it is an unknown rule.
+	code, stdout, stderr = run(t, "finalizers", "release", rule, "-f", dir, "--kubeconfig", kubeconfig)
 	if code != exitOK || !strings.Contains(stdout, "0 objects released from "+fin) {
+		t.Errorf("release -f with nothing to release: %s", transcript(code, stdout, stderr))
+	}
+	code, stdout, stderr = run(t, "finalizers", "release", rule, "configmaps", "-A", "--kubeconfig", kubeconfig)
+	if code != exitInvalid || !strings.Contains(stderr, "no object of configmaps in every namespace carries "+fin+": rule "+rule+" is unknown, does not watch them, or was released already") {
 		t.Errorf("release with nothing to release: %s", transcript(code, stdout, stderr))
 	}
 
@@ -175,7 +182,7 @@ subjects: [{kind: ServiceAccount, name: reader, namespace: %[1]s}]`, nsB))
 	readerKubeconfig := writeKubeconfig(t, serviceAccountConfig(t, nsB, "reader"))
 	var released bool
 	testcluster.Eventually(t, "release as a reader to fail (once the RoleBinding is in force)", func() bool {
-		code, stdout, stderr = run(t, "finalizers", "release", rule, "cm", "-n", nsB, "--kubeconfig", readerKubeconfig)
+		code, stdout, stderr = run(t, "finalizers", "release", rule, "cm", "-n", nsB, "--kubeconfig", readerKubeconfig, "--wait", "0")
 		released = code == exitOK && !strings.Contains(stdout, "0 objects")
 		return code == exitError && strings.Contains(stderr, "release "+nsB+"/locked") && strings.Contains(stderr, "forbidden")
 	})
@@ -209,6 +216,7 @@ current-context: x
 		{"unknown subcommand", []string{"finalizers", "remove", rule}, exitUsage, `unknown subcommand "remove"`},
 		{"bad rule name", []string{"finalizers", "release", "Not_A_Rule", "cm"}, exitInvalid, "rule name"},
 		{"rule not in the files", []string{"finalizers", "release", "other-rule", "-f", dir}, exitInvalid, `no rule "other-rule"`},
+		{"negative wait", []string{"finalizers", "release", rule, "cm", "--wait", "-1s"}, exitUsage, "--wait -1s"},
 		{"unknown resource", []string{"finalizers", "release", rule, "configmpas", "--kubeconfig", kubeconfig}, exitInvalid, `did you mean "configmaps"`},
 		{"unreachable cluster", []string{"finalizers", "release", rule, "cm", "--kubeconfig", unreachable}, exitCluster, "127.0.0.1:1"},
 	} {
@@ -218,6 +226,77 @@ current-context: x
 				t.Errorf("kreact %s: want exit %d and %q in stderr; got %s", strings.Join(c.args, " "), c.want, c.wantInErr, transcript(code, stdout, stderr))
 			}
 		})
+	}
+}
+
+// TestFinalizersReleaseWhileKreactRuns: a release against a kreact that
+// still runs the rule says that the finalizer came back and exits 1
+// (kreact logs that it put it back); once kreact is stopped, the release
+// holds. A rule no object knows is an error, naming the kreact
+// finalizers there.
+func TestFinalizersReleaseWhileKreactRuns(t *testing.T) {
+	ctx := t.Context()
+	dyn := dynamicClient(t)
+	suffix := make([]byte, 3)
+	_, _ = rand.Read(suffix)
+	rule := "held-" + hex.EncodeToString(suffix)
+	fin := "kreact.dev/" + rule
+	ns := rule
+	createNamespace(t, ns)
+	createNamespacedConfigMap(t, dyn, ns, "kept")
+	dir := t.TempDir()
+	writeRule(t, dir, "rule.yaml", fmt.Sprintf(`apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: %s
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [%s]
+  finalizer: true
+  script: |
+    function onDelete(obj, ctx) {}
+`, rule, ns))
+	kubeconfig := cluster.KubeconfigPath()
+	k := startCLI(t, "run", "-f", dir, "--kubeconfig", kubeconfig)
+	finalizersOf := func() []string {
+		t.Helper()
+		obj, err := dyn.Resource(configMapsGVR).Namespace(ns).Get(ctx, "kept", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return obj.GetFinalizers()
+	}
+	testcluster.Eventually(t, "kreact to put its finalizer on the ConfigMap", func() bool { return slices.Contains(finalizersOf(), fin) })
+
+	// The wait is long so that a slow machine cannot make the finalizer
+	// come back after it: the release returns as soon as it is back.
+	code, stdout, stderr := run(t, "finalizers", "release", rule, "cm", "-n", ns, "--kubeconfig", kubeconfig, "--wait", "2m")
+	if code != exitError ||
+		!strings.Contains(stdout, "configmaps "+ns+"/kept released") ||
+		!strings.Contains(stdout, "configmaps "+ns+"/kept has "+fin+" again") ||
+		!strings.Contains(stderr, fin+" came back on 1 of the 1 object released: kreact still runs rule "+rule+" and puts it back; stop kreact, or remove the rule from its rule set") {
+		t.Errorf("release while kreact runs: %s", transcript(code, stdout, stderr))
+	}
+	testcluster.Eventually(t, "kreact to log that it put the finalizer back", func() bool {
+		return k.stderr.Count("the rule's finalizer was removed from an object the rule watches; kreact puts it back", "object="+ns+"/kept") > 0
+	})
+
+	code, stdout, stderr = run(t, "finalizers", "release", "no-such-rule", "cm", "-n", ns, "--kubeconfig", kubeconfig)
+	if code != exitInvalid || !strings.Contains(stderr, "no object of configmaps in namespace "+ns+" carries kreact.dev/no-such-rule") ||
+		!strings.Contains(stderr, "kreact finalizers there: "+fin+" (1 object)") {
+		t.Errorf("release of an unknown rule: %s", transcript(code, stdout, stderr))
+	}
+
+	if code := k.stop(); code != exitOK {
+		t.Fatalf("kreact run exited %d:\n%s", code, k.stderr)
+	}
+	code, stdout, stderr = run(t, "finalizers", "release", rule, "cm", "-n", ns, "--kubeconfig", kubeconfig)
+	if code != exitOK || !strings.Contains(stdout, "1 object released from "+fin) {
+		t.Errorf("release once kreact stopped: %s", transcript(code, stdout, stderr))
+	}
+	if f := finalizersOf(); slices.Contains(f, fin) {
+		t.Errorf("the ConfigMap has finalizers %v after the release", f)
 	}
 }
 
