@@ -18,5 +18,7 @@
 // escape when kreact itself is gone: Watched finds the resources a rule
 // watches in its files, and Targets turns resource names into what
 // Release scans, every object of each resource whatever the rule's
-// selectors.
+// selectors. After a release, Back finds the objects that a kreact still
+// running the rule gave the finalizer again, and Carried, when no object
+// had the rule's finalizer, the kreact finalizers the objects do carry.
 package finalizers
