@@ -175,7 +175,8 @@ func writeFile(t *testing.T, path, content string) {
 // prints for the rules deploy/ mounts.
 func TestDeployRBACIsGenerated(t *testing.T) {
 	var out, errOut testcluster.LogBuffer
-	args := []string{"rbac", "-f", "../../deploy/rules", "--leader-elect", "--namespace", "kreact-system"}
+	// deploy/namespace.yaml creates the namespace, with Pod Security labels.
+	args := []string{"rbac", "-f", "../../deploy/rules", "--leader-elect", "--namespace", "kreact-system", "--create-namespace=false"}
 	if code := runMain(t.Context(), args, &out, &errOut); code != exitOK {
 		t.Fatalf("kreact rbac exited %d: %s", code, errOut.String())
 	}

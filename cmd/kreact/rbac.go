@@ -13,12 +13,13 @@ import (
 )
 
 type rbacFlags struct {
-	files       []string
-	name        string
-	namespace   string
-	leaderElect bool
-	shards      bool
-	res         resourceFlags
+	files        []string
+	name         string
+	namespace    string
+	leaderElect  bool
+	shards       bool
+	namespaceObj bool
+	res          resourceFlags
 }
 
 func rbacCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -28,6 +29,7 @@ func rbacCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVarP(&f.name, "name", "", "kreact", "name of the ServiceAccount, roles and bindings")
 	fs.StringVarP(&f.namespace, "namespace", "n", "kreact-system", "namespace of the ServiceAccount (and of the Lease with --leader-elect)")
 	fs.BoolVarP(&f.leaderElect, "leader-elect", "", false, "also grant what leader election needs on its Lease in --namespace")
+	fs.BoolVarP(&f.namespaceObj, "create-namespace", "", true, "print the Namespace --namespace first, so that kubectl apply creates it; false when something else creates it")
 	fs.BoolVarP(&f.shards, "shards", "", false, "also grant what sharding (kreact run --shards) needs on the replicas' Leases in --namespace")
 	f.res.Register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -65,7 +67,7 @@ func rbacCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			fmt.Fprintln(stderr, w)
 		}
 	}
-	out, err := rbac.Generate(c.Rules, c.Resolved, rbac.Options{Name: f.name, Namespace: f.namespace, LeaderElect: f.leaderElect, Shards: f.shards})
+	out, err := rbac.Generate(c.Rules, c.Resolved, rbac.Options{Name: f.name, Namespace: f.namespace, LeaderElect: f.leaderElect, Shards: f.shards, OmitNamespace: !f.namespaceObj})
 	if err != nil {
 		return err
 	}
