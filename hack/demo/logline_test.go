@@ -45,3 +45,21 @@ func TestShorten(t *testing.T) {
 		}
 	}
 }
+
+func TestInteresting(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want bool
+	}{
+		{`time=x level=INFO msg="patch done" rule=a origin="finalizer kreact.dev/a"`, true},
+		{`time=x level=INFO msg="copied the secret" rule=secret-sync origin=examples/secret-sync.yaml:30:7`, true},
+		{`time=x level=INFO msg="rule started" rule=a source=examples/a.yaml watches=1`, true},
+		{`time=x level=INFO msg="watch started" component=dynamicinformer`, false},
+		{`time=x level=DEBUG msg="list done" source=client-go v=4`, false},
+		{`time=x level=INFO msg="rules loaded" rules=6`, false},
+	} {
+		if got := interesting(c.line); got != c.want {
+			t.Errorf("interesting(%q) = %v, want %v", c.line, got, c.want)
+		}
+	}
+}

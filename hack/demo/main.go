@@ -222,7 +222,8 @@ func interesting(line string) bool {
 		strings.Contains(msg, "caches synced"),
 		level == "WARN",
 		level == "ERROR",
-		l.get("script") == "true":
+		// A script's kreact.log: the only other lines with an origin.
+		l.get("origin") != "":
 		return true
 	}
 	return false
