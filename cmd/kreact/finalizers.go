@@ -135,7 +135,7 @@ func releaseCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	back, err := finalizersBack(ctx, stack, rule, targets, released, f.wait)
 	if err != nil {
-		return fmt.Errorf("finalizers release: watch the released objects: %w", err)
+		return fmt.Errorf("finalizers release: look for the finalizer on the released objects: %w", err)
 	}
 	if len(back) == 0 {
 		return nil
@@ -170,14 +170,14 @@ type backObject struct {
 	obj    *unstructured.Unstructured
 }
 
-// finalizersBack looks at the released objects every few hundred
-// milliseconds for wait, and returns those that carry the rule's
-// finalizer again as soon as some do: a kreact that runs the rule puts it
-// back within moments of its removal.
+// finalizersBack lists the released objects every half second for wait,
+// and returns those that carry the rule's finalizer again as soon as some
+// do: a kreact that runs the rule puts it back within moments of its
+// removal.
 func finalizersBack(ctx context.Context, stack *kube.Stack, rule string, targets []finalizers.Target, released map[types.UID]bool, wait time.Duration) ([]backObject, error) {
 	deadline := time.Now().Add(wait)
 	for {
-		interval := min(250*time.Millisecond, time.Until(deadline))
+		interval := min(500*time.Millisecond, time.Until(deadline))
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
