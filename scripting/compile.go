@@ -3,6 +3,7 @@ package scripting
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dop251/goja"
@@ -68,7 +69,11 @@ func (p *Program) HasHandler(t EventType) bool {
 // file the script was read from; it names positions in errors and stacks.
 //
 // A syntax error is returned as a source.ErrorList, one error per problem
-// found (errors.As finds the first *source.Error). Source
+// found (errors.As finds the first *source.Error). So are the mistakes
+// that goja would otherwise report only when the code runs, or never: a
+// regular expression literal that does not compile, wherever it is, and a
+// handler declared with a value that can never be a function (`var onAdd
+// = 5;`), which NewRuntime would refuse. Source
 // maps are disabled, so a "//# sourceMappingURL=" comment cannot make the
 // process read a file.
 //
@@ -112,9 +117,21 @@ func Compile(name, script string, opts CompileOptions) (*Program, error) {
 	if err != nil {
 		return nil, p.parseError(err, src)
 	}
+	ids := declaredNames(tree)
+	problems := p.checkTree(tree, ids)
 	prg, err := goja.CompileAST(tree, true)
 	if err != nil {
-		return nil, p.compileError(err)
+		// goja stops at its first error, which may be one of the
+		// problems already found.
+		for _, e := range p.compileError(err) {
+			if !slices.ContainsFunc(problems, func(f *source.Error) bool { return f.Pos == e.Pos }) {
+				problems = append(problems, e)
+			}
+		}
+	}
+	if len(problems) > 0 {
+		problems.Sort()
+		return nil, problems
 	}
 	p.prg = prg
 
@@ -122,7 +139,7 @@ func Compile(name, script string, opts CompileOptions) (*Program, error) {
 	for i := range refs {
 		refs[i] = "undefined"
 	}
-	for _, id := range declaredNames(tree) {
+	for _, id := range ids {
 		name := id.Name.String()
 		p.declared = append(p.declared, Declaration{Name: name, Pos: p.position(tree.File.Position(int(id.Idx) - tree.File.Base()))})
 		for i, h := range handlerNames {
@@ -201,7 +218,7 @@ func (p *Program) parseError(err error, src string) error {
 	return out
 }
 
-func (p *Program) compileError(err error) error {
+func (p *Program) compileError(err error) source.ErrorList {
 	var se *goja.CompilerSyntaxError
 	if errors.As(err, &se) && se.File != nil {
 		return source.ErrorList{p.newError(se.File.Position(se.Offset), se.Message)}

@@ -66,6 +66,45 @@ func TestCompileSyntaxErrors(t *testing.T) {
 			src:  "if (a) {\n} else }\nif (b) {\n} else }\n",
 			want: []string{"rule.js:2:8: Unexpected token }", "rule.js:4:8: Unexpected token }"},
 		},
+		{
+			// goja compiles a literal whose value is discarded only
+			// when it runs, and then never.
+			name: "invalid regular expression literals, wherever they are",
+			src:  "function onAdd(obj) {\n  if (obj) /(/;\n  (/[b-a]/, 1);\n}\n",
+			opts: CompileOptions{LineOffset: 3, ColumnOffset: 2},
+			want: []string{"rule.js:5:14: invalid regular expression /(/: Unterminated group",
+				"rule.js:6:6: invalid regular expression /[b-a]/: Invalid regular expression (re2): [b-a] (error parsing regexp: invalid character class range: `b-a`)"},
+		},
+		{
+			name: "a regular expression with bad flags",
+			src:  "const re = /a/gg;\nfunction onAdd() {}\n",
+			want: []string{"rule.js:1:12: invalid regular expression /a/gg: Invalid flags supplied to RegExp constructor 'gg'"},
+		},
+		{
+			name: "handlers that are not functions",
+			src:  "var onAdd = 5;\nlet onUpdate;\nconst onDelete = cond ? \"a\" : {};\nlet onTick = `t`;\n",
+			want: []string{"rule.js:1:5: onAdd is declared but is not a function",
+				"rule.js:2:5: onUpdate is declared but is not a function",
+				"rule.js:3:7: onDelete is declared but is not a function",
+				"rule.js:4:5: onTick is declared but is not a function"},
+		},
+		{
+			name: "a var that overwrites a function declaration",
+			src:  "function onAdd() {}\nvar onAdd = -1;\n",
+			want: []string{"rule.js:2:5: onAdd is declared but is not a function"},
+		},
+		{
+			name: "a const mentioned again is still not a function",
+			src:  "const onAdd = null;\nkreact.log(onAdd);\n",
+			want: []string{"rule.js:1:7: onAdd is declared but is not a function"},
+		},
+		{
+			name: "all problems at once",
+			src:  "var onAdd = 5;\nfunction onUpdate() { /(/; }\nlet a = 1;\nlet a = 2;\n",
+			want: []string{"rule.js:1:5: onAdd is declared but is not a function",
+				"rule.js:2:23: invalid regular expression /(/: Unterminated group",
+				"rule.js:4:5: Identifier 'a' has already been declared"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -218,8 +257,31 @@ func TestHasHandler(t *testing.T) {
 	}
 }
 
+// TestHandlersThatMayBeFunctionsCompile: a handler whose value is not
+// known before the script runs is left to NewRuntime; Compile refuses only
+// values that can never be functions.
+func TestHandlersThatMayBeFunctionsCompile(t *testing.T) {
+	for _, src := range []string{
+		"function onAdd() {}",
+		"const onAdd = (obj) => {};",
+		"const onAdd = make();",
+		"const onAdd = flag ? () => {} : 5;",
+		"const onAdd = opts.handler || null;",
+		"var onAdd = 5;\nonAdd = function () {};",
+		"let onAdd;\n({onAdd} = handlers);",
+		"function onAdd() {}\nvar onAdd;",
+		"const onTick = class {};",
+		"function f() { var onAdd = 5; }",
+		"const re = /a(?=b)/;\nfunction onAdd() { return /(x)\\1/.test('xx'); }",
+	} {
+		if _, err := Compile("rule.js", src, CompileOptions{}); err != nil {
+			t.Errorf("%q: %v", src, err)
+		}
+	}
+}
+
 func TestHandlerNotAFunction(t *testing.T) {
-	p, err := Compile("rule.js", "const onAdd = 42;", CompileOptions{})
+	p, err := Compile("rule.js", "const onAdd = (() => 42)();", CompileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
