@@ -401,6 +401,25 @@ func TestLogFieldsDoNotRepeatAttributes(t *testing.T) {
 	}
 }
 
+// An undefined log field, most often a misspelt property, is logged as
+// undefined: the call and its actions go on (the call threw, and its
+// actions were dropped).
+func TestLogUndefinedField(t *testing.T) {
+	h := newFakeHost()
+	src := "function onAdd(obj) {\n  const f = Object.freeze({name: obj.metadata.nme, n: 1});\n  kreact.log(\"x\", f);\n  kreact.warn(\"y\", {a: undefined});\n  kreact.patch(obj, {metadata: {labels: {seen: String(Object.keys(f).length)}}});\n}"
+	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{Rule: "r"})
+	out, err := r.Call(addEvent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 1 || string(out[0].PatchData) != `{"metadata":{"labels":{"seen":"2"}}}` {
+		t.Errorf("actions = %+v, want the patch", out)
+	}
+	if len(h.logs) != 2 || h.logs[0].Attrs["name"] != "undefined" || h.logs[0].Attrs["n"] != int64(1) || h.logs[1].Attrs["a"] != "undefined" {
+		t.Errorf("logs = %+v, want name and a undefined", h.logs)
+	}
+}
+
 func TestLogLimit(t *testing.T) {
 	src := `function onAdd(obj) {
   kreact.log("é".repeat(10000));

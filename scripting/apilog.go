@@ -19,10 +19,7 @@ func (e *env) logf(op string, level slog.Level) native {
 		msg := e.format(call.Argument(0))
 		attrs := []slog.Attr{slog.String("rule", e.cfg.opts.Rule), slog.String("origin", e.origin().String())}
 		if f, ok := call.Argument(1).(*goja.Object); ok {
-			fields, ok := e.json(op, f, "fields").(map[string]any)
-			if !ok {
-				e.throwType("%s: fields must be an object", op)
-			}
+			fields := e.logFields(op, f)
 			keys := make([]string, 0, len(fields))
 			for k := range fields {
 				keys = append(keys, k)
@@ -40,6 +37,44 @@ func (e *env) logf(op string, level slog.Level) native {
 		e.log(level, msg, attrs)
 		return goja.Undefined()
 	}
+}
+
+// logFields converts the fields of kreact.log and friends. A field that
+// is undefined (most often a property misspelt, obj.metadata.nme) is logged
+// as "undefined": the call goes on, where throwing would fail it and drop
+// its actions over what it only logs. Other values are JSON data, as
+// everywhere else.
+func (e *env) logFields(op string, f *goja.Object) map[string]any {
+	if f.ClassName() != "Object" {
+		e.throwType("%s: fields must be an object", op)
+	}
+	undefined := map[string]bool{}
+	if f.ExportType() == plainObjectType {
+		for _, k := range f.Keys() {
+			if goja.IsUndefined(f.Get(k)) {
+				undefined[k] = true
+			}
+		}
+	}
+	if len(undefined) > 0 {
+		// A copy without them, so that the script's object is not
+		// changed (it may be frozen).
+		c := e.vm.NewObject()
+		for _, k := range f.Keys() {
+			if !undefined[k] {
+				_ = c.Set(k, f.Get(k))
+			}
+		}
+		f = c
+	}
+	fields, ok := e.json(op, f, "fields").(map[string]any)
+	if !ok {
+		e.throwType("%s: fields must be an object", op)
+	}
+	for k := range undefined {
+		fields[k] = "undefined"
+	}
+	return fields
 }
 
 // console.log(...args) and friends.

@@ -284,10 +284,13 @@ declare const kreact: {
    */
   after(obj: Target, delay: string | number | Date): void;
 
-  /** Log at info level; fields are added as structured attributes. */
-  log(message: any, fields?: { [key: string]: JSONValue }): void;
-  warn(message: any, fields?: { [key: string]: JSONValue }): void;
-  error(message: any, fields?: { [key: string]: JSONValue }): void;
+  /**
+   * Log at info level; fields are added as structured attributes. A field
+   * that is undefined is logged as "undefined".
+   */
+  log(message: any, fields?: { [key: string]: JSONValue | undefined }): void;
+  warn(message: any, fields?: { [key: string]: JSONValue | undefined }): void;
+  error(message: any, fields?: { [key: string]: JSONValue | undefined }): void;
 };
 
 /**
