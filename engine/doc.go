@@ -22,7 +22,9 @@
 // starts when discovery reports them; but a name close to a served one, in
 // a served group or with none, is a typo (restmapper.NotFoundError.Misspelt)
 // and an error: a source.ErrorList whose errors name the rule, as in
-// `kreact validate`.
+// `kreact validate`. What needs no cluster (the script compiles, its
+// handlers fit the rule) is Check, which Load, `kreact validate` and
+// `kreact test` share, so that none accepts a rule that another refuses.
 //
 // Concurrency: everything that starts or stops rules (Load, a waiting
 // rule starting when its resources appear, a rule moving to the version

@@ -220,16 +220,13 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 		}
 		keep[r.Name] = true
 		p := prepared{rule: r, fingerprint: r.Fingerprint()}
-		prog, err := Compile(r)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if err := handlerErrors(r, prog); err != nil {
+		prog, problems := Check(r)
+		if err := problems.Errors().Err(); err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		p.program = prog
+		var err error
 		p.resolved, p.waiting, err = e.resolve(r, false)
 		if err != nil && !refreshed {
 			// A CRD created a moment ago may not be in the snapshot yet:
@@ -641,7 +638,8 @@ func (e *Engine) Finalizing() []Finalizing {
 
 // Compile compiles a rule's script so that positions point into the file
 // the script was written in. Its error is a source.ErrorList whose
-// errors name the rule.
+// errors name the rule. Check compiles and checks a rule the way every
+// command does; Compile is the part of it that makes the program.
 func Compile(r *rules.Rule) (*scripting.Program, error) {
 	opts := scripting.CompileOptions{TypeScript: r.ScriptLang == rules.ScriptTypeScript}
 	if r.ScriptFile == "" {

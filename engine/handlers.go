@@ -2,19 +2,41 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/kreact/kreact/internal/editdistance"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 	"github.com/kreact/kreact/source"
 )
 
-// CheckHandlers checks the script's handlers against spec.events,
-// spec.every and spec.schedule. The errors (a rule that would never run,
-// spec.every or spec.schedule without onTick) keep a rule from loading,
-// in Load as in `kreact validate`; the warnings (Error.Warning) are for
-// validate only. Every problem is at the rule's position.
-func CheckHandlers(r *rules.Rule, prog *scripting.Program) source.ErrorList {
+// Check is the one check of a rule that needs no cluster: its script
+// compiles (Compile) and its handlers fit spec.events, spec.every and
+// spec.schedule. `kreact run` (Load), `kreact validate` and `kreact test`
+// all call it, so that what one refuses the others refuse, in the same
+// words.
+//
+// The problems are errors, which keep the rule from running, and
+// warnings (Error.Warning: a handler that is never called, a top-level
+// name that is a misspelt handler's), which only validate shows; every
+// one names the rule in its Position, and all are reported at once. The
+// program is nil when the script does not compile.
+func Check(r *rules.Rule) (*scripting.Program, source.ErrorList) {
+	prog, err := Compile(r)
+	if err != nil {
+		return nil, ruleErrors(r, err)
+	}
+	return prog, checkHandlers(r, prog)
+}
+
+// checkHandlers checks the script's handlers against spec.events,
+// spec.every and spec.schedule: errors for a rule that would never run
+// and for spec.every or spec.schedule without onTick, warnings for
+// handlers that are never called. Every problem is at the rule's
+// position, but for a misspelt handler's name, which is where it is
+// declared.
+func checkHandlers(r *rules.Rule, prog *scripting.Program) source.ErrorList {
 	var out source.ErrorList
 	pos := r.Pos
 	pos.Rule = r.Name
@@ -65,11 +87,30 @@ func CheckHandlers(r *rules.Rule, prog *scripting.Program) source.ErrorList {
 			add(true, "%s is never called: spec.events does not list %s", e.Handler(), e)
 		}
 	}
-	return out
+	return append(out, misspeltHandlers(r, prog)...)
 }
 
-// handlerErrors returns the errors of CheckHandlers, without its
-// warnings, or nil.
-func handlerErrors(r *rules.Rule, prog *scripting.Program) error {
-	return CheckHandlers(r, prog).Errors().Err()
+// misspeltHandlers warns about top-level functions and variables whose
+// names are close to a handler's ("onUpate", "onadd"): the engine would
+// never call them.
+func misspeltHandlers(r *rules.Rule, prog *scripting.Program) source.ErrorList {
+	var handlers []string
+	for _, t := range scripting.EventTypes() {
+		handlers = append(handlers, t.Handler())
+	}
+	var out source.ErrorList
+	for _, d := range prog.Declarations() {
+		if slices.Contains(handlers, d.Name) {
+			continue
+		}
+		for _, h := range handlers {
+			if strings.EqualFold(d.Name, h) || editdistance.AtMost(d.Name, h, 2) <= 2 {
+				pos := d.Pos
+				pos.Rule = r.Name
+				out.Warnf(pos, "rule %s: %s is not a handler and is never called (did you mean %s?)", source.Quote(r.Name), source.Shorten(d.Name), h)
+				break
+			}
+		}
+	}
+	return out
 }

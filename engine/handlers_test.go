@@ -12,11 +12,12 @@ import (
 	"github.com/kreact/kreact/source"
 )
 
-// TestLoadRejectsWhatValidateRejects: a rule whose handlers validate
-// rejects (spec.every or spec.schedule without onTick, a script with no
-// handler at all) does not load, with validate's own message, while a good
-// rule beside it checks as valid.
-func TestLoadRejectsWhatValidateRejects(t *testing.T) {
+// TestLoadRejectsWhatCheckRejects: engine.Check is the check that kreact
+// run (Load), validate and test share. A rule it rejects (spec.every or
+// spec.schedule without onTick, handlers that never run, a handler that
+// is not a function, an invalid regular expression) does not load, with
+// Check's own words, naming the rule.
+func TestLoadRejectsWhatCheckRejects(t *testing.T) {
 	rule := func(name, extra, script string) string {
 		return `apiVersion: kreact.dev/v1alpha1
 kind: Rule
@@ -26,17 +27,28 @@ spec:
   watch:
   - resource: configmaps
 ` + extra + `  script: |
-    ` + script + `
-`
+` + script
 	}
-	cases := []struct{ name, extra, script, want string }{
-		{"every", "  every: 1m\n", "function onAdd(obj, ctx) {}", "spec.every is 1m0s but the script declares no onTick(ctx)"},
-		{"schedule", "  schedule: \"@hourly\"\n", "function onAdd(obj, ctx) {}", "spec.schedule is \"@hourly\" but the script declares no onTick(ctx)"},
-		{"nohandler", "", "function helper() {}", "the rule never runs"},
+	cases := []struct {
+		name, extra, script string
+		want                []string // the errors, in order
+	}{
+		{"every", "  every: 1m\n", "    function onAdd(obj, ctx) {}\n",
+			[]string{`every.yaml:4:9: rule "every": spec.every is 1m0s but the script declares no onTick(ctx)`}},
+		{"schedule", "  schedule: \"@hourly\"\n", "    function onAdd(obj, ctx) {}\n",
+			[]string{`schedule.yaml:4:9: rule "schedule": spec.schedule is "@hourly" but the script declares no onTick(ctx)`}},
+		{"nohandler", "", "    function helper() {}\n",
+			[]string{`nohandler.yaml:4:9: rule "nohandler": the rule never runs: spec.events lists add, update, delete but the script declares none of onAdd, onUpdate, onDelete`}},
+		{"misspelt", "  events: [update]\n", "    function onAdd(obj, ctx) {}\n    function onUpate(old, obj, ctx) {}\n",
+			[]string{`misspelt.yaml:4:9: rule "misspelt": the rule never runs: spec.events lists update but the script declares no onUpdate`}},
+		{"notfunc", "", "    var onAdd = 5;\n",
+			[]string{`notfunc.yaml:9:9: rule "notfunc": script: onAdd is declared but is not a function`}},
+		{"regexp", "", "    function onAdd(obj, ctx) {\n      if (obj) /(/;\n    }\n",
+			[]string{`regexp.yaml:10:16: rule "regexp": script: invalid regular expression /(/: Unterminated group`}},
 	}
 	mapper := restmapper.New(restmapper.NewStatic(restmapper.Builtin()), restmapper.Options{})
 	eng := engine.New(nil, mapper, nil, restmapper.NewStatic(restmapper.Builtin()), engine.Options{})
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { _ = eng.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
@@ -46,23 +58,21 @@ spec:
 			if err != nil {
 				t.Fatal(err)
 			}
-			prog, err := engine.Compile(rs[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			var shared []string
-			for _, p := range engine.CheckHandlers(rs[0], prog) {
-				if !p.Warning {
-					shared = append(shared, p.Error())
+			_, problems := engine.Check(rs[0])
+			var got []string
+			for _, p := range problems.Errors() {
+				got = append(got, p.Error())
+				if p.Pos.Rule != c.name {
+					t.Errorf("%s: Pos.Rule = %q, want %q", p, p.Pos.Rule, c.name)
 				}
 			}
-			if len(shared) != 1 || !strings.Contains(shared[0], c.want) {
-				t.Fatalf("CheckHandlers errors = %q, want one containing %q", shared, c.want)
+			if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+				t.Fatalf("Check errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(c.want, "\n"))
 			}
 			err = eng.Load(ctx, rs)
 			var re *source.Error
-			if !errors.As(err, &re) || re.Pos.Rule != c.name || err.Error() != shared[0] {
-				t.Fatalf("Load = %v, want the source.Error %q of rule %s", err, shared[0], c.name)
+			if !errors.As(err, &re) || re.Pos.Rule != c.name || err.Error() != strings.Join(c.want, "\n") {
+				t.Fatalf("Load = %v, want Check's errors", err)
 			}
 			if st := eng.Status(); len(st) != 0 {
 				t.Fatalf("a rejected rule runs or waits: %+v", st)

@@ -214,7 +214,8 @@ func load(path string, data []byte, errs *source.ErrorList) *File {
 	return f
 }
 
-// loadRules loads, resolves and compiles the rules under test.
+// loadRules loads, checks (engine.Check) and resolves the rules under
+// test.
 func (f *File) loadRules(paths []string, errs *source.ErrorList) {
 	rs, err := rules.Load(paths...)
 	if err != nil {
@@ -225,9 +226,11 @@ func (f *File) loadRules(paths []string, errs *source.ErrorList) {
 		errs.Addf(source.Position{File: f.Path}, "spec.rules: %s hold no rules", strings.Join(paths, ", "))
 	}
 	for _, r := range rs {
-		prog, err := engine.Compile(r)
-		if err != nil {
-			errs.AddError(source.Position{}, err)
+		// kreact run's own check: a rule it would refuse is an invalid
+		// test, not one whose cases pass because the rule never runs.
+		prog, problems := engine.Check(r)
+		if problems := problems.Errors(); len(problems) > 0 {
+			*errs = append(*errs, problems...)
 			continue
 		}
 		res, err := r.Resolve(f.mapper)

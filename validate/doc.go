@@ -4,11 +4,11 @@
 // spec.schedule, and every resource it names resolves with the verbs it
 // declares.
 //
-// The checks are the engine's own (engine.Compile, engine.CheckHandlers,
-// rules.Rule.Resolve): what validate accepts, `kreact run` runs, and what
-// it rejects, run rejects with the same words. Validate adds warnings that
-// the engine has no use for, such as a top-level function whose name is a
-// handler's, misspelt.
+// The checks are the engine's own (engine.Check, rules.Rule.Resolve), and
+// `kreact test` makes them too: what validate accepts, `kreact run` runs,
+// and what it rejects, run and test reject with the same words. Validate
+// shows the warnings of engine.Check too, which the others have no use
+// for, such as a top-level function whose name is a handler's, misspelt.
 //
 // Every problem is reported at once, as one sorted source.ErrorList of
 // errors and warnings (source.Error.Warning), not the first only. Rules

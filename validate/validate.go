@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
-	"strings"
 
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/engine"
-	"github.com/kreact/kreact/internal/editdistance"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/scripting"
 	"github.com/kreact/kreact/source"
 )
 
@@ -80,9 +77,8 @@ type Result struct {
 
 // Check loads the rule files of paths (files, and the YAML files directly
 // in directories, as rules.Load reads them) and checks every rule that
-// loads: its script compiles, its handlers fit (engine.CheckHandlers, and
-// no top-level name is a misspelt handler's), and the resources it names
-// resolve with mapper. It returns ctx's error, and no Result, when ctx
+// loads: engine.Check (its script compiles, its handlers fit), and the
+// resources it names resolve with mapper. It returns ctx's error, and no Result, when ctx
 // ends first.
 func Check(ctx context.Context, paths []string, mapper *restmapper.Mapper) (*Result, error) {
 	res := &Result{}
@@ -93,14 +89,7 @@ func Check(ctx context.Context, paths []string, mapper *restmapper.Mapper) (*Res
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		var problems source.ErrorList
-		prog, err := engine.Compile(r)
-		if err != nil {
-			problems.AddError(r.Pos, err)
-		} else {
-			problems = append(problems, engine.CheckHandlers(r, prog)...)
-			problems = append(problems, misspeltHandlers(r, prog)...)
-		}
+		_, problems := engine.Check(r)
 		resolved, err := r.Resolve(mapper)
 		if err != nil {
 			problems.AddError(r.Pos, err)
@@ -131,31 +120,6 @@ func hasNotFound(r *rules.Rule, m *restmapper.Mapper) bool {
 		}
 	}
 	return false
-}
-
-// misspeltHandlers warns about top-level functions and variables whose
-// names are close to a handler's ("onUpate", "onadd"): the engine would
-// never call them.
-func misspeltHandlers(r *rules.Rule, prog *scripting.Program) source.ErrorList {
-	var handlers []string
-	for _, t := range scripting.EventTypes() {
-		handlers = append(handlers, t.Handler())
-	}
-	var out source.ErrorList
-	for _, d := range prog.Declarations() {
-		if slices.Contains(handlers, d.Name) {
-			continue
-		}
-		for _, h := range handlers {
-			if strings.EqualFold(d.Name, h) || editdistance.AtMost(d.Name, h, 2) <= 2 {
-				pos := d.Pos
-				pos.Rule = r.Name
-				out.Warnf(pos, "rule %s: %s is not a handler and is never called (did you mean %s?)", source.Quote(r.Name), source.Shorten(d.Name), h)
-				break
-			}
-		}
-	}
-	return out
 }
 
 // NewMapper returns the resolver of resource names that Check takes: the

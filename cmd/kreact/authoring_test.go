@@ -258,3 +258,79 @@ func TestRunRefusesTheSameAddressForTheIsolatedProcess(t *testing.T) {
 		}
 	}
 }
+
+// refusedRules are rules that kreact run refuses (engine.Check), and so
+// must validate and test (issue 24): spec.every or spec.schedule without
+// onTick, handlers that never run, a handler that is not a function, an
+// invalid regular expression.
+var refusedRules = []struct{ name, spec, script, want string }{
+	{"every", "  every: 1m\n", "function onAdd(obj, ctx) {}",
+		`spec.every is 1m0s but the script declares no onTick(ctx)`},
+	{"schedule", "  schedule: \"0 3 * * *\"\n", "function onAdd(obj, ctx) {}",
+		`spec.schedule is "0 3 * * *" but the script declares no onTick(ctx)`},
+	{"misspelt", "  events: [update]\n", "function onAdd(obj, ctx) {}\nfunction onUpate(old, obj, ctx) {}",
+		`the rule never runs: spec.events lists update but the script declares no onUpdate`},
+	{"not-a-function", "", "var onAdd = 5;",
+		`rule.yaml:9:9: rule "not-a-function": script: onAdd is declared but is not a function`},
+	{"regexp", "", "function onAdd(obj, ctx) {\n  if (obj) /(/;\n}",
+		`rule.yaml:10:16: rule "regexp": script: invalid regular expression /(/: Unterminated group`},
+}
+
+// refusedRule writes the rule of a refusedRules case in dir, as rule.yaml.
+func refusedRule(t *testing.T, dir, name, spec, script string) string {
+	t.Helper()
+	path := filepath.Join(dir, "rule.yaml")
+	writeFile(t, path, fmt.Sprintf(`apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: %s
+spec:
+  watch:
+    - resource: configmaps
+%s  script: |
+%s`, name, spec, indent(script, "    ")))
+	return path
+}
+
+func indent(s, prefix string) string {
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix) + "\n"
+}
+
+// TestValidateAndTestRefuseTheSameRules: a rule that kreact run refuses
+// makes `kreact validate` and `kreact test` exit 3 with the same errors
+// (`kreact test` passed such rules, one of them with every case).
+func TestValidateAndTestRefuseTheSameRules(t *testing.T) {
+	for _, c := range refusedRules {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			rule := refusedRule(t, dir, c.name, c.spec, c.script)
+			test := filepath.Join(dir, "rule_test.yaml")
+			writeFile(t, test, `apiVersion: kreact.dev/v1alpha1
+kind: RuleTest
+spec:
+  rules: [rule.yaml]
+  cases:
+    - name: an add
+      events:
+        - add: {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: default}}
+`)
+			vCode, _, vErr := run(t, "validate", "-f", rule)
+			tCode, tOut, tErr := run(t, "test", test)
+			if vCode != exitInvalid || tCode != exitInvalid {
+				t.Fatalf("validate exited %d, test %d, want %d for both:\nvalidate: %s\ntest: %s%s", vCode, tCode, exitInvalid, vErr, tOut, tErr)
+			}
+			var want []string
+			for _, line := range strings.Split(strings.TrimSpace(vErr), "\n") {
+				if !strings.Contains(line, ": warning: ") && line != lastLine(vErr) {
+					want = append(want, line)
+				}
+			}
+			if len(want) != 1 || !strings.HasSuffix(want[0], c.want) {
+				t.Errorf("validate printed\n%s\nwant one error ending %s", vErr, c.want)
+			}
+			if strings.TrimSpace(tErr) != strings.Join(want, "\n") {
+				t.Errorf("test printed\n%s\nwant validate's errors\n%s", tErr, strings.Join(want, "\n"))
+			}
+		})
+	}
+}
