@@ -250,36 +250,43 @@ func (d *decoder) tickScope(r *Rule, e yamlnode.Entry) TickScope {
 	return ""
 }
 
-// schedule decodes spec.schedule and spec.timeZone.
+// schedule decodes spec.schedule and spec.timeZone, reporting every
+// problem of both at once: spec.timeZone's at spec.timeZone.
 func (d *decoder) schedule(r *Rule, sched, tz, every yamlnode.Entry) {
-	if tz.Present() && !yamlnode.IsNull(yamlnode.Deref(tz.Value)) {
-		if s, ok := d.Str(tz.Value, "spec.timeZone"); ok {
-			r.TimeZone = s
-			if !sched.Present() || yamlnode.IsNull(yamlnode.Deref(sched.Value)) {
+	set := func(e yamlnode.Entry) bool { return e.Present() && !yamlnode.IsNull(yamlnode.Deref(e.Value)) }
+	valid := true
+	if set(tz) {
+		s, ok := d.Str(tz.Value, "spec.timeZone")
+		valid = ok
+		if ok {
+			if !set(sched) {
 				d.Errorf(tz.Value, "spec.timeZone: applies to spec.schedule, which is not set")
 			}
+			if err := checkZone(s); err != nil {
+				d.Errorf(tz.Value, "spec.timeZone: %v", err)
+				valid = false
+			}
+			r.TimeZone = s
 		}
 	}
-	if !sched.Present() || yamlnode.IsNull(yamlnode.Deref(sched.Value)) {
+	if !set(sched) {
 		return
 	}
 	s, ok := d.Str(sched.Value, "spec.schedule")
 	if !ok {
 		return
 	}
-	if every.Present() && !yamlnode.IsNull(yamlnode.Deref(every.Value)) {
+	if set(every) {
 		d.Errorf(sched.Key, "spec.schedule: spec.every (at %s) and spec.schedule both call onTick; keep one", d.Pos(every.Key).LineCol())
-		return
+		valid = false
 	}
-	if _, err := ParseSchedule(s, r.TimeZone); err != nil {
-		at := sched.Value
-		if strings.Contains(err.Error(), "time zone") && tz.Present() && !strings.Contains(err.Error(), "CRON_TZ=") {
-			at = tz.Value
-		}
-		d.Errorf(at, "spec.schedule: %q: %v (want cron syntax such as \"0 3 * * *\" or \"@daily\")", s, err)
-		return
+	for _, err := range scheduleErrors(s, set(tz)) {
+		d.Errorf(sched.Value, "spec.schedule: %q: %v", s, err)
+		valid = false
 	}
-	r.Schedule = s
+	if valid {
+		r.Schedule = s
+	}
 }
 
 // delivery decodes spec.delivery; left out, it is DeliverLatest.
