@@ -3,11 +3,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -228,5 +230,29 @@ func TestRunReloadKeepsTheGoodVersionThroughBadEdits(t *testing.T) {
 	testcluster.Eventually(t, "version four to label fixed", func() bool { return labelOf(t, dyn, ns, "fixed") == "four" })
 	if n := len(rejections()); n != len(steps) {
 		t.Errorf("%d rejection lines, want one per bad edit (%d):\n%s", n, len(steps), strings.Join(rejections(), "\n"))
+	}
+}
+
+// TestRunRefusesWhatValidateAndTestRefuse: the rules of refusedRules,
+// which validate and test refuse, make kreact run exit 3 with the same
+// error, when no other rule can run.
+func TestRunRefusesWhatValidateAndTestRefuse(t *testing.T) {
+	for _, c := range refusedRules {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			refusedRule(t, dir, c.name, c.spec, c.script)
+			var out, errOut testcluster.LogBuffer
+			// A rule that run accepts keeps it running: stop it then,
+			// and fail, rather than hang.
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			code := runMain(ctx, []string{"run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath()}, &out, &errOut)
+			if code != exitInvalid {
+				t.Errorf("exit code %d, want %d", code, exitInvalid)
+			}
+			if !strings.Contains(errOut.String(), c.want) {
+				t.Errorf("stderr = %s\nwant %s", errOut.String(), c.want)
+			}
+		})
 	}
 }
