@@ -159,14 +159,19 @@ func (d *decoder) spec(r *Rule, spec yamlnode.Entry, m map[string]yamlnode.Entry
 			d.Errorf(m["events"].Value, "spec.events: must list at least one of add, update, delete (leave it out for all three)")
 		}
 		var got []scripting.EventType
+		bad := false
 		for _, it := range d.stringItems(items, "spec.events") {
 			if ev := scripting.EventType(it.s); slices.Contains(AllEvents(), ev) {
 				got = append(got, ev)
 			} else {
 				d.Errorf(it.n, "%s: unknown event %q (want add, update or delete)", yamlnode.Index("spec.events", it.i), it.s)
+				bad = true
 			}
 		}
-		if len(got) > 0 {
+		// With an unknown event, all three: the rule has errors and never
+		// runs, and a checker (LoadAll) tells no handler that the
+		// misspelt event was meant for that it is never called.
+		if len(got) > 0 && !bad {
 			r.Events = slices.DeleteFunc(AllEvents(), func(ev scripting.EventType) bool { return !slices.Contains(got, ev) })
 		}
 	}
@@ -254,17 +259,13 @@ func (d *decoder) tickScope(r *Rule, e yamlnode.Entry) TickScope {
 // problem of both at once: spec.timeZone's at spec.timeZone.
 func (d *decoder) schedule(r *Rule, sched, tz, every yamlnode.Entry) {
 	set := func(e yamlnode.Entry) bool { return e.Present() && !yamlnode.IsNull(yamlnode.Deref(e.Value)) }
-	valid := true
 	if set(tz) {
-		s, ok := d.Str(tz.Value, "spec.timeZone")
-		valid = ok
-		if ok {
+		if s, ok := d.Str(tz.Value, "spec.timeZone"); ok {
 			if !set(sched) {
 				d.Errorf(tz.Value, "spec.timeZone: applies to spec.schedule, which is not set")
 			}
 			if err := checkZone(s); err != nil {
 				d.Errorf(tz.Value, "spec.timeZone: %v", err)
-				valid = false
 			}
 			r.TimeZone = s
 		}
@@ -278,15 +279,14 @@ func (d *decoder) schedule(r *Rule, sched, tz, every yamlnode.Entry) {
 	}
 	if set(every) {
 		d.Errorf(sched.Key, "spec.schedule: spec.every (at %s) and spec.schedule both call onTick; keep one", d.Pos(every.Key).LineCol())
-		valid = false
 	}
 	for _, err := range scheduleErrors(s, set(tz)) {
 		d.Errorf(sched.Value, "spec.schedule: %q: %v", s, err)
-		valid = false
 	}
-	if valid {
-		r.Schedule = s
-	}
+	// Kept when it has problems: the rule has errors then and never
+	// runs, but a checker (LoadAll) still sees that it ticks, and can
+	// tell that its script has no onTick.
+	r.Schedule = s
 }
 
 // delivery decodes spec.delivery; left out, it is DeliverLatest.

@@ -72,6 +72,7 @@ func (d *decoder) scriptLang(r *Rule, e yamlnode.Entry) {
 		r.ScriptLang = l
 	default:
 		d.Errorf(e.Value, "spec.scriptLang: unknown language %q (want js or ts)", s)
+		r.ScriptLang = "" // unknown: LoadAll does not check the script
 	}
 }
 

@@ -78,8 +78,11 @@
 // # Use
 //
 // Parse, ParseFile and Load return fully defaulted rules or a
-// source.ErrorList, never both. Resolve needs a cluster's discovery (restmapper provides the
-// Resolver) and checks what needs the resources' identity and scope. All
-// functions are safe for concurrent use; Rule and Resolved are not changed
-// after they are returned, and callers must not change them either.
+// source.ErrorList, never both. LoadAll, for checkers such as `kreact
+// validate`, returns both, and the rules with problems too, so that their
+// scripts are checked in the same round. Resolve needs a cluster's
+// discovery (restmapper provides the Resolver) and checks what needs the
+// resources' identity and scope. All functions are safe for concurrent
+// use; Rule and Resolved are not changed after they are returned, and
+// callers must not change them either.
 package rules

@@ -115,6 +115,40 @@ func LoadEach(paths ...string) (rules []*Rule, failed []string, err error) {
 	return rules, failed, errs.Err()
 }
 
+// LoadAll is Load for checkers that report every problem at once, such as
+// `kreact validate`. Beside every problem (an ErrorList sorted by
+// position, nil when there is none) and the rules without problems, it
+// returns the rules whose own documents have problems, decoded as far as
+// they go, so that their scripts can be checked too: a field with a
+// problem is at its zero value or default, but for spec.schedule, which
+// holds what was written, and spec.events, all three when one is
+// unknown. Only broken rules with a name, a script and its language are
+// returned; they must not run.
+func LoadAll(paths ...string) (rules, broken []*Rule, err error) {
+	var errs source.ErrorList
+	var checked []*Rule
+	for _, file := range expand(paths, &errs) {
+		data, rerr := ReadFile(file)
+		if rerr != nil {
+			errs = append(errs, fileError(file, rerr))
+			continue
+		}
+		all, bad := parseAll(file, data, &errs)
+		checked = append(checked, all...)
+		for _, r := range all {
+			switch {
+			case !bad[r]:
+				rules = append(rules, r)
+			case r.Name != "" && r.Script != "" && r.ScriptLang != "":
+				broken = append(broken, r)
+			}
+		}
+	}
+	checkDuplicateNames(checked, &errs)
+	errs.Sort()
+	return rules, broken, errs.Err()
+}
+
 // Files lists the files that paths stand for, as Load reads them: a file is
 // itself; a directory contributes its *.yaml and *.yml files in name order,
 // not those of its subdirectories, skipping names that start with ".". A
@@ -206,10 +240,17 @@ func checkDuplicateNames(rules []*Rule, errs *source.ErrorList) {
 // Each document is parsed with the lines before it blanked out, which keeps
 // yaml.v3's line numbers those of the file.
 func parse(path string, data []byte, errs *source.ErrorList) []*Rule {
+	rules, _ := parseAll(path, data, errs)
+	return rules
+}
+
+// parseAll is parse, which also tells which rules have problems of their
+// own (broken).
+func parseAll(path string, data []byte, errs *source.ErrorList) (rules []*Rule, broken map[*Rule]bool) {
+	broken = map[*Rule]bool{}
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
 	d := newDecoder(path, lines, errs)
-	var rules []*Rule
 	for _, doc := range splitDocuments(lines) {
 		src := strings.Repeat("\n", doc.start-1) + strings.Join(lines[doc.start-1:doc.end], "\n")
 		dec := yaml.NewDecoder(strings.NewReader(src))
@@ -223,12 +264,14 @@ func parse(path string, data []byte, errs *source.ErrorList) []*Rule {
 				syntaxError(path, lines, doc, err, errs)
 				break
 			}
+			n0 := len(*errs)
 			if r := d.rule(&n); r != nil {
 				rules = append(rules, r)
+				broken[r] = len(*errs) > n0
 			}
 		}
 	}
-	return rules
+	return rules, broken
 }
 
 // document is a range of lines [start, end], 1-based and inclusive.

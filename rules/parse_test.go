@@ -422,3 +422,39 @@ func TestSyntaxErrorPositions(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadAll: beside every problem, LoadAll returns the rules without
+// problems and, for checkers, the broken rules whose scripts can be
+// checked, with what they say about ticking and events.
+func TestLoadAll(t *testing.T) {
+	doc := func(name, spec string) string {
+		return "apiVersion: kreact.dev/v1alpha1\nkind: Rule\nmetadata: {name: " + name + "}\nspec:\n  watch: [{resource: configmaps}]\n" + spec + "---\n"
+	}
+	file := filepath.Join(t.TempDir(), "rules.yaml")
+	content := doc("good", "  script: \"function onAdd() {}\"\n") +
+		doc("bad-schedule", "  schedule: \"0 25 * * *\"\n  script: \"function onAdd() {}\"\n") +
+		doc("bad-event", "  events: [add, updte]\n  script: \"function onUpdate() {}\"\n") +
+		doc("bad-lang", "  scriptLang: typescipt\n  script: \"const x: number = 1;\"\n") +
+		doc("Bad_Name", "  script: \"function onAdd() {}\"\n") +
+		doc("no-script", "  every: 1x\n")
+	if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rs, broken, err := LoadAll(file)
+	var list source.ErrorList
+	if !errors.As(err, &list) || len(list) != 6 {
+		t.Errorf("err = %v, want the 6 problems", err)
+	}
+	if len(rs) != 1 || rs[0].Name != "good" {
+		t.Errorf("rules = %v, want good", rs)
+	}
+	if len(broken) != 2 || broken[0].Name != "bad-schedule" || broken[1].Name != "bad-event" {
+		t.Fatalf("broken = %v, want bad-schedule and bad-event", broken)
+	}
+	if broken[0].Schedule != "0 25 * * *" {
+		t.Errorf("Schedule = %q, want what was written", broken[0].Schedule)
+	}
+	if !reflect.DeepEqual(broken[1].Events, AllEvents()) {
+		t.Errorf("Events = %v, want all three", broken[1].Events)
+	}
+}

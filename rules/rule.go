@@ -157,6 +157,7 @@ type Rule struct {
 	// Schedule, if not empty, is a calendar schedule of onTick(ctx) in
 	// cron syntax ("0 3 * * 1-5", "@daily", optionally "CRON_TZ=ZONE ..."),
 	// checked by ParseSchedule; at most one of Every and Schedule is set.
+	// (A broken rule of LoadAll holds what was written, checked or not.)
 	Schedule string
 	// TimeZone is spec.timeZone, the IANA zone of Schedule; empty means
 	// UTC, or the schedule's CRON_TZ.

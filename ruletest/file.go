@@ -217,12 +217,17 @@ func load(path string, data []byte, errs *source.ErrorList) *File {
 // loadRules loads, checks (engine.Check) and resolves the rules under
 // test.
 func (f *File) loadRules(paths []string, errs *source.ErrorList) {
-	rs, err := rules.Load(paths...)
+	// As `kreact validate` reads them: every problem at once, those of
+	// the scripts of rules with other problems too.
+	rs, broken, err := rules.LoadAll(paths...)
 	if err != nil {
 		errs.AddError(source.Position{}, err)
-		return
 	}
-	if len(rs) == 0 {
+	for _, r := range broken {
+		_, problems := engine.Check(r)
+		*errs = append(*errs, problems.Errors()...)
+	}
+	if err == nil && len(rs) == 0 {
 		errs.Addf(source.Position{File: f.Path}, "spec.rules: %s hold no rules", strings.Join(paths, ", "))
 	}
 	for _, r := range rs {

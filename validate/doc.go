@@ -12,8 +12,9 @@
 //
 // Every problem is reported at once, as one sorted source.ErrorList of
 // errors and warnings (source.Error.Warning), not the first only. Rules
-// of the files that load are checked further even when other files do
-// not. Check is safe for concurrent use; it reads files and nothing else.
+// are checked further even when other rules or files have problems, and
+// the scripts of rules with problems of format are checked too
+// (rules.LoadAll). Check is safe for concurrent use; it reads files and nothing else.
 // NewMapper builds the resolver Check takes from a set of resources and
 // CRD files; Result.Summary is validate's last line.
 package validate

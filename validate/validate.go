@@ -37,28 +37,10 @@ func CRDResources(files []string) ([]apiresource.Resource, source.ErrorList) {
 	return out, errs
 }
 
-// LoadRules loads the rule files as rules.Load does. When some files are
-// invalid, the rules of the valid ones are returned too, with every
-// problem, so that they can be checked further.
-func LoadRules(paths []string) ([]*rules.Rule, source.ErrorList) {
-	rs, err := rules.Load(paths...)
-	if err == nil {
-		return rs, nil
-	}
-	var errs source.ErrorList
-	errs.AddError(source.Position{}, err)
-	files, _ := rules.Files(paths...)
-	for _, file := range files {
-		if more, err := rules.ParseFile(file); err == nil {
-			rs = append(rs, more...)
-		}
-	}
-	return rs, errs
-}
-
 // Result is what Check found.
 type Result struct {
-	// Rules are the rules of the files that load, checked or not.
+	// Rules are the rules without problems of format, checked or not
+	// (rules.LoadAll).
 	Rules []*rules.Rule
 	// Resolved are the rules without errors (their scripts compile,
 	// their handlers fit and their resources resolve), resolved, in the
@@ -78,13 +60,30 @@ type Result struct {
 // Check loads the rule files of paths (files, and the YAML files directly
 // in directories, as rules.Load reads them) and checks every rule that
 // loads: engine.Check (its script compiles, its handlers fit), and the
-// resources it names resolve with mapper. It returns ctx's error, and no Result, when ctx
-// ends first.
+// resources it names resolve with mapper. The scripts of rules with
+// problems of format are checked too (rules.LoadAll): every problem is
+// reported at once. It returns ctx's error, and no Result, when ctx ends
+// first.
 func Check(ctx context.Context, paths []string, mapper *restmapper.Mapper) (*Result, error) {
 	res := &Result{}
 	files, _ := rules.Files(paths...)
 	res.Files = len(files)
-	res.Rules, res.Problems = LoadRules(paths)
+	rs, broken, err := rules.LoadAll(paths...)
+	res.Rules = rs
+	if err != nil {
+		res.Problems.AddError(source.Position{}, err)
+	}
+	for _, r := range broken {
+		// The script of a rule whose other fields have problems is
+		// checked too, so that fixing a file takes one round; its
+		// warnings and resources wait (a field with a problem is
+		// missing from the rule, which would make them wrong).
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		_, problems := engine.Check(r)
+		res.Problems = append(res.Problems, problems.Errors()...)
+	}
 	for _, r := range res.Rules {
 		if err := ctx.Err(); err != nil {
 			return nil, err

@@ -296,6 +296,60 @@ func indent(s, prefix string) string {
 	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix) + "\n"
 }
 
+// TestTestReportsWhatValidateReports: kreact test reports the errors of
+// the rules it tests as validate does, all at once, the scripts' of rules
+// with other problems too.
+func TestTestReportsWhatValidateReports(t *testing.T) {
+	for _, file := range []string{
+		"testdata/validate/schedule-all-at-once.yaml",
+		"testdata/validate/format.yaml",
+		"testdata/validate/script-syntax.yaml",
+		"testdata/validate/never-runs.yaml",
+	} {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			rule, test := filepath.Join(dir, "rule.yaml"), filepath.Join(dir, "rule_test.yaml")
+			writeFile(t, rule, string(data))
+			writeFile(t, test, ruleTest)
+			vCode, _, vErr := run(t, "validate", "-f", rule)
+			tCode, tOut, tErr := run(t, "test", test)
+			if vCode != exitInvalid || tCode != exitInvalid {
+				t.Fatalf("validate exited %d, test %d, want %d for both:\nvalidate: %s\ntest: %s%s", vCode, tCode, exitInvalid, vErr, tOut, tErr)
+			}
+			if want := validateErrors(vErr); strings.TrimSpace(tErr) != want {
+				t.Errorf("test printed\n%s\nwant validate's errors\n%s", tErr, want)
+			}
+		})
+	}
+}
+
+// ruleTest is a test file of the rule in rule.yaml beside it.
+const ruleTest = `apiVersion: kreact.dev/v1alpha1
+kind: RuleTest
+spec:
+  rules: [rule.yaml]
+  cases:
+    - name: an add
+      events:
+        - add: {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: default}}
+`
+
+// validateErrors returns the errors that validate printed to stderr,
+// without its warnings, hints and summary.
+func validateErrors(stderr string) string {
+	var errs []string
+	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		if !strings.Contains(line, ": warning: ") && !strings.HasPrefix(line, "hint: ") && line != lastLine(stderr) {
+			errs = append(errs, line)
+		}
+	}
+	return strings.Join(errs, "\n")
+}
+
 // TestValidateAndTestRefuseTheSameRules: a rule that kreact run refuses
 // makes `kreact validate` and `kreact test` exit 3 with the same errors
 // (`kreact test` passed such rules, one of them with every case).
@@ -305,31 +359,18 @@ func TestValidateAndTestRefuseTheSameRules(t *testing.T) {
 			dir := t.TempDir()
 			rule := refusedRule(t, dir, c.name, c.spec, c.script)
 			test := filepath.Join(dir, "rule_test.yaml")
-			writeFile(t, test, `apiVersion: kreact.dev/v1alpha1
-kind: RuleTest
-spec:
-  rules: [rule.yaml]
-  cases:
-    - name: an add
-      events:
-        - add: {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: default}}
-`)
+			writeFile(t, test, ruleTest)
 			vCode, _, vErr := run(t, "validate", "-f", rule)
 			tCode, tOut, tErr := run(t, "test", test)
 			if vCode != exitInvalid || tCode != exitInvalid {
 				t.Fatalf("validate exited %d, test %d, want %d for both:\nvalidate: %s\ntest: %s%s", vCode, tCode, exitInvalid, vErr, tOut, tErr)
 			}
-			var want []string
-			for _, line := range strings.Split(strings.TrimSpace(vErr), "\n") {
-				if !strings.Contains(line, ": warning: ") && line != lastLine(vErr) {
-					want = append(want, line)
-				}
-			}
-			if len(want) != 1 || !strings.HasSuffix(want[0], c.want) {
+			want := validateErrors(vErr)
+			if strings.Contains(want, "\n") || !strings.HasSuffix(want, c.want) {
 				t.Errorf("validate printed\n%s\nwant one error ending %s", vErr, c.want)
 			}
-			if strings.TrimSpace(tErr) != strings.Join(want, "\n") {
-				t.Errorf("test printed\n%s\nwant validate's errors\n%s", tErr, strings.Join(want, "\n"))
+			if strings.TrimSpace(tErr) != want {
+				t.Errorf("test printed\n%s\nwant validate's errors\n%s", tErr, want)
 			}
 		})
 	}
