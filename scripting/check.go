@@ -1,6 +1,7 @@
 package scripting
 
 import (
+	"errors"
 	"reflect"
 
 	"github.com/dop251/goja"
@@ -21,9 +22,17 @@ func (p *Program) checkTree(tree *ast.Program, declared []*ast.Identifier) sourc
 	var out source.ErrorList
 	var regexps []*ast.RegExpLiteral
 	mentions := map[string]int{} // handler name: identifiers not declaring it
+	for _, h := range handlerNames {
+		mentions[h] = 0
+	}
 	decl := make(map[*ast.Identifier]bool, len(declared))
 	for _, id := range declared {
 		decl[id] = true
+	}
+	mention := func(name string) {
+		if n, ok := mentions[name]; ok {
+			mentions[name] = n + 1
+		}
 	}
 	inspect(tree, func(n any) {
 		switch n := n.(type) {
@@ -31,10 +40,10 @@ func (p *Program) checkTree(tree *ast.Program, declared []*ast.Identifier) sourc
 			regexps = append(regexps, n)
 		case *ast.Identifier:
 			if !decl[n] {
-				mentions[n.Name.String()]++
+				mention(n.Name.String())
 			}
 		case ast.Identifier: // a property name, or {onAdd} shorthand
-			mentions[n.Name.String()]++
+			mention(n.Name.String())
 		}
 	})
 	at := func(idx file.Idx) *source.Error {
@@ -63,7 +72,8 @@ func (p *Program) checkTree(tree *ast.Program, declared []*ast.Identifier) sourc
 // compilerMessage is the message of a goja compile error, without its
 // position.
 func compilerMessage(err error) string {
-	if se, ok := err.(*goja.CompilerSyntaxError); ok {
+	var se *goja.CompilerSyntaxError
+	if errors.As(err, &se) {
 		return se.Message
 	}
 	return err.Error()
