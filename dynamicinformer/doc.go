@@ -38,8 +38,9 @@
 //   - At most Options.MaxConcurrentInitialLists informers are starting
 //     (preflight and initial list) at once, so a rule set naming hundreds
 //     of resources does not hit the API server with hundreds of lists.
-//   - Outages cost no change and little time (see resumingListWatch):
-//     the reflector is never told about a failure that waiting cures, so
+//   - Outages cost no change and little time (see package
+//     internal/resume, the list-watch of every kreact informer): the
+//     reflector is never told about a failure that waiting cures, so
 //     client-go's backoff (up to a minute after a few failures, not
 //     configurable through SharedIndexInformer) never applies to an API
 //     server that restarts. Lists and watches that cannot reach the

@@ -22,6 +22,7 @@ import (
 
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/internal/resume"
 )
 
 // entry is the state kept for one Key: its subscribers and, while the
@@ -411,13 +412,17 @@ func (e *entry) start(ctx context.Context, spec shardSpec) *instance {
 			o.ShardSelector = spec.selector
 		}
 	}
-	lw := newResumingListWatch(e.m.client.Resource(key.GVR).Namespace(key.Namespace), tweak,
-		func(err error) { inst.watchError(ictx, nil, err) })
+	lwOpts := resume.Options[*unstructured.Unstructured]{
+		Tweak:     tweak,
+		Transient: func(err error) { inst.watchError(ictx, nil, err) },
+	}
 	if spec.selector != "" {
 		// Also in server mode: what the server sends is checked with the
 		// same hash, and ShardFiltered stays 0 when it filtered.
-		lw.keep = spec.keep(func() { inst.filtered.Add(1) })
+		lwOpts.Keep = spec.keep(func() { inst.filtered.Add(1) })
 	}
+	lw := resume.New(e.m.client.Resource(key.GVR).Namespace(key.Namespace),
+		func(l *unstructured.UnstructuredList) *[]unstructured.Unstructured { return &l.Items }, lwOpts)
 	inf := cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{
 		ResyncPeriod:      e.m.opts.ResyncPeriod,
 		Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},

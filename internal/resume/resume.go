@@ -1,4 +1,4 @@
-package dynamicinformer
+package resume
 
 import (
 	"context"
@@ -12,95 +12,122 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kreact/kreact/internal/unreachable"
 )
 
-// Reconnect delays of a resumingListWatch while the API server cannot be
-// reached: short, because a refused connection costs the server nothing,
-// and capped at a second, so that an informer is never blind for long
-// after the server is back.
+// Reconnect delays while the API server cannot be reached: short, because
+// a refused connection costs the server nothing, and capped at a second,
+// so that an informer is never blind for long after the server is back.
 const (
 	reconnectFirst = 50 * time.Millisecond
 	reconnectMax   = time.Second
 )
 
-// resumingListWatch is the ListerWatcher of kreact's informers. It exists
-// because client-go's reflector waits after every ListAndWatch that ends
-// with an error, or with an expired watch, on an exponential backoff
-// (0.8 s doubling to 30 s, jittered up to 60 s, reset only after two quiet
-// minutes) that SharedIndexInformer does not let anyone configure. An
-// informer that lived through a few API-server restarts was blind for up
-// to a minute after the last one.
-//
-// So the reflector is never told about a failure that waiting cures. A
-// List or Watch that cannot reach the server is retried within a second
-// until it can. The watch handed to the reflector is a proxy that outlives
-// the server's watches: when one breaks or times out it opens the next
-// from the last resourceVersion it forwarded; when that version has
-// expired (410), it lists, and forwards the difference between the list
-// and what it told the reflector before (adds, updates, and deletes with
-// the last known state), then a bookmark at the list's resourceVersion.
-// The reflector sees one long watch, and its informer sees every change,
-// deletes included.
-//
-// Errors that waiting does not cure (403, 404, a bad selector) reach the
-// reflector as before, and from it the instance's watch-error handler.
-// Streaming lists (WatchList) are turned off for these informers: the
-// proxy resumes plain watches only.
-type resumingListWatch struct {
-	resource dynamic.ResourceInterface
-	tweak    func(*metav1.ListOptions)
-	// transient is told every failure that is retried here, for logging.
+// Object is an item of a ListWatch's lists and watch events: a pointer to
+// an API object, such as *unstructured.Unstructured or
+// *metav1.PartialObjectMetadata.
+type Object interface {
+	runtime.Object
+	metav1.Object
+}
+
+// List is a ListWatch's list type, such as *unstructured.UnstructuredList.
+type List interface {
+	runtime.Object
+	GetResourceVersion() string
+}
+
+// Resource is what a ListWatch lists and watches. client-go's
+// dynamic.ResourceInterface and metadata.ResourceInterface are Resources.
+type Resource[L List] interface {
+	List(ctx context.Context, opts metav1.ListOptions) (L, error)
+	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+}
+
+// Options configures a ListWatch. The zero value is usable.
+type Options[O Object] struct {
+	// Tweak changes the options of every list and watch (selectors). Nil
+	// changes nothing.
+	Tweak func(*metav1.ListOptions)
+	// Transient is told every failure that the ListWatch retries itself,
+	// for logging; it must not block. Nil means nobody is told.
+	Transient func(error)
+	// Keep says which objects the reflector is told about: the others are
+	// dropped from lists and watches as if the server had not sent them.
+	// Nil keeps every object.
+	Keep func(O) bool
+}
+
+// ListWatch is a cache.ListerWatcher that waits out outages itself (see
+// the package doc). L is the list type, T its items' type and O a pointer
+// to T. Its methods are called by one reflector, one at a time.
+type ListWatch[L List, T any, O interface {
+	*T
+	Object
+}] struct {
+	resource  Resource[L]
+	items     func(L) *[]T
+	tweak     func(*metav1.ListOptions)
 	transient func(error)
-	// keep, if set, says which objects the reflector is told about: the
-	// others are dropped from lists and watches as if the server had not
-	// sent them (client-side shard filtering).
-	keep func(*unstructured.Unstructured) bool
+	keep      func(O) bool
 
 	mu sync.Mutex
 	// known is what the reflector has been told about each object (by key):
 	// the last state it was given, with that state's resourceVersion read
-	// before it was handed over (the informer changes cached objects in
-	// place, see StripForCache).
-	known map[string]knownObject
+	// before it was handed over (an informer's transform may change cached
+	// objects in place).
+	known map[string]knownObject[O]
 }
 
-type knownObject struct {
-	resourceVersion string
-	object          *unstructured.Unstructured
-}
-
+// The informers of package dynamicinformer use this instantiation.
 var (
-	_ cache.ListerWatcher            = (*resumingListWatch)(nil)
-	_ cache.ListerWatcherWithContext = (*resumingListWatch)(nil)
+	_ cache.ListerWatcher            = (*ListWatch[*unstructured.UnstructuredList, unstructured.Unstructured, *unstructured.Unstructured])(nil)
+	_ cache.ListerWatcherWithContext = (*ListWatch[*unstructured.UnstructuredList, unstructured.Unstructured, *unstructured.Unstructured])(nil)
+	_ watch.Interface                = (*resumingWatch[*unstructured.UnstructuredList, unstructured.Unstructured, *unstructured.Unstructured])(nil)
 )
 
-func newResumingListWatch(resource dynamic.ResourceInterface, tweak func(*metav1.ListOptions), transient func(error)) *resumingListWatch {
-	return &resumingListWatch{resource: resource, tweak: tweak, transient: transient, known: map[string]knownObject{}}
+type knownObject[O Object] struct {
+	resourceVersion string
+	object          O
+}
+
+// New returns a ListWatch of resource; items returns a list's items.
+func New[L List, T any, O interface {
+	*T
+	Object
+}](resource Resource[L], items func(L) *[]T, opts Options[O]) *ListWatch[L, T, O] {
+	lw := &ListWatch[L, T, O]{resource: resource, items: items, tweak: opts.Tweak, transient: opts.Transient,
+		keep: opts.Keep, known: map[string]knownObject[O]{}}
+	if lw.tweak == nil {
+		lw.tweak = func(*metav1.ListOptions) {}
+	}
+	if lw.transient == nil {
+		lw.transient = func(error) {}
+	}
+	return lw
 }
 
 // IsWatchListSemanticsUnSupported tells the reflector to list, then
-// watch: the proxy resumes plain watches only.
-func (lw *resumingListWatch) IsWatchListSemanticsUnSupported() bool { return true }
+// watch: the watch resumes plain watches only.
+func (lw *ListWatch[L, T, O]) IsWatchListSemanticsUnSupported() bool { return true }
 
 // List is ListWithContext without a context.
-func (lw *resumingListWatch) List(options metav1.ListOptions) (runtime.Object, error) {
+func (lw *ListWatch[L, T, O]) List(options metav1.ListOptions) (runtime.Object, error) {
 	return lw.ListWithContext(context.Background(), options)
 }
 
 // Watch is WatchWithContext without a context.
-func (lw *resumingListWatch) Watch(options metav1.ListOptions) (watch.Interface, error) {
+func (lw *ListWatch[L, T, O]) Watch(options metav1.ListOptions) (watch.Interface, error) {
 	return lw.WatchWithContext(context.Background(), options)
 }
 
 // ListWithContext lists, retrying while the server cannot be reached, and
 // records the objects as what the reflector knows.
-func (lw *resumingListWatch) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+func (lw *ListWatch[L, T, O]) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
 	lw.tweak(&options)
-	var list *unstructured.UnstructuredList
+	var list L
 	err := lw.retry(ctx, func() (err error) {
 		list, err = lw.resource.List(ctx, options)
 		return err
@@ -108,25 +135,26 @@ func (lw *resumingListWatch) ListWithContext(ctx context.Context, options metav1
 	if err != nil {
 		return nil, err
 	}
+	items := lw.items(list)
 	lw.mu.Lock()
-	list.Items = lw.filter(list.Items)
+	*items = lw.filter(*items)
 	if options.Continue == "" {
 		// A new list replaces what the reflector knew; later pages add to it.
-		lw.known = make(map[string]knownObject, len(list.Items))
+		lw.known = make(map[string]knownObject[O], len(*items))
 	}
-	for i := range list.Items {
-		lw.rememberLocked(&list.Items[i])
+	for i := range *items {
+		lw.rememberLocked(&(*items)[i])
 	}
 	lw.mu.Unlock()
 	return list, nil
 }
 
-// WatchWithContext returns a watch that resumes itself (see the type's
+// WatchWithContext returns a watch that resumes itself (see the package
 // doc) from options.ResourceVersion.
-func (lw *resumingListWatch) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+func (lw *ListWatch[L, T, O]) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
 	lw.tweak(&options)
 	wctx, cancel := context.WithCancel(ctx)
-	w := &resumingWatch{
+	w := &resumingWatch[L, T, O]{
 		lw:       lw,
 		ctx:      wctx,
 		cancel:   cancel,
@@ -148,7 +176,7 @@ func (lw *resumingListWatch) WatchWithContext(ctx context.Context, options metav
 
 // retry calls f until it succeeds, fails with an error that waiting does
 // not cure, or ctx ends.
-func (lw *resumingListWatch) retry(ctx context.Context, f func() error) error {
+func (lw *ListWatch[L, T, O]) retry(ctx context.Context, f func() error) error {
 	delay := reconnectFirst
 	for {
 		err := f()
@@ -164,12 +192,12 @@ func (lw *resumingListWatch) retry(ctx context.Context, f func() error) error {
 }
 
 // rememberLocked records obj as what the reflector knows of its key.
-func (lw *resumingListWatch) rememberLocked(obj *unstructured.Unstructured) {
-	lw.known[objectKey(obj)] = knownObject{resourceVersion: obj.GetResourceVersion(), object: obj}
+func (lw *ListWatch[L, T, O]) rememberLocked(obj O) {
+	lw.known[objectKey(obj)] = knownObject[O]{resourceVersion: obj.GetResourceVersion(), object: obj}
 }
 
 // filter returns the items keep keeps, in place.
-func (lw *resumingListWatch) filter(items []unstructured.Unstructured) []unstructured.Unstructured {
+func (lw *ListWatch[L, T, O]) filter(items []T) []T {
 	if lw.keep == nil {
 		return items
 	}
@@ -186,10 +214,10 @@ func (lw *resumingListWatch) filter(items []unstructured.Unstructured) []unstruc
 // relist lists the objects and returns the events that bring the
 // reflector from what it knows to the list, ending with a bookmark at the
 // list's resourceVersion, which it also returns.
-func (lw *resumingListWatch) relist(ctx context.Context, template metav1.ListOptions) ([]watch.Event, string, error) {
+func (lw *ListWatch[L, T, O]) relist(ctx context.Context, template metav1.ListOptions) ([]watch.Event, string, error) {
 	options := metav1.ListOptions{LabelSelector: template.LabelSelector, FieldSelector: template.FieldSelector,
 		ShardSelector: template.ShardSelector}
-	var list *unstructured.UnstructuredList
+	var list L
 	err := lw.retry(ctx, func() (err error) {
 		list, err = lw.resource.List(ctx, options)
 		return err
@@ -197,16 +225,16 @@ func (lw *resumingListWatch) relist(ctx context.Context, template metav1.ListOpt
 	if err != nil {
 		return nil, "", err
 	}
-	list.Items = lw.filter(list.Items)
+	items := lw.filter(*lw.items(list))
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
-	listed := make(map[string]knownObject, len(list.Items))
+	listed := make(map[string]knownObject[O], len(items))
 	var events []watch.Event
-	for i := range list.Items {
-		obj := &list.Items[i]
+	for i := range items {
+		obj := O(&items[i])
 		key := objectKey(obj)
 		rv := obj.GetResourceVersion()
-		listed[key] = knownObject{resourceVersion: rv, object: obj}
+		listed[key] = knownObject[O]{resourceVersion: rv, object: obj}
 		switch before, ok := lw.known[key]; {
 		case !ok:
 			events = append(events, watch.Event{Type: watch.Added, Object: obj})
@@ -221,14 +249,17 @@ func (lw *resumingListWatch) relist(ctx context.Context, template metav1.ListOpt
 	}
 	lw.known = listed
 	rv := list.GetResourceVersion()
-	bookmark := &unstructured.Unstructured{}
+	bookmark := O(new(T))
 	bookmark.SetResourceVersion(rv)
 	return append(events, watch.Event{Type: watch.Bookmark, Object: bookmark}), rv, nil
 }
 
-// resumingWatch is the watch a resumingListWatch hands to the reflector.
-type resumingWatch struct {
-	lw       *resumingListWatch
+// resumingWatch is the watch a ListWatch hands to the reflector.
+type resumingWatch[L List, T any, O interface {
+	*T
+	Object
+}] struct {
+	lw       *ListWatch[L, T, O]
 	ctx      context.Context
 	cancel   context.CancelFunc
 	template metav1.ListOptions
@@ -239,14 +270,12 @@ type resumingWatch struct {
 	done   chan struct{}
 }
 
-var _ watch.Interface = (*resumingWatch)(nil)
-
 // ResultChan returns the events; it is closed after Stop, or after an
 // error that waiting does not cure has been sent as an Error event.
-func (w *resumingWatch) ResultChan() <-chan watch.Event { return w.result }
+func (w *resumingWatch[L, T, O]) ResultChan() <-chan watch.Event { return w.result }
 
 // Stop ends the watch and waits for its goroutine.
-func (w *resumingWatch) Stop() {
+func (w *resumingWatch[L, T, O]) Stop() {
 	w.cancel()
 	<-w.done
 }
@@ -254,7 +283,7 @@ func (w *resumingWatch) Stop() {
 // open opens a watch of the server from w.rv, listing first when w.rv is
 // empty or has expired. It returns the events of those lists, to be sent
 // before the watch's own.
-func (w *resumingWatch) open() (watch.Interface, []watch.Event, error) {
+func (w *resumingWatch[L, T, O]) open() (watch.Interface, []watch.Event, error) {
 	var pending []watch.Event
 	for {
 		if w.rv == "" {
@@ -284,7 +313,7 @@ func (w *resumingWatch) open() (watch.Interface, []watch.Event, error) {
 
 // run forwards the events of inner, and of the watches that follow it,
 // until Stop or an error that waiting does not cure.
-func (w *resumingWatch) run(inner watch.Interface, pending []watch.Event) {
+func (w *resumingWatch[L, T, O]) run(inner watch.Interface, pending []watch.Event) {
 	defer close(w.done)
 	defer close(w.result)
 	defer func() {
@@ -334,7 +363,7 @@ func (w *resumingWatch) run(inner watch.Interface, pending []watch.Event) {
 // drain forwards inner's events until it ends. It returns the error that
 // ended it if a new watch cures it (nil for a plain close), or the Error
 // event to pass on if not.
-func (w *resumingWatch) drain(inner watch.Interface) (broken error, fatal *watch.Event) {
+func (w *resumingWatch[L, T, O]) drain(inner watch.Interface) (broken error, fatal *watch.Event) {
 	for {
 		var ev watch.Event
 		var ok bool
@@ -365,8 +394,8 @@ func (w *resumingWatch) drain(inner watch.Interface) (broken error, fatal *watch
 
 // forward records ev as known to the reflector and sends it. It returns
 // false when the watch is stopping.
-func (w *resumingWatch) forward(ev watch.Event) bool {
-	if obj, ok := ev.Object.(*unstructured.Unstructured); ok {
+func (w *resumingWatch[L, T, O]) forward(ev watch.Event) bool {
+	if obj, ok := ev.Object.(O); ok {
 		if ev.Type != watch.Bookmark && w.lw.keep != nil && !w.lw.keep(obj) {
 			// Not ours, but a later point to resume from.
 			if rv := obj.GetResourceVersion(); rv != "" {
@@ -391,7 +420,7 @@ func (w *resumingWatch) forward(ev watch.Event) bool {
 	return w.send(ev)
 }
 
-func (w *resumingWatch) send(ev watch.Event) bool {
+func (w *resumingWatch[L, T, O]) send(ev watch.Event) bool {
 	select {
 	case w.result <- ev:
 		return true
@@ -424,7 +453,7 @@ func statusOf(err error) runtime.Object {
 }
 
 // objectKey is the informer's key of obj: namespace/name, or name.
-func objectKey(obj *unstructured.Unstructured) string { return cache.MetaObjectToName(obj).String() }
+func objectKey(obj metav1.Object) string { return cache.MetaObjectToName(obj).String() }
 
 // sleep waits d, jittered by up to a fifth, or until ctx ends (false).
 func sleep(ctx context.Context, d time.Duration) bool {
