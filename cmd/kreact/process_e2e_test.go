@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -47,7 +48,8 @@ var builtKreact = sync.OnceValues(func() (string, error) {
 type kreactProcess struct {
 	cmd    *exec.Cmd
 	stderr *testcluster.LogBuffer
-	// wait is cmd.Wait, once; any number of callers get its result.
+	// wait waits for the process to exit; any number of callers get the
+	// result of cmd.Wait.
 	wait func() error
 }
 
@@ -58,10 +60,32 @@ func startKreact(t *testing.T, args ...string) *kreactProcess {
 	p.cmd = exec.Command(buildKreact(t), append(args, "--kubeconfig", cluster.KubeconfigPath())...)
 	p.cmd.Stderr = p.stderr
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
+	// The kernel sends the parent-death signal when the thread that
+	// started the child ends, not the process, and this process ends
+	// threads: internal/testcluster starts kube-apiserver from a locked
+	// thread that ends with it, so a test that restarts the API server
+	// would kill kreact. So kreact, too, is started from a thread locked
+	// to the goroutine that waits for it, which lives as long as kreact.
+	started := make(chan error)
+	done := make(chan struct{})
+	var waitErr error
+	go func() {
+		runtime.LockOSThread()
+		if err := p.cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		waitErr = p.cmd.Wait()
+		close(done)
+	}()
+	if err := <-started; err != nil {
 		t.Fatal(err)
 	}
-	p.wait = sync.OnceValue(p.cmd.Wait)
+	p.wait = func() error {
+		<-done
+		return waitErr
+	}
 	t.Cleanup(func() {
 		_ = p.cmd.Process.Kill()
 		_ = p.wait()
