@@ -13,7 +13,11 @@
 //   - when a CustomResourceDefinition or APIService is added, updated or
 //     deleted (metadata-only informers, so a CRD's large schema is never
 //     downloaded). Updates count: a CRD becomes Established by an update.
-//     Triggers are debounced so that installing many CRDs costs one request;
+//     Triggers are debounced so that installing many CRDs costs one request.
+//     The informers' list-watch is the rules' informers' one (package
+//     internal/resume): after an API-server outage they reconnect within a
+//     second, not after client-go's reflector backoff of up to a minute, so
+//     a CRD created as the server comes back is seen as promptly as ever;
 //   - again shortly after a triggered refresh, and then with backoff while
 //     the answer disagrees with the informers (a CRD whose resource is not
 //     served yet, a deleted one still served): the API server's discovery is
@@ -47,5 +51,7 @@
 // identifies the content. Each subscriber has its own goroutine and queue:
 // it receives every non-empty Diff, in publication order, never two at once,
 // and a slow subscriber delays nobody else. Run returns only when every
-// informer and goroutine it started has stopped.
+// informer and goroutine it started has stopped, and that is soon after its
+// context ends whatever the watches are doing: nothing it waits for sleeps
+// through a cancellation (internal/resume says why the reflector does not).
 package discovery

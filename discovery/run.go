@@ -3,20 +3,28 @@ package discovery
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kreact/kreact/internal/resume"
 )
 
 var (
 	crdGVR        = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	apiServiceGVR = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
 )
+
+// watchWarnEvery is how often at most a failing watch for discovery
+// triggers logs a warning; the other failures are logged at debug level.
+const watchWarnEvery = time.Minute
 
 // goneChase is how long Run keeps refreshing for a deleted CRD whose
 // resource discovery still serves.
@@ -51,21 +59,46 @@ func (c *Cache) Run(ctx context.Context) error {
 }
 
 // watch starts a metadata informer on gvr whose every change triggers a
-// refresh, and returns its store.
+// refresh, and returns its store. Its list-watch is internal/resume's, as
+// for the rules' informers: after an outage it reconnects within a second
+// rather than after client-go's backoff of up to a minute, so a CRD
+// created then is seen promptly, and the informer stops as soon as ctx
+// ends, which Run waits for.
 func (c *Cache) watch(ctx context.Context, wg *sync.WaitGroup, gvr schema.GroupVersionResource) cache.Store {
-	informer := metadatainformer.NewFilteredMetadataInformer(c.metadata, gvr, "", 0, cache.Indexers{}, nil).Informer()
-	var lastErr string
-	_ = informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, _ *cache.Reflector, err error) {
-		// The reflector retries with backoff; say so once per distinct error.
-		if ctx.Err() != nil {
+	var (
+		mu       sync.Mutex
+		lastWarn time.Time
+	)
+	warn := func(err error) {
+		switch {
+		case ctx.Err() != nil, errors.Is(err, io.EOF):
+			return
+		case apierrors.IsResourceExpired(err), apierrors.IsGone(err):
+			c.log.Debug("watch for discovery triggers expired; relisting", "resource", gvr.String(), "err", err)
 			return
 		}
-		if msg := err.Error(); msg != lastErr {
-			lastErr = msg
-			c.log.Warn("watch for discovery triggers failed; retrying, new APIs are seen by polling meanwhile",
-				"resource", gvr.String(), "err", err)
+		// Every failure is retried, within a second while the server
+		// cannot be reached: warn at most once a minute, not per retry.
+		mu.Lock()
+		now := time.Now()
+		loud := now.Sub(lastWarn) >= watchWarnEvery
+		if loud {
+			lastWarn = now
 		}
-	})
+		mu.Unlock()
+		level := slog.LevelDebug
+		if loud {
+			level = slog.LevelWarn
+		}
+		c.log.Log(ctx, level, "watch for discovery triggers failed; retrying, new APIs are seen by polling meanwhile",
+			"resource", gvr.String(), "err", err)
+	}
+	lw := resume.New(c.metadata.Resource(gvr),
+		func(l *metav1.PartialObjectMetadataList) *[]metav1.PartialObjectMetadata { return &l.Items },
+		resume.Options[*metav1.PartialObjectMetadata]{Transient: warn})
+	informer := cache.NewSharedIndexInformerWithOptions(lw, &metav1.PartialObjectMetadata{},
+		cache.SharedIndexInformerOptions{ObjectDescription: gvr.String()})
+	_ = informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) { warn(err) })
 	_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { c.trigger() },
 		UpdateFunc: func(oldObj, newObj any) {

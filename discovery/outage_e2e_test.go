@@ -1,0 +1,131 @@
+//go:build e2e
+
+package discovery_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/internal/testcluster"
+)
+
+// outageLimit bounds how late, after the API server is back, a running
+// cache may see a new CRD, and how long Run may take to return once its
+// context ends: the 10 s that kreact run documents for its shutdown
+// (README, "gives queued actions 10 s"). client-go's reflector alone, after
+// a few outages, sleeps 30 to 60 s between attempts, and ignored its stop
+// channel while it did; the limit checks that neither happens, not speed.
+const outageLimit = 10 * time.Second
+
+// outages kills the API server once for each of downs, for that long, and
+// starts it again, as in issue 24: long enough for every watch to fail and
+// back off a few times.
+func outages(t *testing.T, downs ...time.Duration) {
+	t.Helper()
+	for _, down := range downs {
+		time.Sleep(time.Second)
+		if err := cluster.KillAPIServer(); err != nil {
+			t.Fatalf("kill API server: %v", err)
+		}
+		time.Sleep(down)
+		if err := cluster.StartAPIServer(); err != nil {
+			t.Fatalf("start API server: %v", err)
+		}
+	}
+}
+
+// TestE2ECRDCreatedRightAfterOutages kills the API server five times under
+// a running cache, then creates a CRD as soon as the server is back: the
+// CRD watch must have reconnected and the cache must report the CRD's
+// resource within outageLimit, not when a reflector's backoff or the
+// 5-minute poll ends.
+func TestE2ECRDCreatedRightAfterOutages(t *testing.T) {
+	verifyNoLeaks(t)
+	cl := newClients(t)
+	c := discovery.New(cl.discovery, discovery.Options{Metadata: cl.metadata, Logger: testLogger(t)})
+	runCache(t, c)
+	var log diffLog
+	cancel := c.Subscribe(log.add)
+	defer cancel()
+
+	outages(t, 3*time.Second, 5*time.Second, 3*time.Second, 10*time.Second, 3*time.Second)
+
+	crd := testcluster.CRD{Group: "outage.kreact.io", Kind: "Survivor", Plural: "survivors"}
+	created := time.Now()
+	if _, err := cl.dynamic.Resource(testcluster.CRDGVR).Create(t.Context(), crd.Object(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = testcluster.DeleteCRD(context.Background(), cl.dynamic, crd) })
+	waitFor(t, "the CRD created after the outages in a diff", func() bool {
+		return log.saw(crd.GVR(), true) || time.Since(created) > outageLimit
+	})
+	if !log.saw(crd.GVR(), true) {
+		t.Fatalf("the CRD created right after the outages was not reported within %v", outageLimit)
+	}
+	t.Logf("CRD reported within %v of its creation", time.Since(created).Round(time.Millisecond))
+}
+
+// TestE2ERunReturnsAfterOutages runs two caches through five outages of
+// the API server, then cancels one while the server is down again and the
+// other once it is back: each Run must return within outageLimit, whatever
+// its watches were doing.
+func TestE2ERunReturnsAfterOutages(t *testing.T) {
+	verifyNoLeaks(t)
+	cl := newClients(t)
+	type running struct {
+		cancel context.CancelFunc
+		done   chan error
+	}
+	start := func() running {
+		c := discovery.New(cl.discovery, discovery.Options{Metadata: cl.metadata, Logger: testLogger(t)})
+		ctx, cancel := context.WithCancel(t.Context())
+		r := running{cancel: cancel, done: make(chan error, 1)}
+		go func() { r.done <- c.Run(ctx) }()
+		t.Cleanup(func() {
+			cancel()
+			<-r.done
+		})
+		waitFor(t, "first discovery", c.HasSynced)
+		return r
+	}
+	stop := func(what string, r running) {
+		t.Helper()
+		r.cancel()
+		select {
+		case err := <-r.done:
+			r.done <- err // for the cleanup
+			if err != nil {
+				t.Errorf("Run %s = %v", what, err)
+			}
+		case <-time.After(outageLimit):
+			t.Errorf("Run %s did not return within %v of its cancellation", what, outageLimit)
+		}
+	}
+	whileDown, afterwards := start(), start()
+
+	outages(t, 3*time.Second, 5*time.Second, 3*time.Second, 10*time.Second, 3*time.Second)
+
+	time.Sleep(time.Second)
+	if err := cluster.KillAPIServer(); err != nil {
+		t.Fatalf("kill API server: %v", err)
+	}
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			if err := cluster.StartAPIServer(); err != nil {
+				t.Errorf("restart API server: %v", err)
+			}
+		}
+	})
+	time.Sleep(3 * time.Second)
+	stop("with the API server down", whileDown)
+	if err := cluster.StartAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	restarted = true
+	stop("with the API server back", afterwards)
+}
