@@ -129,3 +129,43 @@ func TestE2ERunReturnsAfterOutages(t *testing.T) {
 	restarted = true
 	stop("with the API server back", afterwards)
 }
+
+// TestE2ELagAfterAnOutageIsChasedPromptly keeps the API server down long
+// enough for the cache's retries to back off to half a minute, then
+// creates a CRD as soon as the server is back, with discovery lagging the
+// CRD (hidden from its answers) until the refreshes the CRD triggered have
+// run. Once discovery serves it, the cache must see it within outageLimit:
+// the outage's backoff must not carry over to chasing discovery's lag.
+func TestE2ELagAfterAnOutageIsChasedPromptly(t *testing.T) {
+	verifyNoLeaks(t)
+	cl := newClients(t)
+	lagging := &laggingDiscovery{DiscoveryInterface: cl.discovery}
+	c := discovery.New(lagging, discovery.Options{Metadata: cl.metadata, Logger: testLogger(t)})
+	runCache(t, c)
+	var log diffLog
+	cancel := c.Subscribe(log.add)
+	defer cancel()
+
+	// Retries after 1, 2, 4, 8 and 16 s fail: the next would wait 32 s.
+	outages(t, 20*time.Second)
+
+	crd := testcluster.CRD{Group: "lagafter.kreact.io", Kind: "Straggler", Plural: "stragglers"}
+	start := lagging.set(crd.Group)
+	if err := testcluster.CreateCRD(t.Context(), cl.dynamic, crd); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = testcluster.DeleteCRD(context.Background(), cl.dynamic, crd) })
+	waitFor(t, "refreshes triggered by the CRD", func() bool { return lagging.set(crd.Group) >= start+2 })
+	if log.saw(crd.GVR(), true) {
+		t.Fatal("hidden CRD reported")
+	}
+	lagging.set("")
+	served := time.Now()
+	waitFor(t, "the CRD once discovery serves it", func() bool {
+		return log.saw(crd.GVR(), true) || time.Since(served) > outageLimit
+	})
+	if !log.saw(crd.GVR(), true) {
+		t.Fatalf("the CRD was not reported within %v of discovery serving it", outageLimit)
+	}
+	t.Logf("CRD reported within %v of discovery serving it", time.Since(served).Round(time.Millisecond))
+}

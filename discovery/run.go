@@ -33,7 +33,8 @@ const goneChase = time.Minute
 // Run keeps the cache fresh until ctx ends: it refreshes at once, then on
 // CRD and APIService changes (debounced), on RequestRefresh (rate-limited),
 // every PollInterval, and with backoff while a refresh fails or while the
-// server's discovery has not caught up with its CRDs and APIServices.
+// server's discovery has not caught up with its CRDs and APIServices (two
+// backoffs, each from Debounce: an outage does not slow the chase after it).
 // It returns nil once ctx has ended and every goroutine it started has
 // stopped, or an error at once if the cache is already running.
 func (c *Cache) Run(ctx context.Context) error {
@@ -187,6 +188,7 @@ func (c *Cache) loop(ctx context.Context, settled func() bool) {
 		followUpAt time.Time // once after a triggered refresh
 		chaseAt    time.Time // retry after an error, or discovery lagging
 		backoff    = c.debounce
+		failing    bool  // the last refresh failed
 		pollAt     = now // the first refresh happens at once
 	)
 	timer := time.NewTimer(0)
@@ -224,6 +226,12 @@ func (c *Cache) loop(ctx context.Context, settled func() bool) {
 			pollAt = now.Add(c.pollInterval)
 			if wasTriggered {
 				followUpAt = now.Add(2 * c.debounce)
+			}
+			if (err != nil) != failing {
+				// Failures and discovery's lag back off separately: chasing
+				// a CRD created after an outage must not wait as long as
+				// the last retry during the outage did.
+				failing, backoff = err != nil, c.debounce
 			}
 			switch {
 			case err != nil:
