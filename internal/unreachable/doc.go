@@ -1,7 +1,7 @@
 // Package unreachable tells the errors of a request to the API server
 // that waiting cures: the server could not be reached, or answered that it
 // cannot serve now. It is the one classification of them; the informers
-// (package dynamicinformer) and the actions (package actions) both wait
+// (package internal/resume) and the actions (package actions) both wait
 // on exactly these, without using up retries.
 //
 // It recognises transport failures (a net.Error, a refused or reset
