@@ -60,8 +60,8 @@
 // call stopped for its memory limit after using at least 2ms of CPU rests
 // at least 1s per 32 MiB it was charged with
 // (scripting.ScriptError.Allocated), so that a rule failing that way
-// makes at most 32 MiB of garbage a second; a short call stopped by
-// mistake, charged with another's allocations, does not. Its objects wait,
+// makes at most 32 MiB of garbage a second; a call stopped for memory
+// after less CPU time rests by its CPU time only. Its objects wait,
 // coalescing; nothing is dropped. Drain (offline tests) does not rest.
 //
 // # Timers and ticks

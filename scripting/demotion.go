@@ -39,6 +39,10 @@ type callThread struct {
 	// cpuAtStart is the thread's CPU time when the call started.
 	cpuAtStart time.Duration
 	demoted    bool
+	// faultsAtStart is the thread's page fault count when the call
+	// started (threadFaults), if faults says it is known.
+	faultsAtStart int64
+	faults        bool
 }
 
 // enter records the calling thread, which must be locked to the calling
@@ -46,12 +50,30 @@ type callThread struct {
 func (t *callThread) enter() {
 	tid := idleprio.ThreadID()
 	cpu, ok := threadCPUTime(tid)
+	faults, faultsOK := ownFaults()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.demoted = false
-	if ok {
+	if ok || faultsOK {
 		t.tid, t.cpuAtStart = tid, cpu
+		t.faultsAtStart, t.faults = faults, faultsOK
 	}
+}
+
+// faulted returns how many pages the call's thread has faulted in since
+// the call started (see allocWatch): 0 before the call starts, after it
+// ends, and where the operating system does not tell.
+func (t *callThread) faulted() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tid == 0 || !t.faults {
+		return 0
+	}
+	n, ok := threadFaults(t.tid)
+	if !ok {
+		return 0
+	}
+	return n - t.faultsAtStart
 }
 
 // leave ends the call and reports whether its thread was demoted, and,

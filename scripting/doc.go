@@ -65,7 +65,8 @@
 //   - Backtracking regular expressions have a match timeout
 //     (RegexpMatchTimeout, set through regexp2.DefaultMatchTimeout, one
 //     of the package's process-wide effects; the others are the memory
-//     watchdog, debug.FreeOSMemory after a call stopped for memory,
+//     watchdog and the transparent huge pages it turns off,
+//     debug.FreeOSMemory after a call stopped for memory,
 //     GOMAXPROCS, GOGC while calls misbehave (gcPacer), and ending the
 //     threads of demoted calls, which also
 //     ends a child process started from one of them with Pdeathsig set;
@@ -99,14 +100,22 @@
 //     stop a built-in that runs, and an abandoned call keeps allocating.
 //     Typed arrays, ArrayBuffer and DataView are removed outright.
 //   - A process-wide watchdog (allocWatch) charges each running call with
-//     the bytes the process allocated since the call started
-//     (runtime/metrics /gc/heap/allocs:bytes, garbage included), reads it
+//     the new memory its own thread takes: the pages the thread is the
+//     first to touch (its minor page faults, which Linux counts per
+//     thread; each call runs locked to its thread, below). It reads them
 //     every 5ms and interrupts every call that is over its limit. The
 //     call fails with ScriptError.Memory set and its runtime is rebuilt,
 //     as after a timeout; the memory it held is then handed back to the
 //     operating system (reclaimer: debug.FreeOSMemory, at most twice a
 //     second, and not while the pacer spaces out collections), rather
-//     than when Go's background scavenger gets to it.
+//     than when Go's background scavenger gets to it. What other calls,
+//     the informers or the rest of the process allocate is not the
+//     call's: a loop that allocates nothing is never stopped for memory,
+//     however much is allocated beside it. Where the kernel does not
+//     count (other systems, no /proc), a call is charged instead with
+//     what the whole process allocated since it started
+//     (/gc/heap/allocs:bytes), and its error says that the figure is
+//     the process's.
 //   - So that spinning scripts cannot starve the watchdog (Go's scheduler
 //     has no priorities), GOMAXPROCS is raised to its starting value plus
 //     the most calls that have run at once (scriptProcs): the process
@@ -131,24 +140,32 @@
 // that wait for the hostile ones. Rules that must not slow the others run
 // in a process of their own (package isolation, spec.isolate).
 //
-// Because every call is charged with everything allocated since it
-// started, what the calls running hold together is at most what the oldest
-// of them is charged: about one limit, plus overruns, however many run.
+// A thread's page faults are what it makes the process take, not what it
+// allocates: a call is charged with memory new to the process (or handed
+// back to the system since), and not with garbage it makes in memory the
+// collector freed; such garbage costs CPU time, which the timeout, the
+// CPU limit and package reaction's rests bound. Whatever runs on the
+// call's thread counts: the Host methods it calls, the collector's work
+// that Go makes an allocating goroutine do, and under the race detector
+// its shadow memory. So that one fault is one page, the process asks the
+// kernel for no transparent huge pages (prctl PR_SET_THP_DISABLE; where
+// that is refused, calls are charged with the process's figure). Calls
+// that run at once each hold up to their own limit, plus overruns.
 //
-// Guaranteed: a call that allocates step by step is stopped at the first
-// reading after it passes its limit (overrun: what it allocates until
+// Guaranteed: a call that takes memory step by step is stopped at the
+// first reading after it passes its limit (overrun: what it takes until
 // then, plus one step such as one doubling of a string); the wrapped
-// built-ins never allocate more than the limit in one step. Not
-// guaranteed: punctual readings. They are due every 5ms, and script
-// calls cannot hold every P, but they come late on an overloaded
-// machine, or while the runtime waits for a huge copy to stop the world,
-// and a string that doubles can double again meanwhile. A call that is
-// interrupted while stuck in a built-in is abandoned (see Timeouts) and
-// finishes on its own, unwatched. A long call is charged with what
-// concurrent calls allocate: it may be stopped by mistake (it is
-// retried); a call shorter than 5ms is never read. Built-ins outside the
-// wrapped list, or the originals reached by a script written to evade the
-// wrappers, can allocate past the limit in one step. The process's
+// built-ins never allocate more than the limit in one step; a call is
+// never charged with memory another thread took. Not guaranteed:
+// punctual readings. They are due every 5ms, and script calls cannot
+// hold every P, but they come late on an overloaded machine, or while the
+// runtime waits for a huge copy to stop the world, and a string that
+// doubles can double again meanwhile. A call that is interrupted while
+// stuck in a built-in is abandoned (see Timeouts) and finishes on its
+// own, unwatched. A call shorter than 5ms is never read. Built-ins
+// outside the wrapped list, or the originals reached by a script written
+// to evade the wrappers, can allocate past the limit in one step. The
+// process's
 // resident set is therefore bounded only loosely: measured with the
 // hostile scripts of the engine's memory e2e test on a loaded two-core
 // machine, it peaked 197–289 MiB above idle in fifteen runs (engine's

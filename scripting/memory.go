@@ -12,8 +12,8 @@ import (
 )
 
 // DefaultMemoryLimit is the memory budget of one call when
-// RuntimeOptions.MemoryLimit is zero: what the call may allocate, garbage
-// included, before it is stopped.
+// RuntimeOptions.MemoryLimit is zero: the new memory the call may take
+// (see allocWatch) before it is stopped.
 const DefaultMemoryLimit = 64 << 20
 
 // Estimated costs, in bytes, that the checks of capAllocations charge
@@ -39,10 +39,17 @@ const (
 // past its limit, and the error of a built-in refused up front.
 type memoryError struct {
 	limit, used int64
+	// process is set when used is what the whole process allocated while
+	// the call ran, where the call's own figure is not known.
+	process bool
 }
 
 func (e *memoryError) Error() string {
-	return fmt.Sprintf("memory limit exceeded: the call allocated %s, over its limit of %s",
+	if e.process {
+		return fmt.Sprintf("memory limit exceeded: the process allocated %s while the call ran, over the call's limit of %s (no per-call figure on this system)",
+			FormatBytes(e.used), FormatBytes(e.limit))
+	}
+	return fmt.Sprintf("memory limit exceeded: the call took %s of new memory, over its limit of %s",
 		FormatBytes(e.used), FormatBytes(e.limit))
 }
 

@@ -1,17 +1,21 @@
 package scripting
 
 import (
+	"os"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/kreact/kreact/internal/idleprio"
 )
 
 const (
-	// watchEvery is how often the watchdog reads the allocation counter
-	// while calls run. What a call allocates between two readings is
+	// watchEvery is how often the watchdog reads what each call has
+	// taken while calls run. What a call takes between two readings is
 	// what it can overrun its limit by (at a few GB/s, some MB).
 	watchEvery = 5 * time.Millisecond
 	// watchIdle is how long the watchdog goroutine stays after the last
@@ -19,47 +23,55 @@ const (
 	// goroutine each.
 	watchIdle = 100 * time.Millisecond
 	// allocsMetric counts every byte the process has allocated on the
-	// heap, garbage included; it only grows.
+	// heap, garbage included; it only grows. Calls are charged with it
+	// where their threads' page faults are not counted.
 	allocsMetric = "/gc/heap/allocs:bytes"
 )
 
 // allocWatch is the watchdog of every call's memory limit. Go has no
-// per-goroutine allocation counter, and goja no allocation hook, so a call
-// is charged with what the whole process allocated on the heap since the
-// call started (runtime/metrics, /gc/heap/allocs:bytes), and every call
-// over its limit at a reading is stopped. Calls that run at the same time
-// are charged each other's allocations, so a long call beside one that
-// allocates fast can be stopped too; a call shorter than watchEvery is
-// never read at all, and handler calls are short. Blaming only the call
-// charged most, and forgiving the others, was tried and is unsafe: with
-// several hostile calls at once, each is forgiven whenever another one is
-// stopped, and a doubling string outgrows any machine. Charging every call
-// with everything also bounds the calls running together: all they hold
-// was allocated since the oldest of them started, which is what it is
-// charged, so they hold about one limit however many run. Capping a call's
-// charge by what its thread's CPU time could allocate (each script
-// goroutine locked to a thread whose CPU clock the watchdog reads) was
-// tried too: it spared innocent calls, but locking made every call three
-// to four times slower (two thread switches), and once scripts could no
-// longer hold every P, the good rule beside the hostile ones of issue 10
-// gave nothing up without it either.
+// per-goroutine allocation counter, and goja no allocation hook, but each
+// call runs locked to an operating-system thread (callThread), and Linux
+// counts the page faults of each thread: a call is charged with the pages
+// its thread has faulted in since the call started, which is the memory it
+// made the process take. A call that computes without allocating faults
+// none, whatever the calls beside it allocate, and so does a call that
+// waits. Every call over its limit at a reading is stopped.
+//
+// This replaced charging every call with what the whole process allocated
+// since the call started (runtime/metrics /gc/heap/allocs:bytes), which
+// stopped loops that allocated nothing, and good calls during a large
+// initial list, for the allocations of others (issue 24). That figure is
+// kept where the kernel does not count a thread's faults, and the error
+// then says that it is the process's. Blaming only the call charged most
+// was tried before and is unsafe with that figure: with several hostile
+// calls at once, each is forgiven whenever another one is stopped, and a
+// doubling string outgrows any machine. Capping a call's charge by what
+// its thread's CPU time could allocate spares a call that waits, but not
+// one that spins.
+//
+// Faults count pages new to the process, not allocations: garbage that a
+// call makes in memory the collector has freed is not charged (it costs
+// CPU time, which the call's other limits bound), and pages a call takes
+// are charged once even if the call drops and retakes them.
 //
 // Readings are only as punctual as the Go scheduler: script calls
 // cannot keep every P busy (scriptProcs), but while the runtime waits for
 // a large copy before stopping the world, the watchdog goroutine waits
 // too, and on an overloaded machine its thread waits for a CPU. A call
-// that grows linearly overruns by what it allocates meanwhile; one that
+// that grows linearly overruns by what it takes meanwhile; one that
 // doubles a string can double it again.
 //
-// There is one watchdog per process, because the counter it divides up is
-// the process's: calls of every rule, Program and Runtime register with
-// it. The reclaimer and scriptProcs are the package's other process-wide
-// state, with regexp2.DefaultMatchTimeout.
+// There is one watchdog per process, so that one goroutine reads every
+// call: calls of every rule, Program and Runtime register with it. The
+// reclaimer and scriptProcs are the package's other process-wide state,
+// with regexp2.DefaultMatchTimeout and disableHugePages.
 type allocWatch struct {
 	mu      sync.Mutex
 	calls   map[*allocMeter]struct{}
 	running bool
 	sample  [1]metrics.Sample
+	// readings counts the readings made, for tests.
+	readings atomic.Int64
 }
 
 // watchdog is the process's allocWatch.
@@ -72,7 +84,10 @@ var watchdog = &allocWatch{
 type allocMeter struct {
 	vm    *goja.Runtime
 	limit int64
-	// base is the allocation counter when the call started.
+	// own is set where the call is charged with the pages its thread
+	// faults in (perThreadMemory); else with the process's allocations
+	// since base, the allocation counter when the call started.
+	own  bool
 	base uint64
 	// cpuLimit is RuntimeOptions.CPULimit; nil for none.
 	cpuLimit func() time.Duration
@@ -92,8 +107,24 @@ func (m *allocMeter) leave(measure bool) (demoted bool, used time.Duration) {
 }
 
 func newAllocMeter(vm *goja.Runtime, limit int64, cpuLimit func() time.Duration) *allocMeter {
-	return &allocMeter{vm: vm, limit: limit, cpuLimit: cpuLimit, tripped: make(chan error, 1)}
+	return &allocMeter{vm: vm, limit: limit, own: perThreadMemory(), cpuLimit: cpuLimit, tripped: make(chan error, 1)}
 }
+
+// pageSize is the size of the pages that threadFaults counts.
+var pageSize = int64(os.Getpagesize())
+
+// perThreadMemory reports whether calls are charged with the pages their
+// own thread faults in: the kernel counts them per thread, and one fault
+// is one page (disableHugePages). It is probed once.
+var perThreadMemory = sync.OnceValue(func() bool {
+	if _, ok := ownFaults(); !ok {
+		return false
+	}
+	if _, ok := threadFaults(idleprio.ThreadID()); !ok {
+		return false
+	}
+	return disableHugePages()
+})
 
 // allocated reads the counter; w.mu must be held.
 func (w *allocWatch) allocated() uint64 {
@@ -109,7 +140,9 @@ func (w *allocWatch) start(m *allocMeter) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	m.base = w.allocated()
+	if !m.own {
+		m.base = w.allocated()
+	}
 	w.calls[m] = struct{}{}
 	if !w.running {
 		w.running = true
@@ -151,11 +184,21 @@ func (w *allocWatch) check(idle *int) bool {
 		return true
 	}
 	*idle = 0
-	now := w.allocated()
+	w.readings.Add(1)
+	var now uint64 // the process's counter, read once if a call needs it
 	for m := range w.calls {
 		var stop error
-		if used := int64(now - m.base); used > m.limit {
-			stop = &memoryError{limit: m.limit, used: used}
+		var used int64
+		if m.own {
+			used = m.thread.faulted() * pageSize
+		} else {
+			if now == 0 {
+				now = w.allocated()
+			}
+			used = int64(now - m.base)
+		}
+		if used > m.limit {
+			stop = &memoryError{limit: m.limit, used: used, process: !m.own}
 		} else {
 			demotedNow, cpu := m.thread.check(m.cpuLimit != nil)
 			if demotedNow {

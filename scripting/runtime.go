@@ -35,11 +35,13 @@ type RuntimeOptions struct {
 	MaxActions int
 	// DryRun marks every action the script asks for as a dry run.
 	DryRun bool
-	// MemoryLimit bounds, in bytes, what one call, or the top level, may
-	// allocate, garbage included; a call that allocates more is stopped
-	// like a timeout. Built-ins that would build a larger value in one
-	// step are refused before they run. Zero means DefaultMemoryLimit.
-	// See the package documentation for what is and is not guaranteed.
+	// MemoryLimit bounds, in bytes, the new memory one call, or the top
+	// level, may take: the pages its thread touches first, not garbage
+	// made in memory the process holds already, nor what other calls
+	// allocate. A call that takes more is stopped like a timeout.
+	// Built-ins that would build a larger value in one step are refused
+	// before they run. Zero means DefaultMemoryLimit. See the package
+	// documentation for what is and is not guaranteed.
 	MemoryLimit int64
 	// CPULimit, if set, returns a CPU time after which a call is stopped,
 	// like a timeout (ScriptError.CPULimit), where the operating system
