@@ -2,6 +2,7 @@ package scripting
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 
 	"github.com/dop251/goja"
@@ -17,8 +18,12 @@ import (
 // compile, and a handler whose value can never be a function.
 
 // checkTree returns the problems of a parsed script that goja's compiler
-// does not report, each at its position.
-func (p *Program) checkTree(tree *ast.Program, declared []*ast.Identifier) source.ErrorList {
+// does not report, each at its position, and false when compiling the
+// script is not safe: a regular expression literal nests deeper than
+// MaxRegexpNesting, or compiling it would allocate more than
+// DefaultMemoryLimit (regexpSize), which goja would do without a check
+// and without a way to interrupt it.
+func (p *Program) checkTree(tree *ast.Program, declared []*ast.Identifier) (problems source.ErrorList, compilable bool) {
 	var out source.ErrorList
 	var regexps []*ast.RegExpLiteral
 	mentions := map[string]int{} // handler name: identifiers not declaring it
@@ -49,7 +54,23 @@ func (p *Program) checkTree(tree *ast.Program, declared []*ast.Identifier) sourc
 	at := func(idx file.Idx) *source.Error {
 		return p.newError(tree.File.Position(int(idx)-tree.File.Base()), "")
 	}
+	compilable = true
 	for _, re := range regexps {
+		msg := ""
+		switch n, err := regexpSize(re.Pattern); {
+		case err != nil:
+			msg = err.Error()
+		case n > DefaultMemoryLimit:
+			msg = fmt.Sprintf("regular expression: compiling it would allocate about %s, over the limit of %s",
+				FormatBytes(n), FormatBytes(DefaultMemoryLimit))
+		}
+		if msg != "" {
+			e := at(re.Idx)
+			e.Msg = msg
+			out = append(out, e)
+			compilable = false
+			continue
+		}
 		// goja compiles a literal only where its value is used: in
 		// `if (x) /(/;` it never does, and such a literal throws nowhere.
 		// A program of the literal alone uses its value.
@@ -66,7 +87,7 @@ func (p *Program) checkTree(tree *ast.Program, declared []*ast.Identifier) sourc
 			out = append(out, e)
 		}
 	}
-	return out
+	return out, compilable
 }
 
 // compilerMessage is the message of a goja compile error, without its

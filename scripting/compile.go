@@ -118,7 +118,13 @@ func Compile(name, script string, opts CompileOptions) (*Program, error) {
 		return nil, p.parseError(err, src)
 	}
 	ids := declaredNames(tree)
-	problems := p.checkTree(tree, ids)
+	problems, compilable := p.checkTree(tree, ids)
+	if !compilable {
+		// goja compiles regular expression literals with the script,
+		// and cannot be interrupted.
+		problems.Sort()
+		return nil, problems
+	}
 	prg, err := goja.CompileAST(tree, true)
 	if err != nil {
 		// goja stops at its first error, which may be one of the

@@ -99,6 +99,14 @@
 //     limit, before allocating. This matters because Interrupt cannot
 //     stop a built-in that runs, and an abandoned call keeps allocating.
 //     Typed arrays, ArrayBuffer and DataView are removed outright.
+//     Compiling a regular expression is one such step (a pattern of a
+//     million characters, or x{1000} a thousand times, takes over 200
+//     MB): the RegExp constructor, RegExp.prototype.compile, and match,
+//     matchAll and search given a string estimate it from the pattern
+//     (regexpSize) and refuse it likewise, and refuse a pattern whose
+//     groups nest deeper than MaxRegexpNesting with a SyntaxError.
+//     Compile refuses such a literal, at its position, against
+//     DefaultMemoryLimit: goja compiles literals with the script.
 //   - A process-wide watchdog (allocWatch) charges each running call with
 //     the new memory its own thread takes: the pages the thread is the
 //     first to touch (its minor page faults, which Linux counts per
@@ -146,8 +154,8 @@
 // collector freed; such garbage costs CPU time, which the timeout, the
 // CPU limit and package reaction's rests bound. Whatever runs on the
 // call's thread counts: the Host methods it calls, the collector's work
-// that Go makes an allocating goroutine do, and under the race detector
-// its shadow memory. So that one fault is one page, the process asks the
+// that Go makes an allocating goroutine do (under the race detector, its
+// shadow memory is discounted). So that one fault is one page, the process asks the
 // kernel for no transparent huge pages (prctl PR_SET_THP_DISABLE; where
 // that is refused, calls are charged with the process's figure). Calls
 // that run at once each hold up to their own limit, plus overruns.

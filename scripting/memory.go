@@ -101,6 +101,7 @@ func (e *env) capAllocations() {
 	vm := e.vm
 	global := vm.GlobalObject()
 	e.rangeErrorCtor = vm.Get("RangeError").ToObject(vm)
+	e.syntaxErrorCtor = vm.Get("SyntaxError").ToObject(vm)
 	for _, name := range []string{"ArrayBuffer", "SharedArrayBuffer", "DataView",
 		"Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array",
 		"Int32Array", "Uint32Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array"} {
@@ -140,8 +141,21 @@ func (e *env) capAllocations() {
 		return mul(e.pieces(s, c.Argument(0)), bytesPerPiece, 1)
 	})
 	e.capMethod(str, "String.prototype.match", "match", func(c *goja.FunctionCall) int64 {
-		return mul(int64(e.thisString(c).Length())+1, bytesPerPiece, 1)
+		compile := e.patternSize(c, goja.SymMatch)
+		return add(compile, mul(int64(e.thisString(c).Length())+1, bytesPerPiece, 1))
 	})
+	// matchAll and search compile an argument that is not a RegExp, as
+	// the RegExp constructor does (capRegExp).
+	e.capMethod(str, "String.prototype.matchAll", "matchAll", func(c *goja.FunctionCall) int64 {
+		return e.patternSize(c, goja.SymMatchAll)
+	})
+	e.capMethod(str, "String.prototype.search", "search", func(c *goja.FunctionCall) int64 {
+		return e.patternSize(c, goja.SymSearch)
+	})
+	e.capMethod(e.proto("RegExp"), "RegExp.prototype.compile", "compile", func(c *goja.FunctionCall) int64 {
+		return e.patternSize(c, nil)
+	})
+	e.capRegExp()
 	for _, name := range []string{"replace", "replaceAll"} {
 		e.capMethod(str, "String.prototype."+name, name, func(c *goja.FunctionCall) int64 {
 			return e.replaceSize(c, name == "replaceAll")
@@ -273,6 +287,148 @@ func (e *env) rangeError(format string, args ...any) *goja.Object {
 		panic(err)
 	}
 	return o
+}
+
+// capRegExp makes the RegExp constructor, called or constructed, refuse a
+// pattern nested deeper than MaxRegexpNesting (a SyntaxError, as for any
+// invalid pattern), or one whose compilation regexpSize estimates over the
+// memory limit (a RangeError, as capMethod's), before goja compiles it:
+// compiling cannot be interrupted, and a pattern of a million characters
+// takes over 200 MB. The global and RegExp.prototype.constructor become a
+// Proxy of the original, so that instanceof, subclasses and
+// Symbol.species behave as before. Literals are checked by Compile.
+func (e *env) capRegExp() {
+	vm := e.vm
+	orig := vm.Get("RegExp").ToObject(vm)
+	call, ok := goja.AssertFunction(orig)
+	construct, ok2 := goja.AssertFunction(vm.Get("Reflect").ToObject(vm).Get("construct"))
+	if !ok || !ok2 {
+		panic("scripting: RegExp or Reflect.construct is not a function")
+	}
+	check := func(args []goja.Value) []goja.Value {
+		c := goja.FunctionCall{Arguments: slices.Clone(args)}
+		var n int64
+		if o, ok := c.Argument(0).(*goja.Object); ok && o.ClassName() != "RegExp" && isRegexpLike(o) {
+			// goja compiles its source; reading it twice is the price
+			// of an object that only looks like a RegExp.
+			n = e.compileSize(e.toString(o.Get("source")).String())
+		} else {
+			n = e.patternSize(&c, nil)
+		}
+		if n > e.cfg.opts.MemoryLimit {
+			e.throwMemory("RegExp", n)
+		}
+		return c.Arguments
+	}
+	var pv goja.Value
+	p := vm.NewProxy(orig, &goja.ProxyTrapConfig{
+		Apply: func(_ *goja.Object, this goja.Value, args []goja.Value) goja.Value {
+			// RegExp(r) returns r itself, when r's constructor is
+			// RegExp: the proxy now (goja compares with the original).
+			if len(args) > 0 && (len(args) == 1 || goja.IsUndefined(args[1])) {
+				if o, ok := args[0].(*goja.Object); ok && isRegexpLike(o) && o.Get("constructor").SameAs(pv) {
+					return o
+				}
+			}
+			v, err := call(this, check(args)...)
+			if err != nil {
+				panic(err)
+			}
+			return v
+		},
+		Construct: func(target *goja.Object, args []goja.Value, newTarget *goja.Object) *goja.Object {
+			args = check(args)
+			list := make([]any, len(args))
+			for i, a := range args {
+				list[i] = a
+			}
+			v, err := construct(goja.Undefined(), target, vm.NewArray(list...), newTarget)
+			if err != nil {
+				panic(err)
+			}
+			return v.ToObject(vm)
+		},
+	})
+	pv = vm.ToValue(p)
+	// goja's Proxy has no instanceof of its own; instanceof finds this
+	// through the proxy (and through the subclasses of RegExp):
+	// OrdinaryHasInstance with the prototype of the constructor on the
+	// right, which for RegExp is the original's.
+	hasInstance := vm.ToValue(func(c goja.FunctionCall) goja.Value {
+		ctor, ok := c.This.(*goja.Object)
+		v, ok2 := c.Argument(0).(*goja.Object)
+		if !ok || !ok2 {
+			return vm.ToValue(false)
+		}
+		proto, ok := ctor.Get("prototype").(*goja.Object)
+		if !ok {
+			panic(vm.NewTypeError("Function has non-object prototype in instanceof check"))
+		}
+		for o := v.Prototype(); o != nil; o = o.Prototype() {
+			if o.SameAs(proto) {
+				return vm.ToValue(true)
+			}
+		}
+		return vm.ToValue(false)
+	})
+	if err := orig.DefineDataPropertySymbol(goja.SymHasInstance, hasInstance, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
+		panic(fmt.Sprintf("scripting: capping RegExp: %v", err))
+	}
+	for _, o := range []*goja.Object{vm.GlobalObject(), e.proto("RegExp")} {
+		name := "RegExp"
+		if o != vm.GlobalObject() {
+			name = "constructor"
+		}
+		if err := o.DefineDataProperty(name, pv, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
+			panic(fmt.Sprintf("scripting: capping RegExp: %v", err))
+		}
+	}
+}
+
+// isRegexpLike reports whether o counts as a regular expression for the
+// RegExp constructor (IsRegExp: a truthy Symbol.match), which then uses
+// its source.
+func isRegexpLike(o *goja.Object) bool {
+	m := o.GetSymbol(goja.SymMatch)
+	return m != nil && !goja.IsUndefined(m) && m.ToBoolean()
+}
+
+// patternSize is the sizer of a built-in that compiles its first argument
+// as a regular expression unless it is a RegExp, or an object with the
+// method sym that the built-in calls instead: it converts the argument
+// once to the string that would be compiled, hands the built-in that
+// string, and estimates compiling it (compileSize).
+func (e *env) patternSize(c *goja.FunctionCall, sym *goja.Symbol) int64 {
+	v := c.Argument(0)
+	if o, ok := v.(*goja.Object); ok {
+		if o.ClassName() == "RegExp" {
+			return 0 // compiled already, and checked then
+		}
+		if sym != nil {
+			if m := o.GetSymbol(sym); m != nil && !goja.IsUndefined(m) && !goja.IsNull(m) {
+				return 0
+			}
+		}
+	}
+	if goja.IsUndefined(v) {
+		return 0
+	}
+	s := e.toString(v)
+	c.Arguments = append([]goja.Value{s}, c.Arguments[min(1, len(c.Arguments)):]...)
+	return e.compileSize(s.String())
+}
+
+// compileSize is regexpSize, throwing its SyntaxError.
+func (e *env) compileSize(pattern string) int64 {
+	n, err := regexpSize(pattern)
+	if err != nil {
+		o, nerr := e.vm.New(e.syntaxErrorCtor, e.vm.ToValue(err.Error()))
+		if nerr != nil {
+			panic(nerr)
+		}
+		panic(o)
+	}
+	return n
 }
 
 // thisString converts the call's this to a string, once.

@@ -141,6 +141,8 @@ type env struct {
 	// rangeErrorCtor is the RangeError constructor, kept before the
 	// script can replace the global.
 	rangeErrorCtor *goja.Object
+	// syntaxErrorCtor is the SyntaxError constructor, kept likewise.
+	syntaxErrorCtor *goja.Object
 	// joining holds the arrays whose join is under way, innermost last.
 	joining []*goja.Object
 
