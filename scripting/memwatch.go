@@ -190,7 +190,7 @@ func (w *allocWatch) check(idle *int) bool {
 		var stop error
 		var used int64
 		if m.own {
-			used = m.thread.faulted() * pageSize
+			used = m.thread.faulted() / pagesPerPage * pageSize
 		} else {
 			if now == 0 {
 				now = w.allocated()
