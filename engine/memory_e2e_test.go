@@ -244,8 +244,8 @@ func (c *callTally) get(rule string) (calls, givenUp int, cause string) {
 
 // Each hostile script of issue 10 in a rule of its own, beside a rule
 // that annotates every new ConfigMap: the good rule annotates all 200 and
-// gives none up (a call of it that waited long beside the hostile ones may
-// be charged with their allocations and retried: the test logs how many
+// gives none up (a call of it is stopped for memory only if its own thread
+// took some, not for the hostile ones' allocations; the test logs how many
 // calls it made), every hostile rule is called at least five times and
 // every memory rule is stopped for its memory limit, the others fail
 // (or, the regular expression, finish) without harm, kreact keeps

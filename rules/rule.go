@@ -43,8 +43,8 @@ const (
 	// different objects.
 	DefaultActionWorkers = 8
 	MaxActionWorkers     = 64
-	// DefaultMemoryLimit is the new memory one handler call may take
-	// before it is stopped; see scripting.RuntimeOptions.
+	// DefaultMemoryLimit is the memory one handler call may take before
+	// it is stopped; see scripting.RuntimeOptions.
 	DefaultMemoryLimit = scripting.DefaultMemoryLimit
 	MinMemoryLimit     = 1 << 20
 	MaxMemoryLimit     = 4 << 30
@@ -175,7 +175,7 @@ type Rule struct {
 	Retries int
 	// MaxActions is how many actions one handler call may ask for.
 	MaxActions int
-	// MemoryLimit is the new memory one handler call may take, in bytes,
+	// MemoryLimit is the memory one handler call may take, in bytes,
 	// before it is stopped (scripting.RuntimeOptions.MemoryLimit).
 	MemoryLimit int64
 	// ActionWorkers is how many of the rule's actions run at once (on

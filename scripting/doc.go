@@ -119,11 +119,17 @@
 //     than when Go's background scavenger gets to it. What other calls,
 //     the informers or the rest of the process allocate is not the
 //     call's: a loop that allocates nothing is never stopped for memory,
-//     however much is allocated beside it. Where the kernel does not
-//     count (other systems, no /proc), a call is charged instead with
-//     what the whole process allocated since it started
-//     (/gc/heap/allocs:bytes), and its error says that the figure is
-//     the process's.
+//     however much is allocated beside it.
+//   - Page faults miss memory the collector freed and a call reuses, so
+//     the watchdog also charges each call with what the whole process
+//     allocated since it started (/gc/heap/allocs:bytes, garbage
+//     included), and stops a call over its limit by that figure only if
+//     the call took at least an eighth of its limit, and 4 MiB, in new
+//     memory itself (evidenceShare): its error says that the figure is the process's,
+//     and what the call took. A call that took (almost) nothing is never
+//     stopped on it. Where the kernel does not count a thread's faults
+//     (other systems, no /proc), that figure alone is used, and the error
+//     says so.
 //   - So that spinning scripts cannot starve the watchdog (Go's scheduler
 //     has no priorities), GOMAXPROCS is raised to its starting value plus
 //     the most calls that have run at once (scriptProcs): the process
@@ -148,23 +154,26 @@
 // that wait for the hostile ones. Rules that must not slow the others run
 // in a process of their own (package isolation, spec.isolate).
 //
-// A thread's page faults are what it makes the process take, not what it
-// allocates: a call is charged with memory new to the process (or handed
-// back to the system since), and not with garbage it makes in memory the
-// collector freed; such garbage costs CPU time, which the timeout, the
-// CPU limit and package reaction's rests bound. Whatever runs on the
-// call's thread counts: the Host methods it calls, the collector's work
-// that Go makes an allocating goroutine do (under the race detector, its
-// shadow memory is discounted). So that one fault is one page, the process asks the
-// kernel for no transparent huge pages (prctl PR_SET_THP_DISABLE; where
-// that is refused, calls are charged with the process's figure). Calls
-// that run at once each hold up to their own limit, plus overruns.
+// A thread's page faults are the memory it makes the process take, not
+// all it allocates: memory the collector freed and the call reuses counts
+// only in the process's figure. Whatever runs on the call's thread counts
+// as the call's own: the Host methods it calls, the collector's work that
+// Go makes an allocating goroutine do, and under the race detector the
+// shadow of what the call writes (up to four times as much). So that one
+// fault is one page, the process asks the kernel for no transparent huge
+// pages (prctl PR_SET_THP_DISABLE; where that is refused, calls are
+// charged with the process's figure alone). Because a call that allocates
+// is also stopped on everything the process allocated since it started,
+// what the calls running hold together is about one limit, plus overruns,
+// however many of them take memory: all they hold was allocated since the
+// oldest of them started.
 //
 // Guaranteed: a call that takes memory step by step is stopped at the
 // first reading after it passes its limit (overrun: what it takes until
 // then, plus one step such as one doubling of a string); the wrapped
-// built-ins never allocate more than the limit in one step; a call is
-// never charged with memory another thread took. Not guaranteed:
+// built-ins never allocate more than the limit in one step; a call whose
+// thread took less than an eighth of its limit, or 4 MiB, is never
+// stopped for memory, whatever the rest of the process allocates. Not guaranteed:
 // punctual readings. They are due every 5ms, and script calls cannot
 // hold every P, but they come late on an overloaded machine, or while the
 // runtime waits for a huge copy to stop the world, and a string that

@@ -169,10 +169,9 @@ type ScriptError struct {
 	// than RuntimeOptions.CPULimit.
 	CPULimit bool
 	// Allocated is, for a call stopped for its memory limit, what it was
-	// charged with: the new memory its thread took (or, where the
-	// operating system does not count it, and Message says so, what the
-	// process allocated while it ran). Callers pace a rule whose calls
-	// keep making that much garbage by it (package reaction).
+	// charged with: the new memory its thread took, or, when Message says
+	// so, what the process allocated while it ran. Callers pace a rule
+	// whose calls keep making that much garbage by it (package reaction).
 	Allocated int64
 	// CPU is the processor time the failed call used, where the
 	// operating system tells (Linux); for a call abandoned in a built-in,

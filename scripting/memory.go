@@ -12,8 +12,8 @@ import (
 )
 
 // DefaultMemoryLimit is the memory budget of one call when
-// RuntimeOptions.MemoryLimit is zero: the new memory the call may take
-// (see allocWatch) before it is stopped.
+// RuntimeOptions.MemoryLimit is zero: the memory the call may take (see
+// allocWatch) before it is stopped.
 const DefaultMemoryLimit = 64 << 20
 
 // Estimated costs, in bytes, that the checks of capAllocations charge
@@ -40,14 +40,20 @@ const (
 type memoryError struct {
 	limit, used int64
 	// process is set when used is what the whole process allocated while
-	// the call ran, where the call's own figure is not known.
+	// the call ran; own is then the new memory the call took itself, or
+	// -1 where the operating system does not tell.
 	process bool
+	own     int64
 }
 
 func (e *memoryError) Error() string {
-	if e.process {
+	switch {
+	case e.process && e.own < 0:
 		return fmt.Sprintf("memory limit exceeded: the process allocated %s while the call ran, over the call's limit of %s (no per-call figure on this system)",
 			FormatBytes(e.used), FormatBytes(e.limit))
+	case e.process:
+		return fmt.Sprintf("memory limit exceeded: the process allocated %s while the call ran, over the call's limit of %s, and the call took %s of new memory itself",
+			FormatBytes(e.used), FormatBytes(e.limit), FormatBytes(e.own))
 	}
 	return fmt.Sprintf("memory limit exceeded: the call took %s of new memory, over its limit of %s",
 		FormatBytes(e.used), FormatBytes(e.limit))

@@ -23,9 +23,15 @@ const (
 	// goroutine each.
 	watchIdle = 100 * time.Millisecond
 	// allocsMetric counts every byte the process has allocated on the
-	// heap, garbage included; it only grows. Calls are charged with it
-	// where their threads' page faults are not counted.
+	// heap, garbage included; it only grows.
 	allocsMetric = "/gc/heap/allocs:bytes"
+	// evidenceShare and minEvidence: a call is stopped on the process's
+	// allocations only if it took at least 1/evidenceShare of its limit,
+	// and minEvidence, in new memory itself (see allocWatch). Measured
+	// beside a hog, a good call's thread took at most 2.5 MiB, doing the
+	// collector's work Go gives an allocating goroutine.
+	evidenceShare = 8
+	minEvidence   = 4 << 20
 )
 
 // allocWatch is the watchdog of every call's memory limit. Go has no
@@ -37,22 +43,30 @@ const (
 // none, whatever the calls beside it allocate, and so does a call that
 // waits. Every call over its limit at a reading is stopped.
 //
-// This replaced charging every call with what the whole process allocated
-// since the call started (runtime/metrics /gc/heap/allocs:bytes), which
+// Faults count pages new to the process, not allocations: garbage that a
+// call makes in memory the collector has freed is not charged, nor memory
+// others freed that it reuses, and a page a call drops and takes again is
+// charged once, unless the process handed it back to the operating system
+// in between. A call reusing the free heap would escape its limit, and
+// calls running at once could each hold theirs. So each call is also
+// charged with what the whole process allocated since it started
+// (runtime/metrics /gc/heap/allocs:bytes), which bounds what the calls
+// running hold together (all of it was allocated since the oldest
+// started), and is stopped over its limit by that figure if it took at
+// least 1/evidenceShare of its limit (and minEvidence) in new memory
+// itself: evidence that it allocates. A call that computes, waits, or allocates a little beside
+// a hog is never stopped on the process's figure.
+//
+// The process's figure alone, which every call was charged with before,
 // stopped loops that allocated nothing, and good calls during a large
-// initial list, for the allocations of others (issue 24). That figure is
-// kept where the kernel does not count a thread's faults, and the error
+// initial list, for the allocations of others (issue 24); it is used
+// alone where the kernel does not count a thread's faults, and the error
 // then says that it is the process's. Blaming only the call charged most
 // was tried before and is unsafe with that figure: with several hostile
 // calls at once, each is forgiven whenever another one is stopped, and a
 // doubling string outgrows any machine. Capping a call's charge by what
 // its thread's CPU time could allocate spares a call that waits, but not
 // one that spins.
-//
-// Faults count pages new to the process, not allocations: garbage that a
-// call makes in memory the collector has freed is not charged (it costs
-// CPU time, which the call's other limits bound), and pages a call takes
-// are charged once even if the call drops and retakes them.
 //
 // Readings are only as punctual as the Go scheduler: script calls
 // cannot keep every P busy (scriptProcs), but while the runtime waits for
@@ -85,8 +99,8 @@ type allocMeter struct {
 	vm    *goja.Runtime
 	limit int64
 	// own is set where the call is charged with the pages its thread
-	// faults in (perThreadMemory); else with the process's allocations
-	// since base, the allocation counter when the call started.
+	// faults in (perThreadMemory). base is the process's allocation
+	// counter when the call started (see allocWatch).
 	own  bool
 	base uint64
 	// cpuLimit is RuntimeOptions.CPULimit; nil for none.
@@ -140,9 +154,7 @@ func (w *allocWatch) start(m *allocMeter) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !m.own {
-		m.base = w.allocated()
-	}
+	m.base = w.allocated()
 	w.calls[m] = struct{}{}
 	if !w.running {
 		w.running = true
@@ -185,21 +197,22 @@ func (w *allocWatch) check(idle *int) bool {
 	}
 	*idle = 0
 	w.readings.Add(1)
-	var now uint64 // the process's counter, read once if a call needs it
+	now := w.allocated()
 	for m := range w.calls {
 		var stop error
-		var used int64
+		shared := int64(now - m.base)
 		if m.own {
-			used = m.thread.faulted() / pagesPerPage * pageSize
-		} else {
-			if now == 0 {
-				now = w.allocated()
+			own := m.thread.faulted() * pageSize
+			switch {
+			case own > m.limit:
+				stop = &memoryError{limit: m.limit, used: own}
+			case shared > m.limit && own >= max(m.limit/evidenceShare, minEvidence):
+				stop = &memoryError{limit: m.limit, used: shared, process: true, own: own}
 			}
-			used = int64(now - m.base)
+		} else if shared > m.limit {
+			stop = &memoryError{limit: m.limit, used: shared, process: true, own: -1}
 		}
-		if used > m.limit {
-			stop = &memoryError{limit: m.limit, used: used, process: !m.own}
-		} else {
+		if stop == nil {
 			demotedNow, cpu := m.thread.check(m.cpuLimit != nil)
 			if demotedNow {
 				pacer.misbehaved()

@@ -35,10 +35,10 @@ type RuntimeOptions struct {
 	MaxActions int
 	// DryRun marks every action the script asks for as a dry run.
 	DryRun bool
-	// MemoryLimit bounds, in bytes, the new memory one call, or the top
-	// level, may take: the pages its thread touches first, not garbage
-	// made in memory the process holds already, nor what other calls
-	// allocate. A call that takes more is stopped like a timeout.
+	// MemoryLimit bounds, in bytes, the memory one call, or the top
+	// level, may take: the pages its thread touches first, or, if it
+	// took an eighth of that (and 4 MiB) itself, what the process
+	// allocated while it ran. A call that takes more is stopped like a timeout.
 	// Built-ins that would build a larger value in one step are refused
 	// before they run. Zero means DefaultMemoryLimit. See the package
 	// documentation for what is and is not guaranteed.
