@@ -125,11 +125,11 @@
 //     allocated since it started (/gc/heap/allocs:bytes, garbage
 //     included), and stops a call over its limit by that figure only if
 //     the call took at least an eighth of its limit, and 4 MiB, in new
-//     memory itself (evidenceShare): its error says that the figure is the process's,
-//     and what the call took. A call that took (almost) nothing is never
-//     stopped on it. Where the kernel does not count a thread's faults
-//     (other systems, no /proc), that figure alone is used, and the error
-//     says so.
+//     memory itself (evidenceShare): its error says that the figure is
+//     the process's, and what the call took. A call that took (almost)
+//     nothing is never stopped on it. Where the kernel does not count a
+//     thread's faults (other systems, no /proc), that figure alone is
+//     used, and the error says so.
 //   - So that spinning scripts cannot starve the watchdog (Go's scheduler
 //     has no priorities), GOMAXPROCS is raised to its starting value plus
 //     the most calls that have run at once (scriptProcs): the process
@@ -172,24 +172,25 @@
 // first reading after it passes its limit (overrun: what it takes until
 // then, plus one step such as one doubling of a string); the wrapped
 // built-ins never allocate more than the limit in one step; a call whose
-// thread took less than an eighth of its limit, or 4 MiB, is never
-// stopped for memory, whatever the rest of the process allocates. Not guaranteed:
-// punctual readings. They are due every 5ms, and script calls cannot
-// hold every P, but they come late on an overloaded machine, or while the
-// runtime waits for a huge copy to stop the world, and a string that
-// doubles can double again meanwhile. A call that is interrupted while
-// stuck in a built-in is abandoned (see Timeouts) and finishes on its
-// own, unwatched. A call shorter than 5ms is never read. Built-ins
-// outside the wrapped list, or the originals reached by a script written
-// to evade the wrappers, can allocate past the limit in one step. The
-// process's
-// resident set is therefore bounded only loosely: measured with the
-// hostile scripts of the engine's memory e2e test on a loaded two-core
-// machine, it peaked 197–289 MiB above idle in fifteen runs (engine's
+// thread took less than an eighth of its limit is never stopped for
+// memory, whatever the rest of the process allocates.
+// Not guaranteed: punctual readings. They are due every 5ms, and script
+// calls cannot hold every P, but they come late on an overloaded machine,
+// or while the runtime waits for a huge copy to stop the world, and a
+// string that doubles can double again meanwhile. A call that is
+// interrupted while stuck in a built-in is abandoned (see Timeouts) and
+// finishes on its own, unwatched. A call shorter than 5ms is never read.
+// Built-ins outside the wrapped list, or the originals reached by a
+// script written to evade the wrappers, can allocate past the limit in
+// one step. The process's resident set is therefore bounded only loosely:
+// measured with the hostile scripts of the engine's memory e2e test on a
+// loaded two-core machine, it peaked 197–289 MiB above idle in fifteen runs (engine's
 // TestHostileRulesStayWithinMemoryBound; before package reaction rested
 // memory-stopped calls by their garbage, 225–348 MiB in 29 of 31 runs
 // and 470 and 772 MiB in two; 120–580 MiB before the pacer; 0.55–1.5 GiB
-// before failing rules rested); an earlier build reached 3.6 GiB once
+// before failing rules rested; 460 and 551 MiB under the race detector
+// once calls were charged with their own page faults, 526 MiB for the
+// build before on the same day); an earlier build reached 3.6 GiB once
 // when calls got stuck.
 // Values handed to the host are capped in size and nesting separately.
 //
