@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,12 +52,84 @@ func TestProcParsing(t *testing.T) {
 	if err != nil || cpu != 3.25 {
 		t.Errorf("parseStatCPU = %v, %v; want 3.25 s", cpu, err)
 	}
-	rss, err := parseVmHWM("Name:\tkreact\nVmPeak:\t  900 kB\nVmHWM:\t   51200 kB\nVmRSS:\t 40000 kB\n")
-	if err != nil || rss != 50<<20 {
-		t.Errorf("parseVmHWM = %v, %v; want 50 MiB", rss, err)
+	status := "Name:\tkreact\nVmPeak:\t  900 kB\nVmHWM:\t   51200 kB\nVmRSS:\t 40000 kB\n"
+	hwm, err := parseStatusBytes(status, "VmHWM")
+	if err != nil || hwm != 50<<20 {
+		t.Errorf("VmHWM = %v, %v; want 50 MiB", hwm, err)
 	}
-	if _, err := parseVmHWM("Name: x\n"); err == nil {
-		t.Error("parseVmHWM accepted a status without VmHWM")
+	rss, err := parseStatusBytes(status, "VmRSS")
+	if err != nil || rss != 40000<<10 {
+		t.Errorf("VmRSS = %v, %v; want 40000 KiB", rss, err)
+	}
+	if _, err := parseStatusBytes("Name: x\nVmHWM:\t 1 kB\n", "VmRSS"); err == nil {
+		t.Error("parseStatusBytes accepted a status without VmRSS")
+	}
+	if _, err := parseStatusBytes("VmRSS:\t 1 MB\n", "VmRSS"); err == nil {
+		t.Error("parseStatusBytes accepted a size not in kB")
+	}
+}
+
+func TestParseSizes(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    []int
+		wantErr bool
+	}{
+		{"", nil, false},
+		{"0", nil, false},
+		{"10000, 100000", []int{10000, 100000}, false},
+		{"10k", nil, true},
+		{"-5", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := parseSizes(tt.in)
+			if (err != nil) != tt.wantErr || !slices.Equal(got, tt.want) {
+				t.Errorf("parseSizes(%q) = %v, %v; want %v (error: %v)", tt.in, got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestSpread(t *testing.T) {
+	tests := []struct {
+		name        string
+		in          []float64
+		med, lo, hi float64
+	}{
+		{"none", nil, 0, 0, 0},
+		{"one", []float64{2}, 2, 2, 2},
+		{"two", []float64{3, 1}, 2, 1, 3},
+		{"three", []float64{0.9, 0.5, 1.4}, 0.9, 0.5, 1.4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			med, lo, hi := spread(tt.in)
+			if med != tt.med || lo != tt.lo || hi != tt.hi {
+				t.Errorf("spread = %v, %v, %v; want %v, %v, %v", med, lo, hi, tt.med, tt.lo, tt.hi)
+			}
+		})
+	}
+}
+
+// The ratios pair the two controllers' runs of the same repeat.
+func TestSyncReportRatiosPerRepeat(t *testing.T) {
+	var b bytes.Buffer
+	syncReport(&b, []syncResult{
+		{objects: 10, repeat: 0, controller: "kreact", sync: 2 * time.Second, cpuReady: 1, hwm: 100 << 20, rss: 60 << 20},
+		{objects: 10, repeat: 0, controller: "bare", sync: 4 * time.Second, cpuReady: 2, hwm: 200 << 20, rss: 100 << 20},
+		{objects: 10, repeat: 1, controller: "bare", sync: 1 * time.Second, cpuReady: 1, hwm: 100 << 20, rss: 100 << 20},
+		{objects: 10, repeat: 1, controller: "kreact", sync: 1 * time.Second, cpuReady: 2, hwm: 100 << 20, rss: 30 << 20},
+	})
+	out := b.String()
+	for _, want := range []string{
+		"| 10 | kreact/bare, median (min–max) | **0.75×** (0.50–1.00) | **1.25×** (0.50–2.00) | **0.75×** (0.50–1.00) | **0.45×** (0.30–0.60) | 2 |",
+		"| 10 | kreact, median | 1.5 s | 1.50 | 100 MiB | 45 MiB | 2 |",
+		"| 10 | 2 | kreact | 1s |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
 	}
 }
 

@@ -25,6 +25,20 @@
 //   - controller CPU seconds during the phase (/proc/PID/stat) and its
 //     peak RSS (VmHWM);
 //
-// each with the kreact/bare ratio. The machine is shared and noisy: read
-// ratios from one run, not absolute figures across runs.
+// each with the kreact/bare ratio.
+//
+// The initial sync phase (-sync-objects, off by default) creates, for each
+// size, that many ConfigMaps in a namespace of their own (a 1 KiB payload;
+// half by server-side apply, so that they carry managedFields, half by a
+// plain create), with the annotation already mirrored, so that neither
+// controller has anything to write: the phase measures the sync, not the
+// patches. Each repeat starts each controller on that namespace (again
+// alternating) and reports the time from the process's start to its
+// readiness (kreact's /readyz, the bare controller's "synced"), its CPU
+// seconds to then, its peak RSS then and -sync-window later (VmHWM), and
+// its RSS at the end of the window (VmRSS: the steady state), with the
+// kreact/bare ratios of each repeat as median (min–max).
+//
+// The machine is shared and noisy: read ratios from one run, not absolute
+// figures across runs.
 package main

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +32,11 @@ type flags struct {
 	drainTimeout               time.Duration
 	controllers                string
 
+	// The initial sync phase.
+	syncObjects             string
+	syncRepeats             int
+	syncWindow, syncTimeout time.Duration
+
 	// -bare runs the baseline controller (started by the benchmark).
 	bare                  bool
 	kubeconfig, namespace string
@@ -40,7 +46,7 @@ func main() {
 	var f flags
 	flag.StringVar(&f.kreact, "kreact", "bin/kreact", "the kreact binary")
 	flag.IntVar(&f.objects, "objects", 1000, "ConfigMaps written by the steady phases")
-	flag.StringVar(&f.rates, "rates", "40,200,1000", "writes per second of the steady phases")
+	flag.StringVar(&f.rates, "rates", "40,200,1000", "writes per second of the steady phases (empty: none)")
 	flag.DurationVar(&f.phase, "phase", 30*time.Second, "length of each steady phase")
 	flag.IntVar(&f.burstObjects, "burst-objects", 5000, "ConfigMaps of the burst phase")
 	flag.IntVar(&f.burstUpdates, "burst-updates", 20000, "updates of the burst phase (0: no burst)")
@@ -49,6 +55,10 @@ func main() {
 	flag.IntVar(&f.burst, "burst", 400, "client burst of both controllers")
 	flag.DurationVar(&f.drainTimeout, "drain-timeout", 5*time.Minute, "how long to wait for a controller to catch up after a phase")
 	flag.StringVar(&f.controllers, "controllers", "kreact,bare", "controllers to measure")
+	flag.StringVar(&f.syncObjects, "sync-objects", "", "ConfigMaps of each initial sync phase, e.g. 10000,100000 (empty: no sync phase)")
+	flag.IntVar(&f.syncRepeats, "sync-repeats", 3, "runs of each controller in each sync phase")
+	flag.DurationVar(&f.syncWindow, "sync-window", 20*time.Second, "how long after ready the sync phase reads the steady RSS")
+	flag.DurationVar(&f.syncTimeout, "sync-timeout", 10*time.Minute, "how long a controller may take to sync")
 	flag.BoolVar(&f.bare, "bare", false, "run the bare controller (internal)")
 	flag.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the bare controller (internal)")
 	flag.StringVar(&f.namespace, "namespace", "", "namespace of the bare controller (internal)")
@@ -69,11 +79,18 @@ func main() {
 func run(f flags) error {
 	var rates []float64
 	for r := range strings.SplitSeq(f.rates, ",") {
+		if strings.TrimSpace(r) == "" {
+			continue
+		}
 		v, err := strconv.ParseFloat(strings.TrimSpace(r), 64)
 		if err != nil || v <= 0 {
 			return fmt.Errorf("-rates: %q is not a rate", r)
 		}
 		rates = append(rates, v)
+	}
+	syncSizes, err := parseSizes(f.syncObjects)
+	if err != nil {
+		return fmt.Errorf("-sync-objects: %w", err)
 	}
 	controllers := strings.Split(f.controllers, ",")
 	if _, err := os.Stat(f.kreact); err != nil {
@@ -113,9 +130,11 @@ func run(f flags) error {
 		}
 		return &target{namespace, t, &writer{client: client, namespace: namespace, objects: objects, tracker: t, seq: &seq, locks: make([]sync.Mutex, objects)}}, nil
 	}
-	steady, err := prepare("bench-steady", f.objects)
-	if err != nil {
-		return err
+	var steady *target
+	if len(rates) > 0 {
+		if steady, err = prepare("bench-steady", f.objects); err != nil {
+			return err
+		}
 	}
 	var burst *target
 	if f.burstUpdates > 0 {
@@ -162,33 +181,69 @@ func run(f flags) error {
 		}
 	}
 
-	fmt.Println(settingsLine(f.objects, f.burstObjects, f.burstUpdates, f.phase, s, runtime.NumCPU(), runtime.Version()))
-	fmt.Println()
-	report(os.Stdout, results)
-	for _, r := range results {
-		if r.phase == "burst" {
-			fmt.Printf("\nburst, %s: converged %s after the first write (writes took %s)", r.controller,
-				(r.loadTime + r.drain).Round(100*time.Millisecond), r.loadTime.Round(100*time.Millisecond))
+	var syncResults []syncResult
+	for i, n := range syncSizes {
+		namespace := fmt.Sprintf("bench-sync-%d", n)
+		fmt.Fprintf(os.Stderr, "creating %d ConfigMaps in %s\n", n, namespace)
+		if err := setupSync(ctx, client, namespace, n); err != nil {
+			return fmt.Errorf("setup %s: %w", namespace, err)
+		}
+		for rep := range f.syncRepeats {
+			order := controllers
+			if (i*f.syncRepeats+rep)%2 == 1 {
+				order = slices.Clone(controllers)
+				slices.Reverse(order)
+			}
+			for _, name := range order {
+				fmt.Fprintf(os.Stderr, "sync %d, repeat %d: %s\n", n, rep+1, name)
+				r, err := measureSync(ctx, name, f, s, namespace, n, rep)
+				if err != nil {
+					return err
+				}
+				syncResults = append(syncResults, r)
+			}
 		}
 	}
-	fmt.Println()
+
+	if len(results) > 0 {
+		fmt.Println(settingsLine(f.objects, f.burstObjects, f.burstUpdates, f.phase, s, runtime.NumCPU(), runtime.Version()))
+		fmt.Println()
+		report(os.Stdout, results)
+		for _, r := range results {
+			if r.phase == "burst" {
+				fmt.Printf("\nburst, %s: converged %s after the first write (writes took %s)", r.controller,
+					(r.loadTime + r.drain).Round(100*time.Millisecond), r.loadTime.Round(100*time.Millisecond))
+			}
+		}
+		fmt.Println()
+	}
+	if len(syncResults) > 0 {
+		if len(results) > 0 {
+			fmt.Println()
+		}
+		fmt.Println(syncSettingsLine(syncSizes, f.syncRepeats, f.syncWindow, s, runtime.NumCPU(), runtime.Version()))
+		fmt.Println()
+		syncReport(os.Stdout, syncResults)
+	}
 	return nil
+}
+
+// startController starts the named controller on namespace.
+func startController(name string, f flags, s settings, namespace string) (*controller, error) {
+	switch name {
+	case "kreact":
+		return startKreact(f.kreact, os.TempDir(), namespace, s)
+	case "bare":
+		return startBare(namespace, s)
+	}
+	return nil, fmt.Errorf("unknown controller %q", name)
 }
 
 // measure runs one controller through one phase.
 func measure(ctx context.Context, phase, name string, f flags, s settings, namespace string, t *tracker,
 	load func() (int, time.Duration)) (result, error) {
 	r := result{phase: phase, controller: name}
-	var c *controller
-	var err error
-	switch name {
-	case "kreact":
-		c, err = startKreact(f.kreact, os.TempDir(), namespace, s)
-	case "bare":
-		c, err = startBare(namespace, s)
-	default:
-		return r, fmt.Errorf("unknown controller %q", name)
-	}
+	c, err := startController(name, f, s, namespace)
 	if err != nil {
 		return r, err
 	}

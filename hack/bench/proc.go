@@ -46,26 +46,41 @@ func parseStatCPU(stat string) (float64, error) {
 
 // peakRSS returns a process's peak resident set size in bytes (VmHWM).
 func peakRSS(pid int) (int64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	return parseVmHWM(string(data))
+	hwm, _, err := memory(pid)
+	return hwm, err
 }
 
-func parseVmHWM(status string) (int64, error) {
+// memory returns a process's peak and current resident set sizes in bytes
+// (VmHWM and VmRSS).
+func memory(pid int) (hwm, rss int64, err error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	if hwm, err = parseStatusBytes(string(data), "VmHWM"); err != nil {
+		return 0, 0, err
+	}
+	if rss, err = parseStatusBytes(string(data), "VmRSS"); err != nil {
+		return 0, 0, err
+	}
+	return hwm, rss, nil
+}
+
+// parseStatusBytes reads a size field ("VmHWM:\t 51200 kB") of a
+// /proc/PID/status file.
+func parseStatusBytes(status, field string) (int64, error) {
 	for line := range strings.SplitSeq(status, "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			f := strings.Fields(rest)
 			if len(f) != 2 || f[1] != "kB" {
-				return 0, fmt.Errorf("VmHWM: %q", rest)
+				return 0, fmt.Errorf("%s: %q", field, rest)
 			}
 			kb, err := strconv.ParseInt(f[0], 10, 64)
 			if err != nil {
-				return 0, fmt.Errorf("VmHWM: %w", err)
+				return 0, fmt.Errorf("%s: %w", field, err)
 			}
 			return kb << 10, nil
 		}
 	}
-	return 0, fmt.Errorf("no VmHWM in status")
+	return 0, fmt.Errorf("no %s in status", field)
 }
