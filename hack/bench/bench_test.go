@@ -116,15 +116,15 @@ func TestSpread(t *testing.T) {
 func TestSyncReportRatiosPerRepeat(t *testing.T) {
 	var b bytes.Buffer
 	syncReport(&b, []syncResult{
-		{objects: 10, repeat: 0, controller: "kreact", sync: 2 * time.Second, cpuReady: 1, hwm: 100 << 20, rss: 60 << 20},
-		{objects: 10, repeat: 0, controller: "bare", sync: 4 * time.Second, cpuReady: 2, hwm: 200 << 20, rss: 100 << 20},
-		{objects: 10, repeat: 1, controller: "bare", sync: 1 * time.Second, cpuReady: 1, hwm: 100 << 20, rss: 100 << 20},
-		{objects: 10, repeat: 1, controller: "kreact", sync: 1 * time.Second, cpuReady: 2, hwm: 100 << 20, rss: 30 << 20},
+		{objects: 10, repeat: 0, controller: "kreact", sync: 2 * time.Second, cpuReady: 1, cpuWindow: 1, hwm: 100 << 20, rss: 60 << 20},
+		{objects: 10, repeat: 0, controller: "bare", sync: 4 * time.Second, cpuReady: 2, cpuWindow: 2, hwm: 200 << 20, rss: 100 << 20},
+		{objects: 10, repeat: 1, controller: "bare", sync: 1 * time.Second, cpuReady: 1, cpuWindow: 1, hwm: 100 << 20, rss: 100 << 20},
+		{objects: 10, repeat: 1, controller: "kreact", sync: 1 * time.Second, cpuReady: 2, cpuWindow: 2, hwm: 100 << 20, rss: 30 << 20},
 	})
 	out := b.String()
 	for _, want := range []string{
-		"| 10 | kreact/bare, median (min–max) | **0.75×** (0.50–1.00) | **1.25×** (0.50–2.00) | **0.75×** (0.50–1.00) | **0.45×** (0.30–0.60) | 2 |",
-		"| 10 | kreact, median | 1.5 s | 1.50 | 100 MiB | 45 MiB | 2 |",
+		"| 10 | kreact/bare, median (min–max) | **0.75×** (0.50–1.00) | **1.25×** (0.50–2.00) | **1.25×** (0.50–2.00) | **0.75×** (0.50–1.00) | **0.45×** (0.30–0.60) | 2 |",
+		"| 10 | kreact, median | 1.5 s | 1.50 | 3.00 | 100 MiB | 45 MiB | 2 |",
 		"| 10 | 2 | kreact | 1s |",
 	} {
 		if !strings.Contains(out, want) {

@@ -35,8 +35,10 @@
 // patches. Each repeat starts each controller on that namespace (again
 // alternating) and reports the time from the process's start to its
 // readiness (kreact's /readyz, the bare controller's "synced"), its CPU
-// seconds to then, its peak RSS then and -sync-window later (VmHWM), and
-// its RSS at the end of the window (VmRSS: the steady state), with the
+// seconds to then and to the end of a window of -sync-window after it (the
+// bare controller reconciles the initial adds after its "synced", kreact
+// while it syncs), its peak RSS then and at the end of the window (VmHWM),
+// and its RSS at the end of the window (VmRSS: the steady state), with the
 // kreact/bare ratios of each repeat as median (min–max).
 //
 // The machine is shared and noisy: read ratios from one run, not absolute
