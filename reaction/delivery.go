@@ -132,11 +132,12 @@ const (
 	// times its quiet p99 (median 2.9) to 1.05–2.0 times (median 1.5)
 	// in nine interleaved pairs; resting 1s did worse, 5s no better.
 	//
-	// Only a call that used at least garbageRestCPU rests so: a call is
-	// charged with everything the process allocated while it ran, so a
-	// short call beside a hog can be stopped by mistake, and it must not
-	// hold its rule up for seconds. Making 64 MiB of garbage takes
-	// milliseconds of CPU; a typical call uses microseconds.
+	// Only a call that used at least garbageRestCPU rests so: where the
+	// system gives no per-call figure, a call is charged with what the
+	// process allocated while it ran (see scripting's memory watchdog),
+	// so a short call beside a hog could be stopped by mistake there, and
+	// it must not hold its rule up for seconds. Making 64 MiB of garbage
+	// takes milliseconds of CPU; a typical call uses microseconds.
 	garbageRate    = 32 << 20
 	garbageRestCPU = 2 * time.Millisecond
 	maxRest        = time.Minute

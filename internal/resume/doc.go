@@ -22,6 +22,11 @@
 //     state), then a bookmark at the list's resourceVersion. The reflector
 //     sees one long watch, and its informer sees every change, deletes
 //     included.
+//   - Lists are made in pages of PageSize, at the newest resourceVersion
+//     (the API server serves them from its watch cache), and handed to the
+//     reflector as one list: the response of an unpaginated list, held
+//     whole beside the objects decoded from it, was the largest transient
+//     allocation of a sync and set the heap's size for good.
 //   - Errors that waiting does not cure (403, 404, a bad selector) reach the
 //     reflector as before, and from it the informer's watch-error handler.
 //   - Streaming lists (WatchList) are turned off: the watch resumes plain

@@ -37,6 +37,8 @@ type Object interface {
 type List interface {
 	runtime.Object
 	GetResourceVersion() string
+	GetContinue() string
+	SetContinue(string)
 }
 
 // Resource is what a ListWatch lists and watches. client-go's
@@ -123,25 +125,18 @@ func (lw *ListWatch[L, T, O]) Watch(options metav1.ListOptions) (watch.Interface
 	return lw.WatchWithContext(context.Background(), options)
 }
 
-// ListWithContext lists, retrying while the server cannot be reached, and
-// records the objects as what the reflector knows.
+// ListWithContext lists, in pages (see listAll) that it returns as one
+// list, retrying while the server cannot be reached, and records the
+// objects as what the reflector knows, in place of what it knew.
 func (lw *ListWatch[L, T, O]) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
 	lw.tweak(&options)
-	var list L
-	err := lw.retry(ctx, func() (err error) {
-		list, err = lw.resource.List(ctx, options)
-		return err
-	})
+	list, err := lw.listAll(ctx, options)
 	if err != nil {
 		return nil, err
 	}
 	items := lw.items(list)
 	lw.mu.Lock()
-	*items = lw.filter(*items)
-	if options.Continue == "" {
-		// A new list replaces what the reflector knew; later pages add to it.
-		lw.known = make(map[string]knownObject[O], len(*items))
-	}
+	lw.known = make(map[string]knownObject[O], len(*items))
 	for i := range *items {
 		lw.rememberLocked(&(*items)[i])
 	}
@@ -172,6 +167,60 @@ func (lw *ListWatch[L, T, O]) WatchWithContext(ctx context.Context, options meta
 	}
 	go w.run(inner, pending)
 	return w, nil
+}
+
+// PageSize is how many objects a ListWatch asks the server for at once.
+// An unpaginated list of 50,000 1 KB ConfigMaps held the response body,
+// its items as raw JSON and the decoded objects at once (75 + 82 + 220
+// MB), and that peak set the process's heap goal for good; in pages,
+// only one page's body and raw items are held beside the decoded
+// objects. 500 is client-go's pager default.
+const PageSize = 500
+
+// listAll lists the objects of options in pages of PageSize, retrying
+// each page while the server cannot be reached, and returns the objects
+// Keep keeps as one list, with the first page's metadata: the pages of one
+// list are one snapshot, at its resourceVersion.
+//
+// Every list asks for the newest state (resourceVersion ""), which the
+// API server serves from its watch cache in pages (ListFromCacheSnapshot,
+// on by default since 1.34): the reflector's first list asks for "0",
+// any state, which the watch cache serves whole, ignoring the limit, and
+// its later ones for a state at least as new as one it saw, which the
+// newest is too. A continue token that expired (410) between pages
+// starts the list over.
+func (lw *ListWatch[L, T, O]) listAll(ctx context.Context, options metav1.ListOptions) (L, error) {
+	options.ResourceVersion, options.ResourceVersionMatch = "", ""
+	options.Limit, options.Continue = PageSize, ""
+	var all L
+	for {
+		var page L
+		err := lw.retry(ctx, func() (err error) {
+			page, err = lw.resource.List(ctx, options)
+			return err
+		})
+		switch {
+		case err != nil && options.Continue != "" && isExpired(err):
+			var zero L
+			all, options.Continue = zero, ""
+			continue
+		case err != nil:
+			return all, err
+		}
+		next := page.GetContinue()
+		items := lw.items(page)
+		*items = lw.filter(*items)
+		if options.Continue == "" {
+			all = page
+		} else {
+			*lw.items(all) = append(*lw.items(all), *items...)
+		}
+		if next == "" {
+			all.SetContinue("")
+			return all, nil
+		}
+		options.Continue = next
+	}
 }
 
 // retry calls f until it succeeds, fails with an error that waiting does
@@ -217,15 +266,11 @@ func (lw *ListWatch[L, T, O]) filter(items []T) []T {
 func (lw *ListWatch[L, T, O]) relist(ctx context.Context, template metav1.ListOptions) ([]watch.Event, string, error) {
 	options := metav1.ListOptions{LabelSelector: template.LabelSelector, FieldSelector: template.FieldSelector,
 		ShardSelector: template.ShardSelector}
-	var list L
-	err := lw.retry(ctx, func() (err error) {
-		list, err = lw.resource.List(ctx, options)
-		return err
-	})
+	list, err := lw.listAll(ctx, options)
 	if err != nil {
 		return nil, "", err
 	}
-	items := lw.filter(*lw.items(list))
+	items := *lw.items(list)
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
 	listed := make(map[string]knownObject[O], len(items))
