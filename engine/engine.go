@@ -537,6 +537,9 @@ type Status struct {
 	Running bool
 	Synced  bool
 	Waiting string
+	// Queued is how many objects (and ticks) have calls waiting
+	// (reaction.Delivery.Len); 0 for a rule that is not running.
+	Queued int
 }
 
 // Status returns the state of every rule, sorted by name.
@@ -550,7 +553,7 @@ func (e *Engine) Status() []Status {
 	out := make([]Status, 0, len(e.running)+len(e.pending))
 	for name, r := range e.running {
 		synced := r.hasSynced() && !pendingButServed(r.watches, snap)
-		out = append(out, Status{Rule: name, Running: true, Synced: synced})
+		out = append(out, Status{Rule: name, Running: true, Synced: synced, Queued: r.delivery.Len()})
 	}
 	for name, p := range e.pending {
 		out = append(out, Status{Rule: name, Waiting: p.reason})

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"log/slog"
+	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -37,7 +39,22 @@ func RulesBehind(rules []Status) []string {
 // is empty), or when ctx ends. Every report interval it logs which rules
 // it waits for and how far their informers are; at the end it logs the
 // "caches synced" line with what the rules' informers hold.
+//
+// The initial sync is when kreact allocates the most at once: every
+// object is decoded and handed to every rule's handlers as an initial
+// add. So that this peak does not set the process's memory for good,
+// WaitForSync runs Go's collector twice as often meanwhile (GOGC 50,
+// unless GOGC is set), and once the rules have handled their initial
+// adds (at most syncDrainBound after the caches synced) it restores the
+// collector and returns the memory freed since to the operating system.
+// The README's "Initial sync" has the figures: both lowered kreact's
+// peak and steady RSS against a bare informer's, for a few percent more
+// CPU during the sync.
 func WaitForSync(ctx context.Context, logger *slog.Logger, v SyncView, poll, report time.Duration) {
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(syncGCPercent))
+	}
+	defer debug.FreeOSMemory()
 	start := time.Now()
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
@@ -75,6 +92,38 @@ func WaitForSync(ctx context.Context, logger *slog.Logger, v SyncView, poll, rep
 		"took", time.Since(start).Round(time.Millisecond).String(),
 		"objects", objects,
 		"informers", summary)
+	waitDrained(ctx, v, poll, syncDrainBound)
+}
+
+// syncGCPercent is Go's GOGC during the initial sync, and syncDrainBound
+// how long WaitForSync waits, after the caches synced, for the rules'
+// initial adds to be handled before it returns memory: a rule that is slow
+// to handle them keeps the rest of its queue as it is.
+const (
+	syncGCPercent  = 50
+	syncDrainBound = time.Minute
+)
+
+// waitDrained waits until no running rule has calls waiting, for at most
+// bound, or until ctx ends.
+func waitDrained(ctx context.Context, v SyncView, poll, bound time.Duration) {
+	deadline := time.Now().Add(bound)
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		queued := 0
+		for _, s := range v.Rules() {
+			queued += s.Queued
+		}
+		if queued == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // informersOf returns the informers that any of the rules watches through

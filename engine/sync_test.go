@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -133,4 +134,49 @@ func TestWaitForSyncEndsWithContext(t *testing.T) {
 	if logs.Count("caches synced") != 0 {
 		t.Errorf("synced logged although rule a never caught up:\n%s", logs)
 	}
+}
+
+// TestWaitForSyncWaitsForTheInitialAdds: after the caches synced,
+// WaitForSync returns once the rules have no calls waiting (their initial
+// adds handled), with Go's collector as it found it.
+func TestWaitForSyncWaitsForTheInitialAdds(t *testing.T) {
+	t.Setenv("GOGC", "")
+	var queued atomic.Int64
+	queued.Store(3)
+	var gcDuring atomic.Int64
+	view := engine.SyncView{
+		Rules: func() []engine.Status {
+			gcDuring.Store(int64(gcPercent()))
+			return []engine.Status{{Rule: "a", Running: true, Synced: true, Queued: int(queued.Load())}}
+		},
+		Informers: func() []dynamicinformer.WatchStatus { return nil },
+	}
+	before := gcPercent()
+	done := make(chan struct{})
+	logs := &testcluster.LogBuffer{}
+	go func() {
+		defer close(done)
+		engine.WaitForSync(t.Context(), slog.New(slog.NewTextHandler(logs, nil)), view, time.Millisecond, time.Hour)
+	}()
+	testcluster.Eventually(t, "the caches synced line", func() bool { return logs.Count("caches synced") == 1 })
+	select {
+	case <-done:
+		t.Fatal("WaitForSync returned while calls were waiting")
+	case <-time.After(20 * time.Millisecond):
+	}
+	if got := gcDuring.Load(); got != 50 {
+		t.Errorf("GOGC during the sync = %d, want 50", got)
+	}
+	queued.Store(0)
+	<-done
+	if after := gcPercent(); after != before {
+		t.Errorf("GOGC after the sync = %d, want %d as before", after, before)
+	}
+}
+
+// gcPercent reads Go's GOGC setting, which only SetGCPercent returns.
+func gcPercent() int {
+	old := debug.SetGCPercent(-1)
+	debug.SetGCPercent(old)
+	return old
 }

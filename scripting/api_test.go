@@ -74,7 +74,10 @@ func TestJSONValidation(t *testing.T) {
 		t.Run(tt.call, func(t *testing.T) {
 			h := newFakeHost()
 			src := "function onAdd(obj) {\n  const x = 1;\n  " + tt.call + ";\n}"
-			r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
+			// A generous timeout: these calls check messages, and
+			// building 4 MiB under the race detector on a loaded machine
+			// took over the default second.
+			r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{Timeout: 30 * time.Second})
 			_, err := r.Call(addEvent)
 			var se *ScriptError
 			if !errors.As(err, &se) {
@@ -426,7 +429,10 @@ func TestLogLimit(t *testing.T) {
   for (let i = 0; i < 1000; i++) console.log("line " + i);
 }`
 	h := newFakeHost()
-	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
+	// A generous timeout: the test is about the log's limit, and a
+	// thousand lines under the race detector on a loaded machine can take
+	// over the default second.
+	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{Timeout: 30 * time.Second})
 	if _, err := r.Call(addEvent); err != nil {
 		t.Fatal(err)
 	}
