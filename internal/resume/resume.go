@@ -174,8 +174,11 @@ func (lw *ListWatch[L, T, O]) WatchWithContext(ctx context.Context, options meta
 // its items as raw JSON and the decoded objects at once (75 + 82 + 220
 // MB), and that peak set the process's heap goal for good; in pages,
 // only one page's body and raw items are held beside the decoded
-// objects. 500 is client-go's pager default.
-const PageSize = 500
+// objects. 2,000 rather than client-go's pager default of 500: at
+// 100,000 1 KB ConfigMaps, pages of 500 took the sync from 0.7 to 1.14
+// times a bare informer's streamed list, 2,000 to 0.94 times, for a peak
+// within the noise of 500's (hack/bench's sync phase).
+const PageSize = 2000
 
 // listAll lists the objects of options in pages of PageSize, retrying
 // each page while the server cannot be reached, and returns the objects
