@@ -78,7 +78,11 @@
 //
 // spec.every and spec.schedule (a calendar, in its time zone) schedule
 // onTick on the same clock; ticks that fall due while one runs, or that a
-// clock jump skipped, are merged into one.
+// clock jump skipped, are merged into one. A failed tick is retried like
+// any call, and the schedule goes on whether it succeeds or is given up.
+// With Options.Schedules (kreact run --shards), a tick that falls due is
+// made only where it says so, unless the rule's spec.tickScope is
+// replica: once for the cluster.
 // Options.Clock is that clock. The workqueue's AddAfter wakes the object
 // when a deadline comes; offline, where the clock moves by steps, Fire
 // queues what is due and NextDue says when the next deadline is.
