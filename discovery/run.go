@@ -3,13 +3,10 @@ package discovery
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"strings"
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
@@ -66,33 +63,12 @@ func (c *Cache) Run(ctx context.Context) error {
 // created then is seen promptly, and the informer stops as soon as ctx
 // ends, which Run waits for.
 func (c *Cache) watch(ctx context.Context, wg *sync.WaitGroup, gvr schema.GroupVersionResource) cache.Store {
-	var (
-		mu       sync.Mutex
-		lastWarn time.Time
-	)
+	warnings := &resume.Warnings{Log: c.log.With("resource", gvr.String()), Every: watchWarnEvery,
+		Msg: "watch for discovery triggers failed; retrying, new APIs are seen by polling meanwhile"}
 	warn := func(err error) {
-		switch {
-		case ctx.Err() != nil, errors.Is(err, io.EOF):
-			return
-		case apierrors.IsResourceExpired(err), apierrors.IsGone(err):
-			c.log.Debug("watch for discovery triggers expired; relisting", "resource", gvr.String(), "err", err)
-			return
+		if ctx.Err() == nil {
+			warnings.Failed(err)
 		}
-		// Every failure is retried, within a second while the server
-		// cannot be reached: warn at most once a minute, not per retry.
-		mu.Lock()
-		now := time.Now()
-		loud := now.Sub(lastWarn) >= watchWarnEvery
-		if loud {
-			lastWarn = now
-		}
-		mu.Unlock()
-		level := slog.LevelDebug
-		if loud {
-			level = slog.LevelWarn
-		}
-		c.log.Log(ctx, level, "watch for discovery triggers failed; retrying, new APIs are seen by polling meanwhile",
-			"resource", gvr.String(), "err", err)
 	}
 	lw := resume.New(c.metadata.Resource(gvr),
 		func(l *metav1.PartialObjectMetadataList) *[]metav1.PartialObjectMetadata { return &l.Items },

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"slices"
 	"strings"
@@ -65,10 +64,9 @@ type instance struct {
 	shard    shardSpec
 	filtered atomic.Int64
 
-	log       *slog.Logger
-	warnMu    sync.Mutex
-	lastWarn  time.Time
-	warnEvery time.Duration
+	// warnings logs the list and watch failures retried, at Warn at
+	// most once per RetryPeriod.
+	warnings *resume.Warnings
 }
 
 func newEntry(m *Manager, key Key) *entry {
@@ -397,12 +395,11 @@ func forbiddenVerb(err error) string {
 func (e *entry) start(ctx context.Context, spec shardSpec) *instance {
 	ictx, cancel := context.WithCancel(klog.NewContext(ctx, e.klogger()))
 	inst := &instance{
-		cancel:    cancel,
-		done:      make(chan struct{}),
-		failed:    make(chan error, 1),
-		log:       e.log,
-		warnEvery: e.m.opts.RetryPeriod,
-		shard:     spec,
+		cancel:   cancel,
+		done:     make(chan struct{}),
+		failed:   make(chan error, 1),
+		shard:    spec,
+		warnings: &resume.Warnings{Log: e.log, Msg: "list/watch failed, retrying", Every: e.m.opts.RetryPeriod},
 	}
 	key := e.key
 	tweak := func(o *metav1.ListOptions) {
@@ -553,22 +550,8 @@ func (inst *instance) watchError(_ context.Context, _ *cache.Reflector, err erro
 		case inst.failed <- err:
 		default:
 		}
-	case errors.Is(err, io.EOF):
-	case apierrors.IsResourceExpired(err), apierrors.IsGone(err):
-		inst.log.Debug("watch expired, relisting", "err", err)
 	default:
-		inst.warnMu.Lock()
-		now := time.Now()
-		loud := now.Sub(inst.lastWarn) >= inst.warnEvery
-		if loud {
-			inst.lastWarn = now
-		}
-		inst.warnMu.Unlock()
-		if loud {
-			inst.log.Warn("list/watch failed, retrying", "err", err)
-		} else {
-			inst.log.Debug("list/watch failed, retrying", "err", err)
-		}
+		inst.warnings.Failed(err)
 	}
 }
 
