@@ -186,6 +186,19 @@ func (c *controller) barePatches() (int64, error) {
 	return 0, fmt.Errorf("the bare controller did not report its patches; stderr:\n%s", c.stderr.String())
 }
 
+// stopCountingPatches stops the controller and returns how many patches
+// it sent, read where each controller tells (see kreactPatches). It
+// stops the controller whatever the error.
+func (c *controller) stopCountingPatches() (int64, error) {
+	if c.name == "kreact" {
+		n, err := c.kreactPatches()
+		c.stop()
+		return n, err
+	}
+	c.stop()
+	return c.barePatches()
+}
+
 // stop sends SIGTERM and waits for the process to exit.
 func (c *controller) stop() {
 	close(c.stopped)

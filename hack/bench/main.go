@@ -280,17 +280,10 @@ func measure(ctx context.Context, phase, name string, f flags, s settings, names
 	if r.rss, err = peakRSS(pid); err != nil {
 		return r, err
 	}
-	if name == "kreact" {
-		if r.patches, err = c.kreactPatches(); err != nil {
-			return r, err
-		}
-	}
-	c.stop()
+	r.patches, err = c.stopCountingPatches()
 	stopped = true
-	if name == "bare" {
-		if r.patches, err = c.barePatches(); err != nil {
-			return r, err
-		}
+	if err != nil {
+		return r, err
 	}
 	if r.left > 0 {
 		t.forget()

@@ -123,17 +123,10 @@ func measureSync(ctx context.Context, name string, f flags, s settings, namespac
 	if r.hwm, r.rss, err = memory(pid); err != nil {
 		return r, err
 	}
-	if name == "kreact" {
-		if r.patches, err = c.kreactPatches(); err != nil {
-			return r, err
-		}
-	}
-	c.stop()
+	r.patches, err = c.stopCountingPatches()
 	stopped = true
-	if name == "bare" {
-		if r.patches, err = c.barePatches(); err != nil {
-			return r, err
-		}
+	if err != nil {
+		return r, err
 	}
 	return r, nil
 }
