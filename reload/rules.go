@@ -176,27 +176,12 @@ func (r *Rules) counts(n int) []any {
 func inChangedFiles(err error, changed map[string]bool) (error, int) {
 	var fresh []error
 	repeated := 0
-	var visit func(err error)
-	visit = func(err error) {
-		switch e := err.(type) {
-		case source.ErrorList:
-			for _, x := range e {
-				visit(x)
-			}
-		case *source.Error:
-			if e.Pos.File != "" && !changed[e.Pos.File] {
-				repeated++
-				return
-			}
-			fresh = append(fresh, e)
-		case interface{ Unwrap() []error }:
-			for _, x := range e.Unwrap() {
-				visit(x)
-			}
-		default:
-			fresh = append(fresh, err)
+	for _, p := range source.Problems(err) {
+		if e, ok := p.(*source.Error); ok && e.Pos.File != "" && !changed[e.Pos.File] {
+			repeated++
+			continue
 		}
+		fresh = append(fresh, p)
 	}
-	visit(err)
 	return errors.Join(fresh...), repeated
 }
