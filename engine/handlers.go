@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -28,6 +29,30 @@ func Check(r *rules.Rule) (*scripting.Program, source.ErrorList) {
 		return nil, ruleErrors(r, err)
 	}
 	return prog, checkHandlers(r, prog)
+}
+
+// LoadAll loads the rule files of paths as rules.LoadAll does, for the
+// commands that report every problem at once (`kreact validate` and
+// `kreact test`). It returns the rules without problems of format, not
+// checked yet, and every problem of the others, with the errors of their
+// scripts (Check): a field with a problem is missing from such a rule, so
+// its warnings and resources wait, but its script is checked, so that
+// fixing a file takes one round. It returns ctx's error when ctx ends
+// first.
+func LoadAll(ctx context.Context, paths ...string) ([]*rules.Rule, source.ErrorList, error) {
+	rs, broken, err := rules.LoadAll(paths...)
+	var problems source.ErrorList
+	if err != nil {
+		problems.AddError(source.Position{}, err)
+	}
+	for _, r := range broken {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		_, scriptProblems := Check(r)
+		problems = append(problems, scriptProblems.Errors()...)
+	}
+	return rs, problems, nil
 }
 
 // checkHandlers checks the script's handlers against spec.events,

@@ -2,6 +2,7 @@ package ruletest
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -219,15 +220,10 @@ func load(path string, data []byte, errs *source.ErrorList) *File {
 func (f *File) loadRules(paths []string, errs *source.ErrorList) {
 	// As `kreact validate` reads them: every problem at once, those of
 	// the scripts of rules with other problems too.
-	rs, broken, err := rules.LoadAll(paths...)
-	if err != nil {
-		errs.AddError(source.Position{}, err)
-	}
-	for _, r := range broken {
-		_, problems := engine.Check(r)
-		*errs = append(*errs, problems.Errors()...)
-	}
-	if err == nil && len(rs) == 0 {
+	// (A context that never ends: no error but its end.)
+	rs, problems, _ := engine.LoadAll(context.Background(), paths...)
+	*errs = append(*errs, problems...)
+	if len(problems) == 0 && len(rs) == 0 {
 		errs.Addf(source.Position{File: f.Path}, "spec.rules: %s hold no rules", strings.Join(paths, ", "))
 	}
 	for _, r := range rs {

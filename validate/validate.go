@@ -68,22 +68,11 @@ func Check(ctx context.Context, paths []string, mapper *restmapper.Mapper) (*Res
 	res := &Result{}
 	files, _ := rules.Files(paths...)
 	res.Files = len(files)
-	rs, broken, err := rules.LoadAll(paths...)
-	res.Rules = rs
+	rs, problems, err := engine.LoadAll(ctx, paths...)
 	if err != nil {
-		res.Problems.AddError(source.Position{}, err)
+		return nil, err
 	}
-	for _, r := range broken {
-		// The script of a rule whose other fields have problems is
-		// checked too, so that fixing a file takes one round; its
-		// warnings and resources wait (a field with a problem is
-		// missing from the rule, which would make them wrong).
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		_, problems := engine.Check(r)
-		res.Problems = append(res.Problems, problems.Errors()...)
-	}
+	res.Rules, res.Problems = rs, problems
 	for _, r := range res.Rules {
 		if err := ctx.Err(); err != nil {
 			return nil, err
