@@ -237,22 +237,11 @@ func (d *decoder) spec(r *Rule, spec yamlnode.Entry, m map[string]yamlnode.Entry
 
 // tickScope decodes spec.tickScope; left out, it is "" (TickCluster).
 func (d *decoder) tickScope(r *Rule, e yamlnode.Entry) TickScope {
-	if !e.Present() || yamlnode.IsNull(yamlnode.Deref(e.Value)) {
-		return ""
+	v, ok := decodeEnum(d, e, "spec.tickScope", "scope", "", TickCluster, TickReplica)
+	if ok && !r.Ticks() {
+		d.Errorf(e.Value, "spec.tickScope: applies to spec.every or spec.schedule, and neither is set")
 	}
-	s, ok := d.Str(e.Value, "spec.tickScope")
-	if !ok {
-		return ""
-	}
-	switch v := TickScope(s); v {
-	case TickCluster, TickReplica:
-		if !r.Ticks() {
-			d.Errorf(e.Value, "spec.tickScope: applies to spec.every or spec.schedule, and neither is set")
-		}
-		return v
-	}
-	d.Errorf(e.Value, "spec.tickScope: unknown scope %q (want cluster or replica)", s)
-	return ""
+	return v
 }
 
 // schedule decodes spec.schedule and spec.timeZone, reporting every
@@ -291,19 +280,30 @@ func (d *decoder) schedule(r *Rule, sched, tz, every yamlnode.Entry) {
 
 // delivery decodes spec.delivery; left out, it is DeliverLatest.
 func (d *decoder) delivery(e yamlnode.Entry) Delivery {
+	v, _ := decodeEnum(d, e, "spec.delivery", "delivery", DeliverLatest, DeliverLatest, DeliverEvery)
+	return v
+}
+
+// decodeEnum decodes the string field e at path, which takes one of
+// values: left out or unknown it is def, an unknown one reported as an
+// unknown what. ok says that one of values was written.
+func decodeEnum[T ~string](d *decoder, e yamlnode.Entry, path, what string, def T, values ...T) (v T, ok bool) {
 	if !e.Present() || yamlnode.IsNull(yamlnode.Deref(e.Value)) {
-		return DeliverLatest
+		return def, false
 	}
-	s, ok := d.Str(e.Value, "spec.delivery")
+	s, ok := d.Str(e.Value, path)
 	if !ok {
-		return DeliverLatest
+		return def, false
 	}
-	switch v := Delivery(s); v {
-	case DeliverLatest, DeliverEvery:
-		return v
+	if slices.Contains(values, T(s)) {
+		return T(s), true
 	}
-	d.Errorf(e.Value, "spec.delivery: unknown delivery %q (want latest or every)", s)
-	return DeliverLatest
+	want := make([]string, len(values))
+	for i, v := range values {
+		want[i] = string(v)
+	}
+	d.Errorf(e.Value, "%s: unknown %s %q (want %s or %s)", path, what, s, strings.Join(want[:len(want)-1], ", "), want[len(want)-1])
+	return def, false
 }
 
 // defaultBurst is twice the rate, rounded up, and at least 1.
