@@ -21,23 +21,6 @@ import (
 // channel while it did; the limit checks that neither happens, not speed.
 const outageLimit = 10 * time.Second
 
-// outages kills the API server once for each of downs, for that long, and
-// starts it again, as in issue 24: long enough for every watch to fail and
-// back off a few times.
-func outages(t *testing.T, downs ...time.Duration) {
-	t.Helper()
-	for _, down := range downs {
-		time.Sleep(time.Second)
-		if err := cluster.KillAPIServer(); err != nil {
-			t.Fatalf("kill API server: %v", err)
-		}
-		time.Sleep(down)
-		if err := cluster.StartAPIServer(); err != nil {
-			t.Fatalf("start API server: %v", err)
-		}
-	}
-}
-
 // TestE2ECRDCreatedRightAfterOutages kills the API server five times under
 // a running cache, then creates a CRD as soon as the server is back: the
 // CRD watch must have reconnected and the cache must report the CRD's
@@ -52,7 +35,7 @@ func TestE2ECRDCreatedRightAfterOutages(t *testing.T) {
 	cancel := c.Subscribe(log.add)
 	defer cancel()
 
-	outages(t, 3*time.Second, 5*time.Second, 3*time.Second, 10*time.Second, 3*time.Second)
+	cluster.Outages(t, 3*time.Second, 5*time.Second, 3*time.Second, 10*time.Second, 3*time.Second)
 
 	crd := testcluster.CRD{Group: "outage.kreact.io", Kind: "Survivor", Plural: "survivors"}
 	created := time.Now()
@@ -107,26 +90,13 @@ func TestE2ERunReturnsAfterOutages(t *testing.T) {
 	}
 	whileDown, afterwards := start(), start()
 
-	outages(t, 3*time.Second, 5*time.Second, 3*time.Second, 10*time.Second, 3*time.Second)
+	cluster.Outages(t, 3*time.Second, 5*time.Second, 3*time.Second, 10*time.Second, 3*time.Second)
 
 	time.Sleep(time.Second)
-	if err := cluster.KillAPIServer(); err != nil {
-		t.Fatalf("kill API server: %v", err)
-	}
-	restarted := false
-	t.Cleanup(func() {
-		if !restarted {
-			if err := cluster.StartAPIServer(); err != nil {
-				t.Errorf("restart API server: %v", err)
-			}
-		}
-	})
+	up := cluster.Down(t)
 	time.Sleep(3 * time.Second)
 	stop("with the API server down", whileDown)
-	if err := cluster.StartAPIServer(); err != nil {
-		t.Fatal(err)
-	}
-	restarted = true
+	up()
 	stop("with the API server back", afterwards)
 }
 
@@ -147,7 +117,7 @@ func TestE2ELagAfterAnOutageIsChasedPromptly(t *testing.T) {
 	defer cancel()
 
 	// Retries after 1, 2, 4, 8 and 16 s fail: the next would wait 32 s.
-	outages(t, 20*time.Second)
+	cluster.Outages(t, 20*time.Second)
 
 	crd := testcluster.CRD{Group: "lagafter.kreact.io", Kind: "Straggler", Plural: "stragglers"}
 	start := lagging.set(crd.Group)

@@ -33,35 +33,13 @@ func TestSIGTERMAfterAPIServerOutages(t *testing.T) {
 		testcluster.Eventually(t, "kreact to sync", func() bool { return k.stderr.Count("caches synced") > 0 })
 	}
 
-	for _, down := range []time.Duration{3 * time.Second, 5 * time.Second, 3 * time.Second, 10 * time.Second, 3 * time.Second} {
-		time.Sleep(time.Second)
-		if err := cluster.KillAPIServer(); err != nil {
-			t.Fatalf("kill API server: %v", err)
-		}
-		time.Sleep(down)
-		if err := cluster.StartAPIServer(); err != nil {
-			t.Fatalf("start API server: %v", err)
-		}
-	}
+	cluster.Outages(t, 3*time.Second, 5*time.Second, 3*time.Second, 10*time.Second, 3*time.Second)
 
 	time.Sleep(time.Second)
-	if err := cluster.KillAPIServer(); err != nil {
-		t.Fatalf("kill API server: %v", err)
-	}
-	restarted := false
-	t.Cleanup(func() {
-		if !restarted {
-			if err := cluster.StartAPIServer(); err != nil {
-				t.Errorf("restart API server: %v", err)
-			}
-		}
-	})
+	up := cluster.Down(t)
 	time.Sleep(3 * time.Second)
 	terminateWithin(t, "with the API server down", whileDown)
-	if err := cluster.StartAPIServer(); err != nil {
-		t.Fatal(err)
-	}
-	restarted = true
+	up()
 	terminateWithin(t, "with the API server back", afterwards)
 }
 

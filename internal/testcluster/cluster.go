@@ -218,6 +218,44 @@ func (c *Cluster) StartAPIServer() error {
 	})
 }
 
+// Outages kills the API server once for each of downs, a second after it
+// was last up, and starts it again after that long, failing t if either
+// fails.
+func (c *Cluster) Outages(t testing.TB, downs ...time.Duration) {
+	t.Helper()
+	for _, down := range downs {
+		time.Sleep(time.Second)
+		up := c.Down(t)
+		time.Sleep(down)
+		up()
+	}
+}
+
+// Down kills the API server and returns the function that starts it
+// again, failing t if either fails. If t ends before that function is
+// called, t's cleanup starts the server, so that later tests have one.
+func (c *Cluster) Down(t testing.TB) (up func()) {
+	t.Helper()
+	if err := c.KillAPIServer(); err != nil {
+		t.Fatalf("kill API server: %v", err)
+	}
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			if err := c.StartAPIServer(); err != nil {
+				t.Errorf("restart API server: %v", err)
+			}
+		}
+	})
+	return func() {
+		t.Helper()
+		if err := c.StartAPIServer(); err != nil {
+			t.Fatalf("start API server: %v", err)
+		}
+		restarted = true
+	}
+}
+
 // StopEtcd stops etcd; the API server stays up but cannot serve storage.
 func (c *Cluster) StopEtcd() error { return c.etcd.stop(15 * time.Second) }
 
