@@ -22,6 +22,7 @@ import (
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/discovery"
 	"github.com/kreact/kreact/internal/resume"
+	"github.com/kreact/kreact/projection"
 )
 
 // entry is the state kept for one Key: its subscribers and, while the
@@ -63,6 +64,9 @@ type instance struct {
 	// shard is what a sharded instance selects; zero for others.
 	shard    shardSpec
 	filtered atomic.Int64
+	// fields is the union of the fields of the watches when the instance
+	// started: what its cache holds of each object.
+	fields projection.Fields
 
 	// warnings logs the list and watch failures retried, at Warn at
 	// most once per RetryPeriod.
@@ -94,12 +98,16 @@ func (e *entry) pending() bool {
 	return e.phase == PhasePending
 }
 
-// add subscribes w. If an informer is running, w's handler joins it and is
-// replayed the cache.
+// add subscribes w. If an informer is running and caches the fields w
+// reads, w's handler joins it and is replayed the cache; if it does not,
+// the entry's goroutine is woken to restart it with the wider union (see
+// supervise), and w's handler joins the new one.
 func (e *entry) add(w *Watch) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.inst != nil {
+	if e.inst != nil && !e.inst.fields.Covers(w.fields) {
+		e.poke()
+	} else if e.inst != nil {
 		reg, err := e.inst.informer.AddEventHandlerWithOptions(w.registeredHandler(e.sharded()), e.handlerOptions())
 		if err != nil {
 			return err
@@ -119,6 +127,13 @@ func (e *entry) handlerOptions() cache.HandlerOptions {
 // klog's V(n) becomes slog level -n, so V(4) chatter lands at Debug.
 func (e *entry) klogger() klog.Logger {
 	return logr.FromSlogHandler(e.log.With("source", "client-go").Handler())
+}
+
+// fields is fieldsLocked under e.mu.
+func (e *entry) fields() projection.Fields {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.fieldsLocked()
 }
 
 func (e *entry) setState(p Phase, err error) {
@@ -142,6 +157,27 @@ func (e *entry) status() WatchStatus {
 	}
 	return s
 }
+
+// fieldsLocked returns the union of the fields of e's watches: what an
+// instance started now caches.
+func (e *entry) fieldsLocked() projection.Fields {
+	if len(e.watches) == 0 {
+		return projection.Fields{}
+	}
+	var u projection.Fields
+	first := true
+	for w := range e.watches {
+		if first {
+			u, first = w.fields, false
+			continue
+		}
+		u = u.Union(w.fields)
+	}
+	return u
+}
+
+// errWiden says a watch needs fields the running instance does not cache.
+var errWiden = errors.New("watch needs more fields")
 
 // errRemoved says discovery no longer lists the resource.
 var errRemoved = errors.New("resource removed from discovery")
@@ -241,6 +277,9 @@ func (e *entry) run() {
 		lastWarn = ""
 		switch {
 		case ctx.Err() != nil:
+		case errors.Is(reason, errWiden):
+			e.setState(PhaseStarting, nil)
+			e.log.Info("a new watch reads more fields: informer restarts caching them", "fields", e.fields().String())
 		case errors.Is(reason, errReshard):
 			// Restart at once on the new range: objects gained arrive as
 			// initial adds; those lost are no longer delivered.
@@ -402,6 +441,7 @@ func (e *entry) start(ctx context.Context, spec shardSpec) *instance {
 		warnings: &resume.Warnings{Log: e.log, Msg: "list/watch failed, retrying", Every: e.m.opts.RetryPeriod},
 	}
 	key := e.key
+	inst.fields = e.fields()
 	tweak := func(o *metav1.ListOptions) {
 		o.LabelSelector = key.LabelSelector
 		o.FieldSelector = key.FieldSelector
@@ -426,7 +466,7 @@ func (e *entry) start(ctx context.Context, spec shardSpec) *instance {
 		ObjectDescription: key.GVR.String(),
 	})
 	// Neither call can fail on an informer that has not started.
-	_ = inf.SetTransform(StripForCache)
+	_ = inf.SetTransform(shapeForCache(inst.fields))
 	_ = inf.SetWatchErrorHandlerWithContext(inst.watchError)
 	opts := e.handlerOptions()
 	counterOpts := opts
@@ -439,6 +479,11 @@ func (e *entry) start(ctx context.Context, spec shardSpec) *instance {
 		if reg, err := inf.AddEventHandlerWithOptions(w.registeredHandler(e.sharded()), opts); err == nil {
 			w.inst, w.reg = inst, reg
 		}
+	}
+	if !inst.fields.Covers(e.fieldsLocked()) {
+		// A watch joined while the instance was being built: restart
+		// with its fields too (supervise reads the wake-up).
+		e.poke()
 	}
 	e.inst = inst
 	e.phase, e.err = PhaseStarting, nil
@@ -491,6 +536,9 @@ func (e *entry) supervise(ctx context.Context, inst *instance, r *retrier) error
 			res, ok := e.m.src.Snapshot().Lookup(e.key.GVR)
 			if !ok {
 				return errRemoved
+			}
+			if !inst.fields.Covers(e.fields()) {
+				return errWiden
 			}
 			if e.sharded() {
 				if spec, owns := e.currentShard(res); !owns || spec.rng != inst.shard.rng {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kreact/kreact/discovery"
+	"github.com/kreact/kreact/projection"
 	"github.com/kreact/kreact/shard"
 )
 
@@ -228,7 +229,23 @@ func (m *Manager) onReshard() {
 // concurrently with each other; objects passed to them belong to the cache
 // and must not be modified. Watch may be called before Run; after Run has
 // returned it fails with ErrStopped.
+//
+// The handler receives whole objects (minus what StripForCache drops);
+// see WatchFields for less.
 func (m *Manager) Watch(key Key, owner string, h cache.ResourceEventHandler) (*Watch, error) {
+	return m.WatchFields(key, owner, h, projection.Fields{})
+}
+
+// WatchFields is Watch for a handler that reads only fields (and the
+// identity metadata every projection keeps). The informer of key caches
+// the union of the fields of its watches, so a handler may be given more
+// than it asked for, never less. When a watch needs fields that the
+// running informer does not cache, the informer restarts with the wider
+// union, and every handler on it receives its objects again as initial
+// adds, as after the resource went away and came back. A union never
+// narrows while the informer runs: the fields of a watch that stops stay
+// cached until the informer next restarts.
+func (m *Manager) WatchFields(key Key, owner string, h cache.ResourceEventHandler, fields projection.Fields) (*Watch, error) {
 	if h == nil {
 		return nil, errors.New("dynamicinformer: nil handler")
 	}
@@ -249,7 +266,7 @@ func (m *Manager) Watch(key Key, owner string, h cache.ResourceEventHandler) (*W
 			m.startLoopLocked(e)
 		}
 	}
-	w := &Watch{m: m, e: e, key: key, owner: owner, handler: h}
+	w := &Watch{m: m, e: e, key: key, owner: owner, handler: h, fields: fields}
 	if err := e.add(w); err != nil {
 		if len(e.watches) == 0 {
 			m.removeEntryLocked(e)

@@ -4,6 +4,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kreact/kreact/projection"
 )
 
 // LastAppliedAnnotation is the annotation kubectl apply keeps a copy of
@@ -70,3 +72,27 @@ func stripUnstructured(obj map[string]any) {
 }
 
 var _ cache.TransformFunc = StripForCache
+
+// shapeForCache returns the transform of an informer that caches fields:
+// StripForCache, then the projection.
+func shapeForCache(fields projection.Fields) cache.TransformFunc {
+	if fields.Whole() {
+		return StripForCache
+	}
+	var shape cache.TransformFunc
+	shape = func(obj any) (any, error) {
+		switch o := obj.(type) {
+		case *unstructured.Unstructured:
+			if o != nil {
+				stripUnstructured(o.Object)
+				o.Object = fields.Apply(o.Object)
+			}
+		case cache.DeletedFinalStateUnknown:
+			_, _ = shape(o.Obj)
+		default:
+			return StripForCache(obj)
+		}
+		return obj, nil
+	}
+	return shape
+}

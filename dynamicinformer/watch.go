@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kreact/kreact/projection"
 )
 
 // Watch is one subscriber's handle on a shared informer, returned by
@@ -18,6 +20,8 @@ type Watch struct {
 	key     Key
 	owner   string
 	handler cache.ResourceEventHandler
+	// fields is what the handler reads; the zero value is whole objects.
+	fields projection.Fields
 
 	// Guarded by e.mu. inst and reg are the instance the handler was last
 	// registered with; they outlive the instance so that Stop can wait for
