@@ -452,6 +452,7 @@ func (e *entry) start(ctx context.Context, spec shardSpec) *instance {
 	lwOpts := resume.Options[*unstructured.Unstructured]{
 		Tweak:     tweak,
 		Transient: func(err error) { inst.watchError(ictx, nil, err) },
+		Shape:     shape(inst.fields),
 	}
 	if spec.selector != "" {
 		// Also in server mode: what the server sends is checked with the
@@ -460,13 +461,12 @@ func (e *entry) start(ctx context.Context, spec shardSpec) *instance {
 	}
 	lw := resume.New(e.m.client.Resource(key.GVR).Namespace(key.Namespace),
 		func(l *unstructured.UnstructuredList) *[]unstructured.Unstructured { return &l.Items }, lwOpts)
-	inf := cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{
+	inf := cache.NewSharedIndexInformerWithOptions(lw, &compactObject{}, cache.SharedIndexInformerOptions{
 		ResyncPeriod:      e.m.opts.ResyncPeriod,
 		Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		ObjectDescription: key.GVR.String(),
 	})
-	// Neither call can fail on an informer that has not started.
-	_ = inf.SetTransform(shapeForCache(inst.fields))
+	// It cannot fail on an informer that has not started.
 	_ = inf.SetWatchErrorHandlerWithContext(inst.watchError)
 	opts := e.handlerOptions()
 	counterOpts := opts

@@ -3,7 +3,6 @@ package dynamicinformer
 import (
 	"sync"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 )
@@ -33,19 +32,25 @@ type handover struct {
 	h cache.ResourceEventHandler
 
 	mu   sync.Mutex
-	seen map[types.UID]*unstructured.Unstructured
+	seen map[types.UID]cached
 	// prev is what the handler was given by the previous instance; nil
 	// once this instance's initial list has been handed over.
-	prev map[types.UID]*unstructured.Unstructured
+	prev map[types.UID]cached
 }
 
 var _ cache.ResourceEventHandler = (*handover)(nil)
+
+// cached is what a handover reads of the cache's objects.
+type cached interface {
+	GetUID() types.UID
+	GetResourceVersion() string
+}
 
 // newHandover wraps h for a new instance; previous is the handover of the
 // instance before it, or nil. Its calls must have returned (the instance
 // stopped): the new one takes its record over.
 func newHandover(h cache.ResourceEventHandler, previous *handover) *handover {
-	ho := &handover{h: h, seen: map[types.UID]*unstructured.Unstructured{}}
+	ho := &handover{h: h, seen: map[types.UID]cached{}}
 	if previous != nil {
 		previous.mu.Lock()
 		ho.prev, previous.seen = previous.seen, nil
@@ -57,7 +62,7 @@ func newHandover(h cache.ResourceEventHandler, previous *handover) *handover {
 // OnAdd sends an object of the initial list on, unless the handler has
 // seen its state (see the type's doc).
 func (ho *handover) OnAdd(obj any, initial bool) {
-	u, ok := obj.(*unstructured.Unstructured)
+	u, ok := obj.(cached)
 	if !ok {
 		ho.h.OnAdd(obj, initial)
 		return
@@ -78,7 +83,7 @@ func (ho *handover) OnAdd(obj any, initial bool) {
 
 // OnUpdate records and sends an update on.
 func (ho *handover) OnUpdate(oldObj, newObj any) {
-	if u, ok := newObj.(*unstructured.Unstructured); ok {
+	if u, ok := newObj.(cached); ok {
 		ho.mu.Lock()
 		if ho.seen != nil {
 			ho.seen[u.GetUID()] = u
@@ -90,9 +95,9 @@ func (ho *handover) OnUpdate(oldObj, newObj any) {
 
 // OnDelete forgets and sends a delete on.
 func (ho *handover) OnDelete(obj any) {
-	u, ok := obj.(*unstructured.Unstructured)
+	u, ok := obj.(cached)
 	if tomb, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
-		u, ok = tomb.Obj.(*unstructured.Unstructured)
+		u, ok = tomb.Obj.(cached)
 	}
 	if ok {
 		ho.mu.Lock()

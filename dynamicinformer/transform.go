@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kreact/kreact/internal/resume"
 	"github.com/kreact/kreact/projection"
 )
 
@@ -73,26 +74,15 @@ func stripUnstructured(obj map[string]any) {
 
 var _ cache.TransformFunc = StripForCache
 
-// shapeForCache returns the transform of an informer that caches fields:
-// StripForCache, then the projection.
-func shapeForCache(fields projection.Fields) cache.TransformFunc {
-	if fields.Whole() {
-		return StripForCache
+// shape returns what an informer caching fields keeps of an object:
+// StripForCache, then the projection, then the compact form. It is the
+// informer's resume.Options.Shape: objects are shaped as they are
+// decoded, page by page, so a list's decoded objects are never all held
+// at once.
+func shape(fields projection.Fields) func(*unstructured.Unstructured) resume.Object {
+	return func(u *unstructured.Unstructured) resume.Object {
+		stripUnstructured(u.Object)
+		u.Object = fields.Apply(u.Object)
+		return compact(u)
 	}
-	var shape cache.TransformFunc
-	shape = func(obj any) (any, error) {
-		switch o := obj.(type) {
-		case *unstructured.Unstructured:
-			if o != nil {
-				stripUnstructured(o.Object)
-				o.Object = fields.Apply(o.Object)
-			}
-		case cache.DeletedFinalStateUnknown:
-			_, _ = shape(o.Obj)
-		default:
-			return StripForCache(obj)
-		}
-		return obj, nil
-	}
-	return shape
 }

@@ -38,10 +38,11 @@ type Watch struct {
 // sharded key or not: for a sharded one, a handover that takes over the
 // previous instance's record (see handover). Called under w.e.mu.
 func (w *Watch) registeredHandler(sharded bool) cache.ResourceEventHandler {
+	h := cache.ResourceEventHandler(expander{w.handler})
 	if !sharded {
-		return w.handler
+		return h
 	}
-	w.ho = newHandover(w.handler, w.ho)
+	w.ho = newHandover(h, w.ho)
 	return w.ho
 }
 
@@ -138,7 +139,8 @@ func (w *Watch) indexer() (cache.Indexer, error) {
 // Get returns the cached object namespace/name (namespace "" for
 // cluster-scoped resources) and whether it exists. The error wraps
 // ErrNoCache when no informer is running. Before HasSynced the cache may be
-// incomplete. The object belongs to the cache: do not modify it.
+// incomplete. The object is decoded from the cache's compact form at each
+// call: its maps are the caller's, its strings share the cache's memory.
 func (w *Watch) Get(namespace, name string) (*unstructured.Unstructured, bool, error) {
 	idx, err := w.indexer()
 	if err != nil {
@@ -152,7 +154,7 @@ func (w *Watch) Get(namespace, name string) (*unstructured.Unstructured, bool, e
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	u, ok := obj.(*unstructured.Unstructured)
+	u, ok := expand(obj).(*unstructured.Unstructured)
 	if !ok {
 		return nil, false, fmt.Errorf("watch %s: cached %s is a %T", w.key, k, obj)
 	}
@@ -161,8 +163,7 @@ func (w *Watch) Get(namespace, name string) (*unstructured.Unstructured, bool, e
 
 // List returns the cached objects in namespace ("" for all) that match sel
 // (nil for all), sorted by namespace and name. The error wraps ErrNoCache
-// when no informer is running. The objects belong to the cache: do not
-// modify them.
+// when no informer is running. Each object is decoded, as by Get.
 func (w *Watch) List(namespace string, sel labels.Selector) ([]*unstructured.Unstructured, error) {
 	idx, err := w.indexer()
 	if err != nil {
@@ -173,14 +174,16 @@ func (w *Watch) List(namespace string, sel labels.Selector) ([]*unstructured.Uns
 	}
 	var out []*unstructured.Unstructured
 	add := func(o any) {
-		if u, ok := o.(*unstructured.Unstructured); ok {
+		// The labels are matched here, on the decoded object: client-go's
+		// ListAll would decode each object once more to read them.
+		if u, ok := expand(o).(*unstructured.Unstructured); ok && sel.Matches(labels.Set(u.GetLabels())) {
 			out = append(out, u)
 		}
 	}
 	if namespace == "" {
-		err = cache.ListAll(idx, sel, add)
+		err = cache.ListAll(idx, labels.Everything(), add)
 	} else {
-		err = cache.ListAllByNamespace(idx, namespace, sel, add)
+		err = cache.ListAllByNamespace(idx, namespace, labels.Everything(), add)
 	}
 	if err != nil {
 		return nil, err

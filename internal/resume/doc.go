@@ -27,6 +27,11 @@
 //     reflector as one list: the response of an unpaginated list, held
 //     whole beside the objects decoded from it, was the largest transient
 //     allocation of a sync and set the heap's size for good.
+//   - With Options.Shape, each object is replaced, as soon as it is
+//     decoded, by what the informer caches (package dynamicinformer keeps
+//     a cut-down, compact form): a list's decoded objects are let go page
+//     by page, and what the ListWatch remembers of each object is the
+//     shaped form the cache holds too, not a second copy.
 //   - Errors that waiting does not cure (403, 404, a bad selector) reach the
 //     reflector as before, and from it the informer's watch-error handler.
 //   - Streaming lists (WatchList) are turned off: the watch resumes plain

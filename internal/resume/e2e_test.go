@@ -79,24 +79,43 @@ func TestE2EListsInPages(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// shaped stands for what an informer caches instead of the decoded
+	// object.
+	shaped := func(u *unstructured.Unstructured) Object {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(),
+			UID: u.GetUID(), ResourceVersion: u.GetResourceVersion()}}
+	}
 	for _, tc := range []struct {
-		name string
-		keep func(*unstructured.Unstructured) bool
-		want int
+		name  string
+		keep  func(*unstructured.Unstructured) bool
+		shape func(*unstructured.Unstructured) Object
+		want  int
 	}{
-		{"all", nil, n},
-		{"kept", func(u *unstructured.Unstructured) bool { return strings.HasSuffix(u.GetName(), "0") }, n / 10},
+		{"all", nil, nil, n},
+		{"kept", func(u *unstructured.Unstructured) bool { return strings.HasSuffix(u.GetName(), "0") }, nil, n / 10},
+		{"shaped", func(u *unstructured.Unstructured) bool { return strings.HasSuffix(u.GetName(), "0") }, shaped, n / 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &recordingResource{ResourceInterface: client.Resource(cmGVR).Namespace(ns)}
 			lw := New(rec, func(l *unstructured.UnstructuredList) *[]unstructured.Unstructured { return &l.Items },
-				Options[*unstructured.Unstructured]{Keep: tc.keep})
+				Options[*unstructured.Unstructured]{Keep: tc.keep, Shape: tc.shape})
 			// What client-go's reflector asks for first.
 			obj, err := lw.ListWithContext(t.Context(), metav1.ListOptions{ResourceVersion: "0", Limit: 500})
 			if err != nil {
 				t.Fatal(err)
 			}
-			list := obj.(*unstructured.UnstructuredList)
+			list := obj.(*ObjectList)
+			for _, item := range list.Items {
+				_, isShaped := item.(*metav1.PartialObjectMetadata)
+				if isShaped != (tc.shape != nil) {
+					t.Fatalf("list item is a %T", item)
+				}
+			}
+			for _, k := range lw.known {
+				if _, isShaped := k.object.(*metav1.PartialObjectMetadata); isShaped != (tc.shape != nil) {
+					t.Fatalf("known object is a %T", k.object)
+				}
+			}
 			if len(list.Items) != tc.want || list.GetContinue() != "" || list.GetResourceVersion() == "" {
 				t.Errorf("list of %d items, continue %q, resourceVersion %q; want %d items, no continue, a resourceVersion",
 					len(list.Items), list.GetContinue(), list.GetResourceVersion(), tc.want)

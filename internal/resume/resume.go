@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -60,6 +61,31 @@ type Options[O Object] struct {
 	// dropped from lists and watches as if the server had not sent them.
 	// Nil keeps every object.
 	Keep func(O) bool
+	// Shape, if set, replaces each object that Keep keeps, as soon as it
+	// is decoded, by what the informer is to cache (a cut-down or compact
+	// form, which must be immutable or owned by the informer from then
+	// on): a page of a list is shaped before the next one is asked for,
+	// so the decoded objects of a whole list are never held at once.
+	// Bookmarks are shaped too, for the reflector checks the type of
+	// every event. The informer's example object must be Shape's type.
+	// Nil hands the decoded objects over.
+	Shape func(O) Object
+}
+
+// ObjectList is the list a ListWatch returns: the objects of every page,
+// as Shape made them, and the first page's list metadata.
+type ObjectList struct {
+	metav1.TypeMeta
+	metav1.ListMeta
+	Items []runtime.Object
+}
+
+// DeepCopyObject copies the list, not its items: the reflector only reads
+// them.
+func (l *ObjectList) DeepCopyObject() runtime.Object {
+	c := *l
+	c.Items = slices.Clone(l.Items)
+	return &c
 }
 
 // ListWatch is a cache.ListerWatcher that waits out outages itself (see
@@ -74,13 +100,14 @@ type ListWatch[L List, T any, O interface {
 	tweak     func(*metav1.ListOptions)
 	transient func(error)
 	keep      func(O) bool
+	shape     func(O) Object
 
 	mu sync.Mutex
 	// known is what the reflector has been told about each object (by key):
 	// the last state it was given, with that state's resourceVersion read
 	// before it was handed over (an informer's transform may change cached
 	// objects in place).
-	known map[string]knownObject[O]
+	known map[string]knownObject
 }
 
 // The informers of package dynamicinformer use this instantiation.
@@ -90,9 +117,9 @@ var (
 	_ watch.Interface                = (*resumingWatch[*unstructured.UnstructuredList, unstructured.Unstructured, *unstructured.Unstructured])(nil)
 )
 
-type knownObject[O Object] struct {
+type knownObject struct {
 	resourceVersion string
-	object          O
+	object          Object
 }
 
 // New returns a ListWatch of resource; items returns a list's items.
@@ -101,12 +128,15 @@ func New[L List, T any, O interface {
 	Object
 }](resource Resource[L], items func(L) *[]T, opts Options[O]) *ListWatch[L, T, O] {
 	lw := &ListWatch[L, T, O]{resource: resource, items: items, tweak: opts.Tweak, transient: opts.Transient,
-		keep: opts.Keep, known: map[string]knownObject[O]{}}
+		keep: opts.Keep, shape: opts.Shape, known: map[string]knownObject{}}
 	if lw.tweak == nil {
 		lw.tweak = func(*metav1.ListOptions) {}
 	}
 	if lw.transient == nil {
 		lw.transient = func(error) {}
+	}
+	if lw.shape == nil {
+		lw.shape = func(o O) Object { return o }
 	}
 	return lw
 }
@@ -134,11 +164,10 @@ func (lw *ListWatch[L, T, O]) ListWithContext(ctx context.Context, options metav
 	if err != nil {
 		return nil, err
 	}
-	items := lw.items(list)
 	lw.mu.Lock()
-	lw.known = make(map[string]knownObject[O], len(*items))
-	for i := range *items {
-		lw.rememberLocked(&(*items)[i])
+	lw.known = make(map[string]knownObject, len(list.Items))
+	for _, obj := range list.Items {
+		lw.rememberLocked(obj.(Object))
 	}
 	lw.mu.Unlock()
 	return list, nil
@@ -192,10 +221,10 @@ const PageSize = 2000
 // its later ones for a state at least as new as one it saw, which the
 // newest is too. A continue token that expired (410) between pages
 // starts the list over.
-func (lw *ListWatch[L, T, O]) listAll(ctx context.Context, options metav1.ListOptions) (L, error) {
+func (lw *ListWatch[L, T, O]) listAll(ctx context.Context, options metav1.ListOptions) (*ObjectList, error) {
 	options.ResourceVersion, options.ResourceVersionMatch = "", ""
 	options.Limit, options.Continue = PageSize, ""
-	var all L
+	all := &ObjectList{}
 	for {
 		var page L
 		err := lw.retry(ctx, func() (err error) {
@@ -204,22 +233,22 @@ func (lw *ListWatch[L, T, O]) listAll(ctx context.Context, options metav1.ListOp
 		})
 		switch {
 		case err != nil && options.Continue != "" && isExpired(err):
-			var zero L
-			all, options.Continue = zero, ""
+			all, options.Continue = &ObjectList{}, ""
 			continue
 		case err != nil:
-			return all, err
+			return nil, err
+		}
+		if options.Continue == "" {
+			all.ResourceVersion = page.GetResourceVersion()
+		}
+		items := *lw.items(page)
+		for i := range items {
+			if obj := O(&items[i]); lw.keep == nil || lw.keep(obj) {
+				all.Items = append(all.Items, lw.shape(obj))
+			}
 		}
 		next := page.GetContinue()
-		items := lw.items(page)
-		*items = lw.filter(*items)
-		if options.Continue == "" {
-			all = page
-		} else {
-			*lw.items(all) = append(*lw.items(all), *items...)
-		}
 		if next == "" {
-			all.SetContinue("")
 			return all, nil
 		}
 		options.Continue = next
@@ -244,23 +273,8 @@ func (lw *ListWatch[L, T, O]) retry(ctx context.Context, f func() error) error {
 }
 
 // rememberLocked records obj as what the reflector knows of its key.
-func (lw *ListWatch[L, T, O]) rememberLocked(obj O) {
-	lw.known[objectKey(obj)] = knownObject[O]{resourceVersion: obj.GetResourceVersion(), object: obj}
-}
-
-// filter returns the items keep keeps, in place.
-func (lw *ListWatch[L, T, O]) filter(items []T) []T {
-	if lw.keep == nil {
-		return items
-	}
-	kept := items[:0]
-	for i := range items {
-		if lw.keep(&items[i]) {
-			kept = append(kept, items[i])
-		}
-	}
-	clear(items[len(kept):])
-	return kept
+func (lw *ListWatch[L, T, O]) rememberLocked(obj Object) {
+	lw.known[objectKey(obj)] = knownObject{resourceVersion: obj.GetResourceVersion(), object: obj}
 }
 
 // relist lists the objects and returns the events that bring the
@@ -273,16 +287,15 @@ func (lw *ListWatch[L, T, O]) relist(ctx context.Context, template metav1.ListOp
 	if err != nil {
 		return nil, "", err
 	}
-	items := *lw.items(list)
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
-	listed := make(map[string]knownObject[O], len(items))
+	listed := make(map[string]knownObject, len(list.Items))
 	var events []watch.Event
-	for i := range items {
-		obj := O(&items[i])
+	for _, item := range list.Items {
+		obj := item.(Object)
 		key := objectKey(obj)
 		rv := obj.GetResourceVersion()
-		listed[key] = knownObject[O]{resourceVersion: rv, object: obj}
+		listed[key] = knownObject{resourceVersion: rv, object: obj}
 		switch before, ok := lw.known[key]; {
 		case !ok:
 			events = append(events, watch.Event{Type: watch.Added, Object: obj})
@@ -299,7 +312,7 @@ func (lw *ListWatch[L, T, O]) relist(ctx context.Context, template metav1.ListOp
 	rv := list.GetResourceVersion()
 	bookmark := O(new(T))
 	bookmark.SetResourceVersion(rv)
-	return append(events, watch.Event{Type: watch.Bookmark, Object: bookmark}), rv, nil
+	return append(events, watch.Event{Type: watch.Bookmark, Object: lw.shape(bookmark)}), rv, nil
 }
 
 // resumingWatch is the watch a ListWatch hands to the reflector.
@@ -452,12 +465,14 @@ func (w *resumingWatch[L, T, O]) forward(ev watch.Event) bool {
 			return true
 		}
 		rv := obj.GetResourceVersion()
+		shaped := w.lw.shape(obj)
+		ev.Object = shaped
 		if ev.Type != watch.Bookmark {
 			w.lw.mu.Lock()
 			if ev.Type == watch.Deleted {
-				delete(w.lw.known, objectKey(obj))
+				delete(w.lw.known, objectKey(shaped))
 			} else {
-				w.lw.rememberLocked(obj)
+				w.lw.rememberLocked(shaped)
 			}
 			w.lw.mu.Unlock()
 		}
