@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -115,6 +116,10 @@ func (e *entry) add(w *Watch) error {
 		w.inst, w.reg = e.inst, reg
 	}
 	e.watches[w] = struct{}{}
+	if u := e.fieldsLocked(); !u.Equal(w.fields) {
+		e.log.Debug("watches of this informer read different fields: it caches their union",
+			"owner", w.owner, "fields", w.fields.String(), "union", u.String())
+	}
 	return nil
 }
 
@@ -271,7 +276,7 @@ func (e *entry) run() {
 		if spec.selector != "" {
 			e.log.Info("sharded informer", "mode", spec.mode, "key", spec.key, "range", spec.rng.String())
 		}
-		inst := e.start(ctx, spec)
+		inst := e.start(ctx, res, spec)
 		reason := e.supervise(ctx, inst, &r)
 		e.stopInstance(inst)
 		lastWarn = ""
@@ -431,7 +436,7 @@ func forbiddenVerb(err error) string {
 // start builds and runs a new informer for the key with every current
 // subscriber registered before it runs, so they all get the initial list
 // as it arrives.
-func (e *entry) start(ctx context.Context, spec shardSpec) *instance {
+func (e *entry) start(ctx context.Context, res apiresource.Resource, spec shardSpec) *instance {
 	ictx, cancel := context.WithCancel(klog.NewContext(ctx, e.klogger()))
 	inst := &instance{
 		cancel:   cancel,
@@ -449,18 +454,30 @@ func (e *entry) start(ctx context.Context, spec shardSpec) *instance {
 			o.ShardSelector = spec.selector
 		}
 	}
-	lwOpts := resume.Options[*unstructured.Unstructured]{
-		Tweak:     tweak,
-		Transient: func(err error) { inst.watchError(ictx, nil, err) },
-		Shape:     shape(inst.fields),
-	}
+	var keep func(runtime.Object) bool
 	if spec.selector != "" {
 		// Also in server mode: what the server sends is checked with the
 		// same hash, and ShardFiltered stays 0 when it filtered.
-		lwOpts.Keep = spec.keep(func() { inst.filtered.Add(1) })
+		keep = spec.keep(func() { inst.filtered.Add(1) })
 	}
-	lw := resume.New(e.m.client.Resource(key.GVR).Namespace(key.Namespace),
-		func(l *unstructured.UnstructuredList) *[]unstructured.Unstructured { return &l.Items }, lwOpts)
+	transient := func(err error) { inst.watchError(ictx, nil, err) }
+	var lw cache.ListerWatcher
+	if inst.fields.MetadataOnly() && e.m.opts.Metadata != nil {
+		toObject, shapeObject := fromMetadata(res), shape(inst.fields)
+		lw = resume.New(e.m.opts.Metadata.Resource(key.GVR).Namespace(key.Namespace),
+			func(l *metav1.PartialObjectMetadataList) *[]metav1.PartialObjectMetadata { return &l.Items },
+			resume.Options[*metav1.PartialObjectMetadata]{
+				Tweak: tweak, Transient: transient, Keep: keepAs[*metav1.PartialObjectMetadata](keep),
+				Shape: func(p *metav1.PartialObjectMetadata) resume.Object { return shapeObject(toObject(p)) },
+			})
+	} else {
+		lw = resume.New(e.m.client.Resource(key.GVR).Namespace(key.Namespace),
+			func(l *unstructured.UnstructuredList) *[]unstructured.Unstructured { return &l.Items },
+			resume.Options[*unstructured.Unstructured]{
+				Tweak: tweak, Transient: transient, Keep: keepAs[*unstructured.Unstructured](keep),
+				Shape: shape(inst.fields),
+			})
+	}
 	inf := cache.NewSharedIndexInformerWithOptions(lw, &compactObject{}, cache.SharedIndexInformerOptions{
 		ResyncPeriod:      e.m.opts.ResyncPeriod,
 		Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},

@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kreact/kreact/discovery"
@@ -46,6 +47,11 @@ type Options struct {
 	// than by UID (see package shard). Cluster-scoped resources are always
 	// sharded by UID.
 	ShardByNamespace bool
+	// Metadata, if set, lists and watches the informers whose watches
+	// read only metadata (projection.Fields.MetadataOnly): the server
+	// then sends objects' metadata only, the cheapest answer to decode.
+	// Nil lists and watches them whole, and cuts them down here.
+	Metadata metadata.Interface
 }
 
 // Shards tells which part of the hash space this replica owns; a

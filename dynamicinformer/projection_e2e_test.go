@@ -3,12 +3,16 @@
 package dynamicinformer
 
 import (
+	"context"
 	"reflect"
+	"sync/atomic"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 
 	"github.com/kreact/kreact/internal/testcluster"
 	"github.com/kreact/kreact/projection"
@@ -90,4 +94,68 @@ func TestE2EProjectedWatches(t *testing.T) {
 	testcluster.Eventually(t, "whole objects are cached", func() bool {
 		return ww.HasSynced() && reflect.DeepEqual(data(ww), map[string]any{"a": "1", "b": "2", "c": "3"})
 	})
+}
+
+// countingMetadata counts the lists made through a metadata client.
+type countingMetadata struct {
+	metadata.Interface
+	lists *atomic.Int64
+}
+
+func (c countingMetadata) Resource(gvr schema.GroupVersionResource) metadata.Getter {
+	return countingMetadataResource{c.Interface.Resource(gvr), c.lists}
+}
+
+type countingMetadataResource struct {
+	metadata.Getter
+	lists *atomic.Int64
+}
+
+func (c countingMetadataResource) Namespace(ns string) metadata.ResourceInterface {
+	return countingMetadataNamespaced{c.Getter.Namespace(ns), c.lists}
+}
+
+type countingMetadataNamespaced struct {
+	metadata.ResourceInterface
+	lists *atomic.Int64
+}
+
+func (c countingMetadataNamespaced) List(ctx context.Context, opts metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
+	c.lists.Add(1)
+	return c.ResourceInterface.List(ctx, opts)
+}
+
+// TestE2EMetadataOnlyWatch: a watch that reads metadata only is served by
+// the metadata client, and its handler gets the resource's apiVersion and
+// kind with the identity metadata, and no data.
+func TestE2EMetadataOnlyWatch(t *testing.T) {
+	checkLeaks(t)
+	admin := dynamic.NewForConfigOrDie(cluster.Config())
+	ns := createNamespace(t, admin, "metadata-only")
+	mustCreateCM(t, admin, ns, "cm", map[string]string{"app": "web"})
+	var lists atomic.Int64
+	s := startE2E(t, nil, Options{Metadata: countingMetadata{metadata.NewForConfigOrDie(cluster.Config()), &lists}})
+	rec := &recorder{}
+	w, err := s.m.WatchFields(Key{GVR: cmGVR, Namespace: ns}, "labels", rec, projection.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	testcluster.Eventually(t, "sync", w.HasSynced)
+	obj, ok, err := w.Get(ns, "cm")
+	if err != nil || !ok {
+		t.Fatalf("Get: %v %v", ok, err)
+	}
+	if obj.GetAPIVersion() != "v1" || obj.GetKind() != "ConfigMap" || obj.GetLabels()["app"] != "web" || obj.GetUID() == "" {
+		t.Errorf("object = %v", obj.Object)
+	}
+	if _, has := obj.Object["data"]; has {
+		t.Errorf("data is cached: %v", obj.Object)
+	}
+	if lists.Load() == 0 {
+		t.Error("the metadata client made no list")
+	}
+	if rec.count("add", "cm") != 1 {
+		t.Errorf("adds: %+v", rec.snapshot())
+	}
 }

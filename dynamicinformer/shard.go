@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/shard"
@@ -50,9 +51,9 @@ func (e *entry) currentShard(res apiresource.Resource) (shardSpec, bool) {
 }
 
 // keep returns the client-side filter of spec, counting what it drops.
-func (spec shardSpec) keep(filtered func()) func(*unstructured.Unstructured) bool {
+func (spec shardSpec) keep(filtered func()) func(runtime.Object) bool {
 	matcher := shard.Matcher(spec.key, spec.rng)
-	return func(obj *unstructured.Unstructured) bool {
+	return func(obj runtime.Object) bool {
 		ok, err := matcher.Matches(obj)
 		if err != nil || !ok {
 			filtered()
@@ -67,4 +68,12 @@ func (spec shardSpec) keep(filtered func()) func(*unstructured.Unstructured) boo
 func shardInfoSelector(list *unstructured.UnstructuredList) string {
 	s, _, _ := unstructured.NestedString(list.Object, "metadata", "shardInfo", "selector")
 	return s
+}
+
+// keepAs adapts keep to the object type of a ListWatch; nil stays nil.
+func keepAs[O runtime.Object](keep func(runtime.Object) bool) func(O) bool {
+	if keep == nil {
+		return nil
+	}
+	return func(o O) bool { return keep(o) }
 }

@@ -2,9 +2,12 @@ package dynamicinformer
 
 import (
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/internal/resume"
 	"github.com/kreact/kreact/projection"
 )
@@ -84,5 +87,20 @@ func shape(fields projection.Fields) func(*unstructured.Unstructured) resume.Obj
 		stripUnstructured(u.Object)
 		u.Object = fields.Apply(u.Object)
 		return compact(u)
+	}
+}
+
+// fromMetadata returns the conversion of the metadata the server sends
+// for an object of res (metadata-only lists and watches) to the object a
+// handler expects: apiVersion and kind of res, and the metadata.
+func fromMetadata(res apiresource.Resource) func(*metav1.PartialObjectMetadata) *unstructured.Unstructured {
+	apiVersion := res.GVR.GroupVersion().String()
+	return func(p *metav1.PartialObjectMetadata) *unstructured.Unstructured {
+		md, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&p.ObjectMeta)
+		if err != nil {
+			// ObjectMeta always converts; keep what names the object.
+			md = map[string]any{"name": p.Name, "namespace": p.Namespace, "uid": string(p.UID), "resourceVersion": p.ResourceVersion}
+		}
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": res.Kind, "metadata": md}}
 	}
 }

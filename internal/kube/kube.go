@@ -21,8 +21,11 @@ import (
 type Stack struct {
 	Config *rest.Config
 	// REST is the client Client is built on; actions write through it.
-	REST      rest.Interface
-	Client    dynamic.Interface
+	REST   rest.Interface
+	Client dynamic.Interface
+	// Metadata lists and watches objects' metadata only: the informers of
+	// rules that read nothing else use it.
+	Metadata  metadata.Interface
 	Discovery *discovery.Cache
 	Mapper    *restmapper.Mapper
 	Informers *dynamicinformer.Manager
@@ -39,7 +42,8 @@ type Options struct {
 	// Discovery tunes the discovery cache; its Metadata and Logger are set
 	// by Start.
 	Discovery discovery.Options
-	// Informers tunes the informer manager; its Logger is set by Start.
+	// Informers tunes the informer manager; its Logger and Metadata are
+	// set by Start.
 	Informers dynamicinformer.Options
 }
 
@@ -69,6 +73,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Stack, error) {
 	iopts := opts.Informers
 	// The manager names itself: component=dynamicinformer.
 	iopts.Logger = s.logger
+	iopts.Metadata = s.Metadata
 	s.Informers = dynamicinformer.New(s.Client, s.Discovery, iopts)
 	return s, nil
 }
@@ -112,6 +117,7 @@ func Connect(ctx context.Context, cfg *rest.Config, opts Options) (*Stack, error
 		Config:    cfg,
 		REST:      rc,
 		Client:    client,
+		Metadata:  meta,
 		Discovery: disc,
 		Mapper:    restmapper.New(disc, restmapper.Options{Logger: opts.Logger.With("component", "restmapper")}),
 		logger:    opts.Logger,
