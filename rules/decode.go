@@ -26,7 +26,7 @@ var (
 	documentFields   = []string{"apiVersion", "kind", "metadata", "spec"}
 	metadataFields   = []string{"name", "description"}
 	specFields       = []string{"watch", "events", "ignoreChanges", "reads", "permissions", "http", "script", "scriptFile", "scriptLang", "every", "schedule", "timeZone", "workers", "timeout", "memoryLimit", "retries", "maxActions", "actionWorkers", "delivery", "rateLimit", "burst", "dryRun", "finalizer", "isolate", "tickScope"}
-	watchFields      = []string{"resource", "namespaces", "labelSelector", "fieldSelector"}
+	watchFields      = []string{"resource", "namespaces", "labelSelector", "fieldSelector", "fields"}
 	permissionFields = []string{"resources", "verbs", "namespaces"}
 )
 
@@ -177,21 +177,7 @@ func (d *decoder) spec(r *Rule, spec yamlnode.Entry, m map[string]yamlnode.Entry
 	}
 
 	// ignoreChanges
-	samePath := map[string]int{}
-	for _, it := range d.stringList(m["ignoreChanges"], "spec.ignoreChanges") {
-		path := yamlnode.Index("spec.ignoreChanges", it.i)
-		p, err := ParseFieldPath(it.s)
-		if err != nil {
-			d.Errorf(it.n, "%s: invalid path %q: %v", path, it.s, err)
-			continue
-		}
-		if j, dup := samePath[p.key()]; dup {
-			d.Errorf(it.n, "%s: %q is the same path as %q", path, it.s, r.IgnoreChanges[j].String())
-			continue
-		}
-		samePath[p.key()] = len(r.IgnoreChanges)
-		r.IgnoreChanges = append(r.IgnoreChanges, p)
-	}
+	r.IgnoreChanges = d.fieldPaths(m["ignoreChanges"], "spec.ignoreChanges")
 
 	// reads
 	for _, it := range d.stringList(m["reads"], "spec.reads") {
@@ -315,7 +301,7 @@ func (d *decoder) watch(n *yaml.Node, path string) (Watch, bool) {
 	var w Watch
 	v := yamlnode.Deref(n)
 	if yamlnode.IsNull(v) || v.Kind != yaml.MappingNode {
-		d.Errorf(n, "%s: expected a mapping with resource (and optionally namespaces, labelSelector, fieldSelector), got %s", path, yamlnode.Describe(v))
+		d.Errorf(n, "%s: expected a mapping with resource (and optionally namespaces, labelSelector, fieldSelector, fields), got %s", path, yamlnode.Describe(v))
 		return w, false
 	}
 	m := d.Mapping(v, path, watchFields)
@@ -355,7 +341,39 @@ func (d *decoder) watch(n *yaml.Node, path string) (Watch, bool) {
 			}
 		}
 	}
+	if e := m["fields"]; e.Present() && !yamlnode.IsNull(yamlnode.Deref(e.Value)) {
+		w.FieldsPos = d.Pos(e.Value)
+		w.Fields = d.fieldPaths(e, yamlnode.Join(path, "fields"))
+		// Set even when an item has a problem: the rule has errors then
+		// and never runs, and a checker (LoadAll) still compares the
+		// script's reads with what is left.
+		w.FieldsSet = true
+	}
 	return w, ok
+}
+
+// fieldPaths decodes a list of field paths (spec.ignoreChanges,
+// spec.watch[].fields), each parsed with ParseFieldPath; a path that does
+// not parse, or that is another written differently, is reported at its
+// item.
+func (d *decoder) fieldPaths(e yamlnode.Entry, path string) []FieldPath {
+	var out []FieldPath
+	samePath := map[string]int{}
+	for _, it := range d.stringList(e, path) {
+		at := yamlnode.Index(path, it.i)
+		p, err := ParseFieldPath(it.s)
+		if err != nil {
+			d.Errorf(it.n, "%s: invalid path %q: %v", at, it.s, err)
+			continue
+		}
+		if j, dup := samePath[p.key()]; dup {
+			d.Errorf(it.n, "%s: %q is the same path as %q", at, it.s, out[j].String())
+			continue
+		}
+		samePath[p.key()] = len(out)
+		out = append(out, p)
+	}
+	return out
 }
 
 func (d *decoder) permission(n *yaml.Node, path string) (Permission, bool) {

@@ -21,7 +21,8 @@ type FieldPath []string
 //	metadata.annotations["example.com/restartedAt"]
 //	.spec.replicas                      (a leading dot is allowed)
 //
-// List indexes and wildcards are not supported: ignore the whole list.
+// It is also the syntax of spec.watch[].fields. List indexes and
+// wildcards are not supported: write the path of the whole list.
 func ParseFieldPath(s string) (FieldPath, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, errors.New("empty path")
@@ -72,7 +73,7 @@ func isNameByte(c byte) bool {
 func parseBracket(s string) (string, int, error) {
 	if len(s) < 2 || (s[1] != '"' && s[1] != '\'') {
 		if len(s) > 1 && s[1] >= '0' && s[1] <= '9' || strings.HasPrefix(s, "[*]") {
-			return "", 0, errors.New("list indexes and wildcards are not supported; ignore the whole list instead")
+			return "", 0, errors.New("list indexes and wildcards are not supported; write the path of the whole list")
 		}
 		return "", 0, errors.New("want a quoted key after '[', like [\"example.com/key\"]")
 	}

@@ -27,8 +27,8 @@ func TestParseFieldPath(t *testing.T) {
 		{in: "a..b", wantErr: `unexpected '.'; quote keys that are not plain names: ["my.key"]`},
 		{in: "a/b", wantErr: `unexpected '/' after "a"; want '.' or '['`},
 		{in: `a.["b"]`, wantErr: `unexpected '[' after '.'; write a["b"], not a.["b"]`},
-		{in: "a[0]", wantErr: "list indexes and wildcards are not supported; ignore the whole list instead"},
-		{in: "a[*]", wantErr: "list indexes and wildcards are not supported; ignore the whole list instead"},
+		{in: "a[0]", wantErr: "list indexes and wildcards are not supported; write the path of the whole list"},
+		{in: "a[*]", wantErr: "list indexes and wildcards are not supported; write the path of the whole list"},
 		{in: `a["b"`, wantErr: `unterminated ["..."]`},
 		{in: `a[""]`, wantErr: `empty key in [""]`},
 	}

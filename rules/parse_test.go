@@ -79,7 +79,10 @@ func TestParseValid(t *testing.T) {
 					Namespaces:    []string{"default", "prod"},
 					LabelSelector: "app in (web,api)",
 					FieldSelector: "metadata.name!=kube-root-ca.crt",
+					Fields:        []FieldPath{{"data"}, {"binaryData"}},
+					FieldsSet:     true,
 					Pos:           source.Position{File: "testdata/valid/full.yaml", Line: 9, Col: 17},
+					FieldsPos:     source.Position{File: "testdata/valid/full.yaml", Line: 13, Col: 15},
 					namespacesPos: source.Position{File: "testdata/valid/full.yaml", Line: 10, Col: 19},
 				}},
 				Events: []scripting.EventType{scripting.Add, scripting.Update},
@@ -87,11 +90,11 @@ func TestParseValid(t *testing.T) {
 					{"status"},
 					{"metadata", "annotations", "example.com/last-seen"},
 				},
-				Reads: []Ref{{"deployments.apps", source.Position{File: "testdata/valid/full.yaml", Line: 17, Col: 11}}},
+				Reads: []Ref{{"deployments.apps", source.Position{File: "testdata/valid/full.yaml", Line: 18, Col: 11}}},
 				Permissions: []Permission{{
-					Resources: []Ref{{"deployments.apps", source.Position{File: "testdata/valid/full.yaml", Line: 19, Col: 19}}},
+					Resources: []Ref{{"deployments.apps", source.Position{File: "testdata/valid/full.yaml", Line: 20, Col: 19}}},
 					Verbs:     []actions.Verb{actions.Patch, actions.Event},
-					Pos:       source.Position{File: "testdata/valid/full.yaml", Line: 19, Col: 7},
+					Pos:       source.Position{File: "testdata/valid/full.yaml", Line: 20, Col: 7},
 				}},
 				HTTP: []string{"http://127.0.0.1:9999/hooks/"},
 				Script: `function onUpdate(oldObj, obj, ctx) {
@@ -101,7 +104,7 @@ func TestParseValid(t *testing.T) {
 }
 `,
 				ScriptLang:    ScriptJavaScript,
-				ScriptPos:     source.Position{File: "testdata/valid/full.yaml", Line: 24, Col: 5},
+				ScriptPos:     source.Position{File: "testdata/valid/full.yaml", Line: 25, Col: 5},
 				Workers:       2,
 				Timeout:       500 * time.Millisecond,
 				Retries:       0,
@@ -456,5 +459,34 @@ func TestLoadAll(t *testing.T) {
 	}
 	if !reflect.DeepEqual(broken[1].Events, AllEvents()) {
 		t.Errorf("Events = %v, want all three", broken[1].Events)
+	}
+}
+
+func TestWatchProjection(t *testing.T) {
+	rs, err := Parse("p.yaml", []byte(`apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata: {name: p}
+spec:
+  watch:
+    - resource: deployments
+      fields: [spec.replicas, 'metadata.annotations["x"]', status]
+    - resource: configmaps
+      fields: []
+    - resource: secrets
+    - resource: pods
+      fields: null
+  script: "function onAdd() {}"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"spec.replicas,status", "", "*", "*"}
+	for i, w := range rs[0].Watch {
+		if got := w.Projection().String(); got != want[i] {
+			t.Errorf("spec.watch[%d]: projection %q, want %q", i, got, want[i])
+		}
+	}
+	if p := rs[0].Watch[0].FieldsPos; p.Line != 7 || p.Col != 15 {
+		t.Errorf("FieldsPos = %s, want 7:15", p)
 	}
 }

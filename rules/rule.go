@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/projection"
 	"github.com/kreact/kreact/scripting"
 	"github.com/kreact/kreact/source"
 )
@@ -218,10 +219,32 @@ type Watch struct {
 	// checked with labels.Parse and fields.ParseSelector.
 	LabelSelector string
 	FieldSelector string
-	// Pos is where Resource is written.
-	Pos source.Position
+	// Fields are spec.watch[].fields: the paths the script reads of the
+	// objects, besides the identity metadata every projection keeps
+	// (projection.Identity). FieldsSet tells "fields: []" (identity
+	// only) from no fields at all (whole objects); see Projection.
+	Fields    []FieldPath
+	FieldsSet bool
+	// Pos is where Resource is written; FieldsPos where fields is, when
+	// FieldsSet.
+	Pos       source.Position
+	FieldsPos source.Position
 
 	namespacesPos source.Position
+}
+
+// Projection returns what the entry's informer must keep of each object:
+// whole objects without spec.watch[].fields, else the listed paths and
+// the identity metadata.
+func (w Watch) Projection() projection.Fields {
+	if !w.FieldsSet {
+		return projection.Fields{}
+	}
+	paths := make([]projection.Path, len(w.Fields))
+	for i, p := range w.Fields {
+		paths[i] = projection.Path(p)
+	}
+	return projection.New(paths...)
 }
 
 // Ref is a resource reference as written, with its position.
