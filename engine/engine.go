@@ -20,6 +20,7 @@ import (
 	"github.com/kreact/kreact/discovery"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/finalizers"
+	"github.com/kreact/kreact/projection"
 	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
@@ -32,9 +33,10 @@ type Mapper interface {
 	ResolveKind(apiVersion, kind string) (apiresource.Resource, error)
 }
 
-// Informers is the part of the informer manager the engine uses.
+// Informers is the part of the informer manager the engine uses. fields
+// is what the handler reads of the objects (reaction.Informer.Fields).
 type Informers interface {
-	Watch(key dynamicinformer.Key, owner string, h cache.ResourceEventHandler) (*dynamicinformer.Watch, error)
+	WatchFields(key dynamicinformer.Key, owner string, h cache.ResourceEventHandler, fields projection.Fields) (*dynamicinformer.Watch, error)
 }
 
 var _ Informers = (*dynamicinformer.Manager)(nil)
@@ -415,9 +417,12 @@ func (e *Engine) followVersions() {
 	}
 }
 
-// samePlan reports whether two plans start the same informers.
+// samePlan reports whether two plans start the same informers, keeping
+// the same fields.
 func samePlan(a, b []reaction.Informer) bool {
-	return slices.EqualFunc(a, b, func(x, y reaction.Informer) bool { return x.Key == y.Key && x.Handled == y.Handled })
+	return slices.EqualFunc(a, b, func(x, y reaction.Informer) bool {
+		return x.Key == y.Key && x.Handled == y.Handled && x.Fields.Equal(y.Fields)
+	})
 }
 
 // retryPending starts the waiting rules whose resources now resolve.
@@ -499,7 +504,7 @@ func (e *Engine) Warm(ctx context.Context, rs []*rules.Rule) error {
 			continue
 		}
 		for _, inf := range e.plan(res) {
-			w, err := e.informers.Watch(inf.Key, "warm:"+r.Name, cache.ResourceEventHandlerFuncs{})
+			w, err := e.informers.WatchFields(inf.Key, "warm:"+r.Name, cache.ResourceEventHandlerFuncs{}, inf.Fields)
 			if err != nil {
 				return err
 			}

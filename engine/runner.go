@@ -116,7 +116,7 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 		if inf.Handled {
 			h = run.delivery.Handler(i, inf.Resource)
 		}
-		watch, err := e.informers.Watch(inf.Key, r.Name, h)
+		watch, err := e.informers.WatchFields(inf.Key, r.Name, h, inf.Fields)
 		if err != nil {
 			run.stop()
 			return nil, err

@@ -9,7 +9,9 @@
 //
 // Plan lists the informers a rule needs: one per watched namespace of each
 // spec.watch entry (its changes reach the handlers), and an all-namespaces
-// one for each spec.reads resource that no selector-free watch covers.
+// one for each spec.reads resource that no selector-free watch covers. A
+// watch with spec.watch[].fields keeps only those paths (Informer.Fields)
+// and serves no reads, which see whole objects.
 // Reader picks the informer that answers a kreact.get or kreact.list.
 //
 // # Delivery, coalesced per object

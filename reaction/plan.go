@@ -7,6 +7,7 @@ import (
 
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/dynamicinformer"
+	"github.com/kreact/kreact/projection"
 	"github.com/kreact/kreact/rules"
 )
 
@@ -19,10 +20,14 @@ type Informer struct {
 	// Handled is true for spec.watch entries: their changes reach the
 	// rule's handlers. The informers of spec.reads only serve reads.
 	Handled bool
-	// Readable is true when the informer has no selectors, so that it
-	// holds every object of its namespace ("" for all) and can answer
-	// kreact.get and kreact.list.
+	// Readable is true when the informer has no selectors and keeps
+	// whole objects, so that it holds every object of its namespace (""
+	// for all) as it is and can answer kreact.get and kreact.list.
 	Readable bool
+	// Fields is what the informer keeps of each object: the watch
+	// entry's projection (rules.Watch.Projection), whole objects for
+	// the informers of spec.reads and for a watch that also serves them.
+	Fields projection.Fields
 	// NamespaceReadsOnly restricts a Readable informer to reads that name
 	// a namespace: it is sharded by namespace, so it holds whole
 	// namespaces, but not all of them.
@@ -45,21 +50,37 @@ type PlanOptions struct {
 // watched namespace of each spec.watch entry, then an all-namespaces one
 // for each spec.reads resource that no selector-free, all-namespaces watch
 // already covers.
+//
+// Reads see whole objects: a watch with spec.watch[].fields serves no
+// reads, so that kreact.get and kreact.list never return objects cut
+// down to another entry's paths. When the rule lists the resource of a
+// selector-free, all-namespaces projected watch in spec.reads, that
+// watch keeps whole objects and serves the reads: its informer (the same
+// key as the reads informer) would have to keep them anyway.
 func Plan(res *rules.Resolved) []Informer { return PlanWith(res, PlanOptions{}) }
 
 // PlanWith is Plan with options; see PlanOptions.
 func PlanWith(res *rules.Resolved, opts PlanOptions) []Informer {
 	var plan []Informer
 	allNamespaces := map[schema.GroupResource]bool{}
+	reads := map[schema.GroupResource]bool{}
+	for _, r := range res.Reads {
+		reads[r.GVR.GroupResource()] = true
+	}
 	for _, w := range res.Watch {
 		namespaces := w.Watch.Namespaces
 		if len(namespaces) == 0 {
 			namespaces = []string{""}
 		}
-		readable := w.Watch.LabelSelector == "" && w.Watch.FieldSelector == ""
+		unselected := w.Watch.LabelSelector == "" && w.Watch.FieldSelector == ""
 		for _, ns := range namespaces {
 			key := dynamicinformer.Key{GVR: w.Resource.GVR, Namespace: ns, LabelSelector: w.Watch.LabelSelector, FieldSelector: w.Watch.FieldSelector}
-			inf := Informer{Key: key, Resource: w.Resource, Handled: true, Readable: readable}
+			fields := w.Watch.Projection()
+			if unselected && ns == "" && !opts.Sharded && reads[w.Resource.GVR.GroupResource()] {
+				fields = projection.Fields{}
+			}
+			readable := unselected && fields.Whole()
+			inf := Informer{Key: key, Resource: w.Resource, Handled: true, Readable: readable, Fields: fields}
 			if opts.Sharded {
 				inf.Key.Sharded = true
 				inf.Readable = readable && opts.ShardByNamespace && w.Resource.Namespaced
@@ -108,6 +129,6 @@ func Reader(res *rules.Resolved, plan []Informer, gvr schema.GroupVersionResourc
 	if namespace != "" {
 		where = fmt.Sprintf("namespace %q", namespace)
 	}
-	return -1, fmt.Errorf("rule %q does not cache %s in %s: add it to spec.reads (watches with selectors or other namespaces do not serve reads)",
+	return -1, fmt.Errorf("rule %q does not cache %s in %s: add it to spec.reads (watches with selectors, fields or other namespaces do not serve reads)",
 		res.Rule.Name, gr, where)
 }
