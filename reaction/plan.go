@@ -20,6 +20,9 @@ type Informer struct {
 	// Handled is true for spec.watch entries: their changes reach the
 	// rule's handlers. The informers of spec.reads only serve reads.
 	Handled bool
+	// Entry is, for a Handled informer, the index of its spec.watch
+	// entry.
+	Entry int
 	// Readable is true when the informer has no selectors and keeps
 	// whole objects, so that it holds every object of its namespace (""
 	// for all) as it is and can answer kreact.get and kreact.list.
@@ -67,7 +70,7 @@ func PlanWith(res *rules.Resolved, opts PlanOptions) []Informer {
 	for _, r := range res.Reads {
 		reads[r.GVR.GroupResource()] = true
 	}
-	for _, w := range res.Watch {
+	for entry, w := range res.Watch {
 		namespaces := w.Watch.Namespaces
 		if len(namespaces) == 0 {
 			namespaces = []string{""}
@@ -80,7 +83,7 @@ func PlanWith(res *rules.Resolved, opts PlanOptions) []Informer {
 				fields = projection.Fields{}
 			}
 			readable := unselected && fields.Whole()
-			inf := Informer{Key: key, Resource: w.Resource, Handled: true, Readable: readable, Fields: fields}
+			inf := Informer{Key: key, Resource: w.Resource, Handled: true, Entry: entry, Readable: readable, Fields: fields}
 			if opts.Sharded {
 				inf.Key.Sharded = true
 				inf.Readable = readable && opts.ShardByNamespace && w.Resource.Namespaced

@@ -129,10 +129,11 @@ func (h *host) Log(level slog.Level, msg string, attrs ...slog.Attr) {
 func (h *host) Now() time.Time { return h.clock.Now() }
 
 // storeCache is the reaction.Cache of a rule in a test: what plan[source]
-// would hold of the fake cache.
+// would hold of the fake cache, cut down to its fields.
 type storeCache struct {
 	store *store
 	plan  []reaction.Informer
+	proj  *projector
 }
 
 func (c storeCache) Get(source int, namespace, name string) (*unstructured.Unstructured, bool) {
@@ -141,5 +142,5 @@ func (c storeCache) Get(source int, namespace, name string) (*unstructured.Unstr
 	if ok, err := sees(key, obj); !ok || err != nil {
 		return nil, false
 	}
-	return obj, true
+	return c.proj.project(source, obj), true
 }

@@ -62,6 +62,7 @@ func TestGoldenReports(t *testing.T) {
 		{"clock.yaml", 0, 4},
 		{"schedule.yaml", 0, 2},
 		{"runaway.yaml", 1, 0},
+		{"projected.yaml", 1, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -147,7 +148,7 @@ func TestFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"testdata/broken.yaml", "testdata/clock.yaml", "testdata/invalid.yaml", "testdata/pass.yaml", "testdata/runaway.yaml", "testdata/schedule.yaml", "testdata/script-error.yaml", "testdata/tick.yaml"}
+	want := []string{"testdata/broken.yaml", "testdata/clock.yaml", "testdata/invalid.yaml", "testdata/pass.yaml", "testdata/projected.yaml", "testdata/runaway.yaml", "testdata/schedule.yaml", "testdata/script-error.yaml", "testdata/tick.yaml"}
 	if strings.Join(files, " ") != strings.Join(want, " ") {
 		t.Errorf("Files = %q, want %q", files, want)
 	}

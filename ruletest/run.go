@@ -70,7 +70,8 @@ type ruleRun struct {
 	rule     *rules.Resolved
 	plan     []reaction.Informer
 	delivery *reaction.Delivery
-	rt       *scripting.Runtime
+	proj     *projector
+	caller   caller
 }
 
 // givenUp records, as kreact run logs them, the errors of handler calls
@@ -110,6 +111,7 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 	var runs []*ruleRun
 	for i, r := range f.rules {
 		plan := reaction.Plan(r)
+		proj := newProjector(r, plan)
 		h := &host{rule: r, plan: plan, mapper: f.mapper, store: st, clock: clk, rec: rec}
 		rt, err := scripting.NewRuntime(f.programs[i], h, scripting.RuntimeOptions{
 			Rule:        r.Rule.Name,
@@ -131,11 +133,11 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 			Logger:    slog.New(slog.DiscardHandler),
 			Observer:  failed,
 			BaseDelay: -1,
-			Cache:     storeCache{store: st, plan: plan},
+			Cache:     storeCache{store: st, plan: plan, proj: proj},
 			Clock:     clk,
 		})
 		defer d.ShutDown()
-		runs = append(runs, &ruleRun{rule: r, plan: plan, delivery: d, rt: rt})
+		runs = append(runs, &ruleRun{rule: r, plan: plan, delivery: d, proj: proj, caller: caller{rt: rt, p: proj}})
 	}
 
 	for _, ev := range c.Events {
@@ -154,18 +156,25 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 		}
 		if !ev.Queued {
 			for _, run := range runs {
-				run.delivery.Drain(ctx, run.rt)
+				run.delivery.Drain(ctx, run.caller)
 			}
 		}
 	}
 	for _, run := range runs {
-		run.delivery.Drain(ctx, run.rt)
+		run.delivery.Drain(ctx, run.caller)
 	}
 	res.Errors = append(res.Errors, failed.errs...)
 	res.Actions = rec.recorded()
 	res.Logs = rec.logs()
 	if res.Problem == nil {
 		f.check(c, res)
+	}
+	var outside []string
+	for _, run := range runs {
+		outside = append(outside, run.proj.outside()...)
+	}
+	if len(outside) > 0 {
+		res.Failures = append(res.Failures, "read a path that spec.watch[].fields does not keep (kreact run gives undefined):\n"+bullets(outside))
 	}
 	res.Duration = time.Since(start)
 	return res
@@ -184,7 +193,7 @@ func advance(ctx context.Context, clk *testingclock.FakeClock, runs []*ruleRun, 
 	catchUp := func() {
 		for _, run := range runs {
 			run.delivery.Fire()
-			run.delivery.Drain(ctx, run.rt)
+			run.delivery.Drain(ctx, run.caller)
 		}
 	}
 	catchUp()
@@ -270,7 +279,7 @@ func observeAll(runs []*ruleRun, ev Event, old, obj *unstructured.Unstructured) 
 				var after bool
 				after, err = sees(inf.Key, obj)
 				if err == nil {
-					observe(run.delivery, i, inf, ev, before, after, old, obj)
+					observe(run.delivery, i, inf, ev, before, after, run.proj.project(i, old), run.proj.project(i, obj))
 				}
 			}
 			if err != nil {

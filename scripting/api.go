@@ -108,7 +108,7 @@ func (e *env) lockViewPrototypes() {
 	vm := e.vm
 	views := map[reflect.Type]bool{
 		reflect.TypeFor[*objectView](): true, reflect.TypeFor[*arrayView](): true, reflect.TypeFor[*listView](): true,
-		reflect.TypeFor[*stringsView](): true, reflect.TypeFor[*ctxView](): true,
+		reflect.TypeFor[*stringsView](): true, reflect.TypeFor[*ctxView](): true, strictViewType: true,
 	}
 	check := func(v goja.Value) {
 		if o, ok := v.(*goja.Object); ok && views[o.ExportType()] {

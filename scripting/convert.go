@@ -132,6 +132,8 @@ func (c *converter) object(o *goja.Object) (any, *convError) {
 		return c.copyJSON(o.Export().(*objectView).m)
 	case arrayViewType:
 		return c.copyJSON(o.Export().(*arrayView).s)
+	case strictViewType:
+		return c.copyJSON(o.Export().(*strictView).plain.m)
 	case listViewType:
 		items := o.Export().(*listView).items
 		out := make([]any, len(items))

@@ -87,6 +87,10 @@ type Event struct {
 	// Resource is the watched resource the object belongs to; zero for
 	// Tick.
 	Resource apiresource.Resource
+	// Strict, if not nil, shows Object and OldObject, cut down by a
+	// projection, through views that report reads of what it dropped
+	// (projected.go). kreact test sets it; kreact run does not.
+	Strict *Strict
 }
 
 // Outcome is what a call that returned normally asked for: its

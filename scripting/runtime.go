@@ -513,11 +513,11 @@ func (e *env) call(i int, ev *Event) error {
 	var err error
 	switch ev.Type {
 	case Update:
-		ret, err = e.handlers[i](goja.Undefined(), e.object(ev.OldObject), e.object(ev.Object), ctx)
+		ret, err = e.handlers[i](goja.Undefined(), e.eventObject(ev, ev.OldObject, true), e.eventObject(ev, ev.Object, false), ctx)
 	case Tick:
 		ret, err = e.handlers[i](goja.Undefined(), ctx)
 	default:
-		ret, err = e.handlers[i](goja.Undefined(), e.object(ev.Object), ctx)
+		ret, err = e.handlers[i](goja.Undefined(), e.eventObject(ev, ev.Object, false), ctx)
 	}
 	if err != nil {
 		return err

@@ -1,0 +1,79 @@
+package scripting
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kreact/kreact/projection"
+	"github.com/kreact/kreact/source"
+)
+
+// TestStrictViewsReportReadsOutsideTheProjection: with Event.Strict, a
+// handler sees the cut-down objects as kreact run shows them (undefined
+// for what the projection dropped), and every read of a dropped path that
+// the whole object has is reported, with the script's position; reads of
+// kept paths, and of paths the whole object lacks too, are not.
+func TestStrictViewsReportReadsOutsideTheProjection(t *testing.T) {
+	src := `function onUpdate(oldObj, newObj, ctx) {
+  kreact.log("replicas " + String(newObj.spec.replicas));
+  kreact.log("template " + String(newObj.spec.template));
+  kreact.log("old status " + String(oldObj.status));
+  kreact.log("absent " + String(newObj.spec.absent));
+  kreact.log("label " + newObj.metadata.labels.app);
+  kreact.log("has paused " + String("paused" in newObj.spec));
+  kreact.log("keys " + Object.keys(newObj.spec).join(","));
+  kreact.log("clone " + JSON.stringify(kreact.clone(newObj.spec)));
+}
+`
+	fields := projection.New(projection.Path{"spec", "replicas"})
+	whole, oldWhole := deployment("default", "web", 3), deployment("default", "web", 2)
+	var mu sync.Mutex
+	var reads []string
+	ev := Event{
+		Type:      Update,
+		Object:    &unstructured.Unstructured{Object: fields.Apply(whole.Object)},
+		OldObject: &unstructured.Unstructured{Object: fields.Apply(oldWhole.Object)},
+		Resource:  deployments,
+		Strict: &Strict{Fields: fields, Object: whole, OldObject: oldWhole, Where: "spec.watch[0].fields",
+			WherePos: source.Position{File: "r.yaml", Line: 7, Col: 15},
+			Report: func(r OutsideRead) {
+				mu.Lock()
+				defer mu.Unlock()
+				reads = append(reads, r.String())
+			}},
+	}
+	h := newFakeHost()
+	r := mustRuntime(t, "r.js", src, h, RuntimeOptions{})
+	if _, err := r.Call(ev); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		position("r.js", src, "newObj.spec.template") + ": onUpdate read newObj.spec.template, which spec.watch[0].fields does not keep (r.yaml:7:15)",
+		position("r.js", src, "oldObj.status") + ": onUpdate read oldObj.status, which spec.watch[0].fields does not keep (r.yaml:7:15)",
+		position("r.js", src, `"paused" in`) + ": onUpdate read newObj.spec.paused, which spec.watch[0].fields does not keep (r.yaml:7:15)",
+	}
+	// goja reports the position of a member expression at its end or
+	// its start; compare lines only.
+	lines := func(ss []string) []string {
+		out := make([]string, len(ss))
+		for i, s := range ss {
+			file, rest, _ := strings.Cut(s, ": ")
+			out[i] = file[:strings.LastIndex(file, ":")] + ": " + rest
+		}
+		return out
+	}
+	if !slices.Equal(lines(reads), lines(want)) {
+		t.Errorf("reported:\n%s\nwant:\n%s", strings.Join(reads, "\n"), strings.Join(want, "\n"))
+	}
+	wantLogs := []string{
+		"replicas 3", "template undefined", "old status undefined", "absent undefined", "label web",
+		"has paused false", "keys replicas", `clone {"replicas":3}`,
+	}
+	if got := h.messages(); !slices.Equal(got, wantLogs) {
+		t.Errorf("logs %q, want %q", got, wantLogs)
+	}
+}
