@@ -349,6 +349,9 @@ func (e *Engine) start(r *rules.Rule, prog *scripting.Program, res *rules.Resolv
 		old.stop() // not expected: whoever starts a rule stopped its old version
 	}
 	e.log.Info("rule started", "rule", r.Name, "source", r.Source, "watches", len(res.Watch))
+	for _, w := range CheckReads(res, prog) {
+		e.log.Warn(w.Msg, "rule", r.Name, "at", w.Pos.String())
+	}
 }
 
 // refreshDiscovery rediscovers the API now, when the source can (a

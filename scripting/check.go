@@ -179,11 +179,12 @@ var (
 	fileType       = reflect.TypeFor[*file.File]()
 )
 
-// inspect calls fn for every node of the tree, once: pointers to the
-// ast package's structs, and Identifier values (property names). goja's
-// ast has no walker, and its nodes are many; reflection finds them all,
-// including those of syntax added later. The file is not walked.
-func inspect(tree *ast.Program, fn func(any)) {
+// inspect calls fn for every node of the tree below root (a node, or the
+// whole *ast.Program), once: pointers to the ast package's structs, and
+// Identifier values (property names). goja's ast has no walker, and its
+// nodes are many; reflection finds them all, including those of syntax
+// added later. The file is not walked.
+func inspect(root any, fn func(any)) {
 	type node struct {
 		at uintptr
 		t  reflect.Type
@@ -223,5 +224,5 @@ func inspect(tree *ast.Program, fn func(any)) {
 			}
 		}
 	}
-	walk(reflect.ValueOf(tree))
+	walk(reflect.ValueOf(root))
 }

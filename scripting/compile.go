@@ -50,6 +50,7 @@ type Program struct {
 	lookup   *goja.Program
 	handlers [numEventTypes]bool
 	declared []Declaration
+	reads    []ReadPath
 }
 
 // Name returns the file name the program was compiled with.
@@ -140,6 +141,7 @@ func Compile(name, script string, opts CompileOptions) (*Program, error) {
 		return nil, problems
 	}
 	p.prg = prg
+	p.reads = p.readPaths(tree)
 
 	var refs [numEventTypes]string
 	for i := range refs {

@@ -8,7 +8,9 @@
 // `kreact test` makes them too: what validate accepts, `kreact run` runs,
 // and what it rejects, run and test reject with the same words. Validate
 // shows the warnings of engine.Check too, which the others have no use
-// for, such as a top-level function whose name is a handler's, misspelt.
+// for, such as a top-level function whose name is a handler's, misspelt,
+// and those of engine.CheckReads: a path a handler reads that the rule's
+// spec.watch[].fields do not keep.
 //
 // Every problem is reported at once, as one sorted source.ErrorList of
 // errors and warnings (source.Error.Warning), not the first only. Rules

@@ -60,7 +60,8 @@ type Result struct {
 // Check loads the rule files of paths (files, and the YAML files directly
 // in directories, as rules.Load reads them) and checks every rule that
 // loads: engine.Check (its script compiles, its handlers fit), and the
-// resources it names resolve with mapper. The scripts of rules with
+// resources it names resolve with mapper; then engine.CheckReads (what the
+// handlers read is in the rule's spec.watch[].fields). The scripts of rules with
 // problems of format are checked too (rules.LoadAll): every problem is
 // reported at once. It returns ctx's error, and no Result, when ctx ends
 // first.
@@ -77,11 +78,13 @@ func Check(ctx context.Context, paths []string, mapper *restmapper.Mapper) (*Res
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		_, problems := engine.Check(r)
+		prog, problems := engine.Check(r)
 		resolved, err := r.Resolve(mapper)
 		if err != nil {
 			problems.AddError(r.Pos, err)
 			res.NotFound = res.NotFound || hasNotFound(r, mapper)
+		} else {
+			problems = append(problems, engine.CheckReads(resolved, prog)...)
 		}
 		if n, _ := problems.Count(); n == 0 {
 			res.Resolved = append(res.Resolved, resolved)

@@ -61,6 +61,28 @@ func TestCheck(t *testing.T) {
 			},
 		},
 		{
+			name: "reads outside spec.watch[].fields",
+			rule: "proj\nspec:\n  watch:\n    - resource: deployments\n      fields: [spec.replicas]\n  events: [add, update]\n  script: |\n" +
+				"    function onUpdate(oldObj, newObj, ctx) {\n" +
+				"      if (newObj.spec.replicas !== oldObj.spec.replicas) kreact.log(newObj.spec.template.spec.containers[0].image + newObj.metadata.labels.app);\n" +
+				"    }\n" +
+				"    function onAdd(obj) { kreact.log(obj.status.readyReplicas + obj.status.replicas); }\n",
+			problems: []string{
+				`r.yaml:12:69: warning: rule "proj": onUpdate reads newObj.spec.template, which spec.watch[0].fields (at 8:15) does not keep: it is undefined under kreact run`,
+				`r.yaml:14:38: warning: rule "proj": onAdd reads obj.status, which spec.watch[0].fields (at 8:15) does not keep: it is undefined under kreact run`,
+			},
+		},
+		{
+			name: "reads outside spec.watch[].fields, but an entry keeps whole objects",
+			rule: "mixed\nspec:\n  watch:\n    - {resource: deployments, fields: [spec.replicas]}\n    - {resource: statefulsets}\n  events: [add]\n" +
+				"  script: 'function onAdd(obj) { kreact.log(obj.status.replicas); }'\n",
+		},
+		{
+			name: "reads outside spec.watch[].fields, but spec.reads makes the watch keep whole objects",
+			rule: "read\nspec:\n  watch: [{resource: deployments, fields: [spec.replicas]}]\n  reads: [deployments]\n  events: [add]\n" +
+				"  script: 'function onAdd(obj) { kreact.log(obj.status.replicas); }'\n",
+		},
+		{
 			name: "script and resources",
 			rule: "broken\nspec:\n  watch: [{resource: confgimaps}, {resource: widgets}]\n  events: [add]\n  script: |\n    function onAdd(obj, ctx) {\n",
 			problems: []string{

@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kreact/kreact/projection"
+	"github.com/kreact/kreact/reaction"
+	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/source"
+)
+
+// CheckReads warns about the paths the rule's handlers visibly read of
+// their objects (scripting.Program.ReadPaths) that the fields of its
+// informers (reaction.Plan, from spec.watch[].fields) do not keep: under
+// kreact run they are undefined, and `kreact test` fails the case that
+// reads them. It says nothing unless every spec.watch entry of the rule
+// has fields, and about handlers that spec.events never calls. Each
+// warning is at the read, and names the first key of the path that is
+// dropped; `kreact validate` shows them, kreact run logs them when the
+// rule starts.
+func CheckReads(res *rules.Resolved, prog *scripting.Program) source.ErrorList {
+	r := res.Rule
+	if prog == nil || len(res.Watch) == 0 {
+		return nil
+	}
+	// What the handlers can see of their objects: the union of what the
+	// informers of the spec.watch entries keep.
+	var kept projection.Fields
+	first := true
+	for _, inf := range reaction.Plan(res) {
+		if !inf.Handled {
+			continue
+		}
+		if inf.Fields.Whole() {
+			return nil
+		}
+		if first {
+			kept, first = inf.Fields, false
+		} else {
+			kept = kept.Union(inf.Fields)
+		}
+	}
+	var where string
+	if len(r.Watch) == 1 {
+		where = fmt.Sprintf("spec.watch[0].fields (at %s) does not keep", r.Watch[0].FieldsPos.LineCol())
+	} else {
+		at := make([]string, len(r.Watch))
+		for i, w := range r.Watch {
+			at[i] = w.FieldsPos.LineCol()
+		}
+		where = fmt.Sprintf("no spec.watch[].fields (at %s) keeps", strings.Join(at, ", "))
+	}
+	var out source.ErrorList
+	seen := map[string]bool{}
+	for _, read := range prog.ReadPaths() {
+		if !called(r, read.Handler) {
+			continue
+		}
+		for n := 1; n <= len(read.Path); n++ {
+			p := read.Path[:n]
+			if kept.Reaches(p) {
+				continue
+			}
+			name := p.String()
+			if !strings.HasPrefix(name, "[") {
+				name = "." + name
+			}
+			what := read.Handler + " reads " + read.Param + name
+			if !seen[what] {
+				seen[what] = true
+				pos := read.Pos
+				pos.Rule = r.Name
+				out.Warnf(pos, "rule %s: %s, which %s: it is undefined under kreact run", source.Quote(r.Name), what, where)
+			}
+			break
+		}
+	}
+	return out
+}
+
+// called reports whether the rule's handler of that name may be called.
+func called(r *rules.Rule, handler string) bool {
+	for _, t := range scripting.EventTypes() {
+		if t.Handler() == handler {
+			return t == scripting.Timer || t == scripting.Tick || r.Handles(t)
+		}
+	}
+	return false
+}
