@@ -24,6 +24,13 @@ type JSONValue = string | number | boolean | null | JSONValue[] | { [key: string
  * returned by kreact.get/list are read-only views of the informer cache:
  * any write or delete throws a TypeError ("object is read-only; use
  * kreact.clone(obj)"). Keys are enumerated in sorted order.
+ *
+ * With spec.watch[].fields, the objects passed to handlers hold only the
+ * listed paths and the identity: apiVersion, kind and metadata's name,
+ * namespace, uid, resourceVersion, labels, annotations, ownerReferences,
+ * deletionTimestamp and finalizers. Every other field is undefined, even
+ * where these types declare it (kreact test fails a case that reads one
+ * the whole object has). kreact.get and kreact.list return whole objects.
  */
 interface KubeObject {
   readonly apiVersion: string;
@@ -63,6 +70,8 @@ interface ObjectMeta {
  *   function onUpdate(oldCm: ConfigMap, cm: ConfigMap, ctx: Ctx) { ... }
  * Custom resources have no Go or TypeScript types here: use
  * CustomResource, whose spec and status are `unknown` until you check them.
+ * With spec.watch[].fields, only the listed paths and the identity
+ * metadata are present (see KubeObject).
  */
 interface ConfigMap extends KubeObject {
   readonly data?: { readonly [key: string]: string };
