@@ -25,6 +25,9 @@
 // `kreact validate`. What needs no cluster (the script compiles, its
 // handlers fit the rule) is Check, which Load, `kreact validate` and
 // `kreact test` share, so that none accepts a rule that another refuses.
+// CheckReads compares what the handlers visibly read with the rule's
+// spec.watch[].fields: validate shows its warnings, and the engine logs
+// them when it starts the rule.
 //
 // Concurrency: everything that starts or stops rules (Load, a waiting
 // rule starting when its resources appear, a rule moving to the version

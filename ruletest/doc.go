@@ -27,7 +27,11 @@
 // reaction core (package reaction) decides which handler is called with
 // what (spec.events and the script's handlers, coalescing, ignored paths),
 // makes the calls transactional and retries failed ones, and reads go
-// through reaction.Reader. The clock of a test is a fake one that only
+// through reaction.Reader. Objects are cut down to their informer's fields
+// (spec.watch[].fields, reaction.Informer.Fields) with the informers' own
+// projection.Fields.Apply before the reaction core sees them; the handlers
+// see them through strict views (scripting.Event.Strict), and a read of a
+// dropped field that the whole object has fails the case. The clock of a test is a fake one that only
 // advance events move (so retries are made at once); the reaction core's
 // timers and scheduled ticks run on it, and advance stops at each of their
 // deadlines in turn, as a running kreact would meet them. The rules catch

@@ -50,6 +50,12 @@
 // and other non-JSON values fail with a TypeError naming the path, at the
 // script line that passed them.
 //
+// Objects cut down to a rule's spec.watch[].fields have undefined where
+// the projection dropped a field. Event.Strict (kreact test) shows them
+// through strict views, which also report each read of a dropped field
+// that the whole object has; Program.ReadPaths lists the reads a
+// handler's code shows, for validate to compare with the fields.
+//
 // # Timeouts and interrupts
 //
 // Every call, and the top level when a runtime is built, has a deadline
