@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kreact/kreact/dynamicinformer"
+	"github.com/kreact/kreact/internal/residency"
 )
 
 // SyncView is what WaitForSync reads to tell whether the running rules
@@ -55,6 +56,15 @@ func WaitForSync(ctx context.Context, logger *slog.Logger, v SyncView, poll, rep
 		defer debug.SetGCPercent(debug.SetGCPercent(syncGCPercent))
 	}
 	defer debug.FreeOSMemory()
+	defer func() {
+		// Starting touched much of the binary, which is most of an
+		// idle kreact's RSS (see package residency).
+		if n, err := residency.TrimExecutable(); err != nil {
+			logger.Debug("resident executable pages not trimmed", "err", err)
+		} else {
+			logger.Debug("resident executable pages trimmed", "mappedBytes", n)
+		}
+	}()
 	start := time.Now()
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
