@@ -310,6 +310,56 @@ func TestActionOptions(t *testing.T) {
 	}
 }
 
+// TestViewTargets checks targets read from the objects of events, which
+// patch reads from the Go map rather than through script values: the
+// shapes it does not take go the slow way, with the same messages.
+func TestViewTargets(t *testing.T) {
+	obj := func(md any, extra map[string]any) *unstructured.Unstructured {
+		o := map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}
+		if md != nil {
+			o["metadata"] = md
+		}
+		for k, v := range extra {
+			o[k] = v
+		}
+		return &unstructured.Unstructured{Object: o}
+	}
+	tests := []struct {
+		name string
+		obj  *unstructured.Unstructured
+		want string // the action's target, or the exception message
+	}{
+		{"object", obj(map[string]any{"namespace": "default", "name": "web", "uid": "u1"}, nil), "default/web u1"},
+		{"null uid", obj(map[string]any{"namespace": "default", "name": "web", "uid": nil}, nil), "default/web "},
+		{"name not a string", obj(map[string]any{"namespace": "default", "name": int64(7)}, nil), "TypeError: patch: target metadata.name must be a string"},
+		{"uid not a string", obj(map[string]any{"namespace": "default", "name": "web", "uid": map[string]any{}}, nil), "TypeError: patch: target metadata.uid must be a string"},
+		{"no name", obj(map[string]any{"namespace": "default"}, nil), "TypeError: patch: target has no name"},
+		{"no namespace", obj(map[string]any{"name": "web"}, nil), "TypeError: patch: a namespace is required for deployments.apps"},
+		{"no metadata", obj(nil, map[string]any{"namespace": "default", "name": "top"}), "default/top "},
+		{"metadata not an object", obj("x", map[string]any{"namespace": "default", "name": "top"}), "default/top "},
+		{"resource reference", obj(nil, map[string]any{"resource": "cm", "namespace": "default", "name": "c"}), "default/c "},
+		{"kind not a string", obj(map[string]any{"namespace": "default", "name": "web"}, map[string]any{"kind": true}), "TypeError: patch: target kind must be a string"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newFakeHost()
+			r := mustRuntime(t, "rule.js", `function onAdd(obj) { kreact.patch(obj, {}); }`, h, RuntimeOptions{})
+			_, err := r.Call(Event{Type: Add, Object: tt.obj, Resource: deployments})
+			got := ""
+			if se := (*ScriptError)(nil); errors.As(err, &se) {
+				got = se.Message
+			} else if err != nil {
+				t.Fatal(err)
+			} else if a := h.recorded(); len(a) == 1 {
+				got = a[0].Namespace + "/" + a[0].Name + " " + string(a[0].UID)
+			}
+			if got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 var errForbidden = errors.New("rule may not patch deployments.apps")
 
 func TestEnqueueError(t *testing.T) {

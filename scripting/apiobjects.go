@@ -42,6 +42,10 @@ func (e *env) target(op string, v goja.Value) target {
 		e.throwType("%s: target must be an object or a reference like {resource, namespace, name}", op)
 	}
 	var t target
+	if m, ok := viewMap(o); ok && e.viewTarget(op, m, &t) {
+		e.scope(op, &t)
+		return t
+	}
 	if ref := e.str(op, o, "resource", "target "); ref != "" {
 		res, err := e.cfg.host.ResolveResource(ref)
 		if err != nil {
@@ -77,6 +81,50 @@ func (e *env) target(op string, v goja.Value) target {
 	return t
 }
 
+// viewMap returns the map behind a read-only view of an object.
+func viewMap(o *goja.Object) (map[string]any, bool) {
+	if o.ExportType() != objectViewType {
+		return nil, false
+	}
+	return o.Export().(*objectView).m, true
+}
+
+// viewTarget is target for an object the script got as a read-only view,
+// the usual target (kreact.patch(obj, ...)): it reads the strings from the
+// Go map rather than converting each field to a script value. It returns
+// false, having set nothing, when a field is not a string or absent (a
+// view of something unlike an object), so that target reports it.
+func (e *env) viewTarget(op string, m map[string]any, t *target) bool {
+	if _, ok := m["resource"]; ok {
+		return false
+	}
+	apiVersion, ok1 := m["apiVersion"].(string)
+	kind, ok2 := m["kind"].(string)
+	md, ok3 := m["metadata"].(map[string]any)
+	if !ok1 || !ok2 || !ok3 || apiVersion == "" || kind == "" {
+		return false
+	}
+	var names [3]string
+	for i, key := range [3]string{"namespace", "name", "uid"} {
+		switch x := md[key].(type) {
+		case string:
+			names[i] = x
+		case nil:
+		default:
+			return false
+		}
+	}
+	if names[1] == "" {
+		return false
+	}
+	res, err := e.cfg.host.ResolveKind(apiVersion, kind)
+	if err != nil {
+		e.throw(fmt.Errorf("%s: resolve %s %s: %w", op, apiVersion, kind, err))
+	}
+	*t = target{res: res, namespace: names[0], name: names[1], uid: types.UID(names[2])}
+	return true
+}
+
 // scope checks the namespace against the resource's scope.
 func (e *env) scope(op string, t *target) {
 	switch {
@@ -104,9 +152,10 @@ func (e *env) action(verb actions.Verb, t *target) actions.Action {
 }
 
 // enqueue adds an action to the call's transaction once the host permits
-// it; a refusal is thrown. Nothing leaves the runtime until the call has
-// returned normally (see Runtime.Call).
-func (e *env) enqueue(op, what string, a actions.Action) goja.Value {
+// it; a refusal is thrown, naming the target with what (called only then).
+// Nothing leaves the runtime until the call has returned normally (see
+// Runtime.Call).
+func (e *env) enqueue(op string, what func() string, a actions.Action) goja.Value {
 	if e.handler == "" {
 		// The top level runs once per runtime, and again after a
 		// timeout: an action there would be repeated unpredictably.
@@ -117,7 +166,7 @@ func (e *env) enqueue(op, what string, a actions.Action) goja.Value {
 	}
 	a.Rule = e.cfg.opts.Rule
 	if err := e.cfg.host.Permit(a); err != nil {
-		e.throw(fmt.Errorf("%s %s: %w", op, what, err))
+		e.throw(fmt.Errorf("%s %s: %w", op, what(), err))
 	}
 	e.pending = append(e.pending, a)
 	return goja.Undefined()
@@ -241,14 +290,16 @@ func (e *env) createOrApply(op string, verb actions.Verb) native {
 		}
 		a := e.action(verb, &t)
 		a.Object = m
-		what := t.String()
-		if name == "" {
-			what += generateName + "*"
-		}
 		if verb == actions.Apply {
 			a.Subresource = e.subresource(op, call.Argument(1))
 		}
-		return e.enqueue(op, withSub(what, a.Subresource), a)
+		return e.enqueue(op, func() string {
+			what := t.String()
+			if name == "" {
+				what += generateName + "*"
+			}
+			return withSub(what, a.Subresource)
+		}, a)
 	}
 }
 
@@ -275,7 +326,7 @@ func (e *env) enqueuePatch(op string, t *target, sub goja.Value, pt types.PatchT
 	a.Subresource = e.subresource(op, sub)
 	a.PatchType = pt
 	a.PatchData = data
-	return e.enqueue(op, withSub(t.String(), a.Subresource), a)
+	return e.enqueue(op, func() string { return withSub(t.String(), a.Subresource) }, a)
 }
 
 var jsonPatchOps = []string{"add", "remove", "replace", "move", "copy", "test"}
@@ -350,7 +401,7 @@ func isPointer(v any) bool {
 func (e *env) delete(call goja.FunctionCall) goja.Value {
 	e.enter("delete")
 	t := e.target("delete", call.Argument(0))
-	return e.enqueue("delete", t.String(), e.action(actions.Delete, &t))
+	return e.enqueue("delete", t.String, e.action(actions.Delete, &t))
 }
 
 // kreact.event(target, {type, reason, message}).
@@ -377,7 +428,7 @@ func (e *env) event(call goja.FunctionCall) goja.Value {
 	a.EventType = typ
 	a.Reason = reason
 	a.Message = e.str("event", o, "message", "")
-	return e.enqueue("event", t.String(), a)
+	return e.enqueue("event", t.String, a)
 }
 
 // kreact.http({url, method, headers, body}).
@@ -441,7 +492,7 @@ func (e *env) http(call goja.FunctionCall) goja.Value {
 		DryRun:  e.cfg.opts.DryRun,
 		Origin:  e.origin(),
 	}
-	return e.enqueue("http", method+" "+u.Redacted(), a)
+	return e.enqueue("http", func() string { return method + " " + u.Redacted() }, a)
 }
 
 func hasHeader(h map[string]string, name string) bool {
