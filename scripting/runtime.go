@@ -121,11 +121,14 @@ type env struct {
 
 	// Reset by Runtime.run before each call. pending and timer hold
 	// what the call asked for: its transaction, handed out only when the
-	// call returns normally. ev is the event of the call under way, set
-	// on the script goroutine.
+	// call returns normally. callEv is the event of the handler call
+	// under way, copied in by Runtime.call (rather than captured by a
+	// closure, which would put both on the heap at every call); ev
+	// points to it while the handler runs, set on the script goroutine.
 	handler string
 	pending []actions.Action
 	timer   *TimerRequest
+	callEv  Event
 	ev      *Event
 	logs    int
 
@@ -152,12 +155,14 @@ type env struct {
 	abandoned atomic.Bool
 
 	// Scratch space, reused from call to call.
+	args      [3]goja.Value
 	stackBuf  []goja.StackFrame
 	pathBuf   []any
 	parentBuf []*goja.Object
 }
 
-// job is one call handed to the worker goroutine.
+// job is one call handed to the worker goroutine: fn, or, when fn is nil,
+// the handler of e.callEv.
 type job struct {
 	e    *env
 	fn   func() error
@@ -332,8 +337,7 @@ func (r *Runtime) Invoke(ev Event) (Outcome, error) {
 	return r.call(i, ev)
 }
 
-// call is Invoke's slow path, apart so that a missing handler does not pay
-// for ev escaping to the heap.
+// call is Invoke's slow path: a missing handler costs nothing.
 func (r *Runtime) call(i int, ev Event) (Outcome, error) {
 	if n := r.cfg.stuck.Load(); n >= maxStuck {
 		return Outcome{}, &ScriptError{
@@ -353,10 +357,15 @@ func (r *Runtime) call(i int, ev Event) (Outcome, error) {
 		r.env = e
 	}
 	e := r.env
-	err := r.run(e, handlerNames[i], func() error { return e.call(i, &ev) })
-	// poisoned is read only when the worker finished the call.
+	e.callEv = ev
+	err := r.run(e, handlerNames[i], nil)
+	// poisoned is read only when the worker finished the call; an
+	// abandoned call's worker still reads e.
 	if e.abandoned.Load() || e.poisoned {
 		r.env = nil
+	} else {
+		// The objects are not kept after Call returns.
+		e.callEv = Event{}
 	}
 	if se, ok := err.(*ScriptError); ok && se.Memory {
 		// The discarded runtime's values are garbage now.
@@ -482,9 +491,9 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 	return se
 }
 
-// exec runs fn on the script goroutine and turns its failure into a
-// *ScriptError. It recovers panics: a bug must not take the process down
-// from a goroutine nobody waits on.
+// exec runs fn, or the handler of e.callEv when fn is nil, on the script
+// goroutine and turns its failure into a *ScriptError. It recovers panics:
+// a bug must not take the process down from a goroutine nobody waits on.
 func (e *env) exec(fn func() error) (err error) {
 	defer func() {
 		if x := recover(); x != nil {
@@ -498,27 +507,36 @@ func (e *env) exec(fn func() error) (err error) {
 			}
 		}
 	}()
-	if err := fn(); err != nil {
+	if fn == nil {
+		err = e.call()
+	} else {
+		err = fn()
+	}
+	if err != nil {
 		return e.scriptError(err)
 	}
 	return nil
 }
 
-// call runs handler i with the event's arguments.
-func (e *env) call(i int, ev *Event) error {
+// call runs the handler of e.callEv with the event's arguments.
+func (e *env) call() error {
+	ev := &e.callEv
+	i, _ := ev.Type.index()
 	e.ev = ev
 	defer func() { e.ev = nil }()
-	ctx := e.vm.NewDynamicObject(&ctxView{e: e, ev: ev})
-	var ret goja.Value
-	var err error
+	ctx := e.vm.NewDynamicObject(newCtxView(e, ev))
+	// goja copies the arguments onto its stack: the slice is reused.
+	args := e.args[:0]
 	switch ev.Type {
 	case Update:
-		ret, err = e.handlers[i](goja.Undefined(), e.eventObject(ev, ev.OldObject, true), e.eventObject(ev, ev.Object, false), ctx)
+		args = append(args, e.eventObject(ev, ev.OldObject, true), e.eventObject(ev, ev.Object, false), ctx)
 	case Tick:
-		ret, err = e.handlers[i](goja.Undefined(), ctx)
+		args = append(args, ctx)
 	default:
-		ret, err = e.handlers[i](goja.Undefined(), e.eventObject(ev, ev.Object, false), ctx)
+		args = append(args, e.eventObject(ev, ev.Object, false), ctx)
 	}
+	ret, err := e.handlers[i](goja.Undefined(), args...)
+	clear(e.args[:])
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dop251/goja"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // readOnlyMessage is the TypeError a script gets when it writes to a view.
@@ -151,11 +152,21 @@ func (a *stringsView) Get(i int) goja.Value {
 func (a *stringsView) Set(int, goja.Value) bool { panic(a.e.vm.NewTypeError(readOnlyMessage)) }
 func (a *stringsView) SetLen(int) bool          { panic(a.e.vm.NewTypeError(readOnlyMessage)) }
 
-// ctxView is the read-only ctx argument of a handler.
+// ctxView is the read-only ctx argument of a handler. It holds what it
+// shows rather than the event, which the runtime reuses for the next call
+// while a script may keep ctx.
 type ctxView struct {
-	e       *env
-	ev      *Event
-	changed goja.Value
+	e        *env
+	typ      EventType
+	initial  bool
+	changed  []string
+	resource schema.GroupResource
+	// changedValue is ctx.changed once read.
+	changedValue goja.Value
+}
+
+func newCtxView(e *env, ev *Event) *ctxView {
+	return &ctxView{e: e, typ: ev.Type, initial: ev.Initial, changed: ev.Changed, resource: ev.Resource.GVR.GroupResource()}
 }
 
 var ctxKeys = []string{"rule", "event", "initial", "changed", "resource"}
@@ -165,16 +176,16 @@ func (c *ctxView) Get(key string) goja.Value {
 	case "rule":
 		return c.e.vm.ToValue(c.e.cfg.opts.Rule)
 	case "event":
-		return c.e.vm.ToValue(string(c.ev.Type))
+		return c.e.vm.ToValue(string(c.typ))
 	case "initial":
-		return c.e.vm.ToValue(c.ev.Initial)
+		return c.e.vm.ToValue(c.initial)
 	case "changed":
-		if c.changed == nil {
-			c.changed = c.e.vm.NewDynamicArray(&stringsView{e: c.e, s: c.ev.Changed})
+		if c.changedValue == nil {
+			c.changedValue = c.e.vm.NewDynamicArray(&stringsView{e: c.e, s: c.changed})
 		}
-		return c.changed
+		return c.changedValue
 	case "resource":
-		return c.e.vm.ToValue(c.ev.Resource.GVR.GroupResource().String())
+		return c.e.vm.ToValue(c.resource.String())
 	}
 	return nil
 }

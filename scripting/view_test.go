@@ -188,3 +188,26 @@ func TestClone(t *testing.T) {
 		t.Errorf("applied object = %v", u.Object)
 	}
 }
+
+// TestKeptContext: a ctx the script keeps in its global state goes on
+// showing the call it was made for, not later ones.
+func TestKeptContext(t *testing.T) {
+	h := newFakeHost()
+	src := `let kept;
+function onUpdate(oldObj, newObj, ctx) {
+  if (kept === undefined) { kept = ctx; return; }
+  kreact.log([kept.event, kept.initial, kept.changed.join(","), kept.resource, ctx === kept].join(" "));
+}
+function onAdd(obj, ctx) { onUpdate(null, obj, ctx); }`
+	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
+	first := Event{Type: Add, Object: deployment("default", "web", 2), Initial: true, Resource: deployments}
+	second := Event{Type: Update, OldObject: first.Object, Object: deployment("default", "web", 3), Changed: []string{"spec.replicas"}, Resource: configMaps}
+	for _, ev := range []Event{first, second} {
+		if _, err := r.Call(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := h.messages(), []string{"add true  deployments.apps false"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("logs = %q, want %q", got, want)
+	}
+}
