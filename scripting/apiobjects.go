@@ -1,7 +1,6 @@
 package scripting
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
@@ -318,7 +317,8 @@ func (e *env) patch(call goja.FunctionCall) goja.Value {
 // enqueuePatch asks for a patch of type pt with body (JSON data) of
 // target t, or of its subresource sub.
 func (e *env) enqueuePatch(op string, t *target, sub goja.Value, pt types.PatchType, body any) goja.Value {
-	data, err := json.Marshal(body)
+	data, buf, keys, err := marshalJSON(body, e.jsonBuf, e.keyBuf)
+	e.jsonBuf, e.keyBuf = buf, keys
 	if err != nil {
 		e.throwType("%s: %v", op, err)
 	}

@@ -36,7 +36,7 @@ func ChangedPaths(oldObj, newObj map[string]any, ignore []string) []string {
 
 type differ struct {
 	ignore []string
-	path   []any
+	path   []pathStep
 	out    []string
 }
 
@@ -77,7 +77,7 @@ func (d *differ) maps(a, b map[string]any) {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		d.path = append(d.path, k)
+		d.path = append(d.path, keyStep(k))
 		p := formatPath(d.path)
 		if !d.ignored(p) {
 			va, okA := a[k]

@@ -30,9 +30,8 @@ const (
 // instead of dropping or mangling it as Export and JSON.stringify do.
 type converter struct {
 	e *env
-	// path is where the walk is, for error messages; each element is a
-	// key (string) or an index (int).
-	path []any
+	// path is where the walk is, for error messages.
+	path []pathStep
 	// parents are the objects being walked, to report cycles.
 	parents []*goja.Object
 	size    int
@@ -53,7 +52,7 @@ func (e *convError) Error() string { return e.path + " " + e.msg }
 func (e *env) toJSON(v goja.Value, root string) (any, error) {
 	c := converter{e: e, path: e.pathBuf[:0], parents: e.parentBuf[:0]}
 	if prefix, ok := strings.CutSuffix(root, "."); ok {
-		c.path = append(c.path, prefix)
+		c.path = append(c.path, keyStep(prefix))
 		root = prefix
 	}
 	x, err := c.value(v)
@@ -138,7 +137,7 @@ func (c *converter) object(o *goja.Object) (any, *convError) {
 		items := o.Export().(*listView).items
 		out := make([]any, len(items))
 		for i, it := range items {
-			c.path = append(c.path, i)
+			c.path = append(c.path, indexStep(i))
 			x, err := c.copyJSON(it.Object)
 			if err != nil {
 				return nil, err
@@ -174,7 +173,7 @@ func (c *converter) object(o *goja.Object) (any, *convError) {
 		n := o.Get("length").ToInteger()
 		out := make([]any, 0, min(n, 1024))
 		for i := int64(0); i < n; i++ {
-			c.path = append(c.path, int(i))
+			c.path = append(c.path, indexStep(int(i)))
 			x, err := c.value(o.Get(strconv.FormatInt(i, 10)))
 			if err != nil {
 				return nil, err
@@ -196,7 +195,7 @@ func (c *converter) object(o *goja.Object) (any, *convError) {
 		keys := o.Keys()
 		out := make(map[string]any, len(keys))
 		for _, k := range keys {
-			c.path = append(c.path, k)
+			c.path = append(c.path, keyStep(k))
 			if err := c.grow(len(k)); err != nil {
 				return nil, err
 			}
@@ -252,7 +251,7 @@ func (c *converter) copyJSON(x any) (any, *convError) {
 		}
 		out := make(map[string]any, len(x))
 		for k, v := range x {
-			c.path = append(c.path, k)
+			c.path = append(c.path, keyStep(k))
 			if err := c.grow(len(k)); err != nil {
 				return nil, err
 			}
@@ -270,7 +269,7 @@ func (c *converter) copyJSON(x any) (any, *convError) {
 		}
 		out := make([]any, len(x))
 		for i, v := range x {
-			c.path = append(c.path, i)
+			c.path = append(c.path, indexStep(i))
 			y, err := c.copyJSON(v)
 			if err != nil {
 				return nil, err
@@ -292,27 +291,145 @@ func (c *converter) copyJSON(x any) (any, *convError) {
 	return c.copyJSON(y)
 }
 
+// pathStep is one step of a path: a key, or an index when index >= 0. It
+// is a struct rather than an any holding a string or an int, which would
+// allocate at every step.
+type pathStep struct {
+	key   string
+	index int
+}
+
+func keyStep(k string) pathStep { return pathStep{key: k, index: -1} }
+func indexStep(i int) pathStep  { return pathStep{index: i} }
+
+// marshalJSON is json.Marshal for JSON data (what toJSON returns), byte
+// for byte, without its reflection: it is on the path of every
+// kreact.patch. Keys are sorted; strings with characters that
+// json.Marshal escapes, numbers that are not integers and values of other
+// types are written by json.Marshal. buf and keys are scratch space,
+// returned for reuse; the result is a copy.
+func marshalJSON(x any, buf []byte, keys []string) (data, bufOut []byte, keysOut []string, err error) {
+	buf, err = appendJSON(buf[:0], x, &keys)
+	if err == nil {
+		data = slices.Clone(buf)
+	}
+	// A failure leaves the keys of the maps it was in.
+	clear(keys)
+	keys = keys[:0]
+	// Scratch space that a large value grew is not kept.
+	if cap(buf) > maxScratch {
+		buf = nil
+	}
+	if cap(keys) > maxScratch/16 {
+		keys = nil
+	}
+	return data, buf, keys, err
+}
+
+// maxScratch bounds, in bytes, the scratch space a runtime keeps between
+// calls.
+const maxScratch = 64 << 10
+
+func appendJSON(b []byte, x any, keys *[]string) ([]byte, error) {
+	var err error
+	switch x := x.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case int64:
+		return strconv.AppendInt(b, x, 10), nil
+	case string:
+		return appendJSONString(b, x)
+	case []any:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		b = append(b, '[')
+		for i, v := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = appendJSON(b, v, keys); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	case map[string]any:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		// This map's keys sit at the end of the scratch slice, nested
+		// maps' after them, until each is done.
+		start := len(*keys)
+		for k := range x {
+			*keys = append(*keys, k)
+		}
+		end := len(*keys)
+		slices.Sort((*keys)[start:end])
+		b = append(b, '{')
+		for i := start; i < end; i++ {
+			k := (*keys)[i]
+			if i > start {
+				b = append(b, ',')
+			}
+			if b, err = appendJSONString(b, k); err != nil {
+				return nil, err
+			}
+			b = append(b, ':')
+			if b, err = appendJSON(b, x[k], keys); err != nil {
+				return nil, err
+			}
+		}
+		clear((*keys)[start:end])
+		*keys = (*keys)[:start]
+		return append(b, '}'), nil
+	}
+	data, err := json.Marshal(x)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, data...), nil
+}
+
+// appendJSONString writes s as it is, between quotes, when it is
+// printable ASCII without the characters json.Marshal escapes, and
+// otherwise as json.Marshal writes it.
+func appendJSONString(b []byte, s string) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x80, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			data, err := json.Marshal(s)
+			if err != nil {
+				return nil, err
+			}
+			return append(b, data...), nil
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"'), nil
+}
+
 // formatPath renders a path as a script would write it: spec.replicas,
 // spec.containers[0].image, metadata.labels["app.kubernetes.io/name"].
-func formatPath(path []any) string {
+func formatPath(path []pathStep) string {
 	var b strings.Builder
 	for _, p := range path {
-		switch p := p.(type) {
-		case int:
+		switch {
+		case p.index >= 0:
 			b.WriteByte('[')
-			b.WriteString(strconv.Itoa(p))
+			b.WriteString(strconv.Itoa(p.index))
 			b.WriteByte(']')
-		case string:
-			if isIdentifier(p) {
-				if b.Len() > 0 {
-					b.WriteByte('.')
-				}
-				b.WriteString(p)
-			} else {
-				b.WriteByte('[')
-				b.WriteString(strconv.Quote(p))
-				b.WriteByte(']')
+		case isIdentifier(p.key):
+			if b.Len() > 0 {
+				b.WriteByte('.')
 			}
+			b.WriteString(p.key)
+		default:
+			b.WriteByte('[')
+			b.WriteString(strconv.Quote(p.key))
+			b.WriteByte(']')
 		}
 	}
 	return b.String()

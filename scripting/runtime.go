@@ -157,7 +157,9 @@ type env struct {
 	// Scratch space, reused from call to call.
 	args      [3]goja.Value
 	stackBuf  []goja.StackFrame
-	pathBuf   []any
+	pathBuf   []pathStep
+	jsonBuf   []byte
+	keyBuf    []string
 	parentBuf []*goja.Object
 }
 

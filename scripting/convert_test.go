@@ -1,0 +1,130 @@
+package scripting
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// marshalJSONMatches checks that marshalJSON writes what json.Marshal
+// writes, and fails alike.
+func marshalJSONMatches(t *testing.T, x any) {
+	t.Helper()
+	want, wantErr := json.Marshal(x)
+	got, _, keys, err := marshalJSON(x, []byte("stale scratch"), nil)
+	if (err != nil) != (wantErr != nil) {
+		t.Fatalf("marshalJSON(%#v) error = %v, json.Marshal's = %v", x, err, wantErr)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("marshalJSON(%#v)\n= %s\nwant %s", x, got, want)
+	}
+	if len(keys) != 0 {
+		t.Errorf("marshalJSON(%#v) left %d keys in its scratch space", x, len(keys))
+	}
+}
+
+func TestMarshalJSON(t *testing.T) {
+	tests := []any{
+		nil, true, false, int64(0), int64(-42), int64(math.MaxInt64), int64(math.MinInt64),
+		0.5, -0.25, 1e21, 1e20, 1e-6, 1e-7, 123456789.125, math.Copysign(0, -1), math.NaN(), math.Inf(1),
+		"", "plain text 123 ~!@#$%^*()_+-=[]{}|;:',./?`", "quote \" backslash \\ slash /",
+		"<script>&amp;</script>", "tab\tnew\nline\rcr\bbs\fff\x00nul\x1fus\x7fdel",
+		"héllo wörld", "日本語", "line\u2028sep\u2029para", "bad \xff utf-8 \xc3", "emoji 😀",
+		map[string]any{}, map[string]any(nil), []any{}, []any(nil),
+		map[string]any{"b": int64(1), "a": int64(2), "": "empty", "A": nil, "é": true, "<k>": "v"},
+		map[string]any{"spec": map[string]any{"replicas": int64(3), "template": map[string]any{"z": []any{int64(1), "x", nil, map[string]any{"k": 1.5}}, "a": false}}},
+		[]any{map[string]any{"op": "replace", "path": "/spec/replicas", "value": int64(0)}, map[string]any{"from": "/a", "op": "copy", "path": "/b"}},
+		// Not JSON data, but json.Marshal's answer all the same.
+		map[string]any{"n": 7, "m": map[string]string{"b": "1", "a": "2"}, "f": float32(0.1)},
+		map[string]any{"bad": func() {}},
+		[]any{int64(1), make(chan int)},
+	}
+	for _, x := range tests {
+		marshalJSONMatches(t, x)
+	}
+}
+
+// TestMarshalJSONRandom compares marshalJSON with json.Marshal on random
+// JSON data.
+func TestMarshalJSONRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	chars := []rune("aZ09 \"\\/<>&\n\t\x01\x7fé日\u2028😀")
+	str := func() string {
+		var b strings.Builder
+		for range rng.IntN(8) {
+			b.WriteRune(chars[rng.IntN(len(chars))])
+		}
+		if rng.IntN(10) == 0 {
+			b.WriteString("\xff")
+		}
+		return b.String()
+	}
+	var value func(depth int) any
+	value = func(depth int) any {
+		switch n := rng.IntN(8); {
+		case n == 0 && depth < 4:
+			m := map[string]any{}
+			for range rng.IntN(5) {
+				m[str()] = value(depth + 1)
+			}
+			return m
+		case n == 1 && depth < 4:
+			s := make([]any, rng.IntN(5))
+			for i := range s {
+				s[i] = value(depth + 1)
+			}
+			return s
+		case n == 2:
+			return str()
+		case n == 3:
+			return rng.Int64() >> rng.IntN(64)
+		case n == 4:
+			return math.Float64frombits(rng.Uint64())
+		case n == 5:
+			return rng.NormFloat64() * math.Pow(10, float64(rng.IntN(50)-25))
+		case n == 6:
+			return rng.IntN(2) == 0
+		}
+		return nil
+	}
+	for range 2000 {
+		marshalJSONMatches(t, value(0))
+	}
+}
+
+// FuzzMarshalJSON compares marshalJSON with json.Marshal on the JSON data
+// that decoding the input gives, numbers as toJSON makes them.
+func FuzzMarshalJSON(f *testing.F) {
+	for _, s := range []string{`{"b":1,"a":[1.5,"x<y",null,true]}`, `"\u2028\ud800"`, `[1e21,1e-7,-0]`, `{"":{"":{}}}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var x any
+		if json.Unmarshal([]byte(s), &x) != nil {
+			return
+		}
+		marshalJSONMatches(t, integers(x))
+	})
+}
+
+// integers turns integral float64s into int64s, as toJSON does.
+func integers(x any) any {
+	switch x := x.(type) {
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int64(x)
+		}
+	case map[string]any:
+		for k, v := range x {
+			x[k] = integers(v)
+		}
+	case []any:
+		for i, v := range x {
+			x[i] = integers(v)
+		}
+	}
+	return x
+}
