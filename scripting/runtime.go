@@ -154,6 +154,9 @@ type env struct {
 	finished  bool
 	abandoned atomic.Bool
 
+	// views is the chunk newObjectView allocates views from.
+	views []objectView
+
 	// Scratch space, reused from call to call.
 	args      [3]goja.Value
 	stackBuf  []goja.StackFrame

@@ -27,6 +27,9 @@ type objectView struct {
 	kids []child
 }
 
+// viewChunk is how many objectViews env.newObjectView allocates at once.
+const viewChunk = 16
+
 type child struct {
 	key string
 	v   goja.Value
@@ -201,14 +204,26 @@ func (e *env) object(u *unstructured.Unstructured) goja.Value {
 	if u == nil || u.Object == nil {
 		return goja.Null()
 	}
-	return e.vm.NewDynamicObject(&objectView{e: e, m: u.Object})
+	return e.vm.NewDynamicObject(e.newObjectView(u.Object))
+}
+
+// newObjectView returns a view of m. Views are allocated viewChunk at a
+// time, from call to call: a call makes several (the objects, and each
+// nested map it reads), and a chunk stays as long as one of its views
+// does.
+func (e *env) newObjectView(m map[string]any) *objectView {
+	if len(e.views) == cap(e.views) {
+		e.views = make([]objectView, 0, viewChunk)
+	}
+	e.views = append(e.views, objectView{e: e, m: m})
+	return &e.views[len(e.views)-1]
 }
 
 // wrap returns a read-only view of a map or slice.
 func (e *env) wrap(x any) goja.Value {
 	switch x := x.(type) {
 	case map[string]any:
-		return e.vm.NewDynamicObject(&objectView{e: e, m: x})
+		return e.vm.NewDynamicObject(e.newObjectView(x))
 	case []any:
 		return e.vm.NewDynamicArray(&arrayView{e: e, s: x})
 	}
