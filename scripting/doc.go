@@ -129,7 +129,9 @@
 //   - Page faults miss memory the collector freed and a call reuses, so
 //     the watchdog also charges each call with what the whole process
 //     allocated since it started (/gc/heap/allocs:bytes, garbage
-//     included), and stops a call over its limit by that figure only if
+//     included; read at most a millisecond before the call started, a
+//     reading shared by the calls that start in that millisecond), and
+//     stops a call over its limit by that figure only if
 //     the call took at least an eighth of its limit, and 4 MiB, in new
 //     memory itself (evidenceShare): its error says that the figure is
 //     the process's, and what the call took. A call that took (almost)

@@ -530,3 +530,33 @@ func TestMemoryLimitBoundsCallsTogether(t *testing.T) {
 		t.Error("no call was stopped for what the process allocated while it ran")
 	}
 }
+
+// TestWatchdogSharesRecentReadings: calls that start within reuseReading
+// of a reading of the process's counter take it as their base, which is
+// never more than the counter when they start; later calls read it again.
+func TestWatchdogSharesRecentReadings(t *testing.T) {
+	w := &allocWatch{calls: map[*allocMeter]struct{}{}, sample: [1]metrics.Sample{{Name: allocsMetric}}}
+	w.running = true // no loop: this test reads by hand
+	meter := func() *allocMeter { return newAllocMeter(goja.New(), math.MaxInt64, nil) }
+	t0 := time.Now()
+	first, second, third := meter(), meter(), meter()
+	w.start(first, t0)
+	garbage = make([]byte, 1<<20)
+	w.start(second, t0.Add(reuseReading/2))
+	if second.base != first.base {
+		t.Errorf("a call starting %v after a reading has base %d, want the reading's %d", reuseReading/2, second.base, first.base)
+	}
+	w.start(third, t0.Add(reuseReading))
+	if third.base < first.base+1<<20 {
+		t.Errorf("a call starting %v after a reading has base %d, want a new reading past %d", reuseReading, third.base, first.base+1<<20)
+	}
+	if now := allocated(); third.base > now {
+		t.Errorf("base %d is past the counter %d", third.base, now)
+	}
+	for _, m := range []*allocMeter{first, second, third} {
+		w.stop(m)
+	}
+}
+
+// garbage keeps an allocation from being optimised away.
+var garbage []byte

@@ -25,6 +25,9 @@ const (
 	// allocsMetric counts every byte the process has allocated on the
 	// heap, garbage included; it only grows.
 	allocsMetric = "/gc/heap/allocs:bytes"
+	// reuseReading is how old a reading of allocsMetric may be and still
+	// serve as the starting point of a call (see allocWatch.start).
+	reuseReading = time.Millisecond
 	// evidenceShare and minEvidence: a call is stopped on the process's
 	// allocations only if it took at least 1/evidenceShare of its limit,
 	// and minEvidence, in new memory itself (see allocWatch). Measured
@@ -50,7 +53,8 @@ const (
 // in between. A call reusing the free heap would escape its limit, and
 // calls running at once could each hold theirs. So each call is also
 // charged with what the whole process allocated since it started
-// (runtime/metrics /gc/heap/allocs:bytes), which bounds what the calls
+// (runtime/metrics /gc/heap/allocs:bytes, read at most reuseReading
+// before the call started: see start), which bounds what the calls
 // running hold together (all of it was allocated since the oldest
 // started), and is stopped over its limit by that figure if it took at
 // least 1/evidenceShare of its limit (and minEvidence) in new memory
@@ -84,6 +88,10 @@ type allocWatch struct {
 	calls   map[*allocMeter]struct{}
 	running bool
 	sample  [1]metrics.Sample
+	// last is the last reading of the counter, made at lastAt or
+	// later.
+	last   uint64
+	lastAt time.Time
 	// readings counts the readings made, for tests.
 	readings atomic.Int64
 }
@@ -140,21 +148,30 @@ var perThreadMemory = sync.OnceValue(func() bool {
 	return disableHugePages()
 })
 
-// allocated reads the counter; w.mu must be held.
-func (w *allocWatch) allocated() uint64 {
+// allocated reads the counter at now; w.mu must be held.
+func (w *allocWatch) allocated(now time.Time) uint64 {
 	metrics.Read(w.sample[:])
-	return w.sample[0].Value.Uint64()
+	w.last, w.lastAt = w.sample[0].Value.Uint64(), now
+	return w.last
 }
 
-// start charges m from now on.
-func (w *allocWatch) start(m *allocMeter) {
+// start charges m from now on, the time its call started. Reading the
+// counter takes longer than a short call's own work (it sums every P's
+// statistics), so a reading made less than reuseReading before now
+// serves as m's base: the counter only grows, so the call is charged
+// with at least what the process allocated since it started, and at most
+// what it allocated in reuseReading more.
+func (w *allocWatch) start(m *allocMeter, now time.Time) {
 	select {
 	case <-m.tripped:
 	default:
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	m.base = w.allocated()
+	if w.lastAt.IsZero() || now.Sub(w.lastAt) >= reuseReading {
+		w.allocated(now)
+	}
+	m.base = w.last
 	w.calls[m] = struct{}{}
 	if !w.running {
 		w.running = true
@@ -197,7 +214,7 @@ func (w *allocWatch) check(idle *int) bool {
 	}
 	*idle = 0
 	w.readings.Add(1)
-	now := w.allocated()
+	now := w.allocated(time.Now())
 	for m := range w.calls {
 		var stop error
 		shared := int64(now - m.base)

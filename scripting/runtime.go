@@ -440,7 +440,7 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 	e.vm.ClearInterrupt()
 
 	started := time.Now()
-	watchdog.start(e.meter)
+	watchdog.start(e.meter, started)
 	defer watchdog.stop(e.meter)
 	r.worker.get(cfg) <- job{e: e, fn: fn, done: r.done}
 	r.timer.Reset(cfg.opts.Timeout)
