@@ -114,7 +114,9 @@ type allocMeter struct {
 	// cpuLimit is RuntimeOptions.CPULimit; nil for none.
 	cpuLimit func() time.Duration
 	// tripped receives the error the call was interrupted with (a
-	// *memoryError or a *cpuError). It is buffered; start empties it.
+	// *memoryError or a *cpuError from the watchdog, a *timeoutError
+	// from the Runtime's alarm), through trip. Each sends at most once a
+	// call; start empties it.
 	tripped chan error
 	// thread is the thread running the call, which the watchdog demotes
 	// if the call runs long.
@@ -129,7 +131,16 @@ func (m *allocMeter) leave(measure bool) (demoted bool, used time.Duration) {
 }
 
 func newAllocMeter(vm *goja.Runtime, limit int64, cpuLimit func() time.Duration) *allocMeter {
-	return &allocMeter{vm: vm, limit: limit, own: perThreadMemory(), cpuLimit: cpuLimit, tripped: make(chan error, 1)}
+	return &allocMeter{vm: vm, limit: limit, own: perThreadMemory(), cpuLimit: cpuLimit, tripped: make(chan error, 2)}
+}
+
+// trip tells Runtime.run that the call was interrupted with stop. It
+// never blocks: a full channel already holds a stop that wakes run.
+func (m *allocMeter) trip(stop error) {
+	select {
+	case m.tripped <- stop:
+	default:
+	}
 }
 
 // pageSize is the size of the pages that threadFaults counts.
@@ -162,9 +173,8 @@ func (w *allocWatch) allocated(now time.Time) uint64 {
 // with at least what the process allocated since it started, and at most
 // what it allocated in reuseReading more.
 func (w *allocWatch) start(m *allocMeter, now time.Time) {
-	select {
-	case <-m.tripped:
-	default:
+	for len(m.tripped) > 0 {
+		<-m.tripped
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -245,7 +255,7 @@ func (w *allocWatch) check(idle *int) bool {
 		}
 		pacer.misbehaved()
 		m.vm.Interrupt(stop)
-		m.tripped <- stop
+		m.trip(stop)
 		delete(w.calls, m)
 	}
 	return true

@@ -87,7 +87,9 @@ type Runtime struct {
 	// env is the current goja runtime; nil after a timeout until the next
 	// Call builds a new one.
 	env *env
-	// timer measures timeouts; only Call uses it.
+	// alarm stops calls at their timeout; timer measures the grace
+	// period after it. Only Call uses them.
+	alarm *alarm
 	timer *time.Timer
 	// done receives the result of a call from the worker. A new channel
 	// replaces it when a call is abandoned.
@@ -242,6 +244,72 @@ func work(cfg *config, jobs <-chan job) {
 	}
 }
 
+// alarm interrupts the call under way at its timeout. Setting a timer for
+// every call and stopping it after took about a tenth of an empty call's
+// CPU (Go's timer heap), so the alarm's timer is set once and follows
+// the calls: when it fires before the deadline of the call under way it
+// is set again for that deadline, and when it fires between calls it
+// stays unset until the next call sets it. Calls follow one another, and
+// each deadline is no earlier than the one before, so the timer always
+// fires at or before the deadline of the call under way.
+type alarm struct {
+	timeout time.Duration
+	// t runs fire; it is set while armed is.
+	t *time.Timer
+
+	mu    sync.Mutex
+	armed bool
+	// e is the call under way, nil between calls; it is due at at.
+	e  *env
+	at time.Time
+}
+
+func newAlarm(timeout time.Duration) *alarm {
+	a := &alarm{timeout: timeout}
+	a.t = time.AfterFunc(time.Hour, a.fire)
+	a.t.Stop()
+	return a
+}
+
+// set starts the alarm for e's call, which started at started.
+func (a *alarm) set(e *env, started time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.e, a.at = e, started.Add(a.timeout)
+	if !a.armed {
+		a.armed = true
+		a.t.Reset(time.Until(a.at))
+	}
+}
+
+// clear ends the call: the alarm no longer stops it.
+func (a *alarm) clear() {
+	a.mu.Lock()
+	a.e = nil
+	a.mu.Unlock()
+}
+
+// fire interrupts the call under way if it is past its deadline, and
+// tells Runtime.run through the call's tripped channel, as the watchdog
+// does.
+func (a *alarm) fire() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.e == nil {
+		a.armed = false
+		return
+	}
+	if d := time.Until(a.at); d > 0 {
+		a.t.Reset(d)
+		return
+	}
+	a.armed = false
+	stop := &timeoutError{a.timeout}
+	a.e.vm.Interrupt(stop)
+	a.e.meter.trip(stop)
+	a.e = nil
+}
+
 // timeoutError is the value the runtime is interrupted with.
 type timeoutError struct{ d time.Duration }
 
@@ -276,6 +344,7 @@ func NewRuntime(p *Program, host Host, opts RuntimeOptions) (*Runtime, error) {
 	configureRegexp()
 	r := &Runtime{
 		cfg:    &config{p: p, host: host, opts: opts, grace: abandonGrace},
+		alarm:  newAlarm(opts.Timeout),
 		timer:  time.NewTimer(time.Hour),
 		done:   make(chan error, 1),
 		worker: &workerBox{},
@@ -302,6 +371,7 @@ func (r *Runtime) Close() {
 	r.closed = true
 	r.env = nil
 	r.worker.stop()
+	r.alarm.t.Stop()
 }
 
 // Call runs the handler for ev.Type and returns the actions it asked for.
@@ -442,11 +512,11 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 	started := time.Now()
 	watchdog.start(e.meter, started)
 	defer watchdog.stop(e.meter)
+	r.alarm.set(e, started)
+	defer r.alarm.clear()
 	r.worker.get(cfg) <- job{e: e, fn: fn, done: r.done}
-	r.timer.Reset(cfg.opts.Timeout)
 	// finished is a call's end once the worker sent its result.
 	finished := func(err error) error {
-		r.timer.Stop()
 		if e.retired {
 			r.worker.stop()
 		}
@@ -456,17 +526,13 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 	select {
 	case err := <-r.done:
 		return finished(err)
-	case <-r.timer.C:
-		stopped = &timeoutError{cfg.opts.Timeout}
-		e.vm.Interrupt(stopped)
-	case stop := <-e.meter.tripped:
-		// The watchdog has interrupted the call already.
-		stopped = stop
-		r.timer.Stop()
+	case stopped = <-e.meter.tripped:
+		// The alarm or the watchdog has interrupted the call already.
 	}
 	r.timer.Reset(cfg.grace)
 	select {
 	case err := <-r.done:
+		r.timer.Stop()
 		return finished(err)
 	case <-r.timer.C:
 	}

@@ -131,6 +131,32 @@ function onAdd(obj, ctx) {
 	}
 }
 
+// TestTimeoutOfEachCall: each call has its whole timeout, however soon
+// it follows the one before, and is stopped at it, however long the
+// runtime was idle before.
+func TestTimeoutOfEachCall(t *testing.T) {
+	const timeout = 100 * time.Millisecond
+	src := `function onAdd(obj) { if (obj.metadata.name === "loop") for (;;) {} }`
+	r := mustRuntime(t, "rule.js", src, newFakeHost(), RuntimeOptions{Timeout: timeout})
+	loop := Event{Type: Add, Object: deployment("default", "loop", 1), Resource: deployments}
+	for _, pause := range []time.Duration{0, timeout / 2, 2 * timeout} {
+		if _, err := r.Call(addEvent); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(pause)
+		start := time.Now()
+		_, err := r.Call(loop)
+		var se *ScriptError
+		if !errors.As(err, &se) || !se.Timeout {
+			t.Fatalf("after a pause of %v: Call = %v, want a timeout", pause, err)
+		}
+		// A lower bound, not a speed: the call may not be cut short.
+		if took := time.Since(start); took < timeout {
+			t.Errorf("after a pause of %v: the call was stopped after %v, before its timeout of %v", pause, took, timeout)
+		}
+	}
+}
+
 func TestTimeoutAtTopLevel(t *testing.T) {
 	p, err := Compile("rule.js", "while (true) {}\nfunction onAdd() {}", CompileOptions{})
 	if err != nil {
