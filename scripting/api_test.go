@@ -360,6 +360,38 @@ func TestViewTargets(t *testing.T) {
 	}
 }
 
+// TestPatchesThenObjects: the maps of a merge patch are reused once it is
+// encoded; what a later action asks for is its own.
+func TestPatchesThenObjects(t *testing.T) {
+	h := newFakeHost()
+	src := `function onAdd(obj) {
+  kreact.patch(obj, {a: {b: 1}, c: [{d: 2}]});
+  kreact.apply({apiVersion: "v1", kind: "ConfigMap", metadata: {name: "x", namespace: "default"}, data: {k: "v"}});
+  kreact.patch(obj, {a: {e: 3}});
+  kreact.patch(obj, {spec: {replicas: 4}});
+}`
+	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
+	for range 2 {
+		h.actions = nil
+		if _, err := r.Call(addEvent); err != nil {
+			t.Fatal(err)
+		}
+		got := h.recorded()
+		if len(got) != 4 {
+			t.Fatalf("actions: %+v", got)
+		}
+		want := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "x", "namespace": "default"}, "data": map[string]any{"k": "v"}}
+		if !reflect.DeepEqual(got[1].Object, want) {
+			t.Errorf("applied %v, want %v", got[1].Object, want)
+		}
+		for i, want := range map[int]string{0: `{"a":{"b":1},"c":[{"d":2}]}`, 2: `{"a":{"e":3}}`, 3: `{"spec":{"replicas":4}}`} {
+			if string(got[i].PatchData) != want {
+				t.Errorf("patch %d = %s, want %s", i, got[i].PatchData, want)
+			}
+		}
+	}
+}
+
 var errForbidden = errors.New("rule may not patch deployments.apps")
 
 func TestEnqueueError(t *testing.T) {

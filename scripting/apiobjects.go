@@ -311,7 +311,10 @@ func (e *env) patch(call goja.FunctionCall) goja.Value {
 	if !ok {
 		e.throwType("patch: the patch must be an object")
 	}
-	return e.enqueuePatch("patch", &t, call.Argument(2), types.MergePatchType, p)
+	v := e.enqueuePatch("patch", &t, call.Argument(2), types.MergePatchType, p)
+	// Encoded, p is garbage; enqueuePatch throws before otherwise.
+	e.recycleMaps(p)
+	return v
 }
 
 // enqueuePatch asks for a patch of type pt with body (JSON data) of

@@ -193,7 +193,7 @@ func (c *converter) object(o *goja.Object) (any, *convError) {
 			return nil, c.fail("is %s, not JSON data", name)
 		}
 		keys := o.Keys()
-		out := make(map[string]any, len(keys))
+		out := c.e.newMap(len(keys))
 		for _, k := range keys {
 			c.path = append(c.path, keyStep(k))
 			if err := c.grow(len(k)); err != nil {
@@ -249,7 +249,7 @@ func (c *converter) copyJSON(x any) (any, *convError) {
 		if len(c.path) >= maxDepth {
 			return nil, c.fail("is nested more than %d levels deep", maxDepth)
 		}
-		out := make(map[string]any, len(x))
+		out := c.e.newMap(len(x))
 		for k, v := range x {
 			c.path = append(c.path, keyStep(k))
 			if err := c.grow(len(k)); err != nil {
@@ -301,6 +301,44 @@ type pathStep struct {
 
 func keyStep(k string) pathStep { return pathStep{key: k, index: -1} }
 func indexStep(i int) pathStep  { return pathStep{index: i} }
+
+// maxSpareMaps bounds the maps a runtime keeps for reuse (see newMap), and
+// maxSpareMapLen the entries a map may have held to be kept: a small Go
+// map keeps its one group of eight slots when cleared, a large one its
+// whole table.
+const maxSpareMaps, maxSpareMapLen = 32, 8
+
+// newMap returns an empty map for n entries: a spare one (see
+// recycleMaps) when n is small and there is one.
+func (e *env) newMap(n int) map[string]any {
+	if n <= maxSpareMapLen && len(e.spareMaps) > 0 {
+		m := e.spareMaps[len(e.spareMaps)-1]
+		e.spareMaps[len(e.spareMaps)-1] = nil
+		e.spareMaps = e.spareMaps[:len(e.spareMaps)-1]
+		return m
+	}
+	return make(map[string]any, n)
+}
+
+// recycleMaps keeps the small maps of x, JSON data that toJSON returned
+// and that nothing refers to any more, for newMap: a merge patch is
+// converted to maps only to be encoded, at every kreact.patch.
+func (e *env) recycleMaps(x any) {
+	switch x := x.(type) {
+	case map[string]any:
+		for _, v := range x {
+			e.recycleMaps(v)
+		}
+		if len(x) <= maxSpareMapLen && len(e.spareMaps) < maxSpareMaps {
+			clear(x)
+			e.spareMaps = append(e.spareMaps, x)
+		}
+	case []any:
+		for _, v := range x {
+			e.recycleMaps(v)
+		}
+	}
+}
 
 // marshalJSON is json.Marshal for JSON data (what toJSON returns), byte
 // for byte, without its reflection: it is on the path of every

@@ -165,6 +165,7 @@ type env struct {
 	pathBuf   []pathStep
 	jsonBuf   []byte
 	keyBuf    []string
+	spareMaps []map[string]any
 	parentBuf []*goja.Object
 }
 
