@@ -156,8 +156,11 @@ type env struct {
 	finished  bool
 	abandoned atomic.Bool
 
-	// views is the chunk newObjectView allocates views from.
-	views []objectView
+	// views is the chunk newObjectView allocates the call's views
+	// from; viewsMade counts them, viewsBefore is the count of the call
+	// before (see endViews).
+	views                  []objectView
+	viewsMade, viewsBefore int
 
 	// Scratch space, reused from call to call.
 	args      [3]goja.Value
@@ -595,7 +598,10 @@ func (e *env) call() error {
 	ev := &e.callEv
 	i, _ := ev.Type.index()
 	e.ev = ev
-	defer func() { e.ev = nil }()
+	defer func() {
+		e.ev = nil
+		e.endViews()
+	}()
 	ctx := e.vm.NewDynamicObject(newCtxView(e, ev))
 	// goja copies the arguments onto its stack: the slice is reused.
 	args := e.args[:0]

@@ -27,8 +27,9 @@ type objectView struct {
 	kids []child
 }
 
-// viewChunk is how many objectViews env.newObjectView allocates at once.
-const viewChunk = 16
+// minViewChunk and maxViewChunk bound how many objectViews
+// env.newObjectView allocates at once.
+const minViewChunk, maxViewChunk = 4, 64
 
 type child struct {
 	key string
@@ -207,16 +208,25 @@ func (e *env) object(u *unstructured.Unstructured) goja.Value {
 	return e.vm.NewDynamicObject(e.newObjectView(u.Object))
 }
 
-// newObjectView returns a view of m. Views are allocated viewChunk at a
-// time, from call to call: a call makes several (the objects, and each
-// nested map it reads), and a chunk stays as long as one of its views
-// does.
+// newObjectView returns a view of m. A call makes several (the objects,
+// and each nested map it reads), usually about as many as the call before:
+// they are allocated together, in a chunk the size of the previous call's
+// views. A chunk stays as long as one of its views does.
 func (e *env) newObjectView(m map[string]any) *objectView {
 	if len(e.views) == cap(e.views) {
-		e.views = make([]objectView, 0, viewChunk)
+		e.views = make([]objectView, 0, min(max(e.viewsBefore-e.viewsMade, minViewChunk), maxViewChunk))
 	}
+	e.viewsMade++
 	e.views = append(e.views, objectView{e: e, m: m})
 	return &e.views[len(e.views)-1]
+}
+
+// endViews ends a call's chunk of views: the runtime does not keep what
+// the call's views show (objects the cache may have dropped) once it has
+// returned.
+func (e *env) endViews() {
+	e.views = nil
+	e.viewsBefore, e.viewsMade = e.viewsMade, 0
 }
 
 // wrap returns a read-only view of a map or slice.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dop251/goja"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -209,5 +210,22 @@ function onAdd(obj, ctx) { onUpdate(null, obj, ctx); }`
 	}
 	if got, want := h.messages(), []string{"add true  deployments.apps false"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("logs = %q, want %q", got, want)
+	}
+}
+
+// TestCallKeepsNoObjects: once a call has returned, the runtime refers to
+// none of its objects (which the cache may drop), only the script's
+// global state may.
+func TestCallKeepsNoObjects(t *testing.T) {
+	r := mustRuntime(t, "rule.js", `function onUpdate(oldObj, obj, ctx) { kreact.log(obj.spec.template.spec.containers[0].name + oldObj.metadata.name); }`, newFakeHost(), RuntimeOptions{})
+	ev := Event{Type: Update, OldObject: deployment("default", "web", 1), Object: deployment("default", "web", 2), Resource: deployments}
+	for range 2 {
+		if _, err := r.Call(ev); err != nil {
+			t.Fatal(err)
+		}
+		e := r.env
+		if e.views != nil || e.callEv.Object != nil || e.callEv.OldObject != nil || e.ev != nil || e.args != [3]goja.Value{} {
+			t.Errorf("after the call: views %d, event %+v, ev %v, args %v", len(e.views), e.callEv, e.ev, e.args)
+		}
 	}
 }
