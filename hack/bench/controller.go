@@ -23,6 +23,25 @@ type settings struct {
 	workers    int
 	qps        float64
 	burst      int
+	// fields, if set, is the kreact rule's spec.watch[].fields (paths
+	// separated by commas); the bare controller caches whole objects.
+	fields string
+}
+
+// fieldsLine is the rule's fields line, or nothing.
+func (s settings) fieldsLine() string {
+	if s.fields == "" {
+		return ""
+	}
+	return "      fields: [" + s.fields + "]\n"
+}
+
+// describeFields names kreact's projection for the report.
+func (s settings) describeFields() string {
+	if s.fields == "" {
+		return "kreact caches whole objects"
+	}
+	return "kreact's rule has fields: [" + s.fields + "]"
 }
 
 // controller is one running controller process.
@@ -49,7 +68,7 @@ spec:
   watch:
     - resource: configmaps
       namespaces: [%s]
-  events: [add, update]
+%s  events: [add, update]
   permissions:
     - resources: [configmaps]
       verbs: [patch]
@@ -66,7 +85,7 @@ spec:
     }
     function onAdd(obj) { mirror(obj); }
     function onUpdate(oldObj, obj) { mirror(obj); }
-`, namespace, s.workers, s.workers, annotation, annotation)
+`, namespace, s.fieldsLine(), s.workers, s.workers, annotation, annotation)
 	ruleDir := filepath.Join(dir, "rules-"+namespace)
 	if err := os.MkdirAll(ruleDir, 0o755); err != nil {
 		return nil, err

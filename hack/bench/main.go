@@ -27,6 +27,7 @@ type flags struct {
 	phase                      time.Duration
 	burstObjects, burstUpdates int
 	workers                    int
+	fields                     string
 	qps                        float64
 	burst                      int
 	drainTimeout               time.Duration
@@ -52,6 +53,7 @@ func main() {
 	flag.IntVar(&f.burstUpdates, "burst-updates", 20000, "updates of the burst phase (0: no burst)")
 	flag.IntVar(&f.workers, "workers", 8, "workers of both controllers (kreact: spec.workers and spec.actionWorkers)")
 	flag.Float64Var(&f.qps, "qps", 200, "client QPS of both controllers")
+	flag.StringVar(&f.fields, "fields", "", "spec.watch[].fields of kreact's rule, e.g. data.seq,metadata.generation,metadata.creationTimestamp (empty: whole objects)")
 	flag.IntVar(&f.burst, "burst", 400, "client burst of both controllers")
 	flag.DurationVar(&f.drainTimeout, "drain-timeout", 5*time.Minute, "how long to wait for a controller to catch up after a phase")
 	flag.StringVar(&f.controllers, "controllers", "kreact,bare", "controllers to measure")
@@ -111,7 +113,7 @@ func run(f flags) error {
 	if err != nil {
 		return err
 	}
-	s := settings{kubeconfig: cluster.KubeconfigPath(), workers: f.workers, qps: f.qps, burst: f.burst}
+	s := settings{kubeconfig: cluster.KubeconfigPath(), workers: f.workers, qps: f.qps, burst: f.burst, fields: f.fields}
 	var seq atomic.Int64
 
 	type target struct {

@@ -82,6 +82,7 @@ func settingsLine(objects, burstObjects, burstUpdates int, phase time.Duration, 
 		fmt.Sprintf("phase %v", phase),
 		fmt.Sprintf("workers %d", s.workers),
 		fmt.Sprintf("client QPS %g burst %d", s.qps, s.burst),
+		s.describeFields(),
 		fmt.Sprintf("%d cores", cores),
 		goVersion,
 	}, ", ")

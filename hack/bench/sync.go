@@ -274,6 +274,7 @@ func syncSettingsLine(sizes []int, repeats int, window time.Duration, s settings
 		fmt.Sprintf("steady RSS %v after ready", window),
 		fmt.Sprintf("workers %d", s.workers),
 		fmt.Sprintf("client QPS %g burst %d", s.qps, s.burst),
+		s.describeFields(),
 		gc,
 		fmt.Sprintf("%d cores", cores),
 		goVersion,
