@@ -32,16 +32,17 @@ type handover struct {
 	h cache.ResourceEventHandler
 
 	mu   sync.Mutex
-	seen map[types.UID]cached
+	seen map[types.UID]identified
 	// prev is what the handler was given by the previous instance; nil
 	// once this instance's initial list has been handed over.
-	prev map[types.UID]cached
+	prev map[types.UID]identified
 }
 
 var _ cache.ResourceEventHandler = (*handover)(nil)
 
-// cached is what a handover reads of the cache's objects.
-type cached interface {
+// identified is what the cache's objects are known by: a handover and
+// GetNewer read no more of them.
+type identified interface {
 	GetUID() types.UID
 	GetResourceVersion() string
 }
@@ -50,7 +51,7 @@ type cached interface {
 // instance before it, or nil. Its calls must have returned (the instance
 // stopped): the new one takes its record over.
 func newHandover(h cache.ResourceEventHandler, previous *handover) *handover {
-	ho := &handover{h: h, seen: map[types.UID]cached{}}
+	ho := &handover{h: h, seen: map[types.UID]identified{}}
 	if previous != nil {
 		previous.mu.Lock()
 		ho.prev, previous.seen = previous.seen, nil
@@ -62,7 +63,7 @@ func newHandover(h cache.ResourceEventHandler, previous *handover) *handover {
 // OnAdd sends an object of the initial list on, unless the handler has
 // seen its state (see the type's doc).
 func (ho *handover) OnAdd(obj any, initial bool) {
-	u, ok := obj.(cached)
+	u, ok := obj.(identified)
 	if !ok {
 		ho.h.OnAdd(obj, initial)
 		return
@@ -83,7 +84,7 @@ func (ho *handover) OnAdd(obj any, initial bool) {
 
 // OnUpdate records and sends an update on.
 func (ho *handover) OnUpdate(oldObj, newObj any) {
-	if u, ok := newObj.(cached); ok {
+	if u, ok := newObj.(identified); ok {
 		ho.mu.Lock()
 		if ho.seen != nil {
 			ho.seen[u.GetUID()] = u
@@ -95,9 +96,9 @@ func (ho *handover) OnUpdate(oldObj, newObj any) {
 
 // OnDelete forgets and sends a delete on.
 func (ho *handover) OnDelete(obj any) {
-	u, ok := obj.(cached)
+	u, ok := obj.(identified)
 	if tomb, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
-		u, ok = tomb.Obj.(cached)
+		u, ok = tomb.Obj.(identified)
 	}
 	if ok {
 		ho.mu.Lock()

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kreact/kreact/projection"
@@ -142,9 +143,33 @@ func (w *Watch) indexer() (cache.Indexer, error) {
 // incomplete. The object is decoded from the cache's compact form at each
 // call: its maps are the caller's, its strings share the cache's memory.
 func (w *Watch) Get(namespace, name string) (*unstructured.Unstructured, bool, error) {
+	cached, k, err := w.lookup(namespace, name)
+	if cached == nil || err != nil {
+		return nil, false, err
+	}
+	return w.decoded(k, cached)
+}
+
+// GetNewer is Get for an object of incarnation uid at another
+// resourceVersion than rv: found is false when the cache holds that state,
+// another incarnation or nothing, and then nothing is decoded.
+func (w *Watch) GetNewer(namespace, name string, uid types.UID, rv string) (obj *unstructured.Unstructured, found bool, err error) {
+	cached, k, err := w.lookup(namespace, name)
+	if cached == nil || err != nil {
+		return nil, false, err
+	}
+	if m, ok := cached.(identified); !ok || m.GetUID() != uid || m.GetResourceVersion() == rv {
+		return nil, false, nil
+	}
+	return w.decoded(k, cached)
+}
+
+// lookup returns the cached form of namespace/name, nil if there is none,
+// and its key.
+func (w *Watch) lookup(namespace, name string) (any, string, error) {
 	idx, err := w.indexer()
 	if err != nil {
-		return nil, false, err
+		return nil, "", err
 	}
 	k := name
 	if namespace != "" {
@@ -152,11 +177,15 @@ func (w *Watch) Get(namespace, name string) (*unstructured.Unstructured, bool, e
 	}
 	obj, ok, err := idx.GetByKey(k)
 	if err != nil || !ok {
-		return nil, false, err
+		return nil, k, err
 	}
-	u, ok := expand(obj).(*unstructured.Unstructured)
+	return obj, k, nil
+}
+
+func (w *Watch) decoded(k string, cached any) (*unstructured.Unstructured, bool, error) {
+	u, ok := expand(cached).(*unstructured.Unstructured)
 	if !ok {
-		return nil, false, fmt.Errorf("watch %s: cached %s is a %T", w.key, k, obj)
+		return nil, false, fmt.Errorf("watch %s: cached %s is a %T", w.key, k, cached)
 	}
 	return u, true, nil
 }

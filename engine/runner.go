@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kreact/kreact/actions"
@@ -133,6 +134,11 @@ type watchCache struct{ run *runner }
 
 func (c watchCache) Get(source int, namespace, name string) (*unstructured.Unstructured, bool) {
 	obj, found, err := c.run.watches[source].Get(namespace, name)
+	return obj, err == nil && found
+}
+
+func (c watchCache) Newer(source int, namespace, name string, uid types.UID, rv string) (*unstructured.Unstructured, bool) {
+	obj, found, err := c.run.watches[source].GetNewer(namespace, name, uid, rv)
 	return obj, err == nil && found
 }
 

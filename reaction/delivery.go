@@ -49,6 +49,12 @@ type Handlers interface {
 // per source is one.
 type Cache interface {
 	Get(source int, namespace, name string) (*unstructured.Unstructured, bool)
+	// Newer is Get for an object of the given incarnation (uid) at
+	// another resourceVersion than rv: it returns false when the cache
+	// holds that very state, or none of that incarnation. A cache that
+	// keeps objects compactly answers false without decoding anything,
+	// which is the common case of every call.
+	Newer(source int, namespace, name string, uid types.UID, rv string) (*unstructured.Unstructured, bool)
 }
 
 // Observer is told what a Delivery does, for metrics. Its methods must be
@@ -630,8 +636,8 @@ func (d *Delivery) freshen(key objectKey, ev scripting.Event) (scripting.Event, 
 	if d.every || (ev.Type != scripting.Add && ev.Type != scripting.Update) {
 		return ev, true
 	}
-	newest, ok := d.opts.Cache.Get(key.source, key.namespace, key.name)
-	if !ok || newest.GetUID() != ev.Object.GetUID() || newest.GetResourceVersion() == ev.Object.GetResourceVersion() {
+	newest, ok := d.opts.Cache.Newer(key.source, key.namespace, key.name, ev.Object.GetUID(), ev.Object.GetResourceVersion())
+	if !ok {
 		return ev, true
 	}
 	rv, parsed := resourceVersion(newest)

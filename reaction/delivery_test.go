@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -670,6 +671,11 @@ type mapCache map[string]*unstructured.Unstructured
 func (c mapCache) Get(_ int, _, name string) (*unstructured.Unstructured, bool) {
 	o, ok := c[name]
 	return o, ok
+}
+
+func (c mapCache) Newer(_ int, _, name string, uid types.UID, rv string) (*unstructured.Unstructured, bool) {
+	o, ok := c[name]
+	return o, ok && o.GetUID() == uid && o.GetResourceVersion() != rv
 }
 
 // A call gets the newest state the informer's store holds, as a

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"github.com/kreact/kreact/actions"
@@ -143,4 +144,9 @@ func (c storeCache) Get(source int, namespace, name string) (*unstructured.Unstr
 		return nil, false
 	}
 	return c.proj.project(source, obj), true
+}
+
+func (c storeCache) Newer(source int, namespace, name string, uid types.UID, rv string) (*unstructured.Unstructured, bool) {
+	obj, ok := c.Get(source, namespace, name)
+	return obj, ok && obj.GetUID() == uid && obj.GetResourceVersion() != rv
 }
