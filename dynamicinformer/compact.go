@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -40,9 +41,14 @@ var (
 // compact encodes u. Values that are not JSON data (a typed value a
 // careless producer left in an object) go through encoding/json first.
 func compact(u *unstructured.Unstructured) *compactObject {
-	e := encoder{buf: make([]byte, 0, 512)}
+	bp := encodeBuffers.Get().(*[]byte)
+	e := encoder{buf: (*bp)[:0]}
 	e.value(u.Object, 0, false)
 	o := &compactObject{data: string(e.buf)}
+	if cap(e.buf) <= maxPooledBuffer {
+		*bp = e.buf
+		encodeBuffers.Put(bp)
+	}
 	for i, s := range e.meta {
 		if s.end > s.start {
 			v := o.data[s.start:s.end]
@@ -60,6 +66,14 @@ func compact(u *unstructured.Unstructured) *compactObject {
 	}
 	return o
 }
+
+// encodeBuffers keeps the buffers objects are encoded in: an object is
+// copied out of its buffer once encoded, and the buffer grown for it
+// would otherwise be garbage at every change. Buffers grown beyond
+// maxPooledBuffer (a huge object) are left to the collector.
+var encodeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+const maxPooledBuffer = 1 << 20
 
 const (
 	metaNamespace = iota

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
-	"strings"
+	"strconv"
 )
 
 // changedDepth is how many path segments ChangedPaths descends into maps
@@ -28,7 +28,7 @@ var alwaysIgnored = []string{"metadata.resourceVersion", "metadata.managedFields
 //
 // ChangedPaths does not modify its arguments and is safe for concurrent use.
 func ChangedPaths(oldObj, newObj map[string]any, ignore []string) []string {
-	d := differ{ignore: ignore}
+	d := differ{ignore: ignore, buf: make([]byte, 0, 64)}
 	d.maps(oldObj, newObj)
 	slices.Sort(d.out)
 	return d.out
@@ -36,73 +36,97 @@ func ChangedPaths(oldObj, newObj map[string]any, ignore []string) []string {
 
 type differ struct {
 	ignore []string
-	path   []pathStep
-	out    []string
+	// buf is the path being compared, formatted as formatPath does,
+	// grown and cut back step by step: the path is made a string only
+	// when it is reported, not for every key compared.
+	buf   []byte
+	depth int
+	out   []string
 }
 
-func (d *differ) ignored(p string) bool {
-	return slices.ContainsFunc(alwaysIgnored, func(pre string) bool { return hasPathPrefix(p, pre) }) ||
-		slices.ContainsFunc(d.ignore, func(pre string) bool { return hasPathPrefix(p, pre) })
+func (d *differ) ignored() bool {
+	return slices.ContainsFunc(alwaysIgnored, d.under) || slices.ContainsFunc(d.ignore, d.under)
 }
 
-// ignoresBelow reports whether some ignored path lies strictly under p, so
-// that p's subtree cannot be compared as a whole.
-func (d *differ) ignoresBelow(p string) bool {
-	below := func(pre string) bool { return pre != p && hasPathPrefix(pre, p) }
-	return slices.ContainsFunc(alwaysIgnored, below) || slices.ContainsFunc(d.ignore, below)
-}
-
-// hasPathPrefix reports whether path is prefix or lies under it.
-func hasPathPrefix(path, prefix string) bool {
-	if !strings.HasPrefix(path, prefix) {
+// under reports whether d's path is prefix or lies under it.
+func (d *differ) under(prefix string) bool {
+	if len(d.buf) < len(prefix) || string(d.buf[:len(prefix)]) != prefix {
 		return false
 	}
-	if len(path) == len(prefix) {
+	if len(d.buf) == len(prefix) {
 		return true
 	}
-	c := path[len(prefix)]
+	c := d.buf[len(prefix)]
 	return c == '.' || c == '['
 }
 
-// maps compares two maps at d.path and records what differs.
+// ignoresBelow reports whether some ignored path lies strictly under d's
+// path, so that its subtree cannot be compared as a whole.
+func (d *differ) ignoresBelow() bool {
+	below := func(pre string) bool {
+		if len(pre) <= len(d.buf) || pre[:len(d.buf)] != string(d.buf) {
+			return false
+		}
+		c := pre[len(d.buf)]
+		return c == '.' || c == '['
+	}
+	return slices.ContainsFunc(alwaysIgnored, below) || slices.ContainsFunc(d.ignore, below)
+}
+
+// maps compares two maps at d's path and records what differs. The
+// order of the keys does not matter: ChangedPaths sorts what it reports.
 func (d *differ) maps(a, b map[string]any) {
-	keys := make([]string, 0, len(a)+len(b))
-	for k := range a {
-		keys = append(keys, k)
+	for k, va := range a {
+		vb, okB := b[k]
+		d.key(k, va, true, vb, okB)
 	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
+	for k, vb := range b {
+		if _, okA := a[k]; !okA {
+			d.key(k, nil, false, vb, true)
 		}
 	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		d.path = append(d.path, keyStep(k))
-		p := formatPath(d.path)
-		if !d.ignored(p) {
-			va, okA := a[k]
-			vb, okB := b[k]
-			ma, isMapA := va.(map[string]any)
-			mb, isMapB := vb.(map[string]any)
-			switch {
-			case okA != okB:
-				d.out = append(d.out, p)
-			case isMapA && isMapB && len(d.path) < changedDepth:
-				d.maps(ma, mb)
-			case isMapA && isMapB && d.ignoresBelow(p):
-				// Over the depth limit, but an ignored path lies below:
-				// compare the subtree minus that path.
-				sub := differ{ignore: d.ignore, path: slices.Clone(d.path)}
-				sub.maps(ma, mb)
-				if len(sub.out) > 0 {
-					d.out = append(d.out, p)
-				}
-			case !jsonEqual(va, vb):
-				d.out = append(d.out, p)
-			}
-		}
-		d.path = d.path[:len(d.path)-1]
+}
+
+// key compares the values of key k below d's path.
+func (d *differ) key(k string, va any, okA bool, vb any, okB bool) {
+	n := len(d.buf)
+	d.buf = appendKeyStep(d.buf, k)
+	d.depth++
+	defer func() { d.buf, d.depth = d.buf[:n], d.depth-1 }()
+	if d.ignored() {
+		return
 	}
+	ma, isMapA := va.(map[string]any)
+	mb, isMapB := vb.(map[string]any)
+	switch {
+	case okA != okB:
+		d.out = append(d.out, string(d.buf))
+	case isMapA && isMapB && d.depth < changedDepth:
+		d.maps(ma, mb)
+	case isMapA && isMapB && d.ignoresBelow():
+		// Over the depth limit, but an ignored path lies below:
+		// compare the subtree minus that path.
+		sub := differ{ignore: d.ignore, buf: slices.Clone(d.buf), depth: d.depth}
+		sub.maps(ma, mb)
+		if len(sub.out) > 0 {
+			d.out = append(d.out, string(d.buf))
+		}
+	case !jsonEqual(va, vb):
+		d.out = append(d.out, string(d.buf))
+	}
+}
+
+// appendKeyStep appends map key k to a path formatted as formatPath does.
+func appendKeyStep(buf []byte, k string) []byte {
+	if isIdentifier(k) {
+		if len(buf) > 0 {
+			buf = append(buf, '.')
+		}
+		return append(buf, k...)
+	}
+	buf = append(buf, '[')
+	buf = strconv.AppendQuote(buf, k)
+	return append(buf, ']')
 }
 
 // jsonEqual compares JSON data, numbers by value.
