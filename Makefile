@@ -73,13 +73,14 @@ unit:
 	GORACE=atexit_sleep_ms=0 $(GO) test -race ./...
 
 ## fuzz: each fuzz target (PACKAGE:FuzzName) for FUZZTIME, on top of its
-## seeds (which every `go test` runs): the rule loader, script compilation
-## and a handler's inputs. A failure prints the input and writes it under
-## the package's testdata/fuzz/ to re-run; keep it there as a seed once
-## fixed. What the fuzzer learns otherwise stays in the Go build cache, so
-## the tree stays clean. Go fuzzes one target per run, hence the loop.
+## seeds (which every `go test` runs): the rule loader, script
+## compilation, a handler's inputs and the JSON encoding of patches. A
+## failure prints the input and writes it under the package's
+## testdata/fuzz/ to re-run; keep it there as a seed once fixed. What the
+## fuzzer learns otherwise stays in the Go build cache, so the tree stays
+## clean. Go fuzzes one target per run, hence the loop.
 FUZZTIME    ?= 15s
-FUZZTARGETS := rules:FuzzParse scripting:FuzzCompile scripting:FuzzHandlerInput
+FUZZTARGETS := rules:FuzzParse scripting:FuzzCompile scripting:FuzzHandlerInput scripting:FuzzMarshalJSON
 fuzz:
 	@for t in $(FUZZTARGETS); do \
 		pkg=$${t%%:*}; name=$${t#*:}; \

@@ -40,7 +40,10 @@ func TestPacerSpacesCollectionsWhileCallsMisbehave(t *testing.T) {
 	base := currentGOGC()
 	defer debug.SetGCPercent(base)
 	ended := make(chan struct{}, 1)
-	p := newGCPacer(256<<20, 300*time.Millisecond)
+	// Pressure lasts an hour, ended below by hand: a churn slower than
+	// the pressure (a loaded machine, -race) made collections resume
+	// half-way through it.
+	p := newGCPacer(256<<20, time.Hour)
 	p.ended = func() { ended <- struct{}{} }
 
 	p.misbehaved()
@@ -58,6 +61,9 @@ func TestPacerSpacesCollectionsWhileCallsMisbehave(t *testing.T) {
 		t.Errorf("%d collections while 64 MiB were allocated under pressure, want at most 1", cycles)
 	}
 
+	p.mu.Lock()
+	p.until = time.Now()
+	p.mu.Unlock()
 	select {
 	case <-ended:
 	case <-time.After(10 * time.Second):
