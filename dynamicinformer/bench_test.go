@@ -25,8 +25,8 @@ const (
 )
 
 // BenchmarkCacheMemory compares the heap a cached ConfigMap costs in a
-// kreact informer (StripForCache) with a bare client-go dynamic informer on
-// the same objects. The objects look like ones kubectl apply and a
+// kreact informer (stripped and compact) with a bare client-go dynamic
+// informer on the same objects. The objects look like ones kubectl apply and a
 // controller touched: created by server-side apply, labelled by a second
 // field manager (two managedFields entries), and carrying a
 // last-applied-configuration annotation as large as the object.

@@ -48,7 +48,7 @@
 //     last resourceVersion it delivered; an expired one lists and delivers
 //     the difference, deletes included, to the informer.
 //   - Objects are shaped for the cache as they are decoded, a list page
-//     at a time (resume.Options.Shape): StripForCache drops managedFields
+//     at a time (resume.Options.Shape): stripForCache drops managedFields
 //     and the last-applied-configuration annotation, the projection of
 //     the informer's watches drops the fields none of them reads (see
 //     WatchFields), and what is left is kept in a compact form, one

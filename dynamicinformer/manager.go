@@ -236,7 +236,7 @@ func (m *Manager) onReshard() {
 // and must not be modified. Watch may be called before Run; after Run has
 // returned it fails with ErrStopped.
 //
-// The handler receives whole objects (minus what StripForCache drops);
+// The handler receives whole objects (minus what stripForCache drops);
 // see WatchFields for less.
 func (m *Manager) Watch(key Key, owner string, h cache.ResourceEventHandler) (*Watch, error) {
 	return m.WatchFields(key, owner, h, projection.Fields{})

@@ -1,11 +1,9 @@
 package dynamicinformer
 
 import (
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/internal/resume"
@@ -13,53 +11,16 @@ import (
 )
 
 // LastAppliedAnnotation is the annotation kubectl apply keeps a copy of
-// the object in. StripForCache drops it.
+// the object in. stripForCache drops it.
 const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
-// StripForCache removes what rules never read and what costs the most
-// memory in a cache: metadata.managedFields and the
+// stripForCache removes, in place, what rules never read and what costs
+// the most memory in a cache: metadata.managedFields and the
 // kubectl.kubernetes.io/last-applied-configuration annotation. An
-// annotations map left empty is removed too.
-//
-// It changes obj in place and returns it, as cache.TransformFunc expects
-// (informers call it before any other actor sees the object). It is
-// idempotent and accepts nil, *unstructured.Unstructured,
-// cache.DeletedFinalStateUnknown and any metav1.Object; other values are
-// returned unchanged. It never fails; the error is there to match
-// cache.TransformFunc.
-func StripForCache(obj any) (any, error) {
-	switch o := obj.(type) {
-	case nil:
-	case *unstructured.Unstructured:
-		if o != nil {
-			stripUnstructured(o.Object)
-		}
-	case cache.DeletedFinalStateUnknown:
-		_, _ = StripForCache(o.Obj)
-	default:
-		m, err := meta.Accessor(obj)
-		if err != nil {
-			break
-		}
-		if m.GetManagedFields() != nil {
-			m.SetManagedFields(nil)
-		}
-		if a := m.GetAnnotations(); a != nil {
-			if _, ok := a[LastAppliedAnnotation]; ok {
-				delete(a, LastAppliedAnnotation)
-				if len(a) == 0 {
-					a = nil
-				}
-				m.SetAnnotations(a)
-			}
-		}
-	}
-	return obj, nil
-}
-
-// stripUnstructured works on the maps directly: Unstructured's accessors
-// copy the annotations and would allocate for every object.
-func stripUnstructured(obj map[string]any) {
+// annotations map left empty is removed too. It is idempotent. It works
+// on the maps directly: Unstructured's accessors copy the annotations and
+// would allocate for every object.
+func stripForCache(obj map[string]any) {
 	md, ok := obj["metadata"].(map[string]any)
 	if !ok {
 		return
@@ -75,16 +36,14 @@ func stripUnstructured(obj map[string]any) {
 	}
 }
 
-var _ cache.TransformFunc = StripForCache
-
 // shape returns what an informer caching fields keeps of an object:
-// StripForCache, then the projection, then the compact form. It is the
+// stripForCache, then the projection, then the compact form. It is the
 // informer's resume.Options.Shape: objects are shaped as they are
 // decoded, page by page, so a list's decoded objects are never all held
 // at once.
 func shape(fields projection.Fields) func(*unstructured.Unstructured) resume.Object {
 	return func(u *unstructured.Unstructured) resume.Object {
-		stripUnstructured(u.Object)
+		stripForCache(u.Object)
 		u.Object = fields.Apply(u.Object)
 		return compact(u)
 	}
