@@ -1,7 +1,6 @@
 package dynamicinformer
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // compactObject is how an informer's cache holds an object: its JSON data
@@ -163,7 +163,8 @@ func metaIndex(k string) int {
 	return -1
 }
 
-// jsonData converts x to JSON data through encoding/json; what cannot be
+// jsonData converts x to JSON data through encoding/json, numbers as the
+// unstructured decoder makes them (int64 or float64); what cannot be
 // encoded becomes null.
 func jsonData(x any) any {
 	b, err := json.Marshal(x)
@@ -171,32 +172,8 @@ func jsonData(x any) any {
 		return nil
 	}
 	var v any
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	if d.Decode(&v) != nil {
+	if utiljson.Unmarshal(b, &v) != nil {
 		return nil
-	}
-	return fromNumbers(v)
-}
-
-// fromNumbers replaces json.Numbers by int64 or float64, as the
-// unstructured decoder does.
-func fromNumbers(v any) any {
-	switch v := v.(type) {
-	case json.Number:
-		if i, err := v.Int64(); err == nil {
-			return i
-		}
-		f, _ := v.Float64()
-		return f
-	case map[string]any:
-		for k, x := range v {
-			v[k] = fromNumbers(x)
-		}
-	case []any:
-		for i, x := range v {
-			v[i] = fromNumbers(x)
-		}
 	}
 	return v
 }
