@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	_ "net/http/pprof"
 	"os/signal"
 	"sync"
 	"sync/atomic"
@@ -23,7 +25,7 @@ import (
 // runBare is the baseline: the controller a Go programmer would write for
 // the mirror rule, with nothing kreact adds. It prints "patches N" when
 // SIGTERM stops it.
-func runBare(kubeconfig, namespace string, workers int, qps float64, burst int) error {
+func runBare(kubeconfig, namespace, pprofAddr string, workers int, qps float64, burst int) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
@@ -36,6 +38,11 @@ func runBare(kubeconfig, namespace string, workers int, qps float64, burst int) 
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	if pprofAddr != "" {
+		// The default mux has net/http/pprof's handlers, as kreact's
+		// --pprof serves them.
+		go func() { _ = http.ListenAndServe(pprofAddr, nil) }()
+	}
 
 	informer := cgdynamicinformer.NewFilteredDynamicInformer(client, configMaps, namespace, 0, cache.Indexers{}, nil)
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())

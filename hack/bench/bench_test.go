@@ -2,6 +2,10 @@ package main
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -187,5 +191,35 @@ func TestReportHasRatios(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+func TestProfileWritesTheControllersProfile(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/debug/pprof/profile" || r.URL.Query().Get("seconds") != "30" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte("profile bytes"))
+	}))
+	defer srv.Close()
+	c := &controller{name: "bare", pprofAddr: strings.TrimPrefix(srv.URL, "http://")}
+	dir := t.TempDir()
+	if err := <-c.profile(dir, "200pers-bare", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "200pers-bare-*.pprof"))
+	if len(files) != 1 {
+		t.Fatalf("profiles written: %v, want one", files)
+	}
+	if data, _ := os.ReadFile(files[0]); string(data) != "profile bytes" {
+		t.Errorf("profile holds %q", data)
+	}
+	if err := <-c.profile("", "x", time.Second); err != nil {
+		t.Errorf("no directory: %v, want nothing done", err)
+	}
+	c.pprofAddr = "127.0.0.1:1"
+	if err := <-c.profile(dir, "x", time.Second); err == nil {
+		t.Error("unreachable controller: no error")
 	}
 }

@@ -52,8 +52,10 @@ type controller struct {
 	ready chan struct{}
 	// metricsAddr serves kreact's /metrics; empty for the bare controller.
 	metricsAddr string
-	stdout      *lockedBuffer
-	stderr      *lockedBuffer
+	// pprofAddr serves /debug/pprof/ (both controllers).
+	pprofAddr string
+	stdout    *lockedBuffer
+	stderr    *lockedBuffer
 	// stopped is closed by stop.
 	stopped chan struct{}
 }
@@ -99,7 +101,7 @@ spec:
 	}
 	metrics := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	health := fmt.Sprintf("127.0.0.1:%d", ports[1])
-	c := &controller{name: "kreact", metricsAddr: metrics, ready: make(chan struct{}), stopped: make(chan struct{}), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}}
+	c := &controller{name: "kreact", metricsAddr: metrics, pprofAddr: metrics, ready: make(chan struct{}), stopped: make(chan struct{}), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}}
 	// Warnings only: the bare controller writes no line per patch either.
 	c.cmd = exec.Command(bin, "run", "-f", ruleDir, "--kubeconfig", s.kubeconfig,
 		"--kube-api-qps", strconv.FormatFloat(s.qps, 'f', -1, 64), "--kube-api-burst", strconv.Itoa(s.burst),
@@ -135,8 +137,12 @@ func startBare(namespace string, s settings) (*controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &controller{name: "bare", ready: make(chan struct{}), stopped: make(chan struct{}), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}}
-	c.cmd = exec.Command(self, "-bare", "-kubeconfig", s.kubeconfig, "-namespace", namespace,
+	ports, err := freePorts(1)
+	if err != nil {
+		return nil, err
+	}
+	c := &controller{name: "bare", pprofAddr: fmt.Sprintf("127.0.0.1:%d", ports[0]), ready: make(chan struct{}), stopped: make(chan struct{}), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}}
+	c.cmd = exec.Command(self, "-bare", "-kubeconfig", s.kubeconfig, "-namespace", namespace, "-pprof", c.pprofAddr,
 		"-workers", strconv.Itoa(s.workers), "-qps", strconv.FormatFloat(s.qps, 'f', -1, 64), "-burst", strconv.Itoa(s.burst))
 	out, err := c.cmd.StdoutPipe()
 	if err != nil {
@@ -285,4 +291,40 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// profile takes a CPU profile of the controller over d into dir, named
+// for the phase and the controller; the channel reports when it is
+// written. With no dir it does nothing.
+func (c *controller) profile(dir, name string, d time.Duration) <-chan error {
+	done := make(chan error, 1)
+	if dir == "" {
+		done <- nil
+		return done
+	}
+	go func() {
+		done <- func() error {
+			resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", c.pprofAddr, int(d.Seconds())))
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("profile: %s", resp.Status)
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			f, err := os.CreateTemp(dir, name+"-*.pprof")
+			if err != nil {
+				return err
+			}
+			if _, err := io.Copy(f, resp.Body); err != nil {
+				f.Close()
+				return err
+			}
+			return f.Close()
+		}()
+	}()
+	return done
 }

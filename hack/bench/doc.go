@@ -45,6 +45,11 @@
 // cache keeps those paths and the identity metadata); the bare controller
 // always caches whole objects.
 //
+// With -profile DIR, each steady phase also writes a CPU profile of each
+// controller over the phase's length (both serve /debug/pprof/) into DIR,
+// named for the phase and the controller: compare them with
+// `go tool pprof -diff_base DIR/200pers-bare-*.pprof DIR/200pers-kreact-*.pprof`.
+//
 // The machine is shared and noisy: read ratios from one run, not absolute
 // figures across runs.
 package main

@@ -32,6 +32,9 @@ type flags struct {
 	burst                      int
 	drainTimeout               time.Duration
 	controllers                string
+	// profile, when set, is a directory for a CPU profile of each
+	// controller over each steady phase.
+	profile string
 
 	// The initial sync phase.
 	syncObjects             string
@@ -41,6 +44,7 @@ type flags struct {
 	// -bare runs the baseline controller (started by the benchmark).
 	bare                  bool
 	kubeconfig, namespace string
+	pprof                 string
 }
 
 func main() {
@@ -57,6 +61,7 @@ func main() {
 	flag.IntVar(&f.burst, "burst", 400, "client burst of both controllers")
 	flag.DurationVar(&f.drainTimeout, "drain-timeout", 5*time.Minute, "how long to wait for a controller to catch up after a phase")
 	flag.StringVar(&f.controllers, "controllers", "kreact,bare", "controllers to measure")
+	flag.StringVar(&f.profile, "profile", "", "directory for a CPU profile of each controller in each steady phase (empty: none)")
 	flag.StringVar(&f.syncObjects, "sync-objects", "", "ConfigMaps of each initial sync phase, e.g. 10000,100000 (empty: no sync phase)")
 	flag.IntVar(&f.syncRepeats, "sync-repeats", 3, "runs of each controller in each sync phase")
 	flag.DurationVar(&f.syncWindow, "sync-window", 20*time.Second, "how long after ready the sync phase reads the steady RSS")
@@ -64,9 +69,10 @@ func main() {
 	flag.BoolVar(&f.bare, "bare", false, "run the bare controller (internal)")
 	flag.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the bare controller (internal)")
 	flag.StringVar(&f.namespace, "namespace", "", "namespace of the bare controller (internal)")
+	flag.StringVar(&f.pprof, "pprof", "", "address of the bare controller's /debug/pprof/ (internal)")
 	flag.Parse()
 	if f.bare {
-		if err := runBare(f.kubeconfig, f.namespace, f.workers, f.qps, f.burst); err != nil {
+		if err := runBare(f.kubeconfig, f.namespace, f.pprof, f.workers, f.qps, f.burst); err != nil {
 			fmt.Fprintln(os.Stderr, "bare:", err)
 			os.Exit(1)
 		}
@@ -264,7 +270,11 @@ func measure(ctx context.Context, phase, name string, f flags, s settings, names
 		return r, err
 	}
 	t.takeLatencies()
+	profiled := c.profile(f.profile, fmt.Sprintf("%s-%s", strings.ReplaceAll(phase, "/", "per"), name), f.phase)
 	r.writes, r.loadTime = load()
+	if err := <-profiled; err != nil {
+		fmt.Fprintf(os.Stderr, "  profile of %s: %v\n", name, err)
+	}
 	r.rate = float64(r.writes) / r.loadTime.Seconds()
 	end := time.Now()
 	for t.outstanding() > 0 && time.Since(end) < f.drainTimeout && ctx.Err() == nil {
