@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -69,6 +70,9 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 	var observer reaction.Observer
 	if e.opts.Observer != nil {
 		observer = e.opts.Observer
+	}
+	if e.opts.CallFailed != nil {
+		observer = callFailed{Observer: observer, failed: e.opts.CallFailed}
 	}
 	run.delivery = reaction.New(r, prog, run.queue, reaction.Options{
 		Logger:          e.log,
@@ -182,4 +186,40 @@ func (run *runner) stop() {
 		run.stopQueue()
 		<-run.queueDone
 	})
+}
+
+// callFailed is the reaction.Observer of a Delivery when Options.CallFailed
+// is set: the Observer under it, if any, and then CallFailed for a failed
+// call. reaction reports calls to one Observer; this is where the engine
+// splits that report into its metrics and its control path.
+type callFailed struct {
+	reaction.Observer // may be nil
+	failed            func(rule string, err error)
+}
+
+func (c callFailed) Event(rule, resource string, event scripting.EventType) {
+	if c.Observer != nil {
+		c.Observer.Event(rule, resource, event)
+	}
+}
+
+func (c callFailed) HandlerCall(rule string, event scripting.EventType, d time.Duration, err error) {
+	if c.Observer != nil {
+		c.Observer.HandlerCall(rule, event, d, err)
+	}
+	if err != nil {
+		c.failed(rule, err)
+	}
+}
+
+func (c callFailed) HandlerGivenUp(rule string, event scripting.EventType, err error) {
+	if c.Observer != nil {
+		c.Observer.HandlerGivenUp(rule, event, err)
+	}
+}
+
+func (c callFailed) ChangesDropped(rule string, n int) {
+	if c.Observer != nil {
+		c.Observer.ChangesDropped(rule, n)
+	}
 }

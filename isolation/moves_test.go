@@ -1,6 +1,7 @@
 package isolation
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -40,13 +41,27 @@ func (t *told) last() []Move {
 	return t.moves[len(t.moves)-1]
 }
 
+// started runs s's reloads after moves (Start) until the test ends.
+func started(t *testing.T, s *Split) *Split {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Start: %v", err)
+		}
+	})
+	return s
+}
+
 func TestMisbehavedMovesTheRuleToTheOtherSide(t *testing.T) {
 	var parent, child loads
 	var heard told
 	var logs testcluster.LogBuffer
 	found := 0
 	rs := ruleSet()
-	ps := &Split{Engine: &parent, Moved: heard.tell, Found: func() { found++ }, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	ps := started(t, &Split{Engine: &parent, Moved: heard.tell, Found: func() { found++ }, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err := ps.Load(t.Context(), rs); err != nil {
 		t.Fatal(err)
 	}
@@ -124,6 +139,7 @@ func TestMisbehavedMovesNothingWhereItCannot(t *testing.T) {
 	} {
 		var l loads
 		s.Engine = &l
+		started(t, s)
 		_ = s.Load(t.Context(), ruleSet())
 		s.Misbehaved("plain", hog)
 		s.Misbehaved("apart", hog)
@@ -197,7 +213,7 @@ func TestTakeBackRunsMovedRulesHereAndEndsTheCPULimit(t *testing.T) {
 	var parent loads
 	var heard told
 	rs := ruleSet()
-	ps := &Split{Engine: &parent, Moved: heard.tell, Logger: slog.New(slog.DiscardHandler)}
+	ps := started(t, &Split{Engine: &parent, Moved: heard.tell, Logger: slog.New(slog.DiscardHandler)})
 	if ps.CPULimit() != MoveAfterCPU {
 		t.Errorf("CPULimit = %v where rules move, want %v", ps.CPULimit(), MoveAfterCPU)
 	}
@@ -223,5 +239,33 @@ func TestTakeBackRunsMovedRulesHereAndEndsTheCPULimit(t *testing.T) {
 		if s.CPULimit() != 0 {
 			t.Errorf("CPULimit = %v where rules cannot move (%+v)", s.CPULimit(), s)
 		}
+	}
+}
+
+func TestMovesWaitForStart(t *testing.T) {
+	// The reload after a move runs in Start, which owns it: without
+	// Start nothing is reloaded, and Start ends with its context.
+	var parent loads
+	var heard told
+	ps := &Split{Engine: &parent, Moved: heard.tell, Logger: slog.New(slog.DiscardHandler)}
+	if err := ps.Load(t.Context(), ruleSet()); err != nil {
+		t.Fatal(err)
+	}
+	ps.Misbehaved("plain", hog)
+	ps.Misbehaved("plain", hog)
+	time.Sleep(20 * time.Millisecond)
+	if _, n := parent.loaded(); n != 1 {
+		t.Fatalf("%d loads before Start; want only the first", n)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- ps.Start(ctx) }()
+	testcluster.Eventually(t, "the move's reload", func() bool {
+		names, _ := parent.loaded()
+		return len(names) == 0
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Start: %v", err)
 	}
 }

@@ -79,6 +79,12 @@ type Split struct {
 	ctx  context.Context
 	last []*rules.Rule
 	keep []string
+
+	// pokeOnce makes poked, which asks Start for a reload after a move
+	// or TakeBack: a pending request covers any number of them, since a
+	// reload loads the moves as they are then.
+	pokeOnce sync.Once
+	poked    chan struct{}
 }
 
 // Rules returns the rules of rs that run on this side.
@@ -168,7 +174,7 @@ func (s *Split) Status() []engine.Status { return s.Engine.Status() }
 // stops it (its calls not started are dropped, its queued actions drain,
 // see engine.Engine.Load), and the other side starts it, replaying the
 // objects it watches as adds, as at every start. It returns at once; the
-// loads run on a goroutine of their own.
+// loads run in Start.
 func (s *Split) Misbehaved(rule string, err error) {
 	if !s.moving() || !scripting.Hogged(err) {
 		return
@@ -186,7 +192,7 @@ func (s *Split) Misbehaved(rule string, err error) {
 	s.moved[Move{rule, s.last[i].Fingerprint()}] = true
 	s.mu.Unlock()
 	s.logger().Warn("rule misbehaved; moving it to the isolated rules' process until its file changes", "rule", rule, "error", err)
-	go s.reload()
+	s.poke()
 }
 
 // TakeBack runs the moved rules on this side again, and moves no more
@@ -203,7 +209,7 @@ func (s *Split) TakeBack() {
 	s.mu.Unlock()
 	s.logger().Error("isolated rules: their process cannot start; rules that misbehave stay here from now on", "movedRulesTakenBack", moved)
 	if moved > 0 {
-		go s.reload()
+		s.poke()
 	}
 }
 
@@ -248,6 +254,33 @@ func (s *Split) SetMoved(moves []Move) {
 	if loaded {
 		s.reload()
 	}
+}
+
+// Start loads the last Load's rule set again after each move and
+// TakeBack (Misbehaved returns at once, from a rule's call), until ctx
+// ends: a lifecycle.Runnable beside the rule set's loader.
+func (s *Split) Start(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.pokes():
+			s.reload()
+		}
+	}
+}
+
+// poke asks Start for a reload; it never blocks.
+func (s *Split) poke() {
+	select {
+	case s.pokes() <- struct{}{}:
+	default: // a reload is asked for already
+	}
+}
+
+func (s *Split) pokes() chan struct{} {
+	s.pokeOnce.Do(func() { s.poked = make(chan struct{}, 1) })
+	return s.poked
 }
 
 // reload loads the last Load's rule set again, after the moved rules

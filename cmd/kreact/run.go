@@ -145,42 +145,32 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	rec := metrics.New()
 	rec.WatchInformers(stack.Informers.Status)
 	ready := metrics.NewReadiness(rec)
-	split := &isolation.Split{Isolated: isolatedChild, Logger: logger}
+	iso, err := isolation.New(isolation.Options{
+		Child:           isolatedChild,
+		Refuse:          refuseIsolation(f.shards.Enabled),
+		MoveMisbehaving: f.isolateMisbehaving,
+		Command:         func() *exec.Cmd { return isolatedCommand(args, stderr) },
+		Parent:          os.Stdin,
+		Logger:          logger,
+	})
+	if err != nil {
+		return err
+	}
 	eng := engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
 		DryRun:          f.dryRun,
 		Logger:          logger,
-		Observer:        isolation.Observer{Observer: rec, Split: split},
+		Observer:        rec,
 		MetricsProvider: rec,
 		Shards:          f.shards.Plan(),
-		RunsElsewhere:   split.RunsElsewhere,
-		CPULimit:        split.CPULimit,
+		RunsElsewhere:   iso.RunsElsewhere,
+		CPULimit:        iso.CPULimit,
+		CallFailed:      iso.CallFailed,
 		Schedules:       schedules,
 	})
-	split.Engine = eng
 	rec.WatchFinalizers(eng.Finalizing)
-	var isolated lifecycle.Runnable = lifecycle.Group{}
-	var elsewhere reload.Elsewhere
 	loadedRules := ready.RulesLoaded
-	var sup *isolation.Supervisor
-	switch {
-	case isolatedChild:
-		// The rules kreact run moved here so far come first, so that the
-		// first load runs them.
-		if err := isolation.Listen(split, os.Stdin); err != nil {
-			return err
-		}
+	if isolatedChild {
 		loadedRules = func(n int) { ready.RulesLoaded(n); reporter.Loaded(n) }
-	case f.shards.Enabled:
-		split.Refuse = "not supported with --shards: the isolated rules' process cannot take part in the shard membership"
-	default:
-		sup = isolation.NewSupervisor(func() *exec.Cmd { return isolatedCommand(args, stderr) }, logger)
-		split.Found = sup.Want
-		if f.isolateMisbehaving {
-			// Rules that misbehave move from this process to the
-			// isolated one.
-			split.Moved, sup.CannotStart = sup.Tell, split.TakeBack
-		}
-		isolated, elsewhere = sup, sup
 	}
 	srv, err := f.serve.Listen(ctx, logger, rec, func() error { return ready.Check(eng) })
 	if err != nil {
@@ -190,20 +180,20 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.leader.Enabled {
 		// Standby replicas fill the caches now, so that taking over costs
 		// no initial list.
-		always = append(always, lifecycle.Func(func(ctx context.Context) error { return eng.Warm(ctx, split.Rules(rs)) }))
+		always = append(always, lifecycle.Func(func(ctx context.Context) error { return eng.Warm(ctx, iso.Rules(rs)) }))
 	}
-	set := &reload.Rules{Engine: split, Informers: stack.Informers.Status, Rules: rs, Failed: failed, Logger: logger,
+	set := &reload.Rules{Engine: iso.Loader(eng), Informers: stack.Informers.Status, Rules: rs, Failed: failed, Logger: logger,
 		Options: reload.Options{Paths: f.files, Interval: f.reloadInterval, Since: readFiles, Reloaded: func(err error) {
 			if err != nil {
 				rec.ReloadFailed()
 			}
 		}},
-		Loaded: loadedRules, Attrs: []any{"dryRun", f.dryRun}, Elsewhere: elsewhere,
+		Loaded: loadedRules, Attrs: []any{"dryRun", f.dryRun},
 	}
-	if sup != nil {
-		sup.Reported = set.Recount
+	if sup := iso.Elsewhere(); sup != nil {
+		set.Elsewhere, sup.Reported = sup, set.Recount
 	}
-	leading, err := f.leader.Lead(cfg, logger, ready.SetLeading, lifecycle.Group{lifecycle.Func(eng.Run), set, isolated})
+	leading, err := f.leader.Lead(cfg, logger, ready.SetLeading, lifecycle.Group{lifecycle.Func(eng.Run), set, iso})
 	if err != nil {
 		return err
 	}
@@ -232,4 +222,13 @@ func isolatedCommand(args []string, stderr io.Writer) *exec.Cmd {
 	cmd.Env = append(os.Environ(), isolation.ChildEnv+"=1")
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	return cmd
+}
+
+// refuseIsolation is why isolated rules cannot run: with --shards, the
+// isolated rules' process could not take part in the shard membership.
+func refuseIsolation(sharded bool) string {
+	if sharded {
+		return "not supported with --shards: the isolated rules' process cannot take part in the shard membership"
+	}
+	return ""
 }
