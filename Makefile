@@ -88,7 +88,7 @@ fuzz:
 		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=5s ./$$pkg || exit 1; \
 	done
 
-## typecheck: the TypeScript examples, with the tsc command the README
+## typecheck: the TypeScript examples, with the tsc command docs/script-api.md
 ## documents, against scripting/kreact.d.ts; tsc is pinned in hack/tsc
 ## (needs node and npm)
 .PHONY: typecheck

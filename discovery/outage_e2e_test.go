@@ -16,7 +16,7 @@ import (
 // outageLimit bounds how late, after the API server is back, a running
 // cache may see a new CRD, and how long Run may take to return once its
 // context ends: the 10 s that kreact run documents for its shutdown
-// (README, "gives queued actions 10 s"). client-go's reflector alone, after
+// (docs/cli.md, "gives queued actions 10 s"). client-go's reflector alone, after
 // a few outages, sleeps 30 to 60 s between attempts, and ignored its stop
 // channel while it did; the limit checks that neither happens, not speed.
 const outageLimit = 10 * time.Second

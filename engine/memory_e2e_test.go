@@ -191,7 +191,7 @@ var hostileScripts = []struct {
 	// 10⁶ deep, a thousand times MaxJSONNesting: 10⁷ deep builds 40 MB of
 	// strings before JSON.parse refuses them, a memory hog of its own
 	// whose calls, slowed by the collector, get stuck in the copy and
-	// finish unwatched (see README, Memory).
+	// finish unwatched (see docs/operations.md, Memory).
 	{"json-deep", "1s", `return JSON.parse("[".repeat(1e6) + "]".repeat(1e6));`, false},
 }
 

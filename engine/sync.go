@@ -48,7 +48,7 @@ func RulesBehind(rules []Status) []string {
 // unless GOGC is set), and once the rules have handled their initial
 // adds (at most syncDrainBound after the caches synced) it restores the
 // collector and returns the memory freed since to the operating system.
-// The README's "Initial sync" has the figures: both lowered kreact's
+// docs/performance.md, "Initial sync", has the figures: both lowered kreact's
 // peak and steady RSS against a bare informer's, for a few percent more
 // CPU during the sync.
 func WaitForSync(ctx context.Context, logger *slog.Logger, v SyncView, poll, report time.Duration) {

@@ -1,5 +1,5 @@
 // Used by restart-on-config-change.yaml. TypeScript, compiled when the rule
-// loads: types are removed, not checked (tsc checks them, see the README). The
+// loads: types are removed, not checked (tsc checks them, see docs/script-api.md). The
 // export makes tsc check this file as a module of its own; kreact ignores it.
 /// <reference path="../scripting/kreact.d.ts" />
 

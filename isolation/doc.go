@@ -9,7 +9,7 @@
 // Measured beside nine hostile rules, a good rule's p99 latency was
 // several times what it was alone in the same process, and within the
 // noise of the machine with the hostile rules in another process at idle
-// priority (see the README's benchmarks).
+// priority (see docs/performance.md).
 //
 // kreact run builds one Isolation (New) per process: it holds the Split
 // and, in kreact run, the Supervisor; it gives the engine its options

@@ -33,7 +33,7 @@ type Engine interface {
 // in the isolated process, without that limit, as the objects of a rule
 // that starts there are replayed. Hostile calls that run on in kreact run
 // until their timeout or memory limit are what slow the other rules most
-// (see the README's benchmarks).
+// (see docs/performance.md).
 const MoveAfterCPU = 50 * time.Millisecond
 
 // A Move is a version of a rule that misbehaved in kreact run and runs in

@@ -3,8 +3,8 @@
 // their changes, and what that script's actions may do. It parses and
 // validates files (Parse, ParseFile, Load), checks resource names against a
 // cluster (Rule.Resolve), and answers "may this rule do that?" at run time
-// (Resolved.Allows, Resolved.Readable, Rule.AllowsHTTP). REFERENCE.md
-// beside this file is the user's reference of the format;
+// (Resolved.Allows, Resolved.Readable, Rule.AllowsHTTP). docs/rules.md at
+// the repository's root is the user's reference of the format;
 // schema/rule.schema.json (also JSONSchema) describes it for editors.
 //
 // # Shape of the format

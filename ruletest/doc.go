@@ -1,7 +1,7 @@
 // Package ruletest runs kreact rules offline, against test files that say
 // which objects exist, what happens to them and which actions the rules
-// must ask for in return. It is what `kreact test` runs; REFERENCE.md beside
-// this file documents the test file format for users, and
+// must ask for in return. It is what `kreact test` runs; docs/testing.md at
+// the repository's root documents the test file format for users, and
 // schema/ruletest.schema.json (also JSONSchema) describes it for editors.
 //
 // # Same semantics as kreact run

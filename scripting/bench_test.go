@@ -136,7 +136,7 @@ func TestBenchmarkHandlersAgree(t *testing.T) {
 
 // BenchmarkScriptVersusGo calls both handlers above on the same event,
 // alternately, and reports the script's time as a multiple of the plain Go
-// handler's: the ratio the README quotes, measured in one run.
+// handler's: the ratio docs/performance.md quotes, measured in one run.
 func BenchmarkScriptVersusGo(b *testing.B) {
 	h := &benchHost{}
 	r := mustRuntime(b, "rule.js", benchScript, h, RuntimeOptions{Rule: "bench"})

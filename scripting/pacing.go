@@ -54,10 +54,10 @@ const (
 // when the heap nears it. With GOGC off, the pacer does nothing.
 //
 // Measured with BenchmarkHostileNeighbours on a shared two-core machine
-// (see the README for the figures): the hostile phase had a dozen
-// collections instead of fifty, and the good rule's p99 came closer to
-// its quiet p99, by less than the machine's noise in some batches of
-// runs. What is left of each collection is that it still waits for
+// (docs/design/performance-history.md has the figures): the hostile
+// phase had a dozen collections instead of fifty, and the good rule's p99
+// came closer to its quiet p99, by less than the machine's noise in some
+// batches of runs. What is left of each collection is that it still waits for
 // demoted calls: up to 130ms, to stop the world or to scan one's stack.
 type gcPacer struct {
 	headroom uint64

@@ -178,6 +178,6 @@ func TestNamespaceNamesCluster(t *testing.T) {
 		}
 	}
 	if len(owners) == len(members) {
-		t.Errorf("ns-0..ns-29 spread over all %d replicas; the README's warning about namespace keys is out of date", len(members))
+		t.Errorf("ns-0..ns-29 spread over all %d replicas; docs/operations.md's warning about namespace keys is out of date", len(members))
 	}
 }

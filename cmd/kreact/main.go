@@ -17,7 +17,7 @@ import (
 	_ "time/tzdata"
 )
 
-// Exit codes. They are part of the CLI's contract (see the README).
+// Exit codes. They are part of the CLI's contract (see docs/cli.md).
 const (
 	exitOK      = 0 // success
 	exitError   = 1 // a runtime failure, or a failing `kreact test`

@@ -12,7 +12,7 @@ import (
 	"github.com/kreact/kreact/internal/testcluster"
 )
 
-// shutdownLimit is the bound the README gives kreact run's shutdown
+// shutdownLimit is the bound docs/cli.md gives kreact run's shutdown
 // ("gives queued actions 10 s"). With no action queued kreact must exit
 // within it whatever its watches are doing; it checks that nothing waits
 // on client-go's reflector backoff (30 to 60 s after a few outages), not
