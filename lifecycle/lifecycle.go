@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // Runnable is a long-lived component. Start runs it until ctx ends, or
@@ -175,5 +176,18 @@ func Interruptible[T any](ctx context.Context, what string, f func() T) (T, erro
 		return v, nil
 	case <-ctx.Done():
 		return zero, fmt.Errorf("%s: interrupted: %w", what, context.Cause(ctx))
+	}
+}
+
+// Sleep waits for d, or until ctx ends; it reports whether it waited the
+// whole of d. The one sleep of every loop that waits between attempts.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }

@@ -225,3 +225,14 @@ func TestInterruptibleEndsWithTheContext(t *testing.T) {
 		t.Fatalf("= %d, %v; want 7, nil", v, err)
 	}
 }
+
+func TestSleep(t *testing.T) {
+	if !lifecycle.Sleep(t.Context(), time.Millisecond) {
+		t.Error("Sleep did not report a whole wait")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if lifecycle.Sleep(ctx, time.Hour) {
+		t.Error("Sleep reported a whole hour on an ended context")
+	}
+}

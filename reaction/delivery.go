@@ -18,6 +18,7 @@ import (
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/finalizers"
+	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
@@ -163,16 +164,6 @@ func RestAfter(err error) time.Duration {
 		rest = max(rest, time.Duration(se.Allocated)*time.Second/garbageRate)
 	}
 	return min(rest, maxRest)
-}
-
-// sleep waits for d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
 }
 
 // stuckDelay is how long a change waits when every runtime of its worker
@@ -582,7 +573,7 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller, pace bool) bo
 	defer func() {
 		d.queue.Done(key)
 		if pace && rest > 0 {
-			sleep(ctx, rest)
+			lifecycle.Sleep(ctx, rest)
 		}
 	}()
 	switch {

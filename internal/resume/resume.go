@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kreact/kreact/internal/unreachable"
+	"github.com/kreact/kreact/lifecycle"
 )
 
 // Reconnect delays while the API server cannot be reached: short, because
@@ -520,13 +521,5 @@ func objectKey(obj metav1.Object) string { return cache.MetaObjectToName(obj).St
 
 // sleep waits d, jittered by up to a fifth, or until ctx ends (false).
 func sleep(ctx context.Context, d time.Duration) bool {
-	d += time.Duration(rand.Int64N(int64(d)/5 + 1))
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return lifecycle.Sleep(ctx, d+time.Duration(rand.Int64N(int64(d)/5+1)))
 }
