@@ -602,18 +602,6 @@ func pendingButServed(watches []*dynamicinformer.Watch, snap *discovery.Snapshot
 	return false
 }
 
-// Synced reports whether every running rule's watches have delivered their
-// initial lists. Waiting rules do not count, nor do watches of resources
-// that discovery does not list.
-func (e *Engine) Synced() bool {
-	for _, s := range e.Status() {
-		if s.Running && !s.Synced {
-			return false
-		}
-	}
-	return true
-}
-
 // ActionStats returns each running rule's action counters.
 func (e *Engine) ActionStats() map[string]actions.Stats {
 	e.mu.Lock()

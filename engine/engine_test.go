@@ -157,7 +157,7 @@ func (h *harness) mustLoad(yaml string) {
 	if err := h.load(yaml); err != nil {
 		h.t.Fatalf("load rules: %v", err)
 	}
-	testcluster.Eventually(h.t, "rules to sync", h.engine.Synced)
+	testcluster.Eventually(h.t, "rules to sync", synced(h.engine))
 }
 
 func (h *harness) namespace(name string) {
@@ -491,4 +491,10 @@ spec:
 	testcluster.Eventually(t, "the informer to stop", func() bool {
 		return strings.Contains(h.logs.String(), "component=dynamicinformer") && strings.Contains(h.logs.String(), "rule removed")
 	})
+}
+
+// synced reports whether every running rule of e has caught up with its
+// watches, as kreact run's readiness does (engine.RulesBehind).
+func synced(e *engine.Engine) func() bool {
+	return func() bool { return len(engine.RulesBehind(e.Status())) == 0 }
 }

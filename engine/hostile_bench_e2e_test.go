@@ -310,7 +310,7 @@ func (h *hostileBench) load(yaml string) {
 	if err := h.engine.Load(h.ctx, rs); err != nil {
 		h.b.Fatal(err)
 	}
-	testcluster.Eventually(h.b, "rules to sync", h.engine.Synced)
+	testcluster.Eventually(h.b, "rules to sync", synced(h.engine))
 }
 
 // phase creates n ConfigMaps in a new namespace that the good rule

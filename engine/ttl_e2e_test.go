@@ -131,7 +131,7 @@ func TestTTLExampleDeletesOnTimeAcrossRestart(t *testing.T) {
 	}()
 	listsBefore := clusterConfigMapLists(t, cs)
 	e, stop := runEngine(t, logs, ruleYAML)
-	testcluster.Eventually(t, "the rule to sync", e.Synced)
+	testcluster.Eventually(t, "the rule to sync", synced(e))
 
 	// TTLs 5 s to 60 s, spread evenly (3 or 4 a second), so that the
 	// deletions stay within the example's own spec.rateLimit (5 a second,
@@ -174,7 +174,7 @@ func TestTTLExampleDeletesOnTimeAcrossRestart(t *testing.T) {
 	stopped := time.Now()
 	time.Sleep(max(time.Second, time.Until(due.Add(500*time.Millisecond))))
 	e, _ = runEngine(t, logs, ruleYAML)
-	testcluster.Eventually(t, "the restarted rule to sync", e.Synced)
+	testcluster.Eventually(t, "the restarted rule to sync", synced(e))
 	synced := time.Now()
 	mu.Lock()
 	gone := len(deleted)
