@@ -43,6 +43,29 @@ type Options struct {
 	Since string
 }
 
+// Files are the rules read from rule files: a file that does not load is
+// skipped, the others' rules run.
+type Files struct {
+	Rules []*rules.Rule
+	// Failed are the files that did not load, whose rules keep running
+	// as they were (engine.Engine.Load's keepSources).
+	Failed []string
+	// Err holds every problem of the files that did not load.
+	Err error
+}
+
+// Read reads the rule files at paths (rules.LoadEach), kreact run's
+// first load and every reload. If ctx ends first it returns ctx's error
+// at once, naming what it was doing, and leaves the read to finish on its
+// own (lifecycle.Interruptible): a stop is not held up by a slow disk.
+func Read(ctx context.Context, what string, paths []string) (Files, error) {
+	return lifecycle.Interruptible(ctx, what, func() Files {
+		var f Files
+		f.Rules, f.Failed, f.Err = rules.LoadEach(paths...)
+		return f
+	})
+}
+
 // Loop reloads the rules when their files change, until ctx ends. A load
 // under way when ctx ends is not waited for (lifecycle.Interruptible).
 func Loop(ctx context.Context, l Loader, opts Options) {
@@ -66,20 +89,11 @@ func Loop(ctx context.Context, l Loader, opts Options) {
 			opts.Changed(changedFiles(last, now))
 		}
 		last = now
-		type loaded struct {
-			rs     []*rules.Rule
-			failed []string
-			err    error
-		}
-		got, err := lifecycle.Interruptible(ctx, "reload", func() loaded {
-			var l loaded
-			l.rs, l.failed, l.err = rules.LoadEach(opts.Paths...)
-			return l
-		})
+		got, err := Read(ctx, "reload", opts.Paths)
 		if err != nil {
 			return
 		}
-		err = errors.Join(got.err, l.Load(ctx, got.rs, got.failed...))
+		err = errors.Join(got.Err, l.Load(ctx, got.Rules, got.Failed...))
 		if ctx.Err() != nil {
 			return
 		}

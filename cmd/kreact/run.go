@@ -1,14 +1,18 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
 	"time"
+
+	"k8s.io/client-go/rest"
 
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/kube"
@@ -19,7 +23,6 @@ import (
 	"github.com/kreact/kreact/metrics"
 	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/reload"
-	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/source"
 )
 
@@ -41,7 +44,92 @@ type runFlags struct {
 }
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var f runFlags
+	f, err := parseRunFlags(args, stdout)
+	if err != nil {
+		return err
+	}
+	logger, err := f.log.Logger(stderr)
+	if err != nil {
+		return err
+	}
+	child, err := f.isolatedChild(&logger)
+	if err != nil {
+		return err
+	}
+	memlimit.Set(logger, os.Getenv, os.ReadFile)
+	// Taken before reading, so that an edit made while the rules load is
+	// reloaded, not missed.
+	readFiles := reload.Fingerprint(f.files)
+	files, err := reload.Read(ctx, "run: loading rules", f.files)
+	if err != nil {
+		return err
+	}
+	if len(files.Rules) == 0 {
+		return child.invalid(cmp.Or(files.Err, fmt.Errorf("no rules in %s", strings.Join(f.files, ", "))))
+	}
+	// A broken rule file is reported and skipped: the other rules run.
+	source.Log(logger, "rule files with errors are not running", files.Err)
+	cfg, _, err := f.cluster.Load(userAgent())
+	if err != nil {
+		return err
+	}
+	logger.Info("connecting to the API server", "server", cfg.Host, "config", f.cluster.Source, "qps", cfg.QPS, "burst", cfg.Burst)
+
+	// What every replica runs (always), and on top of it what only the
+	// leader (or, sharded, every replica for its shard) runs; see package
+	// lifecycle.
+	sh, err := f.sharding(cfg, logger)
+	if err != nil {
+		return err
+	}
+	stack, err := kube.New(ctx, cfg, sh.kube)
+	if err != nil {
+		return &clusterError{Err: err}
+	}
+	rec := metrics.New()
+	rec.WatchInformers(stack.Informers.Status)
+	ready := metrics.NewReadiness(rec)
+	iso, err := isolation.New(isolation.Options{Child: child.is, Refuse: sh.refuseIsolation, MoveMisbehaving: f.isolateMisbehaving,
+		Command: func() *exec.Cmd { return isolatedCommand(args, stderr) }, Parent: os.Stdin, Logger: logger})
+	if err != nil {
+		return err
+	}
+	eng := engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
+		DryRun: f.dryRun, Logger: logger, Observer: rec, MetricsProvider: rec, Shards: f.shards.Plan(), Schedules: sh.schedules,
+		RunsElsewhere: iso.RunsElsewhere, CPULimit: iso.CPULimit, CallFailed: iso.CallFailed,
+	})
+	rec.WatchFinalizers(eng.Finalizing)
+	srv, err := f.serve.Listen(ctx, logger, rec, func() error { return ready.Check(eng) })
+	if err != nil {
+		return err
+	}
+	always := append(sh.always, stack, srv)
+	if f.leader.Enabled {
+		// Standby replicas fill the caches now, so that taking over costs
+		// no initial list.
+		always = append(always, lifecycle.Func(func(ctx context.Context) error { return eng.Warm(ctx, iso.Rules(files.Rules)) }))
+	}
+	set := &reload.Rules{Engine: iso.Loader(eng), Informers: stack.Informers.Status, Rules: files.Rules, Failed: files.Failed, Logger: logger,
+		Options: reload.Options{Paths: f.files, Interval: f.reloadInterval, Since: readFiles, Reloaded: func(err error) {
+			if err != nil {
+				rec.ReloadFailed()
+			}
+		}},
+		Loaded: child.loaded(ready.RulesLoaded), Attrs: []any{"dryRun", f.dryRun},
+	}
+	if sup := iso.Elsewhere(); sup != nil {
+		set.Elsewhere, sup.Reported = sup, set.Recount
+	}
+	leading, err := f.leader.Lead(cfg, logger, ready.SetLeading, lifecycle.Group{lifecycle.Func(eng.Run), set, iso})
+	if err != nil {
+		return err
+	}
+	return child.stopped(logger, append(sh.layers, always, leading).Start(ctx))
+}
+
+// parseRunFlags reads kreact run's arguments.
+func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
+	f := &runFlags{}
 	fs := commandFlags("run", stdout)
 	fs.ListVarP(&f.files, "filename", "f", "rule file or directory (repeatable)")
 	fs.BoolVarP(&f.dryRun, "dry-run", "", false, "send every action with dryRun=All and log it instead of changing the cluster")
@@ -56,148 +144,64 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	f.leader.Register(fs)
 	f.shards.Register(fs)
 	if err := fs.Parse(args); err != nil {
-		return err
+		return nil, err
 	}
 	if err := f.shards.Validate(f.leader.Enabled); err != nil {
-		return err
+		return nil, err
 	}
 	if len(f.files) == 0 {
-		return &usageError{Msg: "run: no rule files: use -f FILE|DIR"}
+		return nil, &usageError{Msg: "run: no rule files: use -f FILE|DIR"}
 	}
 	if fs.NArg() > 0 {
-		return &usageError{Msg: fmt.Sprintf("run: unexpected argument %q", fs.Arg(0))}
+		return nil, &usageError{Msg: fmt.Sprintf("run: unexpected argument %q", fs.Arg(0))}
 	}
 	if a := f.isolatedMetrics; a != "" && (a == f.serve.MetricsAddr || a == f.serve.HealthAddr) {
-		return &usageError{Msg: fmt.Sprintf("run: --isolated-metrics-bind-address %s is already this process's address", a)}
+		return nil, &usageError{Msg: fmt.Sprintf("run: --isolated-metrics-bind-address %s is already this process's address", a)}
 	}
-	logger, err := f.log.Logger(stderr)
-	if err != nil {
-		return err
-	}
-	// The kreact process of the isolated rules (package isolation) runs
-	// only those, and only while its parent runs, which leads; it serves
-	// its endpoints on an address of its own.
-	isolatedChild := os.Getenv(isolation.ChildEnv) == "1"
-	// The isolated process tells kreact run how many rules it runs, and
-	// why none can if so (nil elsewhere: reports nothing).
-	var reporter *isolation.Reporter
-	if isolatedChild {
-		logger = logger.With("isolated", true)
-		f.leader = leaderFlags{}
-		f.serve = serveFlags{MetricsAddr: f.isolatedMetrics}
-		if reporter, err = isolation.OpenReporter(os.Getenv); err != nil {
-			return err
-		}
-	}
-	memlimit.Set(logger, os.Getenv, os.ReadFile)
-	// A broken rule file is reported and skipped: the other rules run.
-	type loaded struct {
-		rs     []*rules.Rule
-		failed []string
-		err    error
-	}
-	// Taken before reading, so that an edit made while the rules load is
-	// reloaded, not missed.
-	readFiles := reload.Fingerprint(f.files)
-	l, err := lifecycle.Interruptible(ctx, "run: loading rules", func() loaded {
-		var l loaded
-		l.rs, l.failed, l.err = rules.LoadEach(f.files...)
-		return l
-	})
-	if err != nil {
-		return err
-	}
-	rs, failed, loadErr := l.rs, l.failed, l.err
-	if len(rs) == 0 {
-		if loadErr == nil {
-			loadErr = fmt.Errorf("no rules in %s", strings.Join(f.files, ", "))
-		}
-		reporter.Invalid(loadErr)
-		return &invalidError{loadErr}
-	}
-	source.Log(logger, "rule files with errors are not running", loadErr)
-	cfg, _, err := f.cluster.Load(userAgent())
-	if err != nil {
-		return err
-	}
-	logger.Info("connecting to the API server", "server", cfg.Host, "config", f.cluster.Source, "qps", cfg.QPS, "burst", cfg.Burst)
+	return f, nil
+}
 
-	// What every replica runs, and on top of it what only the leader (or,
-	// sharded, every replica for its shard) runs; see package lifecycle.
-	var layers lifecycle.Layers
-	kopts := kube.Options{Logger: logger}
-	var always lifecycle.Group
-	var schedules reaction.ScheduleOwner
-	if f.shards.Enabled {
-		m, err := f.shards.Membership(cfg, logger)
-		if err != nil {
-			return err
-		}
-		schedules = m
-		layers = append(layers, m)
-		always = append(always, f.shards.LogRange(m, logger))
-		kopts.Informers = f.shards.InformerOptions(m)
+// isolatedRole is whether this process is the kreact process of the
+// isolated rules (package isolation), which runs only those, and only
+// while its parent runs, which leads; and if so its reports to its
+// parent: how many rules it runs, and why none can if so.
+type isolatedRole struct {
+	is       bool
+	reporter *isolation.Reporter // nil: reports nothing
+}
+
+// isolatedChild returns this process's role. The isolated process logs
+// with isolated=true, does not take part in leader election, and serves
+// its endpoints on --isolated-metrics-bind-address only.
+func (f *runFlags) isolatedChild(logger **slog.Logger) (isolatedRole, error) {
+	if os.Getenv(isolation.ChildEnv) != "1" {
+		return isolatedRole{}, nil
 	}
-	stack, err := kube.New(ctx, cfg, kopts)
-	if err != nil {
-		return &clusterError{Err: err}
+	*logger = (*logger).With("isolated", true)
+	f.leader = leaderFlags{}
+	f.serve = serveFlags{MetricsAddr: f.isolatedMetrics}
+	reporter, err := isolation.OpenReporter(os.Getenv)
+	return isolatedRole{is: true, reporter: reporter}, err
+}
+
+// loaded is the rule set's Loaded: the readiness's count, which the
+// isolated process also reports to its parent.
+func (c isolatedRole) loaded(ready func(int)) func(int) {
+	if !c.is {
+		return ready
 	}
-	rec := metrics.New()
-	rec.WatchInformers(stack.Informers.Status)
-	ready := metrics.NewReadiness(rec)
-	iso, err := isolation.New(isolation.Options{
-		Child:           isolatedChild,
-		Refuse:          refuseIsolation(f.shards.Enabled),
-		MoveMisbehaving: f.isolateMisbehaving,
-		Command:         func() *exec.Cmd { return isolatedCommand(args, stderr) },
-		Parent:          os.Stdin,
-		Logger:          logger,
-	})
-	if err != nil {
-		return err
-	}
-	eng := engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
-		DryRun:          f.dryRun,
-		Logger:          logger,
-		Observer:        rec,
-		MetricsProvider: rec,
-		Shards:          f.shards.Plan(),
-		RunsElsewhere:   iso.RunsElsewhere,
-		CPULimit:        iso.CPULimit,
-		CallFailed:      iso.CallFailed,
-		Schedules:       schedules,
-	})
-	rec.WatchFinalizers(eng.Finalizing)
-	loadedRules := ready.RulesLoaded
-	if isolatedChild {
-		loadedRules = func(n int) { ready.RulesLoaded(n); reporter.Loaded(n) }
-	}
-	srv, err := f.serve.Listen(ctx, logger, rec, func() error { return ready.Check(eng) })
-	if err != nil {
-		return err
-	}
-	always = append(always, stack, srv)
-	if f.leader.Enabled {
-		// Standby replicas fill the caches now, so that taking over costs
-		// no initial list.
-		always = append(always, lifecycle.Func(func(ctx context.Context) error { return eng.Warm(ctx, iso.Rules(rs)) }))
-	}
-	set := &reload.Rules{Engine: iso.Loader(eng), Informers: stack.Informers.Status, Rules: rs, Failed: failed, Logger: logger,
-		Options: reload.Options{Paths: f.files, Interval: f.reloadInterval, Since: readFiles, Reloaded: func(err error) {
-			if err != nil {
-				rec.ReloadFailed()
-			}
-		}},
-		Loaded: loadedRules, Attrs: []any{"dryRun", f.dryRun},
-	}
-	if sup := iso.Elsewhere(); sup != nil {
-		set.Elsewhere, sup.Reported = sup, set.Recount
-	}
-	leading, err := f.leader.Lead(cfg, logger, ready.SetLeading, lifecycle.Group{lifecycle.Func(eng.Run), set, iso})
-	if err != nil {
-		return err
-	}
-	err = append(layers, always, leading).Start(ctx)
+	return func(n int) { ready(n); c.reporter.Loaded(n) }
+}
+
+// invalid is kreact run's end when none of its rules can run: exit code
+// 3, and in the isolated process a report of why to its parent.
+func (c isolatedRole) invalid(err error) error {
+	c.reporter.Invalid(err)
+	return &invalidError{err}
+}
+
+// stopped is kreact run's end once its components stopped with err.
+func (c isolatedRole) stopped(logger *slog.Logger, err error) error {
 	if errors.Is(err, leader.ErrLostLease) {
 		logger.Error("lost the leader lease; exiting so that only the new leader acts")
 		return err
@@ -205,10 +209,39 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	logger.Info("stopped")
 	var none *reload.NoRulesError
 	if errors.As(err, &none) {
-		reporter.Invalid(err)
-		return &invalidError{err}
+		return c.invalid(err)
 	}
 	return err
+}
+
+// sharding is what --shards adds to kreact run: the shard membership, a
+// layer under everything else, and the informers' and the engine's view
+// of it. Without --shards it is empty.
+type sharding struct {
+	layers    lifecycle.Layers
+	always    lifecycle.Group
+	kube      kube.Options
+	schedules reaction.ScheduleOwner
+	// refuseIsolation is why isolated rules cannot run: the isolated
+	// rules' process could not take part in the shard membership.
+	refuseIsolation string
+}
+
+func (f *runFlags) sharding(cfg *rest.Config, logger *slog.Logger) (sharding, error) {
+	sh := sharding{kube: kube.Options{Logger: logger}}
+	if !f.shards.Enabled {
+		return sh, nil
+	}
+	m, err := f.shards.Membership(cfg, logger)
+	if err != nil {
+		return sh, err
+	}
+	sh.layers = lifecycle.Layers{m}
+	sh.always = lifecycle.Group{f.shards.LogRange(m, logger)}
+	sh.kube.Informers = f.shards.InformerOptions(m)
+	sh.schedules = m
+	sh.refuseIsolation = "not supported with --shards: the isolated rules' process cannot take part in the shard membership"
+	return sh, nil
 }
 
 // isolatedCommand is the kreact run of the isolated rules: this program,
@@ -222,13 +255,4 @@ func isolatedCommand(args []string, stderr io.Writer) *exec.Cmd {
 	cmd.Env = append(os.Environ(), isolation.ChildEnv+"=1")
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	return cmd
-}
-
-// refuseIsolation is why isolated rules cannot run: with --shards, the
-// isolated rules' process could not take part in the shard membership.
-func refuseIsolation(sharded bool) string {
-	if sharded {
-		return "not supported with --shards: the isolated rules' process cannot take part in the shard membership"
-	}
-	return ""
 }
