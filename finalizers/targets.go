@@ -2,11 +2,8 @@ package finalizers
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/kreact/kreact/apiresource"
-	"github.com/kreact/kreact/rules"
 )
 
 // Resolver resolves resource names as kubectl does (restmapper.Mapper).
@@ -44,28 +41,4 @@ func Targets(m Resolver, refs []string, namespace string) ([]Target, error) {
 		return nil, errors.Join(invalid...)
 	}
 	return targets, nil
-}
-
-// Watched returns the resources that rule watches (its spec.watch), from
-// the rule files in paths. A file that does not load is reported only when
-// the rule is not found elsewhere, with the names of the rules found.
-func Watched(rule string, paths []string) ([]string, error) {
-	rs, _, loadErr := rules.LoadEach(paths...)
-	var names []string
-	for _, r := range rs {
-		if r.Name != rule {
-			names = append(names, r.Name)
-			continue
-		}
-		var refs []string
-		for _, w := range r.Watch {
-			refs = append(refs, w.Resource)
-		}
-		return refs, nil
-	}
-	err := fmt.Errorf("no rule %q in %s", rule, strings.Join(paths, ", "))
-	if len(names) > 0 {
-		err = fmt.Errorf("%w (rules there: %s)", err, strings.Join(names, ", "))
-	}
-	return nil, errors.Join(err, loadErr)
 }

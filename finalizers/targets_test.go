@@ -1,8 +1,6 @@
 package finalizers
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -42,55 +40,5 @@ func TestTargetsReportsEveryUnknownName(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %s", err, want)
 		}
-	}
-}
-
-const ruleFile = `apiVersion: kreact.dev/v1alpha1
-kind: Rule
-metadata:
-  name: %s
-spec:
-  watch:
-    - resource: secrets
-    - resource: deploy
-  finalizer: true
-  script: |
-    function onDelete(obj, ctx) {}
-`
-
-func writeRule(t *testing.T, dir, file, name string) {
-	t.Helper()
-	data := strings.ReplaceAll(ruleFile, "%s", name)
-	if err := os.WriteFile(filepath.Join(dir, file), []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestWatched(t *testing.T) {
-	dir := t.TempDir()
-	writeRule(t, dir, "a.yaml", "secret-sync")
-	writeRule(t, dir, "b.yaml", "other")
-	if err := os.WriteFile(filepath.Join(dir, "broken.yaml"), []byte("kind: [\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// A broken file elsewhere does not hide the rule.
-	refs, err := Watched("secret-sync", []string{dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"secrets", "deploy"}; !slices.Equal(refs, want) {
-		t.Errorf("Watched = %q, want %q", refs, want)
-	}
-	// An unknown rule names the rules there, and the file that did not load.
-	_, err = Watched("nope", []string{dir})
-	if err == nil {
-		t.Fatal("Watched(nope) found a rule")
-	}
-	msg := err.Error()
-	if !strings.Contains(msg, `no rule "nope" in `+dir+" (rules there: secret-sync, other)") {
-		t.Errorf("error %q does not name the rules found", msg)
-	}
-	if !strings.Contains(msg, "broken.yaml") {
-		t.Errorf("error %q does not report broken.yaml", msg)
 	}
 }

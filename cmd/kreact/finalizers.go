@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -17,6 +18,7 @@ import (
 	"github.com/kreact/kreact/finalizers"
 	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/internal/tail"
+	"github.com/kreact/kreact/rules"
 )
 
 // finalizersCmd is `kreact finalizers SUBCOMMAND`.
@@ -79,7 +81,7 @@ func releaseCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return &invalidError{fmt.Errorf("rule name %q: %s", rule, strings.Join(errs, "; "))}
 	}
 	if len(f.files) > 0 {
-		watched, err := finalizers.Watched(rule, f.files)
+		watched, err := watchedBy(rule, f.files)
 		if err != nil {
 			return &invalidError{err}
 		}
@@ -204,4 +206,28 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// watchedBy returns the resources that rule watches (its spec.watch), from
+// the rule files in paths. A file that does not load is reported only when
+// the rule is not found elsewhere, with the names of the rules found.
+func watchedBy(rule string, paths []string) ([]string, error) {
+	rs, _, loadErr := rules.LoadEach(paths...)
+	var names []string
+	for _, r := range rs {
+		if r.Name != rule {
+			names = append(names, r.Name)
+			continue
+		}
+		var refs []string
+		for _, w := range r.Watch {
+			refs = append(refs, w.Resource)
+		}
+		return refs, nil
+	}
+	err := fmt.Errorf("no rule %q in %s", rule, strings.Join(paths, ", "))
+	if len(names) > 0 {
+		err = fmt.Errorf("%w (rules there: %s)", err, strings.Join(names, ", "))
+	}
+	return nil, errors.Join(err, loadErr)
 }
