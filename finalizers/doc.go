@@ -15,8 +15,8 @@
 // that knows when onDelete has succeeded); Release removes a rule's
 // finalizers from every object, for a rule that is removed or turns the
 // option off (package engine), and for `kreact finalizers release`, the
-// escape when kreact itself is gone: Watched finds the resources a rule
-// watches in its files, and Targets turns resource names into what
+// escape when kreact itself is gone: the command finds the resources a
+// rule watches in its files, and Targets turns resource names into what
 // Release scans, every object of each resource whatever the rule's
 // selectors. After a release, Back finds the objects that a kreact still
 // running the rule gave the finalizer again, and Carried, when no object
