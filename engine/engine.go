@@ -613,30 +613,21 @@ func (e *Engine) ActionStats() map[string]actions.Stats {
 	return out
 }
 
-// Finalizing is what waits on a rule's finalizer: the objects deleted
-// whose onDelete has not yet finished, and since when the oldest of them
-// waits (its deletionTimestamp; zero when none waits).
-type Finalizing struct {
-	Rule    string
-	Objects int
-	Oldest  time.Time
-}
-
 // Finalizing returns, sorted by rule, what waits on the finalizer of each
 // running rule with spec.finalizer. It makes no request and is safe to
 // call from any goroutine, as often as a metrics scrape.
-func (e *Engine) Finalizing() []Finalizing {
+func (e *Engine) Finalizing() []finalizers.Waiting {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var out []Finalizing
+	var out []finalizers.Waiting
 	for name, r := range e.running {
 		if !r.rule.Finalizer {
 			continue
 		}
 		n, oldest := r.delivery.Finalizing()
-		out = append(out, Finalizing{Rule: name, Objects: n, Oldest: oldest})
+		out = append(out, finalizers.Waiting{Rule: name, Objects: n, Oldest: oldest})
 	}
-	slices.SortFunc(out, func(a, b Finalizing) int { return strings.Compare(a.Rule, b.Rule) })
+	slices.SortFunc(out, func(a, b finalizers.Waiting) int { return strings.Compare(a.Rule, b.Rule) })
 	return out
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -226,4 +227,15 @@ func ref(obj *unstructured.Unstructured) string {
 		return ns + "/" + obj.GetName()
 	}
 	return obj.GetName()
+}
+
+// Waiting is what waits on a rule's finalizer: the objects deleted whose
+// onDelete has not yet finished, and since when the oldest of them waits
+// (its deletionTimestamp; zero when none waits). engine.Engine.Finalizing
+// reports it for every rule with spec.finalizer, and package metrics
+// exports it.
+type Waiting struct {
+	Rule    string
+	Objects int
+	Oldest  time.Time
 }

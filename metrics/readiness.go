@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
-
-	"github.com/kreact/kreact/engine"
 )
 
 // The leadership states of a Readiness.
@@ -53,20 +51,21 @@ func (r *Readiness) SetLeading(lead bool) {
 // Check is /readyz: a replica standing by for the lease is ready (it is
 // healthy and waiting, and a rolling update must be able to proceed past
 // it); otherwise at least one rule must be loaded and every running rule
-// must have caught up with its watches (engine.RulesBehind, which the
-// "caches synced" line of kreact run waits for too, so the two never
-// disagree). eng may be nil before the engine exists.
-func (r *Readiness) Check(eng *engine.Engine) error {
+// must have caught up with its watches: behind lists the rules that have
+// not (engine.RulesBehind, which the "caches synced" line of kreact run
+// waits for too, so the two never disagree). behind is nil before there
+// are rules to ask.
+func (r *Readiness) Check(behind func() []string) error {
 	if r.leadership.Load() == standing {
 		return nil
 	}
-	if eng == nil {
+	if behind == nil {
 		return errors.New("engine not started")
 	}
 	if r.rules.Load() == 0 {
 		return errors.New("no rules loaded")
 	}
-	if behind := engine.RulesBehind(eng.Status()); len(behind) > 0 {
+	if behind := behind(); len(behind) > 0 {
 		return fmt.Errorf("waiting for caches to sync: rules %s", strings.Join(behind, ", "))
 	}
 	return nil

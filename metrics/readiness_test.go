@@ -3,18 +3,16 @@ package metrics_test
 import (
 	"testing"
 
-	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/metrics"
 )
 
-// idleEngine is an engine with no rules, which reports synced.
-func idleEngine() *engine.Engine {
-	return engine.New(nil, nil, nil, nil, engine.Options{})
-}
+// synced is the engine's answer when every rule has caught up.
+func synced() []string { return nil }
 
 func TestReadiness(t *testing.T) {
 	obs := metrics.NewReadiness(metrics.New())
-	eng := idleEngine()
+	behind := []string{"b", "a"}
+	eng := func() []string { return behind }
 	if err := obs.Check(eng); err == nil || err.Error() != "no rules loaded" {
 		t.Errorf("ready with no rules = %v", err)
 	}
@@ -30,7 +28,10 @@ func TestReadiness(t *testing.T) {
 		t.Error("a new leader with no rules loaded is ready")
 	}
 	obs.RulesLoaded(1)
-	if err := obs.Check(eng); err != nil {
+	if err := obs.Check(eng); err == nil || err.Error() != "waiting for caches to sync: rules b, a" {
+		t.Errorf("leader with rules behind: %v", err)
+	}
+	if err := obs.Check(synced); err != nil {
 		t.Errorf("leader with rules loaded and synced: %v", err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/dynamicinformer"
-	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/finalizers"
 	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/scripting"
 )
@@ -47,7 +47,6 @@ type Recorder struct {
 }
 
 var (
-	_ engine.Observer           = (*Recorder)(nil)
 	_ workqueue.MetricsProvider = (*Recorder)(nil)
 )
 
@@ -235,7 +234,7 @@ func (r *Recorder) WatchInformers(status func() []dynamicinformer.WatchStatus) {
 // (kreact_finalizer_oldest_wait_seconds). status is called once per
 // scrape, from the scraping goroutine; nil stops the reports. Typically
 // status is (*engine.Engine).Finalizing.
-func (r *Recorder) WatchFinalizers(status func() []engine.Finalizing) {
+func (r *Recorder) WatchFinalizers(status func() []finalizers.Waiting) {
 	r.finalizers.mu.Lock()
 	defer r.finalizers.mu.Unlock()
 	r.finalizers.status = status
@@ -360,7 +359,7 @@ type finalizerCollector struct {
 	objects, oldest *prometheus.Desc
 
 	mu     sync.Mutex
-	status func() []engine.Finalizing
+	status func() []finalizers.Waiting
 }
 
 func (c *finalizerCollector) Describe(ch chan<- *prometheus.Desc) {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/dynamicinformer"
-	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/finalizers"
 	"github.com/kreact/kreact/metrics"
 	"github.com/kreact/kreact/scripting"
 )
@@ -226,10 +226,10 @@ func TestInformerGaugesAreCollectedAtScrapeTime(t *testing.T) {
 func TestFinalizerGaugesAreCollectedAtScrapeTime(t *testing.T) {
 	rec := metrics.New()
 	reg := rec.Registry()
-	var status []engine.Finalizing
-	rec.WatchFinalizers(func() []engine.Finalizing { return status })
+	var status []finalizers.Waiting
+	rec.WatchFinalizers(func() []finalizers.Waiting { return status })
 
-	status = []engine.Finalizing{
+	status = []finalizers.Waiting{
 		{Rule: "idle"},
 		{Rule: "sync", Objects: 3, Oldest: time.Now().Add(-90 * time.Second)},
 	}
@@ -270,8 +270,8 @@ func TestMetricNamesFollowPrometheusConventions(t *testing.T) {
 	rec.WatchInformers(func() []dynamicinformer.WatchStatus {
 		return []dynamicinformer.WatchStatus{{Key: dynamicinformer.Key{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}}, Synced: true}}
 	})
-	rec.WatchFinalizers(func() []engine.Finalizing {
-		return []engine.Finalizing{{Rule: "r", Objects: 1, Oldest: time.Now().Add(-time.Second)}}
+	rec.WatchFinalizers(func() []finalizers.Waiting {
+		return []finalizers.Waiting{{Rule: "r", Objects: 1, Oldest: time.Now().Add(-time.Second)}}
 	})
 	mfs, err := rec.Registry().Gather()
 	if err != nil {

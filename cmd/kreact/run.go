@@ -99,7 +99,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		RunsElsewhere: iso.RunsElsewhere, CPULimit: iso.CPULimit, CallFailed: iso.CallFailed,
 	})
 	rec.WatchFinalizers(eng.Finalizing)
-	srv, err := f.serve.Listen(ctx, logger, rec, func() error { return ready.Check(eng) })
+	srv, err := f.serve.Listen(ctx, logger, rec, func() error { return ready.Check(func() []string { return engine.RulesBehind(eng.Status()) }) })
 	if err != nil {
 		return err
 	}
