@@ -2,11 +2,12 @@
 // rules on every change. See `kreact help`.
 //
 // The command only wires packages together: flags (kubectl's conventions,
-// internal/cmdline) become a kubeconfig.Flags and options; internal/kube builds the watch
-// stack (discovery → restmapper → dynamicinformer); engine runs the rules,
+// cmd/kreact/cmdline) become a kubeconfig.Flags and options; internal/kube
+// builds the watch stack (discovery → restmapper → dynamicinformer);
+// engine runs the rules,
 // reload follows their files, leader or shard decide whether this replica
 // runs them, metrics serves the endpoints, and lifecycle runs all of these
-// as components and stops them in order (kreact run); internal/tail is
+// as components and stops them in order (kreact run); cmd/kreact/tail is
 // kreact watch, validate is kreact validate and what kreact rbac refuses,
 // rbac what it prints, finalizers is kreact finalizers release; ruletest,
 // rules and restmapper serve the offline commands. Each command's --help

@@ -15,9 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kreact/kreact/cmd/kreact/tail"
 	"github.com/kreact/kreact/finalizers"
 	"github.com/kreact/kreact/internal/kube"
-	"github.com/kreact/kreact/internal/tail"
 	"github.com/kreact/kreact/rules"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-const ruleFile = `apiVersion: kreact.dev/v1alpha1
+const finalizerRuleFile = `apiVersion: kreact.dev/v1alpha1
 kind: Rule
 metadata:
   name: %s
@@ -21,9 +21,9 @@ spec:
     function onDelete(obj, ctx) {}
 `
 
-func writeRule(t *testing.T, dir, file, name string) {
+func writeFinalizerRule(t *testing.T, dir, file, name string) {
 	t.Helper()
-	data := strings.ReplaceAll(ruleFile, "%s", name)
+	data := strings.ReplaceAll(finalizerRuleFile, "%s", name)
 	if err := os.WriteFile(filepath.Join(dir, file), []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -31,8 +31,8 @@ func writeRule(t *testing.T, dir, file, name string) {
 
 func TestWatchedBy(t *testing.T) {
 	dir := t.TempDir()
-	writeRule(t, dir, "a.yaml", "secret-sync")
-	writeRule(t, dir, "b.yaml", "other")
+	writeFinalizerRule(t, dir, "a.yaml", "secret-sync")
+	writeFinalizerRule(t, dir, "b.yaml", "other")
 	if err := os.WriteFile(filepath.Join(dir, "broken.yaml"), []byte("kind: [\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

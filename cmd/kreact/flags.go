@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kreact/kreact/internal/cmdline"
+	"github.com/kreact/kreact/cmd/kreact/cmdline"
 )
 
 // The flag machinery is package cmdline's; the commands here say only

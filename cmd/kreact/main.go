@@ -10,7 +10,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/kreact/kreact/internal/cmdline"
+	"github.com/kreact/kreact/cmd/kreact/cmdline"
 
 	// spec.timeZone and CRON_TZ= need the zone database, which a
 	// container built FROM scratch does not have.

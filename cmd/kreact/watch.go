@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/kreact/kreact/cmd/kreact/tail"
 	"github.com/kreact/kreact/internal/kube"
-	"github.com/kreact/kreact/internal/tail"
 	"github.com/kreact/kreact/lifecycle"
 )
 

@@ -15,7 +15,7 @@ func TestResourceFlagsMapper(t *testing.T) {
 	var r ResourceFlags
 	fs := NewFlagSet("validate", "", "")
 	r.Register(fs)
-	if err := fs.Parse([]string{"--crd", "../../examples/crds/backup.yaml"}); err != nil {
+	if err := fs.Parse([]string{"--crd", "../../../examples/crds/backup.yaml"}); err != nil {
 		t.Fatal(err)
 	}
 	if r.Live() {
