@@ -155,6 +155,7 @@ func (d *decoder) spec(r *Rule, spec yamlnode.Entry, m map[string]yamlnode.Entry
 	// events
 	r.Events = AllEvents()
 	if items, ok := d.list(m["events"], "spec.events"); ok {
+		r.EventsPos = d.Pos(m["events"].Value)
 		if len(items) == 0 {
 			d.Errorf(m["events"].Value, "spec.events: must list at least one of add, update, delete (leave it out for all three)")
 		}
@@ -177,7 +178,7 @@ func (d *decoder) spec(r *Rule, spec yamlnode.Entry, m map[string]yamlnode.Entry
 	}
 
 	// ignoreChanges
-	r.IgnoreChanges = d.fieldPaths(m["ignoreChanges"], "spec.ignoreChanges")
+	r.IgnoreChanges, r.IgnoreChangesPos = d.fieldPaths(m["ignoreChanges"], "spec.ignoreChanges")
 
 	// reads
 	for _, it := range d.stringList(m["reads"], "spec.reads") {
@@ -314,7 +315,7 @@ func (d *decoder) watch(n *yaml.Node, path string) (Watch, bool) {
 		w.Resource, ok = d.nonEmpty(e.Value, yamlnode.Join(path, "resource"))
 	}
 	if e := m["namespaces"]; e.Present() {
-		w.namespacesPos = d.Pos(e.Value)
+		w.NamespacesPos = d.Pos(e.Value)
 		for _, it := range d.stringList(e, yamlnode.Join(path, "namespaces")) {
 			if errs := validation.IsDNS1123Label(it.s); len(errs) > 0 {
 				d.Errorf(it.n, "%s: invalid namespace %q: %s", yamlnode.Index(yamlnode.Join(path, "namespaces"), it.i), it.s, strings.Join(errs, "; "))
@@ -328,7 +329,7 @@ func (d *decoder) watch(n *yaml.Node, path string) (Watch, bool) {
 			if _, err := labels.Parse(s); err != nil {
 				d.Errorf(e.Value, "%s: invalid label selector %q: %v", yamlnode.Join(path, "labelSelector"), s, err)
 			} else {
-				w.LabelSelector = s
+				w.LabelSelector, w.LabelSelectorPos = s, d.Pos(e.Value)
 			}
 		}
 	}
@@ -337,13 +338,13 @@ func (d *decoder) watch(n *yaml.Node, path string) (Watch, bool) {
 			if _, err := fields.ParseSelector(s); err != nil {
 				d.Errorf(e.Value, "%s: invalid field selector %q: %v", yamlnode.Join(path, "fieldSelector"), s, err)
 			} else {
-				w.FieldSelector = s
+				w.FieldSelector, w.FieldSelectorPos = s, d.Pos(e.Value)
 			}
 		}
 	}
 	if e := m["fields"]; e.Present() && !yamlnode.IsNull(yamlnode.Deref(e.Value)) {
 		w.FieldsPos = d.Pos(e.Value)
-		w.Fields = d.fieldPaths(e, yamlnode.Join(path, "fields"))
+		w.Fields, _ = d.fieldPaths(e, yamlnode.Join(path, "fields"))
 		// Set even when an item has a problem: the rule has errors then
 		// and never runs, and a checker (LoadAll) still compares the
 		// script's reads with what is left.
@@ -356,8 +357,9 @@ func (d *decoder) watch(n *yaml.Node, path string) (Watch, bool) {
 // spec.watch[].fields), each parsed with ParseFieldPath; a path that does
 // not parse, or that is another written differently, is reported at its
 // item.
-func (d *decoder) fieldPaths(e yamlnode.Entry, path string) []FieldPath {
+func (d *decoder) fieldPaths(e yamlnode.Entry, path string) ([]FieldPath, []source.Position) {
 	var out []FieldPath
+	var pos []source.Position
 	samePath := map[string]int{}
 	for _, it := range d.stringList(e, path) {
 		at := yamlnode.Index(path, it.i)
@@ -372,8 +374,9 @@ func (d *decoder) fieldPaths(e yamlnode.Entry, path string) []FieldPath {
 		}
 		samePath[p.key()] = len(out)
 		out = append(out, p)
+		pos = append(pos, d.Pos(it.n))
 	}
-	return out
+	return out, pos
 }
 
 func (d *decoder) permission(n *yaml.Node, path string) (Permission, bool) {

@@ -75,20 +75,27 @@ func TestParseValid(t *testing.T) {
 				Description: "Restart Deployments when a ConfigMap they mount changes.",
 				Pos:         source.Position{File: "testdata/valid/full.yaml", Line: 5, Col: 9},
 				Watch: []Watch{{
-					Resource:      "configmaps",
-					Namespaces:    []string{"default", "prod"},
-					LabelSelector: "app in (web,api)",
-					FieldSelector: "metadata.name!=kube-root-ca.crt",
-					Fields:        []FieldPath{{"data"}, {"binaryData"}},
-					FieldsSet:     true,
-					Pos:           source.Position{File: "testdata/valid/full.yaml", Line: 9, Col: 17},
-					FieldsPos:     source.Position{File: "testdata/valid/full.yaml", Line: 13, Col: 15},
-					namespacesPos: source.Position{File: "testdata/valid/full.yaml", Line: 10, Col: 19},
+					Resource:         "configmaps",
+					Namespaces:       []string{"default", "prod"},
+					LabelSelector:    "app in (web,api)",
+					FieldSelector:    "metadata.name!=kube-root-ca.crt",
+					Fields:           []FieldPath{{"data"}, {"binaryData"}},
+					FieldsSet:        true,
+					Pos:              source.Position{File: "testdata/valid/full.yaml", Line: 9, Col: 17},
+					FieldsPos:        source.Position{File: "testdata/valid/full.yaml", Line: 13, Col: 15},
+					NamespacesPos:    source.Position{File: "testdata/valid/full.yaml", Line: 10, Col: 19},
+					LabelSelectorPos: source.Position{File: "testdata/valid/full.yaml", Line: 11, Col: 22},
+					FieldSelectorPos: source.Position{File: "testdata/valid/full.yaml", Line: 12, Col: 22},
 				}},
-				Events: []scripting.EventType{scripting.Add, scripting.Update},
+				Events:    []scripting.EventType{scripting.Add, scripting.Update},
+				EventsPos: source.Position{File: "testdata/valid/full.yaml", Line: 14, Col: 11},
 				IgnoreChanges: []FieldPath{
 					{"status"},
 					{"metadata", "annotations", "example.com/last-seen"},
+				},
+				IgnoreChangesPos: []source.Position{
+					{File: "testdata/valid/full.yaml", Line: 16, Col: 7},
+					{File: "testdata/valid/full.yaml", Line: 17, Col: 7},
 				},
 				Reads: []Ref{{"deployments.apps", source.Position{File: "testdata/valid/full.yaml", Line: 18, Col: 11}}},
 				Permissions: []Permission{{
@@ -144,10 +151,11 @@ func TestParseValid(t *testing.T) {
 			file: "testdata/valid/multi.yaml",
 			want: []*Rule{
 				{
-					Name:   "label-new-namespaces",
-					Pos:    source.Position{File: "testdata/valid/multi.yaml", Line: 5, Col: 9},
-					Watch:  []Watch{{Resource: "namespaces", Pos: source.Position{File: "testdata/valid/multi.yaml", Line: 8, Col: 17}}},
-					Events: []scripting.EventType{scripting.Add},
+					Name:      "label-new-namespaces",
+					Pos:       source.Position{File: "testdata/valid/multi.yaml", Line: 5, Col: 9},
+					Watch:     []Watch{{Resource: "namespaces", Pos: source.Position{File: "testdata/valid/multi.yaml", Line: 8, Col: 17}}},
+					Events:    []scripting.EventType{scripting.Add},
+					EventsPos: source.Position{File: "testdata/valid/multi.yaml", Line: 9, Col: 11},
 					Permissions: []Permission{{
 						// An alias has the anchored value and its own
 						// position.
@@ -174,12 +182,18 @@ func TestParseValid(t *testing.T) {
 					Name: "relabel-namespaces",
 					Pos:  source.Position{File: "testdata/valid/multi.yaml", Line: 18, Col: 9},
 					Watch: []Watch{{
-						Resource:      "namespaces",
-						LabelSelector: "!kreact.dev/labelled",
-						Pos:           source.Position{File: "testdata/valid/multi.yaml", Line: 21, Col: 17},
+						Resource:         "namespaces",
+						LabelSelector:    "!kreact.dev/labelled",
+						Pos:              source.Position{File: "testdata/valid/multi.yaml", Line: 21, Col: 17},
+						LabelSelectorPos: source.Position{File: "testdata/valid/multi.yaml", Line: 22, Col: 22},
 					}},
 					Events:        []scripting.EventType{scripting.Update},
+					EventsPos:     source.Position{File: "testdata/valid/multi.yaml", Line: 23, Col: 11},
 					IgnoreChanges: []FieldPath{{"status"}, {"metadata", "labels"}},
+					IgnoreChangesPos: []source.Position{
+						{File: "testdata/valid/multi.yaml", Line: 24, Col: 19},
+						{File: "testdata/valid/multi.yaml", Line: 24, Col: 27},
+					},
 					Permissions: []Permission{{
 						Resources: []Ref{{"namespaces", source.Position{File: "testdata/valid/multi.yaml", Line: 26, Col: 20}}},
 						Verbs:     []actions.Verb{actions.Patch},

@@ -135,7 +135,7 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 		}
 		gr := rs.GVR.GroupResource()
 		if !rs.Namespaced && len(w.Namespaces) > 0 {
-			pos := w.namespacesPos
+			pos := w.NamespacesPos
 			if !pos.IsValid() {
 				pos = w.Pos
 			}

@@ -128,6 +128,10 @@ type Rule struct {
 	// IgnoreChanges are field paths an update may touch without calling
 	// onUpdate; see IgnoredPaths for the complete set.
 	IgnoreChanges []FieldPath
+	// EventsPos is where spec.events is written, and IgnoreChangesPos[i]
+	// where IgnoreChanges[i] is; zero when not written.
+	EventsPos        source.Position
+	IgnoreChangesPos []source.Position
 	// Reads are resources, besides the watched ones, that the script may
 	// read from the cache with kreact.get and kreact.list.
 	Reads []Ref
@@ -226,11 +230,14 @@ type Watch struct {
 	Fields    []FieldPath
 	FieldsSet bool
 	// Pos is where Resource is written; FieldsPos where fields is, when
-	// FieldsSet.
-	Pos       source.Position
-	FieldsPos source.Position
-
-	namespacesPos source.Position
+	// FieldsSet; NamespacesPos, LabelSelectorPos and FieldSelectorPos
+	// where those are, when written (zero otherwise). kreact explain and
+	// kreact test --explain point at them.
+	Pos              source.Position
+	FieldsPos        source.Position
+	NamespacesPos    source.Position
+	LabelSelectorPos source.Position
+	FieldSelectorPos source.Position
 }
 
 // Projection returns what the entry's informer must keep of each object:
