@@ -167,7 +167,8 @@ func (e *entry) replay() []Change {
 // take removes the next call from the entry (delivery "latest"): an owed
 // delete first, then the add, update or tick. It returns the change that
 // restores what it took, and false when the entry holds no call (an
-// update whose net change is only in ignored paths is consumed so).
+// update whose net change is only in ignored paths is consumed so, and
+// returned as the change).
 func (e *entry) take(ignore []string) (scripting.Event, Change, bool) {
 	if d := e.owedDelete; d != nil {
 		e.owedDelete = nil
@@ -190,7 +191,8 @@ func (e *entry) take(ignore []string) (scripting.Event, Change, bool) {
 	case scripting.Update:
 		changed := scripting.ChangedPaths(seen.Object, latest.Object, ignore)
 		if len(changed) == 0 {
-			return scripting.Event{}, Change{}, false
+			// The update is consumed; what it was, for the trace.
+			return scripting.Event{}, Change{Type: scripting.Update, Old: seen, Object: latest, Resource: e.resource}, false
 		}
 		c := Change{Type: scripting.Update, Old: seen, Object: latest, Resource: e.resource}
 		return scripting.Event{Type: scripting.Update, OldObject: seen, Object: latest, Changed: changed, Resource: e.resource}, c, true
@@ -209,7 +211,8 @@ func (e *entry) takeEvery(ignore []string) (scripting.Event, Change, bool) {
 		ev.OldObject = c.Old
 		ev.Changed = scripting.ChangedPaths(c.Old.Object, c.Object.Object, ignore)
 		if len(ev.Changed) == 0 {
-			return scripting.Event{}, Change{}, false
+			// The update is consumed; what it was, for the trace.
+			return scripting.Event{}, c, false
 		}
 	}
 	return ev, c, true

@@ -3,6 +3,7 @@ package reaction
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -103,6 +105,10 @@ type Options struct {
 	// cluster, the default): kreact run --shards makes them on one
 	// replica. Nil means here.
 	Schedules ScheduleOwner
+	// Trace bounds the trace of the rule's decisions, calls and actions
+	// per object (see Delivery.Trace). The zero value keeps none, and
+	// costs a nil check per change.
+	Trace TraceSize
 }
 
 // ScheduleOwner tells whether this process makes the once-per-cluster
@@ -217,6 +223,11 @@ type Delivery struct {
 	adding    map[objectKey]types.UID
 	waiting   map[objectKey]time.Time
 	longWaits map[objectKey]bool
+
+	// trace, if not nil, keeps the latest records per object (trace.go);
+	// unhandled says why a kind of change calls no handler.
+	trace     *trace
+	unhandled map[scripting.EventType]string
 }
 
 // tickKey is the key of the rule's onTick calls.
@@ -264,6 +275,9 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Delivery
 	}
 	for _, p := range rule.IgnoredPaths() {
 		d.ignore = append(d.ignore, p.String())
+	}
+	if d.trace = newTrace(opts.Trace); d.trace != nil {
+		d.unhandled = unhandledWhy(rule, handlers)
 	}
 	d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[objectKey](base, maxDelay),
@@ -319,6 +333,9 @@ func (d *Delivery) Observe(source int, c Change) {
 		obs.Event(d.rule.Name, c.Resource.GVR.GroupResource().String(), c.Type)
 	}
 	if !d.wanted(c.Type) {
+		if d.traced() {
+			d.traceChange(objectKey{source: source, namespace: c.Object.GetNamespace(), name: c.Object.GetName()}, c, NotHandled, d.unhandled[c.Type])
+		}
 		return
 	}
 	key := objectKey{source: source, namespace: c.Object.GetNamespace(), name: c.Object.GetName()}
@@ -332,17 +349,24 @@ func (d *Delivery) Observe(source int, c Change) {
 		}
 		if !keep {
 			d.mu.Unlock()
+			if d.traced() {
+				d.traceChange(key, c, Dropped, "the rule has finalized this object, which is on its way out")
+			}
 			return
 		}
 	}
 	if d.seenAheadLocked(key, c) {
 		d.mu.Unlock()
+		if d.traced() {
+			d.traceChange(key, c, Seen, "a call already had this state, read from the cache")
+		}
 		return
 	}
 	e := d.pending[key]
 	if e == nil {
 		e = &entry{resource: c.Resource}
 	}
+	had := e.hasChange()
 	e.timer.note(c)
 	switch {
 	case d.every && !d.want.has(c.Type):
@@ -351,12 +375,18 @@ func (d *Delivery) Observe(source int, c Change) {
 		if d.queued >= rules.MaxQueuedChanges {
 			d.droppedLocked()
 			d.mu.Unlock()
+			if d.traced() {
+				d.traceChange(key, c, Dropped, "the rule's queue is full (delivery: every)")
+			}
 			return
 		}
 		e.every = append(e.every, c)
 		d.queued++
 	default:
 		e.merge(c, d.want)
+	}
+	if d.traced() {
+		d.traceObserved(key, c, had, e)
 	}
 	if e.empty() {
 		delete(d.pending, key)
@@ -543,16 +573,33 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller, pace bool) bo
 
 	var out scripting.Outcome
 	var err error
-	if !taken.Finalize || d.want.delete {
+	var callAt time.Time
+	var callTook time.Duration
+	called := !taken.Finalize || d.want.delete
+	if called {
 		start := time.Now()
+		if d.traced() {
+			callAt = d.now()
+		}
 		out, err = caller.Invoke(ev)
+		callTook = time.Since(start)
 		if obs := d.opts.Observer; obs != nil {
-			obs.HandlerCall(d.rule.Name, ev.Type, time.Since(start), err)
+			obs.HandlerCall(d.rule.Name, ev.Type, callTook, err)
+		}
+	}
+	var retry int
+	if d.traced() {
+		retry = d.queue.NumRequeues(key)
+	}
+	traceCall := func(err error, result string) {
+		if called && d.traced() {
+			d.traceCall(key, ev, callAt, callTook, retry, err, result)
 		}
 	}
 	finalizing := false
 	if err == nil && taken.Finalize {
 		if err = d.finish(ctx, key, ev, out.Actions); err == nil {
+			traceCall(nil, "ok; finalizer removed")
 			d.queue.Forget(key)
 			d.queue.Done(key)
 			return true
@@ -560,10 +607,11 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller, pace bool) bo
 		finalizing = true
 	}
 	if err == nil {
+		traceCall(nil, "ok")
 		d.queue.Forget(key)
 		d.arm(key, ev, out.Timer)
 		select {
-		case <-d.commit(key, out.Actions):
+		case <-d.commit(key, ev.Resource.GVR.GroupResource(), out.Actions):
 		case <-ctx.Done():
 			// The actions finish, and release the object, on their own.
 		}
@@ -578,9 +626,11 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller, pace bool) bo
 	}()
 	switch {
 	case errors.Is(err, scripting.ErrClosed), errors.Is(err, errFinalizeStopped):
+		traceCall(err, "stopped; made again at the next start")
 		d.restore(key, taken)
 	case errors.Is(err, scripting.ErrStuck):
 		// Not this change's fault: wait without using up a retry.
+		traceCall(err, "delayed: script workers stuck")
 		d.restore(key, taken)
 		d.failures.failed(slog.LevelWarn, "script workers stuck in built-in code; change delayed", err, callAttrs(ev, err, rest))
 		d.queue.AddAfter(key, stuckDelay)
@@ -592,6 +642,7 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller, pace bool) bo
 			msg = "onDelete's actions or the finalizer's removal failed; onDelete will be retried and the object keeps the finalizer meanwhile"
 		}
 		d.failures.failed(slog.LevelWarn, msg, err, append(callAttrs(ev, err, rest), "retry", attempt, "of", d.rule.Retries))
+		traceCall(err, fmt.Sprintf("failed; retry %d of %d to come", attempt, d.rule.Retries))
 		d.queue.AddRateLimited(key)
 	default:
 		msg := "handler call given up"
@@ -599,6 +650,7 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller, pace bool) bo
 			msg = "handler call given up; the object keeps the finalizer " + d.fin + " until the rule handles it (a restart retries it) or it is released (kreact finalizers release " + d.rule.Name + ")"
 		}
 		d.failures.failed(slog.LevelError, msg, err, append(callAttrs(ev, err, rest), "retries", d.queue.NumRequeues(key)))
+		traceCall(err, fmt.Sprintf("given up after %d retries", d.queue.NumRequeues(key)))
 		if obs := d.opts.Observer; obs != nil {
 			obs.HandlerGivenUp(d.rule.Name, ev.Type, err)
 		}
@@ -641,6 +693,9 @@ func (d *Delivery) freshen(key objectKey, ev scripting.Event) (scripting.Event, 
 	ev.Object = newest
 	if ev.Type == scripting.Update {
 		ev.Changed = scripting.ChangedPaths(ev.OldObject.Object, newest.Object, d.ignore)
+		if len(ev.Changed) == 0 && d.traced() {
+			d.traceIgnored(key, Change{Type: scripting.Update, Old: ev.OldObject, Object: newest, Resource: ev.Resource})
+		}
 		return ev, len(ev.Changed) > 0
 	}
 	return ev, true
@@ -649,7 +704,7 @@ func (d *Delivery) freshen(key objectKey, ev scripting.Event) (scripting.Event, 
 // commit hands the actions of a successful call to the sink, and
 // releases key once they are all finished; the returned channel is closed
 // then.
-func (d *Delivery) commit(key objectKey, asked []actions.Action) <-chan struct{} {
+func (d *Delivery) commit(key objectKey, gr schema.GroupResource, asked []actions.Action) <-chan struct{} {
 	finished := make(chan struct{})
 	if len(asked) == 0 {
 		d.queue.Done(key)
@@ -663,6 +718,14 @@ func (d *Delivery) commit(key objectKey, asked []actions.Action) <-chan struct{}
 			d.queue.Done(key)
 			close(finished)
 		}
+	}
+	if d.traced() {
+		start := d.now()
+		for _, a := range asked {
+			traced := d.traceAction(key, gr, a, start)
+			d.enqueueResult(a, func(err error) { traced(err); release() })
+		}
+		return finished
 	}
 	for _, a := range asked {
 		d.sink.EnqueueThen(a, release)
@@ -695,6 +758,9 @@ func (d *Delivery) takeLocked(key objectKey) (scripting.Event, Change, bool) {
 			d.queued--
 		default:
 			ev, taken, ok = e.take(d.ignore)
+		}
+		if !ok && taken.Type == scripting.Update && d.traced() {
+			d.traceIgnored(key, taken)
 		}
 	}
 	switch {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kreact/kreact/dynamicinformer"
+	"github.com/kreact/kreact/reaction"
 )
 
 // store is the fake cache: every object of a case, by resource (any
@@ -85,7 +85,7 @@ func sees(w dynamicinformer.Key, obj *unstructured.Unstructured) (bool, error) {
 		}
 		set := fields.Set{}
 		for _, req := range sel.Requirements() {
-			if v, ok := lookupField(obj.Object, req.Field); ok {
+			if v, ok := reaction.FieldValue(obj.Object, req.Field); ok {
 				set[req.Field] = v
 			}
 		}
@@ -94,26 +94,4 @@ func sees(w dynamicinformer.Key, obj *unstructured.Unstructured) (bool, error) {
 		}
 	}
 	return true, nil
-}
-
-// lookupField returns the value at a dotted path as a field selector sees
-// it: strings as they are, numbers and booleans printed.
-func lookupField(obj map[string]any, path string) (string, bool) {
-	var cur any = obj
-	for part := range strings.SplitSeq(path, ".") {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return "", false
-		}
-		if cur, ok = m[part]; !ok {
-			return "", false
-		}
-	}
-	switch v := cur.(type) {
-	case string:
-		return v, true
-	case bool, int64, float64, int:
-		return fmt.Sprint(v), true
-	}
-	return "", false
 }

@@ -1,0 +1,209 @@
+package reaction
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/source"
+)
+
+// traceLines renders the records of a's trace as "kind event result:
+// detail" lines.
+func traceLines(t *testing.T, d *Delivery, name string) []string {
+	t.Helper()
+	traces := d.Trace(schema.GroupResource{Resource: "configmaps"}, "default", name)
+	var out []string
+	for _, o := range traces {
+		for _, r := range o.Records {
+			line := fmt.Sprintf("%s %s %s", r.Kind, r.Event, r.Result)
+			if r.Verb != "" {
+				line = fmt.Sprintf("%s %s %s", r.Kind, r.Verb, r.Result)
+			}
+			if r.Detail != "" {
+				line += ": " + r.Detail
+			}
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+func TestTraceRecordsDecisions(t *testing.T) {
+	a1, a2, a3 := cm("a", "1"), cm("a", "2"), cm("a", "3")
+	annotated := a1.DeepCopy()
+	annotated.SetAnnotations(map[string]string{"x": "y"})
+	errBoom := errors.New("boom")
+	tests := []struct {
+		name     string
+		rule     func(*rules.Rule)
+		handlers Handlers
+		fail     error
+		changes  []Change
+		want     []string
+	}{
+		{
+			name:    "queued, coalesced, called, action",
+			changes: []Change{add(a1), update(a1, a2)},
+			want: []string{
+				"change add queued",
+				"change update coalesced: merged into the call that waited",
+				"call add ok",
+				"action patch ok",
+			},
+		},
+		{
+			name: "an update swallowed by ignoreChanges names the path and its position",
+			rule: func(r *rules.Rule) {
+				r.IgnoreChanges = []rules.FieldPath{{"metadata"}}
+				r.IgnoreChangesPos = []source.Position{{File: "rule.yaml", Line: 9, Col: 19}}
+			},
+			changes: []Change{update(a1, annotated)},
+			want: []string{
+				"change update queued",
+				"change update ignored: changed only ignored paths: metadata.annotations by spec.ignoreChanges[0] metadata (rule.yaml:9:19)",
+			},
+		},
+		{
+			name: "spec.events without update",
+			rule: func(r *rules.Rule) {
+				r.Events = []scripting.EventType{scripting.Add}
+				r.EventsPos = source.Position{File: "rule.yaml", Line: 7, Col: 11}
+			},
+			changes: []Change{update(a1, a2)},
+			want:    []string{"change update not handled: spec.events (rule.yaml:7:11) lists add, not update"},
+		},
+		{
+			name:     "a handler the script does not declare",
+			handlers: handlerSet{scripting.Add},
+			changes:  []Change{add(a1), update(a1, a2), del(a2)},
+			want: []string{
+				"change add queued",
+				"change update not handled: the script declares no onUpdate",
+				"change delete cancelled: the object was deleted before its call; the script never saw it",
+			},
+		},
+		{
+			name:    "a call given up shows its error and retries",
+			rule:    func(r *rules.Rule) { r.Retries = 1 },
+			fail:    errBoom,
+			changes: []Change{add(a3)},
+			want: []string{
+				"change add queued",
+				"call add failed; retry 1 of 1 to come: boom",
+				"call add given up after 1 retries: boom",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := testRule()
+			if tt.rule != nil {
+				tt.rule(r)
+			}
+			h := tt.handlers
+			if h == nil {
+				h = allHandlers{}
+			}
+			rec := &recorder{}
+			if tt.fail != nil {
+				rec.fail = func(scripting.Event) error { return tt.fail }
+			}
+			d := New(r, h, rec, Options{Logger: quiet(), BaseDelay: -1, Trace: DefaultTraceSize})
+			t.Cleanup(d.ShutDown)
+			name := tt.changes[0].Object.GetName()
+			for _, c := range tt.changes {
+				d.Observe(0, c)
+			}
+			d.Drain(t.Context(), rec)
+			got := traceLines(t, d, name)
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("trace:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// The trace is bounded: the object seen first gives its place to a new
+// one, and an object keeps its latest records.
+func TestTraceIsBounded(t *testing.T) {
+	rec := &recorder{}
+	d := New(testRule(), allHandlers{}, rec, Options{Logger: quiet(), BaseDelay: -1, Trace: TraceSize{Objects: 2, Records: 3}})
+	t.Cleanup(d.ShutDown)
+	for _, name := range []string{"a", "b", "c"} {
+		d.Observe(0, add(cm(name, "1")))
+	}
+	for i := 2; i <= 5; i++ {
+		d.Observe(0, update(cm("c", fmt.Sprint(i-1)), cm("c", fmt.Sprint(i))))
+	}
+	if got := traceLines(t, d, "a"); len(got) != 0 {
+		t.Errorf("a, the first object, still has records: %q", got)
+	}
+	if got := traceLines(t, d, "b"); len(got) != 1 {
+		t.Errorf("b has %q, want its one record", got)
+	}
+	want := []string{
+		"change update coalesced: merged into the call that waited",
+		"change update coalesced: merged into the call that waited",
+		"change update coalesced: merged into the call that waited",
+	}
+	if got := traceLines(t, d, "c"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("c: %q, want its last 3 records %q", got, want)
+	}
+	// What waits is told, trace or not.
+	traces := d.Trace(schema.GroupResource{Resource: "configmaps"}, "default", "c")
+	if len(traces) != 1 || strings.Join(traces[0].Pending, ",") != "onAdd" {
+		t.Errorf("pending of c = %+v, want onAdd", traces)
+	}
+}
+
+// Without Options.Trace, nothing is recorded.
+func TestNoTraceByDefault(t *testing.T) {
+	rec := &recorder{}
+	d := newTestDelivery(t, testRule(), allHandlers{}, rec, nil)
+	d.Observe(0, add(cm("a", "1")))
+	d.Drain(t.Context(), rec)
+	if got := traceLines(t, d, "a"); len(got) != 0 {
+		t.Errorf("records without a trace: %q", got)
+	}
+}
+
+// BenchmarkObserve measures the cost of the trace on the delivery path:
+// an add and an update per object, and its call.
+func BenchmarkObserve(b *testing.B) {
+	for _, size := range []TraceSize{{}, DefaultTraceSize} {
+		b.Run(fmt.Sprintf("trace=%dx%d", size.Objects, size.Records), func(b *testing.B) {
+			d := New(testRule(), allHandlers{}, discardSink{}, Options{Logger: quiet(), BaseDelay: -1, Trace: size})
+			b.Cleanup(d.ShutDown)
+			objs := make([][2]Change, 1000)
+			for i := range objs {
+				o1, o2 := cm(fmt.Sprint("o", i), "1"), cm(fmt.Sprint("o", i), "2")
+				objs[i] = [2]Change{add(o1), update(o1, o2)}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				c := objs[i%len(objs)]
+				d.Observe(0, c[0])
+				d.Observe(0, c[1])
+				d.processNext(b.Context(), benchCaller{}, false)
+			}
+		})
+	}
+}
+
+type discardSink struct{}
+
+func (discardSink) EnqueueThen(_ actions.Action, done func()) { done() }
+
+type benchCaller struct{}
+
+func (benchCaller) Invoke(scripting.Event) (scripting.Outcome, error) {
+	return scripting.Outcome{}, nil
+}
