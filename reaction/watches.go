@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 
+	"github.com/kreact/kreact/internal/editdistance"
 	"github.com/kreact/kreact/rules"
 )
 
@@ -147,32 +148,11 @@ func nearest(s string, candidates []string) string {
 		if norm(c) == norm(s) {
 			return c
 		}
-		if d := editDistance(s, c); d < bestDist {
+		if d := editdistance.AtMost(s, c, 2); d < bestDist {
 			best, bestDist = c, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // FieldValue returns the value at a dotted path as a field selector sees
