@@ -331,7 +331,7 @@ func ignoredBy(rule *rules.Rule, changed []string) string {
 		}
 		parts = append(parts, p+" by "+by)
 	}
-	return "changed only ignored paths: " + strings.Join(parts, "; ")
+	return "changed only ignored paths: " + strings.Join(parts, "; ") + "; for onUpdate to see such a change, narrow or remove that entry"
 }
 
 // traceCall records a call of key, made with ev, that took dur and

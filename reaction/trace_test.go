@@ -67,7 +67,7 @@ func TestTraceRecordsDecisions(t *testing.T) {
 			changes: []Change{update(a1, annotated)},
 			want: []string{
 				"change update queued",
-				"change update ignored: changed only ignored paths: metadata.annotations by spec.ignoreChanges[0] metadata (rule.yaml:9:19)",
+				"change update ignored: changed only ignored paths: metadata.annotations by spec.ignoreChanges[0] metadata (rule.yaml:9:19); for onUpdate to see such a change, narrow or remove that entry",
 			},
 		},
 		{

@@ -116,7 +116,11 @@ func labelMismatch(sel labels.Selector, w rules.Watch, path string, have map[str
 		}
 	}
 	slices.Sort(hints)
-	why := fmt.Sprintf("label selector %q of %s.labelSelector (%s) does not match the object's labels %s: %s fails", w.LabelSelector, path, w.LabelSelectorPos, labels.Set(have), strings.Join(failed, ", "))
+	shown := labels.Set(have).String()
+	if shown == "" {
+		shown = "(none)"
+	}
+	why := fmt.Sprintf("label selector %q of %s.labelSelector (%s) does not match the object's labels %s: %s fails", w.LabelSelector, path, w.LabelSelectorPos, shown, strings.Join(failed, ", "))
 	if len(hints) > 0 {
 		why += "; " + strings.Join(slices.Compact(hints), "; ")
 	}

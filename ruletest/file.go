@@ -47,6 +47,10 @@ type File struct {
 	Fixtures []Object
 	// Cases are spec.cases, in order.
 	Cases []*Case
+	// Explain, if set, makes RunCase fill Result.Explain: the reaction
+	// core keeps a trace (reaction.Options.Trace) as under kreact run
+	// --explain-address.
+	Explain bool
 
 	rules    []*rules.Resolved
 	programs []*scripting.Program

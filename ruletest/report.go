@@ -25,6 +25,12 @@ type Options struct {
 	Update bool
 	// Verbose prints the actions and logs of passing cases too.
 	Verbose bool
+	// Explain prints, for each failing case, what each rule knows of each
+	// object the case's events name: which spec.watch entry leaves it
+	// out and why, what became of each change (ignored by which
+	// spec.ignoreChanges path…), the calls and the actions. It is kreact
+	// explain's answer, made by the same code.
+	Explain bool
 }
 
 // Summary counts what Run did.
@@ -123,6 +129,7 @@ func Run(ctx context.Context, paths []string, w io.Writer, opts Options) (Summar
 	start := time.Now()
 	for _, f := range loaded {
 		sum.Files++
+		f.Explain = opts.Explain
 		results := f.Run(ctx)
 		updated := 0
 		for _, r := range results {
@@ -200,6 +207,13 @@ func printFailure(w io.Writer, f *File, r *Result, updated bool) {
 	}
 	if len(r.Logs) > 0 {
 		fmt.Fprintf(w, "    logs:\n%s", indent(strings.Join(r.Logs, "\n"), "      "))
+	}
+	if len(r.Explain) > 0 {
+		var b strings.Builder
+		for _, o := range r.Explain {
+			o.WriteText(&b)
+		}
+		fmt.Fprintf(w, "    explain:\n%s", indent(b.String(), "      "))
 	}
 }
 

@@ -86,6 +86,34 @@ func TestVerboseReport(t *testing.T) {
 	golden(t, "script-error.verbose.golden", got)
 }
 
+// --explain says why each rule stayed silent: a label value in another
+// case, a misspelt namespace, an ignored path that swallowed the change;
+// each with its position in the rule file and the fix.
+func TestExplainReport(t *testing.T) {
+	got, sum, err := report(t, Options{Explain: true}, "testdata/explain.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Failed != 3 {
+		t.Errorf("summary %+v, want 3 failed", sum)
+	}
+	golden(t, "explain.golden", got)
+	for _, want := range []string{
+		`label values are case-sensitive: the object has app=Web, the selector wants app=web`,
+		`namespace "team-a" is not in spec.watch[0].namespaces [teama] (testdata/rules/silent.yaml:27:19); "teama" looks like a misspelling of it`,
+		`update: ignored: changed only ignored paths: metadata.annotations by spec.ignoreChanges[0] metadata (testdata/rules/silent.yaml:44:19)`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// Without --explain, nothing of it.
+	plain, _, _ := report(t, Options{}, "testdata/explain.yaml")
+	if strings.Contains(plain, "explain:") {
+		t.Errorf("explained without Options.Explain:\n%s", plain)
+	}
+}
+
 func TestInvalidFileReportsEveryProblem(t *testing.T) {
 	_, _, err := report(t, Options{}, "testdata/invalid.yaml")
 	var list source.ErrorList
@@ -148,7 +176,7 @@ func TestFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"testdata/broken.yaml", "testdata/clock.yaml", "testdata/invalid.yaml", "testdata/pass.yaml", "testdata/projected.yaml", "testdata/runaway.yaml", "testdata/schedule.yaml", "testdata/script-error.yaml", "testdata/tick.yaml"}
+	want := []string{"testdata/broken.yaml", "testdata/clock.yaml", "testdata/explain.yaml", "testdata/invalid.yaml", "testdata/pass.yaml", "testdata/projected.yaml", "testdata/runaway.yaml", "testdata/schedule.yaml", "testdata/script-error.yaml", "testdata/tick.yaml"}
 	if strings.Join(files, " ") != strings.Join(want, " ") {
 		t.Errorf("Files = %q, want %q", files, want)
 	}

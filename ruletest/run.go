@@ -14,6 +14,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/explain"
 	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
@@ -42,6 +43,10 @@ type Result struct {
 	Failures []string
 	// Duration is how long the case took.
 	Duration time.Duration
+	// Explain is, with File.Explain, what each rule knows of each object
+	// the case's events name, at the end of the case, in the order they
+	// are first named: the same answer as kreact explain's.
+	Explain []explain.Object
 }
 
 // Passed reports whether the case met its expectation.
@@ -109,6 +114,10 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 	failed := &givenUp{}
 	clk := testingclock.NewFakeClock(now)
 	var runs []*ruleRun
+	var trace reaction.TraceSize
+	if f.Explain {
+		trace = reaction.DefaultTraceSize
+	}
 	for i, r := range f.rules {
 		plan := reaction.Plan(r)
 		proj := newProjector(r, plan)
@@ -135,6 +144,7 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 			BaseDelay: -1,
 			Cache:     storeCache{store: st, plan: plan, proj: proj},
 			Clock:     clk,
+			Trace:     trace,
 		})
 		defer d.ShutDown()
 		runs = append(runs, &ruleRun{rule: r, plan: plan, delivery: d, proj: proj, caller: caller{rt: rt, p: proj}})
@@ -176,8 +186,35 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 	if len(outside) > 0 {
 		res.Failures = append(res.Failures, "read a path that spec.watch[].fields does not keep (kreact run gives undefined):\n"+bullets(outside))
 	}
+	if f.Explain {
+		res.Explain = explainCase(c, st, runs)
+	}
 	res.Duration = time.Since(start)
 	return res
+}
+
+// explainCase is what each rule knows of each object that the events of
+// c name, in the order they are first named.
+func explainCase(c *Case, st *store, runs []*ruleRun) []explain.Object {
+	var out []explain.Object
+	seen := map[objectKey]bool{}
+	for _, ev := range c.Events {
+		if ev.Object.Object == nil {
+			continue
+		}
+		k := keyOf(ev.Object)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		obj := st.get(k)
+		o := explain.Object{Resource: k.gr.String(), Namespace: k.namespace, Name: k.name, Exists: obj != nil}
+		for _, run := range runs {
+			o.Rules = append(o.Rules, explain.ForRule(run.rule, run.delivery, k.gr, k.namespace, k.name, obj))
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // maxFirings bounds the steps of one advance event: a timer that re-arms

@@ -122,6 +122,7 @@ func TestTestCommandExitCodes(t *testing.T) {
 		{"missing file", []string{"test", "testdata/nope.yaml"}, exitInvalid, ""},
 		{"no ./tests", []string{"test"}, exitUsage, ""},
 		{"passing", []string{"test", "-v", "../../ruletest/testdata/pass.yaml"}, exitOK, "ok  \t7 cases in 1 file"},
+		{"explain", []string{"test", "--explain", "../../ruletest/testdata/explain.yaml"}, exitError, "spec.watch[0].namespaces [teama]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

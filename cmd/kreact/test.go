@@ -18,6 +18,7 @@ func testCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs := commandFlags("test", stdout)
 	fs.BoolVarP(&opts.Update, "update", "", false, "rewrite expect.actions of the cases whose actions differ with the actual actions")
 	fs.BoolVarP(&opts.Verbose, "verbose", "v", false, "also print the actions and logs of passing cases")
+	fs.BoolVarP(&opts.Explain, "explain", "", false, "for each failing case, say what each rule did with each object the case names, and why: which watch leaves it out, which ignored path swallowed a change, each call and action")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

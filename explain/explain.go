@@ -1,0 +1,156 @@
+// Package explain answers "why did my rule act on this object, or not?".
+// For each loaded rule it tells whether a spec.watch entry takes the
+// object, and if not which namespace or selector leaves it out, where
+// that is written and how to fix it (reaction.Watches); then what the
+// rule's reaction core recorded about the object (reaction.Delivery.Trace):
+// the decision about each change (queued, coalesced, not handled by
+// spec.events, ignored by a spec.ignoreChanges path…), each call with its
+// outcome, retries and error, each action with its result, and what
+// waits (a call, a timer, the finalizer).
+//
+// `kreact test --explain` prints it for the objects of a failing case.
+package explain
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kreact/kreact/reaction"
+	"github.com/kreact/kreact/rules"
+)
+
+// Object is the answer about one object: what every loaded rule knows of
+// it.
+type Object struct {
+	// Resource, Namespace and Name name the object.
+	Resource  string `json:"resource"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	// Exists is false when the object is not in the cluster (or, under
+	// kreact test, not in the case's cache) at the time of the answer:
+	// whether a watch takes it is not known then, but its trace, if any,
+	// is told.
+	Exists bool `json:"exists"`
+	// Process says which kreact answered: the replica with --shards, or
+	// "" for the only one.
+	Process string `json:"process,omitempty"`
+	// Rules are the answers of the loaded rules, in load order.
+	Rules []Rule `json:"rules"`
+}
+
+// Rule is what one rule knows of the object.
+type Rule struct {
+	// Name and Position are the rule's (metadata.name and where it is).
+	Name     string `json:"name"`
+	Position string `json:"position"`
+	// Watched is true when one of the rule's spec.watch entries takes
+	// the object.
+	Watched bool `json:"watched"`
+	// Watches says, per spec.watch entry of the object's resource,
+	// whether it takes the object and why not.
+	Watches []reaction.WatchMatch `json:"watches,omitempty"`
+	// Traces are the rule's records of the object, one per informer of
+	// its plan that saw it, and what waits for it.
+	Traces []reaction.ObjectTrace `json:"traces,omitempty"`
+	// Note says what else matters: the rule runs in another process, or
+	// is not running.
+	Note string `json:"note,omitempty"`
+}
+
+// ForRule is what rule res, delivered by d (nil when it does not run
+// here), knows of the object of resource gr named namespace/name, whose
+// current state is obj (nil when it does not exist).
+func ForRule(res *rules.Resolved, d *reaction.Delivery, gr schema.GroupResource, namespace, name string, obj *unstructured.Unstructured) Rule {
+	out := Rule{Name: res.Rule.Name, Position: res.Rule.Pos.String()}
+	if obj != nil {
+		out.Watches = reaction.Watches(res, gr, obj)
+		for _, w := range out.Watches {
+			out.Watched = out.Watched || w.Watched
+		}
+	}
+	if d != nil {
+		out.Traces = d.Trace(gr, namespace, name)
+	}
+	return out
+}
+
+// WriteText prints the answer for people.
+func (o *Object) WriteText(w io.Writer) {
+	name := o.Name
+	if o.Namespace != "" {
+		name = o.Namespace + "/" + o.Name
+	}
+	fmt.Fprintf(w, "%s %s", o.Resource, name)
+	if o.Process != "" {
+		fmt.Fprintf(w, " (answered by %s)", o.Process)
+	}
+	fmt.Fprintln(w)
+	if !o.Exists {
+		fmt.Fprintln(w, "  the object does not exist (now); its trace, if any, follows")
+	}
+	if len(o.Rules) == 0 {
+		fmt.Fprintln(w, "  no rule is loaded")
+	}
+	for _, r := range o.Rules {
+		fmt.Fprintf(w, "  rule %s (%s): ", r.Name, r.Position)
+		switch {
+		case !o.Exists:
+			fmt.Fprintln(w)
+		case r.Watched:
+			fmt.Fprintln(w, "watched")
+		default:
+			fmt.Fprintln(w, "not watched")
+		}
+		for _, m := range r.Watches {
+			for _, why := range m.Reasons {
+				fmt.Fprintf(w, "    %s\n", why)
+			}
+		}
+		if r.Note != "" {
+			fmt.Fprintf(w, "    %s\n", r.Note)
+		}
+		for _, t := range r.Traces {
+			if len(r.Traces) > 1 {
+				fmt.Fprintf(w, "    through informer %d of the rule's plan:\n", t.Source)
+			}
+			for _, rec := range t.Records {
+				fmt.Fprintf(w, "    %s\n", recordLine(rec))
+			}
+			if len(t.Pending) > 0 {
+				fmt.Fprintf(w, "    waiting: %s\n", strings.Join(t.Pending, "; "))
+			}
+		}
+		if o.Exists && r.Watched && len(r.Traces) == 0 {
+			fmt.Fprintln(w, "    no record of it lately")
+		}
+	}
+}
+
+// recordLine prints one record: time, what, result, detail.
+func recordLine(r reaction.Record) string {
+	var b strings.Builder
+	b.WriteString(r.At.UTC().Format("15:04:05.000"))
+	b.WriteByte(' ')
+	switch r.Kind {
+	case reaction.RecordChange:
+		fmt.Fprintf(&b, "%s: %s", r.Event, r.Result)
+	case reaction.RecordCall:
+		fmt.Fprintf(&b, "%s: %s", r.Event.Handler(), r.Result)
+		if r.Retry > 0 {
+			fmt.Fprintf(&b, " (retry %d)", r.Retry)
+		}
+		fmt.Fprintf(&b, " (%s)", r.Duration.Round(time.Microsecond))
+	case reaction.RecordAction:
+		fmt.Fprintf(&b, "%s %s: %s (%s)", r.Verb, r.Target, r.Result, r.Duration.Round(time.Microsecond))
+	}
+	if r.Detail != "" {
+		b.WriteString(": ")
+		b.WriteString(r.Detail)
+	}
+	return b.String()
+}
