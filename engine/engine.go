@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -19,6 +21,7 @@ import (
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/discovery"
 	"github.com/kreact/kreact/dynamicinformer"
+	"github.com/kreact/kreact/explain"
 	"github.com/kreact/kreact/finalizers"
 	"github.com/kreact/kreact/projection"
 	"github.com/kreact/kreact/reaction"
@@ -79,6 +82,10 @@ type Options struct {
 	// that are once per cluster (reaction.Options.Schedules); with
 	// sharding, the shard membership. Nil means here.
 	Schedules reaction.ScheduleOwner
+	// Trace is each rule's reaction.Options.Trace, which Explain
+	// answers from. The zero value keeps none: Explain then tells only
+	// whether the rules watch the object, and what waits for it.
+	Trace reaction.TraceSize
 }
 
 // Observer is told what the engine does, for metrics and tests: what the
@@ -580,6 +587,28 @@ func (e *Engine) Status() []Status {
 		}
 		return 0
 	})
+	return out
+}
+
+// Explain returns what each rule of the engine knows of the object of
+// resource gr named namespace/name, whose current state is obj (nil when
+// it does not exist), sorted by rule name: see package explain. A rule
+// that waits for its resources says so. Safe for concurrent use.
+func (e *Engine) Explain(gr schema.GroupResource, namespace, name string, obj *unstructured.Unstructured) []explain.Rule {
+	e.mu.Lock()
+	runners := make([]*runner, 0, len(e.running))
+	for _, r := range e.running {
+		runners = append(runners, r)
+	}
+	var out []explain.Rule
+	for _, p := range e.pending {
+		out = append(out, explain.Rule{Name: p.rule.Name, Position: p.rule.Pos.String(), Note: "not running: it waits for its resources: " + p.reason})
+	}
+	e.mu.Unlock()
+	for _, r := range runners {
+		out = append(out, explain.ForRule(r.resolved, r.delivery, gr, namespace, name, obj))
+	}
+	slices.SortFunc(out, func(a, b explain.Rule) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 

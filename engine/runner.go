@@ -80,6 +80,7 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 		MetricsProvider: e.opts.MetricsProvider,
 		Cache:           watchCache{run},
 		Schedules:       e.opts.Schedules,
+		Trace:           e.opts.Trace,
 	})
 
 	host := &host{run: run}

@@ -8,7 +8,21 @@
 // outcome, retries and error, each action with its result, and what
 // waits (a call, a timer, the finalizer).
 //
-// `kreact test --explain` prints it for the objects of a failing case.
+// The same code serves `kreact test --explain`, which prints it for the
+// objects of a failing case, and `kreact explain`, which asks a running
+// kreact for it over HTTP (Handler, Ask). That endpoint is off unless
+// `kreact run --explain-address` names a loopback address (package
+// metrics refuses any other): the answer holds object names, label
+// values and script errors, so nothing outside the Pod reaches it
+// (kubectl exec or port-forward do), and it only reads. With --shards,
+// each replica answers for itself and says which replica's shard holds
+// the object; the rules of the isolated rules' process are listed as
+// such, unanswered.
+//
+// A Handler answers from what the process holds, and one GET of the
+// object: the traces are bounded (reaction.DefaultTraceSize per rule)
+// and scanned, not indexed, so an answer costs microseconds per rule
+// whatever the number of objects watched.
 package explain
 
 import (
@@ -39,6 +53,9 @@ type Object struct {
 	// Process says which kreact answered: the replica with --shards, or
 	// "" for the only one.
 	Process string `json:"process,omitempty"`
+	// Note says which other process to ask, when another one handles
+	// the object (another replica's shard).
+	Note string `json:"note,omitempty"`
 	// Rules are the answers of the loaded rules, in load order.
 	Rules []Rule `json:"rules"`
 }
@@ -90,6 +107,9 @@ func (o *Object) WriteText(w io.Writer) {
 		fmt.Fprintf(w, " (answered by %s)", o.Process)
 	}
 	fmt.Fprintln(w)
+	if o.Note != "" {
+		fmt.Fprintf(w, "  %s\n", o.Note)
+	}
 	if !o.Exists {
 		fmt.Fprintln(w, "  the object does not exist (now); its trace, if any, follows")
 	}
@@ -97,7 +117,11 @@ func (o *Object) WriteText(w io.Writer) {
 		fmt.Fprintln(w, "  no rule is loaded")
 	}
 	for _, r := range o.Rules {
-		fmt.Fprintf(w, "  rule %s (%s): ", r.Name, r.Position)
+		fmt.Fprintf(w, "  rule %s", r.Name)
+		if r.Position != "" {
+			fmt.Fprintf(w, " (%s)", r.Position)
+		}
+		fmt.Fprint(w, ": ")
 		switch {
 		case !o.Exists:
 			fmt.Fprintln(w)
@@ -140,11 +164,8 @@ func recordLine(r reaction.Record) string {
 	case reaction.RecordChange:
 		fmt.Fprintf(&b, "%s: %s", r.Event, r.Result)
 	case reaction.RecordCall:
-		fmt.Fprintf(&b, "%s: %s", r.Event.Handler(), r.Result)
-		if r.Retry > 0 {
-			fmt.Fprintf(&b, " (retry %d)", r.Retry)
-		}
-		fmt.Fprintf(&b, " (%s)", r.Duration.Round(time.Microsecond))
+		// The result says the retry; Record.Retry is for programs.
+		fmt.Fprintf(&b, "%s: %s (%s)", r.Event.Handler(), r.Result, r.Duration.Round(time.Microsecond))
 	case reaction.RecordAction:
 		fmt.Fprintf(&b, "%s %s: %s (%s)", r.Verb, r.Target, r.Result, r.Duration.Round(time.Microsecond))
 	}

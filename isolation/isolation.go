@@ -93,6 +93,10 @@ func (i *Isolation) CallFailed(rule string, err error) { i.split.Misbehaved(rule
 // other process runs (reload.Rules.Elsewhere), or nil where there is none.
 func (i *Isolation) Elsewhere() *Supervisor { return i.sup }
 
+// RulesElsewhere returns the names of the rules of the last load that run
+// in the other process (Split.Elsewhere).
+func (i *Isolation) RulesElsewhere() []string { return i.split.Elsewhere() }
+
 // Start runs the reloads after moves, and in kreact run the child, until
 // ctx ends.
 func (i *Isolation) Start(ctx context.Context) error {

@@ -100,6 +100,20 @@ func (s *Split) Rules(rs []*rules.Rule) []*rules.Rule {
 	return mine
 }
 
+// Elsewhere returns the names of the rules of the last Load that run in
+// the other process (kreact explain says so, and where to ask).
+func (s *Split) Elsewhere() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var names []string
+	for _, r := range s.last {
+		if s.isolated(r) != s.Isolated {
+			names = append(names, r.Name)
+		}
+	}
+	return names
+}
+
 // isolated reports whether r runs in the isolated process. s.mu must be
 // held.
 func (s *Split) isolated(r *rules.Rule) bool {

@@ -31,6 +31,13 @@
 // restarts every replica at the worst moment); /readyz says whether this
 // replica is doing its job, and gives the reason when it is not.
 //
+// With ServerOptions.ExplainAddr, Listen also serves kreact explain's
+// endpoint (package explain) on an address of its own, which must be a
+// loopback address: its answers name objects, label values and script
+// errors, so nothing outside the Pod may reach it (kubectl exec or
+// kubectl port-forward do), whatever the cluster's network policies.
+// It is off unless asked for, and only reads.
+//
 // Listen binds the endpoints' addresses at once (a busy port is an error at
 // startup, and nothing is left listening), and Server.Start serves them
 // until its context ends and returns once the servers have shut down, as

@@ -29,6 +29,14 @@ type ServerOptions struct {
 	// ShutdownGrace bounds how long requests in flight may finish once
 	// Start's context ends. Zero means 5s.
 	ShutdownGrace time.Duration
+	// ExplainAddr, if not empty, is where Explain is served, alone. It
+	// must be a loopback address (127.0.0.1:PORT, [::1]:PORT,
+	// localhost:PORT; else ErrExplainNotLoopback): what kreact explain
+	// answers names objects, labels and script errors, so it is not
+	// served to anything outside the Pod, whatever the network policy.
+	ExplainAddr string
+	// Explain is the handler of ExplainAddr (explain.Handler).
+	Explain http.Handler
 }
 
 // Server serves the endpoints of ServerOptions on listeners already bound.
@@ -36,10 +44,28 @@ type Server struct {
 	opts    ServerOptions
 	servers []*http.Server
 	lns     []net.Listener
+	paths   []string // what each server serves, for the log
 }
 
 // ErrPprofWithoutAddress is Listen's error for Pprof with no address.
 var ErrPprofWithoutAddress = errors.New("pprof needs an address to be served on")
+
+// ErrExplainNotLoopback is Listen's error for an ExplainAddr that is not
+// a loopback address.
+var ErrExplainNotLoopback = errors.New("the explain address must be a loopback address (127.0.0.1:PORT, [::1]:PORT or localhost:PORT)")
+
+// loopback reports whether addr (host:port) names a loopback host.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
 
 // Listen binds the addresses at once, so that a busy port is an error at
 // startup; an address that cannot be bound is an error, and then nothing
@@ -52,8 +78,11 @@ func Listen(ctx context.Context, rec *Recorder, opts ServerOptions) (*Server, er
 		opts.ShutdownGrace = 5 * time.Second
 	}
 	type endpoint struct {
-		addr, role string
-		handler    http.Handler
+		addr, role, paths string
+		handler           http.Handler
+	}
+	if opts.ExplainAddr != "" && !loopback(opts.ExplainAddr) {
+		return nil, fmt.Errorf("%w: %s", ErrExplainNotLoopback, opts.ExplainAddr)
 	}
 	var eps []endpoint
 	all := Handler(rec, HandlerOptions{Ready: opts.Ready, Pprof: opts.Pprof})
@@ -63,14 +92,18 @@ func Listen(ctx context.Context, rec *Recorder, opts ServerOptions) (*Server, er
 			return nil, ErrPprofWithoutAddress
 		}
 	case m != "" && h != "" && m != h:
-		eps = append(eps, endpoint{m, "metrics", all}, endpoint{h, "health probe", Handler(nil, HandlerOptions{Ready: opts.Ready})})
+		eps = append(eps, endpoint{m, "metrics", paths(true, opts.Pprof), all}, endpoint{h, "health probe", paths(false, false), Handler(nil, HandlerOptions{Ready: opts.Ready})})
 	case m != "":
-		eps = append(eps, endpoint{m, "metrics", all})
+		eps = append(eps, endpoint{m, "metrics", paths(true, opts.Pprof), all})
 	default:
-		eps = append(eps, endpoint{h, "health probe", all})
+		eps = append(eps, endpoint{h, "health probe", paths(true, opts.Pprof), all})
+	}
+	if opts.ExplainAddr != "" && opts.Explain != nil {
+		eps = append(eps, endpoint{opts.ExplainAddr, "explain", "/explain", opts.Explain})
 	}
 	s := &Server{opts: opts}
 	for _, ep := range eps {
+		s.paths = append(s.paths, ep.paths)
 		ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", ep.addr)
 		if err != nil {
 			for _, l := range s.lns {
@@ -100,7 +133,7 @@ func (s *Server) Start(ctx context.Context) error {
 	errs := make([]error, len(s.servers))
 	for i, srv := range s.servers {
 		ln := s.lns[i]
-		s.opts.Logger.Info("serving", "address", ln.Addr().String(), "paths", paths(i == 0, s.opts.Pprof))
+		s.opts.Logger.Info("serving", "address", ln.Addr().String(), "paths", s.paths[i])
 		wg.Go(func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errs[i] = fmt.Errorf("serve %s: %w", ln.Addr(), err)

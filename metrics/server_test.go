@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -122,5 +123,24 @@ func TestServerErrors(t *testing.T) {
 	}
 	if err := s.Start(t.Context()); err != nil {
 		t.Errorf("Start with nothing to serve = %v", err)
+	}
+}
+
+// The explain endpoint is served alone, on a loopback address only.
+func TestServerExplainOnLoopbackOnly(t *testing.T) {
+	explain := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("explained")) })
+	for _, addr := range []string{":0", "0.0.0.0:0", "10.1.2.3:8083", "example.com:8083"} {
+		if _, err := metrics.Listen(t.Context(), nil, metrics.ServerOptions{ExplainAddr: addr, Explain: explain}); !errors.Is(err, metrics.ErrExplainNotLoopback) {
+			t.Errorf("explain address %s = %v, want ErrExplainNotLoopback", addr, err)
+		}
+	}
+	metricsAddr, explainAddr := testcluster.FreeAddr(t), testcluster.FreeAddr(t)
+	stop := serve(t, metrics.New(), metrics.ServerOptions{MetricsAddr: metricsAddr, ExplainAddr: explainAddr, Explain: explain})
+	defer stop()
+	if code, body := testcluster.HTTPGet(t, "http://"+explainAddr+"/explain"); code != 200 || body != "explained" {
+		t.Errorf("/explain = %d %q", code, body)
+	}
+	if code, _ := testcluster.HTTPGet(t, "http://"+metricsAddr+"/explain"); code == 200 {
+		t.Errorf("the metrics address serves /explain")
 	}
 }

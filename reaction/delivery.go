@@ -228,6 +228,9 @@ type Delivery struct {
 	// unhandled says why a kind of change calls no handler.
 	trace     *trace
 	unhandled map[scripting.EventType]string
+	// sources holds the resource of each informer observed, by index,
+	// so that Trace looks objects up rather than scanning pending.
+	sources []schema.GroupResource
 }
 
 // tickKey is the key of the rule's onTick calls.
@@ -361,6 +364,12 @@ func (d *Delivery) Observe(source int, c Change) {
 			d.traceChange(key, c, Seen, "a call already had this state, read from the cache")
 		}
 		return
+	}
+	if source >= len(d.sources) {
+		d.sources = append(d.sources, make([]schema.GroupResource, source+1-len(d.sources))...)
+	}
+	if d.sources[source].Resource == "" {
+		d.sources[source] = c.Resource.GVR.GroupResource()
 	}
 	e := d.pending[key]
 	if e == nil {

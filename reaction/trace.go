@@ -196,25 +196,26 @@ func (d *Delivery) Trace(gr schema.GroupResource, namespace, name string) []Obje
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	now := d.now()
-	for key, e := range d.pending {
-		if key.tick || key.namespace != namespace || key.name != name || e.resource.GVR.GroupResource() != gr {
+	for source, res := range d.sources {
+		if res != gr {
 			continue
 		}
-		i := slices.IndexFunc(out, func(o ObjectTrace) bool { return o.Source == key.source })
+		key := objectKey{source: source, namespace: namespace, name: name}
+		e := d.pending[key]
+		since, waiting := d.waiting[key]
+		if e == nil && !waiting {
+			continue
+		}
+		i := slices.IndexFunc(out, func(o ObjectTrace) bool { return o.Source == source })
 		if i < 0 {
-			out = append(out, ObjectTrace{Source: key.source, Resource: gr, Namespace: namespace, Name: name})
+			out = append(out, ObjectTrace{Source: source, Resource: gr, Namespace: namespace, Name: name})
 			i = len(out) - 1
 		}
-		out[i].Pending = append(out[i].Pending, e.describe(now)...)
-	}
-	for key, since := range d.waiting {
-		if key.namespace != namespace || key.name != name {
-			continue
+		if e != nil {
+			out[i].Pending = append(out[i].Pending, e.describe(now)...)
 		}
-		for i := range out {
-			if out[i].Source == key.source {
-				out[i].Pending = append(out[i].Pending, fmt.Sprintf("deleted %s ago; holds the finalizer %s until onDelete succeeds", now.Sub(since).Round(time.Millisecond), d.fin))
-			}
+		if waiting {
+			out[i].Pending = append(out[i].Pending, fmt.Sprintf("deleted %s ago; holds the finalizer %s until onDelete succeeds", now.Sub(since).Round(time.Millisecond), d.fin))
 		}
 	}
 	slices.SortFunc(out, func(a, b ObjectTrace) int { return a.Source - b.Source })

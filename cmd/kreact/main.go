@@ -59,6 +59,7 @@ func commands() []command {
 		{"test", "run rule tests offline, without a cluster", testCmd},
 		{"rbac", "print the least-privilege RBAC a rule set needs", rbacCmd},
 		{"finalizers", "release RULE: remove a rule's finalizer from every object", finalizersCmd},
+		{"explain", "ask a running kreact why its rules acted on an object, or not", explainCmd},
 		{"version", "print the version", versionCmd},
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/explain"
 	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/internal/memlimit"
 	"github.com/kreact/kreact/isolation"
@@ -23,6 +24,7 @@ import (
 	"github.com/kreact/kreact/metrics"
 	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/reload"
+	"github.com/kreact/kreact/shard"
 	"github.com/kreact/kreact/source"
 )
 
@@ -96,8 +98,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	eng := engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
 		DryRun: f.dryRun, Logger: logger, Observer: rec, MetricsProvider: rec, Shards: f.shards.Plan(), Schedules: sh.schedules,
-		RunsElsewhere: iso.RunsElsewhere, CPULimit: iso.CPULimit, CallFailed: iso.CallFailed,
+		RunsElsewhere: iso.RunsElsewhere, CPULimit: iso.CPULimit, CallFailed: iso.CallFailed, Trace: f.traceSize(),
 	})
+	if f.serve.ExplainAddr != "" {
+		// kreact explain answers from the rules' traces.
+		f.serve.Explain = explain.Handler(withIsolated(explainSource(stack, eng, sh.membership, f.shards.Key == "namespace"), iso.RulesElsewhere))
+	}
 	rec.WatchFinalizers(eng.Finalizing)
 	srv, err := f.serve.Listen(ctx, logger, rec, func() error { return ready.Check(func() []string { return engine.RulesBehind(eng.Status()) }) })
 	if err != nil {
@@ -218,10 +224,11 @@ func (c isolatedRole) stopped(logger *slog.Logger, err error) error {
 // layer under everything else, and the informers' and the engine's view
 // of it. Without --shards it is empty.
 type sharding struct {
-	layers    lifecycle.Layers
-	always    lifecycle.Group
-	kube      kube.Options
-	schedules reaction.ScheduleOwner
+	layers     lifecycle.Layers
+	always     lifecycle.Group
+	kube       kube.Options
+	schedules  reaction.ScheduleOwner
+	membership *shard.Membership
 	// refuseIsolation is why isolated rules cannot run: the isolated
 	// rules' process could not take part in the shard membership.
 	refuseIsolation string
@@ -239,7 +246,7 @@ func (f *runFlags) sharding(cfg *rest.Config, logger *slog.Logger) (sharding, er
 	sh.layers = lifecycle.Layers{m}
 	sh.always = lifecycle.Group{f.shards.LogRange(m, logger)}
 	sh.kube.Informers = f.shards.InformerOptions(m)
-	sh.schedules = m
+	sh.schedules, sh.membership = m, m
 	sh.refuseIsolation = "not supported with --shards: the isolated rules' process cannot take part in the shard membership"
 	return sh, nil
 }
@@ -255,4 +262,13 @@ func isolatedCommand(args []string, stderr io.Writer) *exec.Cmd {
 	cmd.Env = append(os.Environ(), isolation.ChildEnv+"=1")
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	return cmd
+}
+
+// traceSize is the rules' trace: kept for kreact explain, none without its
+// endpoint.
+func (f *runFlags) traceSize() reaction.TraceSize {
+	if f.serve.ExplainAddr == "" {
+		return reaction.TraceSize{}
+	}
+	return reaction.DefaultTraceSize
 }

@@ -1,0 +1,166 @@
+//go:build e2e
+
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kreact/kreact/explain"
+	"github.com/kreact/kreact/internal/testcluster"
+)
+
+// TestExplain: kreact explain asks a running kreact why its rules stayed
+// silent on an object or failed on it, and each answer names the cause,
+// its position in the rule file and the fix: a label value in another
+// case, a misspelt namespace, an ignored path that swallowed an
+// annotation edit, a call given up after its retries, an action the rule
+// has no permission for.
+func TestExplain(t *testing.T) {
+	const ns = "explain-e2e"
+	dyn := dynamic.NewForConfigOrDie(cluster.Config())
+	ensureNamespace(t, dyn, ns)
+	dir := t.TempDir()
+	writeRule(t, dir, "silent.yaml", `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: by-label
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [explain-e2e]
+      labelSelector: app=web
+  permissions:
+    - resources: [configmaps]
+      verbs: [patch]
+  script: |
+    function onAdd(obj, ctx) {
+      kreact.patch(obj, {metadata: {labels: {seen: "by-label"}}});
+    }
+---
+apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: by-namespace
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [explaine2e]
+  script: |
+    function onAdd(obj, ctx) {}
+---
+apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: on-annotation
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [explain-e2e]
+  events: [update]
+  ignoreChanges: [metadata]
+  script: |
+    function onUpdate(oldObj, obj, ctx) {}
+---
+apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: thrower
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [explain-e2e]
+  retries: 1
+  script: |
+    function onAdd(obj, ctx) {
+      throw new Error("boom on " + obj.metadata.name);
+    }
+---
+apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: sneaky
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [explain-e2e]
+  retries: 0
+  script: |
+    function onAdd(obj, ctx) {
+      kreact.delete(obj);
+    }
+`)
+	addr := testcluster.FreeAddr(t)
+	c := startCLI(t, "run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath(), "--explain-address", addr)
+	testcluster.Eventually(t, "kreact to be running", func() bool { return strings.Contains(c.stderr.String(), "kreact is running") })
+
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "web", "namespace": ns, "labels": map[string]any{"app": "Web"}}}}
+	if _, err := dyn.Resource(configMapsGVR).Namespace(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, "the thrower to give up", func() bool {
+		_, out, _ := run(t, "explain", "cm", "web", "-n", ns, "--address", addr)
+		return strings.Contains(out, "given up after 1 retries")
+	})
+	patch := []byte(`{"metadata":{"annotations":{"restartedAt":"now"}}}`)
+	if _, err := dyn.Resource(configMapsGVR).Namespace(ns).Patch(t.Context(), "web", "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	testcluster.Eventually(t, "the annotation edit to be ignored", func() bool {
+		_, out, _ = run(t, "explain", "configmaps", "web", "-n", ns, "--address", addr)
+		return strings.Contains(out, "update: ignored")
+	})
+	file := dir + "/silent.yaml"
+	for _, want := range []string{
+		"rule by-label (" + file + ":4:9): not watched",
+		`label selector "app=web" of spec.watch[0].labelSelector (` + file + `:9:22) does not match the object's labels app=Web: app=web fails; label values are case-sensitive: the object has app=Web, the selector wants app=web`,
+		`namespace "explain-e2e" is not in spec.watch[0].namespaces [explaine2e] (` + file + `:25:19); "explaine2e" looks like a misspelling of it: write "explain-e2e" there`,
+		"add: not handled: spec.events (" + file + ":37:11) lists update, not add",
+		"update: ignored: changed only ignored paths: metadata.annotations by spec.ignoreChanges[0] metadata (" + file + ":38:19)",
+		"onAdd: failed; retry 1 of 1 to come",
+		"onAdd: given up after 1 retries",
+		file + ":53:13: Error: boom on web",
+		`rule "sneaky" may not delete configmaps`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the answer lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("kreact explain:\n%s", out)
+	}
+
+	// -o json is the same answer, for programs.
+	code, js, stderr := run(t, "explain", "configmaps/web", "-n", ns, "--address", addr, "-o", "json", "--rule", "thrower")
+	var o explain.Object
+	if err := json.Unmarshal([]byte(js), &o); code != exitOK || err != nil || len(o.Rules) != 1 || o.Rules[0].Name != "thrower" || !o.Exists {
+		t.Errorf("explain -o json --rule thrower: %v\n%s", err, transcript(code, js, stderr))
+	}
+
+	// Bad input: an exit code and a clear message.
+	for _, tt := range []struct {
+		args []string
+		code int
+		err  string
+	}{
+		{[]string{"configmapz", "web", "-n", ns}, exitUsage, "configmaps"},
+		{[]string{"configmaps", "nope", "-n", ns}, exitError, `configmaps "nope" in namespace explain-e2e, and no rule has a record of it`},
+		{[]string{"configmaps", "web", "-n", ns, "--rule", "nope"}, exitError, `rule "nope" is not loaded`},
+	} {
+		code, out, stderr := run(t, append(append([]string{"explain"}, tt.args...), "--address", addr)...)
+		if code != tt.code || !strings.Contains(stderr, tt.err) {
+			t.Errorf("kreact explain %s: want exit %d and %q\n%s", strings.Join(tt.args, " "), tt.code, tt.err, transcript(code, out, stderr))
+		}
+	}
+	code, out, stderr = run(t, "explain", "configmaps", "web", "--address", testcluster.FreeAddr(t))
+	if code != exitError || !strings.Contains(stderr, "kreact cannot be reached") {
+		t.Errorf("kreact explain of no kreact:\n%s", transcript(code, out, stderr))
+	}
+}
