@@ -1,0 +1,9 @@
+package explain
+
+import (
+	"testing"
+
+	"github.com/kreact/kreact/internal/leaktest"
+)
+
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
