@@ -361,7 +361,7 @@ func (e *Engine) start(r *rules.Rule, prog *scripting.Program, res *rules.Resolv
 		old.stop() // not expected: whoever starts a rule stopped its old version
 	}
 	e.log.Info("rule started", "rule", r.Name, "source", r.Source, "watches", len(res.Watch))
-	for _, w := range CheckReads(res, prog) {
+	for _, w := range append(CheckReads(res, prog), CheckIgnored(res, prog)...) {
 		e.log.Warn(w.Msg, "rule", r.Name, "at", w.Pos.String())
 	}
 }

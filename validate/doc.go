@@ -10,7 +10,12 @@
 // shows the warnings of engine.Check too, which the others have no use
 // for, such as a top-level function whose name is a handler's, misspelt,
 // and those of engine.CheckReads: a path a handler reads that the rule's
-// spec.watch[].fields do not keep.
+// spec.watch[].fields do not keep; and those of engine.CheckIgnored: a
+// rule that calls onUpdate only whose spec.ignoreChanges swallows every
+// change it can see, or every path onUpdate reads. Against a cluster,
+// CheckCluster adds warnings about what makes a rule silent there: a
+// watched namespace that does not exist, a selector that matches no
+// object.
 //
 // Every problem is reported at once, as one sorted source.ErrorList of
 // errors and warnings (source.Error.Warning), not the first only. Rules

@@ -85,6 +85,7 @@ func Check(ctx context.Context, paths []string, mapper *restmapper.Mapper) (*Res
 			res.NotFound = res.NotFound || hasNotFound(r, mapper)
 		} else {
 			problems = append(problems, engine.CheckReads(resolved, prog)...)
+			problems = append(problems, engine.CheckIgnored(resolved, prog)...)
 		}
 		if n, _ := problems.Count(); n == 0 {
 			res.Resolved = append(res.Resolved, resolved)

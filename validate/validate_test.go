@@ -83,6 +83,27 @@ func TestCheck(t *testing.T) {
 				"  script: 'function onAdd(obj) { kreact.log(obj.status.replicas); }'\n",
 		},
 		{
+			name: "ignoreChanges swallows what an update-only rule reads",
+			rule: "swallowed\nspec:\n  watch: [{resource: configmaps}]\n  events: [update]\n  ignoreChanges: [status, metadata]\n  script: |\n" +
+				"    function onUpdate(oldObj, obj, ctx) { kreact.log(obj.metadata.name + obj.metadata.annotations.restartedAt); }\n",
+			problems: []string{
+				`r.yaml:8:27: warning: rule "swallowed": every path onUpdate reads (obj.metadata.annotations.restartedAt) is under spec.ignoreChanges, so a change to them never calls it (spec.events lists update only); narrow spec.ignoreChanges if onUpdate is meant to see them`,
+			},
+		},
+		{
+			name: "ignoreChanges swallows everything an update-only rule keeps",
+			rule: "deaf\nspec:\n  watch: [{resource: configmaps, fields: [data]}]\n  events: [update]\n  ignoreChanges: [data, metadata]\n  script: |\n" +
+				"    function onUpdate(oldObj, obj, ctx) { kreact.log(obj.metadata.name); }\n",
+			problems: []string{
+				`r.yaml:8:19: warning: rule "deaf": spec.ignoreChanges swallows every change onUpdate could see (spec.events lists update only, and spec.watch[].fields keeps only ignored paths): onUpdate is never called`,
+			},
+		},
+		{
+			name: "ignoreChanges that leaves what onUpdate reads",
+			rule: "fine\nspec:\n  watch: [{resource: configmaps, fields: [data]}]\n  events: [update]\n  ignoreChanges: [metadata]\n  script: |\n" +
+				"    function onUpdate(oldObj, obj, ctx) { kreact.log(obj.data.x + obj.metadata.labels.app); }\n",
+		},
+		{
 			name: "script and resources",
 			rule: "broken\nspec:\n  watch: [{resource: confgimaps}, {resource: widgets}]\n  events: [add]\n  script: |\n    function onAdd(obj, ctx) {\n",
 			problems: []string{

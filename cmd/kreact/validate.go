@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"k8s.io/client-go/dynamic"
+
 	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/source"
@@ -58,6 +60,13 @@ func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	if res.Live() {
+		// What makes a rule silent on this cluster: a namespace that
+		// does not exist, a selector that matches nothing.
+		if err := checkCluster(ctx, &res, c.Result); err != nil {
+			return err
+		}
+	}
 	for _, p := range c.Problems {
 		fmt.Fprintln(stderr, p)
 	}
@@ -69,5 +78,24 @@ func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return &invalidError{errors.New(summary)}
 	}
 	fmt.Fprintln(stdout, summary)
+	return nil
+}
+
+// checkCluster adds validate.CheckCluster's warnings to r.
+func checkCluster(ctx context.Context, res *resourceFlags, r *validate.Result) error {
+	cfg, _, err := res.Cluster.Load(userAgent())
+	if err != nil {
+		return err
+	}
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return &clusterError{Err: err}
+	}
+	warnings, err := validate.CheckCluster(ctx, client, r.Resolved)
+	if err != nil {
+		return &clusterError{Err: err}
+	}
+	r.Problems = append(r.Problems, warnings...)
+	r.Problems.Sort()
 	return nil
 }
