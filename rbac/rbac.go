@@ -218,9 +218,21 @@ func rbacFor(rs []*rules.Resolved) (cluster grants, namespaced map[string]grants
 					namespaced[ns] = grants{}
 				}
 				namespaced[ns].add(gr, who, what, verbs...)
-				continue
+			} else {
+				cluster.add(gr, who, what, verbs...)
 			}
-			cluster.add(gr, who, what, verbs...)
+			if inf.Handled && r.Rule.RecordEvents {
+				// spec.recordEvents: kreact records Events about the
+				// objects the rule watches, in their namespace.
+				if ns := inf.Key.Namespace; ns != "" {
+					if namespaced[ns] == nil {
+						namespaced[ns] = grants{}
+					}
+					namespaced[ns].add(eventsGR, who, "recordEvents", "create")
+				} else {
+					cluster.add(eventsGR, who, "recordEvents", "create")
+				}
+			}
 		}
 
 		// Actions: cluster-wide for a grant in all namespaces (or on a

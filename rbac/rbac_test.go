@@ -192,3 +192,27 @@ func TestWideActions(t *testing.T) {
 		t.Errorf("WideActions = %q, want one warning about deleting secrets everywhere", got)
 	}
 }
+
+// spec.recordEvents: kreact records Events where the rule watches, so it
+// may create events there, and nowhere else.
+func TestGenerateRecordEvents(t *testing.T) {
+	rule := strings.Replace(namespacedRule, "  script: |", "  recordEvents: true\n  script: |", 1)
+	for _, tt := range []struct {
+		rule string
+		want bool
+	}{{namespacedRule, false}, {rule, true}} {
+		rs, resolved := resolve(t, tt.rule)
+		out, err := Generate(rs, resolved, Options{Name: "kreact", Namespace: "kreact-system"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs := documents(out)
+		cluster, role := docs[2], docs[4]
+		if got := strings.Contains(role, "resources: [events]"); got != tt.want {
+			t.Errorf("recordEvents %v: the Role grants events: %v\n%s", tt.want, got, role)
+		}
+		if strings.Contains(cluster, "resources: [events]") {
+			t.Errorf("events granted cluster-wide although the rule watches team-a only:\n%s", cluster)
+		}
+	}
+}

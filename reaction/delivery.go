@@ -231,6 +231,9 @@ type Delivery struct {
 	// sources holds the resource of each informer observed, by index,
 	// so that Trace looks objects up rather than scanning pending.
 	sources []schema.GroupResource
+	// events holds, with spec.recordEvents, when each object last had an
+	// Event recorded (events.go).
+	events map[objectKey]time.Time
 }
 
 // tickKey is the key of the rule's onTick calls.
@@ -269,6 +272,7 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Delivery
 		every:   rule.Delivery == rules.DeliverEvery,
 		pending: map[objectKey]*entry{},
 		ahead:   map[objectKey]uint64{},
+		events:  map[objectKey]time.Time{},
 	}
 	d.failures = newFailureLog(d.log, d.now)
 	if rule.Finalizer {
@@ -620,7 +624,7 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller, pace bool) bo
 		d.queue.Forget(key)
 		d.arm(key, ev, out.Timer)
 		select {
-		case <-d.commit(key, ev.Resource.GVR.GroupResource(), out.Actions):
+		case <-d.commit(key, ev, out.Actions):
 		case <-ctx.Done():
 			// The actions finish, and release the object, on their own.
 		}
@@ -663,6 +667,7 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller, pace bool) bo
 		if obs := d.opts.Observer; obs != nil {
 			obs.HandlerGivenUp(d.rule.Name, ev.Type, err)
 		}
+		d.recordEvent(key, ev, ReasonGivenUp, givenUpMessage(d.rule.Name, ev, d.queue.NumRequeues(key), err))
 		d.queue.Forget(key)
 	}
 	return true
@@ -713,7 +718,7 @@ func (d *Delivery) freshen(key objectKey, ev scripting.Event) (scripting.Event, 
 // commit hands the actions of a successful call to the sink, and
 // releases key once they are all finished; the returned channel is closed
 // then.
-func (d *Delivery) commit(key objectKey, gr schema.GroupResource, asked []actions.Action) <-chan struct{} {
+func (d *Delivery) commit(key objectKey, ev scripting.Event, asked []actions.Action) <-chan struct{} {
 	finished := make(chan struct{})
 	if len(asked) == 0 {
 		d.queue.Done(key)
@@ -728,11 +733,24 @@ func (d *Delivery) commit(key objectKey, gr schema.GroupResource, asked []action
 			close(finished)
 		}
 	}
-	if d.traced() {
+	if d.traced() || d.rule.RecordEvents {
+		// How each action ends matters: for the trace, and for the Event
+		// of one that fails.
 		start := d.now()
 		for _, a := range asked {
-			traced := d.traceAction(key, gr, a, start)
-			d.enqueueResult(a, func(err error) { traced(err); release() })
+			var traced func(error)
+			if d.traced() {
+				traced = d.traceAction(key, ev.Resource.GVR.GroupResource(), a, start)
+			}
+			d.enqueueResult(a, func(err error) {
+				if traced != nil {
+					traced(err)
+				}
+				if err != nil && a.Verb != actions.Event && !errors.Is(err, actions.ErrStopped) {
+					d.recordEvent(key, ev, ReasonActionFailed, fmt.Sprintf("rule %s: %s %s failed: %v", d.rule.Name, a.Verb, actionTarget(a), err))
+				}
+				release()
+			})
 		}
 		return finished
 	}

@@ -55,6 +55,14 @@
 // repeated=N counts the occurrences it stands for, so that a rule failing
 // on every object does not flood the log.
 //
+// With spec.recordEvents, a call given up, and an action of a successful
+// call that fails (the Sink is then asked as a ResultSink), also become a
+// Warning Event on the call's object (reasons ReasonGivenUp and
+// ReasonActionFailed), handed to the Sink like an action: at most one per
+// object every minute (eventEvery), so that a rule failing on a busy
+// object does not flood the API server. kreact test records them among
+// the actions, as it records everything the Sink is handed.
+//
 // After a failed call, the worker that made it rests ten times the CPU
 // time the call used (scripting.ScriptError.CPU, at most a minute) before
 // it takes the next object, so that a rule failing on every object (an

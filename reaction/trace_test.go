@@ -3,6 +3,7 @@ package reaction
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -206,4 +207,81 @@ type benchCaller struct{}
 
 func (benchCaller) Invoke(scripting.Event) (scripting.Outcome, error) {
 	return scripting.Outcome{}, nil
+}
+
+// failingSink is a Sink that fails the actions fail says, and records
+// every action.
+type failingSink struct {
+	recorder
+	fail func(actions.Action) error
+}
+
+func (s *failingSink) EnqueueResult(a actions.Action, done func(error)) {
+	s.mu.Lock()
+	s.actions = append(s.actions, a)
+	s.mu.Unlock()
+	var err error
+	if s.fail != nil {
+		err = s.fail(a)
+	}
+	done(err)
+}
+
+// With spec.recordEvents, a call given up and an action that fails become
+// a Warning Event on the object, at most one per object and minute.
+func TestRecordEvents(t *testing.T) {
+	events := func(s *failingSink) []string {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		var out []string
+		for _, a := range s.actions {
+			if a.Verb == actions.Event {
+				out = append(out, a.EventType+" "+a.Reason+" "+a.Namespace+"/"+a.Name+": "+a.Message)
+			}
+		}
+		return out
+	}
+	errBoom := errors.New("boom")
+	rec := &recorder{fail: func(ev scripting.Event) error {
+		if ev.Object.GetName() == "bad" {
+			return errBoom
+		}
+		return nil
+	}}
+	sink := &failingSink{fail: func(a actions.Action) error {
+		if a.Verb == actions.Patch {
+			return errors.New("forbidden")
+		}
+		return nil
+	}}
+	r := testRule(func(r *rules.Rule) { r.Retries = 1; r.RecordEvents = true })
+	d := New(r, allHandlers{}, sink, Options{Logger: quiet(), BaseDelay: -1})
+	t.Cleanup(d.ShutDown)
+	d.Observe(0, add(cm("bad", "1")))
+	d.Observe(0, add(cm("good", "1")))
+	d.Drain(t.Context(), rec)
+	// Changes within the minute: no more Events.
+	d.Observe(0, update(cm("bad", "1"), cm("bad", "2")))
+	d.Observe(0, update(cm("good", "1"), cm("good", "2")))
+	d.Drain(t.Context(), rec)
+	want := []string{
+		"Warning KreactActionFailed default/good: rule r: patch  onAdd failed: forbidden",
+		"Warning KreactHandlerGivenUp default/bad: rule r: onAdd given up after 1 retries: boom",
+	}
+	got := events(sink)
+	slices.Sort(got)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// Without spec.recordEvents, none.
+	sink = &failingSink{fail: sink.fail}
+	d = New(testRule(func(r *rules.Rule) { r.Retries = 1 }), allHandlers{}, sink, Options{Logger: quiet(), BaseDelay: -1})
+	t.Cleanup(d.ShutDown)
+	d.Observe(0, add(cm("bad", "1")))
+	d.Observe(0, add(cm("good", "1")))
+	d.Drain(t.Context(), rec)
+	if got := events(sink); len(got) != 0 {
+		t.Errorf("events without spec.recordEvents: %q", got)
+	}
 }

@@ -25,7 +25,7 @@ import (
 var (
 	documentFields   = []string{"apiVersion", "kind", "metadata", "spec"}
 	metadataFields   = []string{"name", "description"}
-	specFields       = []string{"watch", "events", "ignoreChanges", "reads", "permissions", "http", "script", "scriptFile", "scriptLang", "every", "schedule", "timeZone", "workers", "timeout", "memoryLimit", "retries", "maxActions", "actionWorkers", "delivery", "rateLimit", "burst", "dryRun", "finalizer", "isolate", "tickScope"}
+	specFields       = []string{"watch", "events", "ignoreChanges", "reads", "permissions", "http", "script", "scriptFile", "scriptLang", "every", "schedule", "timeZone", "workers", "timeout", "memoryLimit", "retries", "maxActions", "actionWorkers", "delivery", "rateLimit", "burst", "dryRun", "finalizer", "isolate", "tickScope", "recordEvents"}
 	watchFields      = []string{"resource", "namespaces", "labelSelector", "fieldSelector", "fields"}
 	permissionFields = []string{"resources", "verbs", "namespaces"}
 )
@@ -219,6 +219,7 @@ func (d *decoder) spec(r *Rule, spec yamlnode.Entry, m map[string]yamlnode.Entry
 	r.DryRun = d.boolean(m["dryRun"], "spec.dryRun", false)
 	r.Finalizer = d.boolean(m["finalizer"], "spec.finalizer", false)
 	r.Isolate = d.boolean(m["isolate"], "spec.isolate", false)
+	r.RecordEvents = d.boolean(m["recordEvents"], "spec.recordEvents", false)
 	r.TickScope = d.tickScope(r, m["tickScope"])
 }
 

@@ -204,6 +204,11 @@ type Rule struct {
 	// (CPU, garbage, pauses of Go's collector) cannot slow the other
 	// rules; see package isolation. kreact test runs it as any other.
 	Isolate bool
+	// RecordEvents records a Warning Event on the object when one of the
+	// rule's calls is given up, or one of its actions fails, at most one
+	// per object and minute (package reaction), so that kubectl describe
+	// shows why the rule did not do its job.
+	RecordEvents bool
 
 	// Source is the path of the YAML file the rule came from.
 	Source string

@@ -9,6 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kreact/kreact/explain"
@@ -162,5 +163,68 @@ spec:
 	code, out, stderr = run(t, "explain", "configmaps", "web", "--address", testcluster.FreeAddr(t))
 	if code != exitError || !strings.Contains(stderr, "kreact cannot be reached") {
 		t.Errorf("kreact explain of no kreact:\n%s", transcript(code, out, stderr))
+	}
+}
+
+// TestRecordEvents: with spec.recordEvents, a call given up and an action
+// the API server refuses become Warning Events on the object, which
+// kubectl describe shows; kreact explain shows the refusal too.
+func TestRecordEvents(t *testing.T) {
+	const ns = "record-events-e2e"
+	dyn := dynamic.NewForConfigOrDie(cluster.Config())
+	ensureNamespace(t, dyn, ns)
+	dir := t.TempDir()
+	writeRule(t, dir, "events.yaml", `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: eventful
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [record-events-e2e]
+  events: [add]
+  retries: 0
+  recordEvents: true
+  permissions:
+    - resources: [configmaps]
+      verbs: [patch]
+  script: |
+    function onAdd(obj, ctx) {
+      if (obj.metadata.name === "bad") throw new Error("boom on bad");
+      kreact.patch(obj, {metadata: {labels: {"not valid!": "x"}}});
+    }
+`)
+	addr := testcluster.FreeAddr(t)
+	c := startCLI(t, "run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath(), "--explain-address", addr)
+	testcluster.Eventually(t, "kreact to be running", func() bool { return strings.Contains(c.stderr.String(), "kreact is running") })
+	createNamespacedConfigMap(t, dyn, ns, "bad")
+	createNamespacedConfigMap(t, dyn, ns, "refused")
+
+	eventsGVR := schema.GroupVersionResource{Version: "v1", Resource: "events"}
+	eventOf := func(name string) (reason, message string) {
+		list, err := dyn.Resource(eventsGVR).Namespace(ns).List(t.Context(), metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+		if err != nil || len(list.Items) == 0 {
+			return "", ""
+		}
+		e := list.Items[0].Object
+		reason, _ = e["reason"].(string)
+		message, _ = e["message"].(string)
+		if e["type"] != "Warning" {
+			return "", ""
+		}
+		return reason, message
+	}
+	var reason, message string
+	testcluster.Eventually(t, "an Event about the call given up", func() bool { reason, message = eventOf("bad"); return reason != "" })
+	if reason != "KreactHandlerGivenUp" || !strings.Contains(message, "rule eventful: onAdd given up after 0 retries: ") || !strings.Contains(message, "events.yaml:17:") || !strings.Contains(message, "boom on bad") {
+		t.Errorf("the Event of bad: %s %q", reason, message)
+	}
+	testcluster.Eventually(t, "an Event about the refused action", func() bool { reason, message = eventOf("refused"); return reason != "" })
+	if reason != "KreactActionFailed" || !strings.Contains(message, "rule eventful: patch configmaps record-events-e2e/refused failed: ") || !strings.Contains(message, "not valid!") {
+		t.Errorf("the Event of refused: %s %q", reason, message)
+	}
+	_, out, _ := run(t, "explain", "configmaps", "refused", "-n", ns, "--address", addr)
+	if !strings.Contains(out, "patch configmaps record-events-e2e/refused: failed") {
+		t.Errorf("explain does not show the refused action:\n%s", out)
 	}
 }
