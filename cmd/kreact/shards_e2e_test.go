@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kreact/kreact/explain"
 	"github.com/kreact/kreact/internal/testcluster"
 )
 
@@ -98,9 +100,11 @@ type shardGroup struct {
 	bin        string
 	names      []string
 	metricsURL map[string]string
-	logs       map[string]*testcluster.LogBuffer
-	procs      map[string]*exec.Cmd
-	keys       []string // namespace/name of every ConfigMap created
+	// explainAddr is each replica's --explain-address.
+	explainAddr map[string]string
+	logs        map[string]*testcluster.LogBuffer
+	procs       map[string]*exec.Cmd
+	keys        []string // namespace/name of every ConfigMap created
 }
 
 // startShardGroup builds kreact and starts the replicas named names
@@ -110,7 +114,7 @@ func startShardGroup(t *testing.T, c *testcluster.Cluster, names ...string) *sha
 	g := &shardGroup{
 		t: t, cluster: c, cs: kubernetes.NewForConfigOrDie(c.Config()),
 		bin:   buildKreact(t),
-		names: names, metricsURL: map[string]string{}, logs: map[string]*testcluster.LogBuffer{}, procs: map[string]*exec.Cmd{},
+		names: names, metricsURL: map[string]string{}, explainAddr: map[string]string{}, logs: map[string]*testcluster.LogBuffer{}, procs: map[string]*exec.Cmd{},
 	}
 	for _, r := range names {
 		g.start(r)
@@ -126,6 +130,7 @@ func (g *shardGroup) start(r string) {
 	t.Helper()
 	if _, ok := g.metricsURL[r]; !ok {
 		g.metricsURL[r] = "http://" + testcluster.FreeAddr(t) + "/metrics"
+		g.explainAddr[r] = testcluster.FreeAddr(t)
 	}
 	dir := filepath.Join(t.TempDir(), r)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -138,7 +143,7 @@ func (g *shardGroup) start(r string) {
 	cmd := exec.Command(g.bin, "run", "-f", dir, "--kubeconfig", g.cluster.KubeconfigPath(), "--shards",
 		"--shard-identity", r, "--shard-namespace", "default",
 		"--shard-lease-duration", shardLease.String(), "--shard-renew-period", "500ms",
-		"--metrics-bind-address", addr)
+		"--metrics-bind-address", addr, "--explain-address", g.explainAddr[r])
 	cmd.Stderr = log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -553,4 +558,48 @@ func metricValue(body, series string) int {
 		return -1
 	}
 	return int(f)
+}
+
+// TestShardsExplainNamesTheReplica: with --shards, each replica answers
+// kreact explain for itself, and the one whose shard does not hold the
+// object says which replica does.
+func TestShardsExplainNamesTheReplica(t *testing.T) {
+	g := startShardGroup(t, cluster, "explain-a", "explain-b")
+	g.createConfigMaps(1, 6)
+	g.waitHandled(0, g.keys)
+	owners := map[string]int{}
+	for _, key := range g.keys {
+		ns, name, _ := strings.Cut(key, "/")
+		var notes []string
+		owner := ""
+		for _, r := range g.names {
+			code, out, stderr := run(t, "explain", "configmaps", name, "-n", ns, "--address", g.explainAddr[r], "-o", "json")
+			var o explain.Object
+			if err := json.Unmarshal([]byte(out), &o); code != exitOK || err != nil {
+				t.Fatalf("explain %s of %s: %v\n%s", key, r, err, transcript(code, out, stderr))
+			}
+			if o.Process != "replica "+r {
+				t.Errorf("%s answers as %q", r, o.Process)
+			}
+			if o.Note != "" {
+				notes = append(notes, o.Note)
+			} else {
+				owner = r
+				owners[r]++
+			}
+		}
+		// One replica holds the object; the other names it, and it is
+		// one that reacted to the object.
+		if len(notes) != 1 || owner == "" {
+			t.Errorf("%s: notes %q, want one, from the replica that does not hold it", key, notes)
+			continue
+		}
+		if !strings.Contains(notes[0], "in the shard of replica "+owner+",") {
+			t.Errorf("%s: held by %s, but the other replica says %q", key, owner, notes[0])
+		}
+		if by := g.handledAt(0)[key]; !slices.Contains(by, owner) {
+			t.Errorf("%s: explain says %s holds it, but %v reacted to it", key, owner, by)
+		}
+	}
+	t.Logf("objects per replica, as explain tells: %v", owners)
 }
