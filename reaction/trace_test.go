@@ -285,3 +285,25 @@ func TestRecordEvents(t *testing.T) {
 		t.Errorf("events without spec.recordEvents: %q", got)
 	}
 }
+
+// What waits for an object is told: a deleted object's onDelete and the
+// finalizer it holds meanwhile, and a timer.
+func TestTracePending(t *testing.T) {
+	d := New(testRule(func(r *rules.Rule) { r.Finalizer = true }), allHandlers{}, &resultSink{}, Options{Logger: quiet(), BaseDelay: -1, Trace: DefaultTraceSize})
+	t.Cleanup(d.ShutDown)
+	live, gone := held(cm("a", "1"), false), held(cm("a", "2"), true)
+	d.Observe(0, add(live))
+	d.Drain(t.Context(), &recorder{})
+	d.Observe(0, update(live, gone))
+	traces := d.Trace(schema.GroupResource{Resource: "configmaps"}, "default", "a")
+	if len(traces) != 1 {
+		t.Fatalf("traces = %+v, want one", traces)
+	}
+	pending := strings.Join(traces[0].Pending, "; ")
+	if !strings.Contains(pending, "onDelete, then the finalizer's removal") || !strings.Contains(pending, "holds the finalizer kreact.dev/r until onDelete succeeds") {
+		t.Errorf("pending = %q", pending)
+	}
+	if got := traceLines(t, d, "a"); !slices.Contains(got, "change delete queued: deleted; held by the finalizer kreact.dev/r") {
+		t.Errorf("records = %q", got)
+	}
+}
