@@ -9,7 +9,9 @@
 // runs them, metrics serves the endpoints, and lifecycle runs all of these
 // as components and stops them in order (kreact run); cmd/kreact/tail is
 // kreact watch, validate is kreact validate and what kreact rbac refuses,
-// rbac what it prints, finalizers is kreact finalizers release; ruletest,
+// rbac what it prints, finalizers is kreact finalizers release, explain
+// answers kreact explain (served by kreact run, asked by the command) and
+// kreact test --explain; ruletest,
 // rules and restmapper serve the offline commands. Each command's --help
 // text is a file in help/. Every goroutine a command starts has stopped when
 // it returns, except a rule load abandoned on a signal
