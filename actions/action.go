@@ -26,24 +26,31 @@ const (
 	HTTP Verb = "http"
 )
 
-// APIVerbs returns the Kubernetes API verbs that an action of verb v
-// needs on its own resource, or nil when it needs none there (an event
-// creates an Event, an http request is not an API call). Server-side
-// apply is a PATCH request, but when it creates the object the API server
-// also authorizes create, so apply needs both.
-func (v Verb) APIVerbs() []string {
-	switch v {
-	case Create:
-		return []string{"create"}
-	case Apply:
-		return []string{"create", "patch"}
-	case Patch:
-		return []string{"patch"}
-	case Delete:
-		return []string{"delete"}
-	}
-	return nil
+// apiVerbs is the one table of what each action verb asks of the API
+// server on its action's own resource: the request's verb (what the
+// resource must support, from discovery), and the verbs RBAC must grant.
+// Server-side apply is a PATCH request, but when it creates the object the
+// API server also authorizes create, so apply needs both granted. Verbs
+// not listed need nothing there (an event creates an Event, an http
+// request is not an API call).
+var apiVerbs = map[Verb]struct {
+	request string
+	granted []string
+}{
+	Create: {"create", []string{"create"}},
+	Apply:  {"patch", []string{"create", "patch"}},
+	Patch:  {"patch", []string{"patch"}},
+	Delete: {"delete", []string{"delete"}},
 }
+
+// APIVerbs returns the Kubernetes API verbs that RBAC must grant for an
+// action of verb v on its own resource, or nil when it needs none there.
+func (v Verb) APIVerbs() []string { return apiVerbs[v].granted }
+
+// RequestVerb returns the API verb of the request an action of verb v
+// sends to its own resource, which the resource must support, or "" when
+// it sends none there.
+func (v Verb) RequestVerb() string { return apiVerbs[v].request }
 
 // Action is one request a rule made. It is plain data: scripts build it, the
 // queue carries it and a worker executes it.

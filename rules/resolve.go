@@ -188,7 +188,7 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 				where = nil
 			}
 			for _, v := range p.Verbs {
-				if need := serverVerb(v); need != "" && len(rs.Verbs) > 0 && !slices.Contains(rs.Verbs, need) {
+				if need := v.RequestVerb(); need != "" && len(rs.Verbs) > 0 && !slices.Contains(rs.Verbs, need) {
 					errs.Addf(ref.Pos, "%s: %s does not support %s (the server allows %s)",
 						yamlnode.Index(path+".resources", j), gr, v, strings.Join(rs.Verbs, ", "))
 				}
@@ -263,20 +263,6 @@ func (x watchIndex) add(i int, w Watch, gr schema.GroupResource) int {
 		}
 	}
 	return found
-}
-
-// serverVerb is the API verb an action verb needs on its own resource, or
-// "" when it needs none there (event creates an Event elsewhere).
-func serverVerb(v actions.Verb) string {
-	switch v {
-	case actions.Create:
-		return "create"
-	case actions.Apply, actions.Patch:
-		return "patch"
-	case actions.Delete:
-		return "delete"
-	}
-	return ""
 }
 
 // grantSet collects the grants of every spec.permissions entry, per
