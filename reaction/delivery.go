@@ -196,8 +196,9 @@ type Delivery struct {
 	ticks ticks
 	// schedules tells whether a due tick is made here; nil for always.
 	schedules ScheduleOwner
-	// fin is the rule's finalizer; "" without spec.finalizer.
-	fin string
+	// fin is the state of the rule's finalizer (finalize.go); nil
+	// without spec.finalizer.
+	fin *finalizing
 
 	queue    workqueue.TypedRateLimitingInterface[objectKey]
 	stopping atomic.Bool
@@ -215,14 +216,6 @@ type Delivery struct {
 	lastDropLog time.Time
 	// nextTick is when the next scheduled onTick is due; zero for none.
 	nextTick time.Time
-	// With spec.finalizer (finalize.go): objects whose finalization is
-	// done (their later changes are dropped), whose finalizer is being
-	// added, that wait on the finalizer (since their deletion), and that
-	// have been logged as waiting long.
-	finalized map[objectKey]types.UID
-	adding    map[objectKey]types.UID
-	waiting   map[objectKey]time.Time
-	longWaits map[objectKey]bool
 
 	// trace, if not nil, keeps the latest records per object (trace.go);
 	// unhandled says why a kind of change calls no handler.
@@ -276,9 +269,7 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Delivery
 	}
 	d.failures = newFailureLog(d.log, d.now)
 	if rule.Finalizer {
-		d.fin = finalizers.Name(rule.Name)
-		d.finalized, d.adding = map[objectKey]types.UID{}, map[objectKey]types.UID{}
-		d.waiting, d.longWaits = map[objectKey]time.Time{}, map[objectKey]bool{}
+		d.fin = newFinalizing(finalizers.Name(rule.Name))
 	}
 	for _, p := range rule.IgnoredPaths() {
 		d.ignore = append(d.ignore, p.String())
@@ -347,7 +338,7 @@ func (d *Delivery) Observe(source int, c Change) {
 	}
 	key := objectKey{source: source, namespace: c.Object.GetNamespace(), name: c.Object.GetName()}
 	d.mu.Lock()
-	if d.fin != "" {
+	if d.fin != nil {
 		var keep bool
 		var addFinalizer func()
 		c, keep, addFinalizer = d.finalizeChangeLocked(key, c)
@@ -440,7 +431,7 @@ func resourceVersion(u *unstructured.Unstructured) (uint64, bool) {
 // delivery "latest", updates count for a rule with onAdd only (they
 // refresh a pending add) and deletes for any rule (they cancel one).
 func (d *Delivery) wanted(t scripting.EventType) bool {
-	if d.fin != "" {
+	if d.fin != nil {
 		// Every object gets the finalizer, and every delete is owed.
 		return true
 	}
@@ -516,7 +507,7 @@ func (d *Delivery) Len() int {
 // package doc). Run must be called once, and not together with Drain.
 func (d *Delivery) Run(ctx context.Context, callers []Caller) {
 	var wg sync.WaitGroup
-	if d.fin != "" {
+	if d.fin != nil {
 		wg.Go(func() { d.watchFinalizers(ctx) })
 	}
 	wg.Go(func() { d.flushFailures(ctx) })
@@ -565,7 +556,43 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller, pace bool) bo
 		d.queue.Done(key)
 		return false
 	}
+	c, ok := d.take(key)
+	if !ok {
+		d.queue.Forget(key)
+		d.queue.Done(key)
+		return true
+	}
+	d.settle(ctx, c, d.call(caller, c), pace)
+	return true
+}
 
+// A turn is one object's turn at a worker: the call that take made ready
+// for it, and then what call did with it, which settle acts on, as
+// controller-runtime's reconcileHandler acts on a reconcile's result.
+type turn struct {
+	key objectKey
+	ev  scripting.Event
+	// taken is what the call consumes of the object's entry, which a
+	// failed call restores.
+	taken Change
+}
+
+// called is what call did: whether it called the handler (a finalize
+// whose rule has no onDelete only removes the finalizer), when, for how
+// long and with which outcome, and at which retry.
+type called struct {
+	called bool
+	at     time.Time // for the trace only
+	took   time.Duration
+	retry  int // for the trace only
+	out    scripting.Outcome
+	err    error
+}
+
+// take makes the next call of key ready, or reports that there is none:
+// nothing is left of its entry, another replica makes this tick, or the
+// newest state changes nothing the rule looks at.
+func (d *Delivery) take(key objectKey) (turn, bool) {
 	d.mu.Lock()
 	ev, taken, ok := d.takeLocked(key)
 	d.mu.Unlock()
@@ -574,62 +601,70 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller, pace bool) bo
 		ok = false
 	}
 	if !ok {
-		d.queue.Forget(key)
-		d.queue.Done(key)
-		return true
+		return turn{}, false
 	}
 	if ev, ok = d.freshen(key, ev); !ok || d.ownFinalizerOnly(ev) {
-		d.queue.Forget(key)
-		d.queue.Done(key)
-		return true
+		return turn{}, false
 	}
+	return turn{key: key, ev: ev, taken: taken}, true
+}
 
-	var out scripting.Outcome
-	var err error
-	var callAt time.Time
-	var callTook time.Duration
-	called := !taken.Finalize || d.want.delete
-	if called {
+// call calls the rule's handler for t, unless t only finalizes an object
+// for a rule without onDelete.
+func (d *Delivery) call(caller Caller, t turn) called {
+	var c called
+	c.called = !t.taken.Finalize || d.want.delete
+	if c.called {
 		start := time.Now()
 		if d.traced() {
-			callAt = d.now()
+			c.at = d.now()
 		}
-		out, err = caller.Invoke(ev)
-		callTook = time.Since(start)
+		c.out, c.err = caller.Invoke(t.ev)
+		c.took = time.Since(start)
 		if obs := d.opts.Observer; obs != nil {
-			obs.HandlerCall(d.rule.Name, ev.Type, callTook, err)
+			obs.HandlerCall(d.rule.Name, t.ev.Type, c.took, c.err)
 		}
 	}
-	var retry int
 	if d.traced() {
-		retry = d.queue.NumRequeues(key)
+		c.retry = d.queue.NumRequeues(t.key)
 	}
-	traceCall := func(err error, result string) {
-		if called && d.traced() {
-			d.traceCall(key, ev, callAt, callTook, retry, err, result)
-		}
-	}
+	return c
+}
+
+// settle acts on what call did: a finalize removes the finalizer once its
+// actions are done, a call that succeeded arms its timer and commits its
+// actions, and a failed one is retried or given up (failed).
+func (d *Delivery) settle(ctx context.Context, t turn, c called, pace bool) {
+	err := c.err
 	finalizing := false
-	if err == nil && taken.Finalize {
-		if err = d.finish(ctx, key, ev, out.Actions); err == nil {
-			traceCall(nil, "ok; finalizer removed")
-			d.queue.Forget(key)
-			d.queue.Done(key)
-			return true
+	if err == nil && t.taken.Finalize {
+		if err = d.finish(ctx, t.key, t.ev, c.out.Actions); err == nil {
+			d.traceTurn(t, c, nil, "ok; finalizer removed")
+			d.queue.Forget(t.key)
+			d.queue.Done(t.key)
+			return
 		}
 		finalizing = true
 	}
-	if err == nil {
-		traceCall(nil, "ok")
-		d.queue.Forget(key)
-		d.arm(key, ev, out.Timer)
-		select {
-		case <-d.commit(key, ev, out.Actions):
-		case <-ctx.Done():
-			// The actions finish, and release the object, on their own.
-		}
-		return true
+	if err != nil {
+		d.failed(ctx, t, c, err, finalizing, pace)
+		return
 	}
+	d.traceTurn(t, c, nil, "ok")
+	d.queue.Forget(t.key)
+	d.arm(t.key, t.ev, c.out.Timer)
+	select {
+	case <-d.commit(t.key, t.ev, c.out.Actions):
+	case <-ctx.Done():
+		// The actions finish, and release the object, on their own.
+	}
+}
+
+// failed settles a call that failed with err, or whose finalize failed
+// (finalizing): it is made again later, on the latest state, unless it has
+// used up its retries; a worker with pace set rests after it.
+func (d *Delivery) failed(ctx context.Context, t turn, c called, err error, finalizing, pace bool) {
+	key, ev := t.key, t.ev
 	rest := RestAfter(err)
 	defer func() {
 		d.queue.Done(key)
@@ -639,38 +674,45 @@ func (d *Delivery) processNext(ctx context.Context, caller Caller, pace bool) bo
 	}()
 	switch {
 	case errors.Is(err, scripting.ErrClosed), errors.Is(err, errFinalizeStopped):
-		traceCall(err, "stopped; made again at the next start")
-		d.restore(key, taken)
+		d.traceTurn(t, c, err, "stopped; made again at the next start")
+		d.restore(key, t.taken)
 	case errors.Is(err, scripting.ErrStuck):
 		// Not this change's fault: wait without using up a retry.
-		traceCall(err, "delayed: script workers stuck")
-		d.restore(key, taken)
+		d.traceTurn(t, c, err, "delayed: script workers stuck")
+		d.restore(key, t.taken)
 		d.failures.failed(slog.LevelWarn, "script workers stuck in built-in code; change delayed", err, callAttrs(ev, err, rest))
 		d.queue.AddAfter(key, stuckDelay)
 	case d.queue.NumRequeues(key) < d.rule.Retries:
-		d.restore(key, taken)
+		d.restore(key, t.taken)
 		attempt := d.queue.NumRequeues(key) + 1
 		msg := "script failed; the call will be retried on the latest state"
 		if finalizing {
 			msg = "onDelete's actions or the finalizer's removal failed; onDelete will be retried and the object keeps the finalizer meanwhile"
 		}
 		d.failures.failed(slog.LevelWarn, msg, err, append(callAttrs(ev, err, rest), "retry", attempt, "of", d.rule.Retries))
-		traceCall(err, fmt.Sprintf("failed; retry %d of %d to come", attempt, d.rule.Retries))
+		d.traceTurn(t, c, err, fmt.Sprintf("failed; retry %d of %d to come", attempt, d.rule.Retries))
 		d.queue.AddRateLimited(key)
 	default:
 		msg := "handler call given up"
-		if finalizing || taken.Finalize {
-			msg = "handler call given up; the object keeps the finalizer " + d.fin + " until the rule handles it (a restart retries it) or it is released (kreact finalizers release " + d.rule.Name + ")"
+		if finalizing || t.taken.Finalize {
+			msg = "handler call given up; the object keeps the finalizer " + d.fin.name + " until the rule handles it (a restart retries it) or it is released (kreact finalizers release " + d.rule.Name + ")"
 		}
 		d.failures.failed(slog.LevelError, msg, err, append(callAttrs(ev, err, rest), "retries", d.queue.NumRequeues(key)))
-		traceCall(err, fmt.Sprintf("given up after %d retries", d.queue.NumRequeues(key)))
+		d.traceTurn(t, c, err, fmt.Sprintf("given up after %d retries", d.queue.NumRequeues(key)))
 		if obs := d.opts.Observer; obs != nil {
 			obs.HandlerGivenUp(d.rule.Name, ev.Type, err)
 		}
 		d.recordEvent(key, ev, ReasonGivenUp, givenUpMessage(d.rule.Name, ev, d.queue.NumRequeues(key), err))
 		d.queue.Forget(key)
 	}
-	return true
+}
+
+// traceTurn records the call of t in the trace, with the result settle
+// gave it; a turn that called nothing records nothing.
+func (d *Delivery) traceTurn(t turn, c called, err error, result string) {
+	if c.called && d.traced() {
+		d.traceCall(t.key, t.ev, c.at, c.took, c.retry, err, result)
+	}
 }
 
 // freshen replaces the object of an add or update (delivery "latest") by

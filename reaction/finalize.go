@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/finalizers"
@@ -46,59 +47,59 @@ func (d *Delivery) enqueueResult(a actions.Action, done func(error)) {
 // d.mu is released. It returns false for a change to drop.
 func (d *Delivery) finalizeChangeLocked(key objectKey, c Change) (Change, bool, func()) {
 	uid := c.Object.GetUID()
-	if done, ok := d.finalized[key]; ok {
+	if done, ok := d.fin.finalized[key]; ok {
 		if done == uid {
 			if c.Type == scripting.Delete {
-				delete(d.finalized, key)
+				delete(d.fin.finalized, key)
 			}
 			return c, false, nil
 		}
-		delete(d.finalized, key)
+		delete(d.fin.finalized, key)
 	}
 	if c.Type == scripting.Delete {
-		delete(d.waiting, key)
-		if finalizers.Terminating(c.Object) || !finalizers.Has(c.Object, d.fin) {
+		delete(d.fin.waiting, key)
+		if finalizers.Terminating(c.Object) || !finalizers.Has(c.Object, d.fin.name) {
 			return c, true, nil
 		}
 		// A live object that leaves the informer with the finalizer left
 		// the rule's selector or namespaces: the rule no longer handles it,
 		// so it must not hold the object's deletion.
-		a := finalizers.Action(d.rule.Name, c.Resource, c.Object, finalizers.RemovePatch(c.Object, d.fin))
+		a := finalizers.Action(d.rule.Name, c.Resource, c.Object, finalizers.RemovePatch(c.Object, d.fin.name))
 		return c, true, func() { d.enqueueResult(a, func(error) {}) }
 	}
 	if finalizers.Terminating(c.Object) {
-		if !finalizers.Has(c.Object, d.fin) {
+		if !finalizers.Has(c.Object, d.fin.name) {
 			return c, true, nil
 		}
-		if _, ok := d.waiting[key]; !ok {
-			d.waiting[key] = c.Object.GetDeletionTimestamp().Time
+		if _, ok := d.fin.waiting[key]; !ok {
+			d.fin.waiting[key] = c.Object.GetDeletionTimestamp().Time
 		}
 		return Change{Type: scripting.Delete, Object: c.Object, Resource: c.Resource, Finalize: true}, true, nil
 	}
 	// The lookup checks presence: an object without a UID (as a rule
 	// test may write it) must not count as being added already.
-	if adding, ok := d.adding[key]; finalizers.Has(c.Object, d.fin) || (ok && adding == uid) {
+	if adding, ok := d.fin.adding[key]; finalizers.Has(c.Object, d.fin.name) || (ok && adding == uid) {
 		return c, true, nil
 	}
-	d.adding[key] = uid
-	a := finalizers.Action(d.rule.Name, c.Resource, c.Object, finalizers.AddPatch(c.Object, d.fin))
+	d.fin.adding[key] = uid
+	a := finalizers.Action(d.rule.Name, c.Resource, c.Object, finalizers.AddPatch(c.Object, d.fin.name))
 	// Someone else took the finalizer off a live object (kreact removes
 	// it only once the object is deleted, or gone from the rule): say why
 	// it comes back, or `kreact finalizers release` against a running
 	// kreact would seem to do nothing. A release removes it from many
 	// objects at once: the lines are summarised like failures.
-	removed := c.Type == scripting.Update && finalizers.Has(c.Old, d.fin)
+	removed := c.Type == scripting.Update && finalizers.Has(c.Old, d.fin.name)
 	// The result only clears the mark, so that an add that failed is
 	// tried again with the object's next change.
 	return c, true, func() {
 		if removed {
 			d.failures.failed(slog.LevelWarn, "the rule's finalizer was removed from an object the rule watches; kreact puts it back (to release objects for good, remove the rule from the rule set or stop kreact first)", nil,
-				[]any{"resource", c.Resource.GVR.GroupResource().String(), "object", objectName(c.Object), "finalizer", d.fin})
+				[]any{"resource", c.Resource.GVR.GroupResource().String(), "object", objectName(c.Object), "finalizer", d.fin.name})
 		}
 		d.enqueueResult(a, func(error) {
 			d.mu.Lock()
-			if d.adding[key] == uid {
-				delete(d.adding, key)
+			if d.fin.adding[key] == uid {
+				delete(d.fin.adding, key)
 			}
 			d.mu.Unlock()
 		})
@@ -108,11 +109,11 @@ func (d *Delivery) finalizeChangeLocked(key objectKey, c Change) (Change, bool, 
 // ownFinalizerOnly reports whether an update changes nothing but the
 // rule's own finalizer (kreact adding it): no call for that.
 func (d *Delivery) ownFinalizerOnly(ev scripting.Event) bool {
-	if d.fin == "" || ev.Type != scripting.Update || !slices.Equal(ev.Changed, []string{"metadata.finalizers"}) {
+	if d.fin == nil || ev.Type != scripting.Update || !slices.Equal(ev.Changed, []string{"metadata.finalizers"}) {
 		return false
 	}
 	strip := func(u *unstructured.Unstructured) []string {
-		return slices.DeleteFunc(slices.Clone(u.GetFinalizers()), func(f string) bool { return f == d.fin })
+		return slices.DeleteFunc(slices.Clone(u.GetFinalizers()), func(f string) bool { return f == d.fin.name })
 	}
 	return slices.Equal(strip(ev.OldObject), strip(ev.Object))
 }
@@ -131,16 +132,16 @@ func (d *Delivery) finish(ctx context.Context, key objectKey, ev scripting.Event
 			obj = cur
 		}
 	}
-	if patch := finalizers.RemovePatch(obj, d.fin); patch != nil {
+	if patch := finalizers.RemovePatch(obj, d.fin.name); patch != nil {
 		err := d.run(ctx, []actions.Action{finalizers.Action(d.rule.Name, ev.Resource, obj, patch)})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
 	}
 	d.mu.Lock()
-	d.finalized[key] = obj.GetUID()
-	delete(d.waiting, key)
-	delete(d.longWaits, key)
+	d.fin.finalized[key] = obj.GetUID()
+	delete(d.fin.waiting, key)
+	delete(d.fin.longWaits, key)
 	d.mu.Unlock()
 	return nil
 }
@@ -172,18 +173,50 @@ func (d *Delivery) run(ctx context.Context, asked []actions.Action) error {
 	return first
 }
 
+// finalizing is a Delivery's state of the rule's finalizer, under the
+// Delivery's mu: the objects whose finalization is done (their later
+// changes are dropped), whose finalizer is being added, that wait on the
+// finalizer (since their deletion), and that have been logged as waiting
+// long. A rule without spec.finalizer has none.
+type finalizing struct {
+	// name is the finalizer, kreact.dev/RULE.
+	name      string
+	finalized map[objectKey]types.UID
+	adding    map[objectKey]types.UID
+	waiting   map[objectKey]time.Time
+	longWaits map[objectKey]bool
+}
+
+func newFinalizing(name string) *finalizing {
+	return &finalizing{name: name, finalized: map[objectKey]types.UID{}, adding: map[objectKey]types.UID{},
+		waiting: map[objectKey]time.Time{}, longWaits: map[objectKey]bool{}}
+}
+
+// since reports whether key waits on the finalizer, and since when; never
+// without a finalizer (f nil).
+func (f *finalizing) since(key objectKey) (time.Time, bool) {
+	if f == nil {
+		return time.Time{}, false
+	}
+	t, ok := f.waiting[key]
+	return t, ok
+}
+
 // Finalizing returns how many objects wait on the rule's finalizer and
 // since when the oldest one does (zero when none).
 func (d *Delivery) Finalizing() (int, time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.fin == nil {
+		return 0, time.Time{}
+	}
 	var oldest time.Time
-	for _, since := range d.waiting {
+	for _, since := range d.fin.waiting {
 		if oldest.IsZero() || since.Before(oldest) {
 			oldest = since
 		}
 	}
-	return len(d.waiting), oldest
+	return len(d.fin.waiting), oldest
 }
 
 // warnLongWaits logs, once per object, the objects that have waited on the
@@ -196,9 +229,9 @@ func (d *Delivery) warnLongWaits() {
 	}
 	var lates []late
 	d.mu.Lock()
-	for k, since := range d.waiting {
-		if now.Sub(since) > LongFinalizerWait && !d.longWaits[k] {
-			d.longWaits[k] = true
+	for k, since := range d.fin.waiting {
+		if now.Sub(since) > LongFinalizerWait && !d.fin.longWaits[k] {
+			d.fin.longWaits[k] = true
 			lates = append(lates, late{k, since})
 		}
 	}
@@ -209,7 +242,7 @@ func (d *Delivery) warnLongWaits() {
 			name = l.key.namespace + "/" + name
 		}
 		d.log.Warn("object deleted long ago still waits on kreact's finalizer; if the rule cannot finish it, release it: kreact finalizers release "+d.rule.Name+" RESOURCE",
-			"object", name, "finalizer", d.fin, "waiting", now.Sub(l.since).Round(time.Second).String())
+			"object", name, "finalizer", d.fin.name, "waiting", now.Sub(l.since).Round(time.Second).String())
 	}
 }
 

@@ -202,7 +202,7 @@ func (d *Delivery) Trace(gr schema.GroupResource, namespace, name string) []Obje
 		}
 		key := objectKey{source: source, namespace: namespace, name: name}
 		e := d.pending[key]
-		since, waiting := d.waiting[key]
+		since, waiting := d.fin.since(key)
 		if e == nil && !waiting {
 			continue
 		}
@@ -215,7 +215,7 @@ func (d *Delivery) Trace(gr schema.GroupResource, namespace, name string) []Obje
 			out[i].Pending = append(out[i].Pending, e.describe(now)...)
 		}
 		if waiting {
-			out[i].Pending = append(out[i].Pending, fmt.Sprintf("deleted %s ago; holds the finalizer %s until onDelete succeeds", now.Sub(since).Round(time.Millisecond), d.fin))
+			out[i].Pending = append(out[i].Pending, fmt.Sprintf("deleted %s ago; holds the finalizer %s until onDelete succeeds", now.Sub(since).Round(time.Millisecond), d.fin.name))
 		}
 	}
 	slices.SortFunc(out, func(a, b ObjectTrace) int { return a.Source - b.Source })
@@ -263,7 +263,7 @@ func (d *Delivery) traceChange(key objectKey, c Change, result, detail string) {
 func (d *Delivery) traceObserved(key objectKey, c Change, had bool, e *entry) {
 	switch {
 	case c.Finalize:
-		d.traceChange(key, c, Queued, "deleted; held by the finalizer "+d.fin)
+		d.traceChange(key, c, Queued, "deleted; held by the finalizer "+d.fin.name)
 	case !d.want.has(c.Type) && c.Type == scripting.Delete && had && !e.hasChange():
 		d.traceChange(key, c, Cancelled, "the object was deleted before its call; the script never saw it")
 	case !d.want.has(c.Type):
