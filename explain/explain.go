@@ -10,7 +10,8 @@
 //
 // The same code serves `kreact test --explain`, which prints it for the
 // objects of a failing case, and `kreact explain`, which asks a running
-// kreact for it over HTTP (Handler, Ask). That endpoint is off unless
+// kreact for it over HTTP (Handler, Ask; Live is a running kreact's
+// answer). That endpoint is off unless
 // `kreact run --explain-address` names a loopback address (package
 // metrics refuses any other): the answer holds object names, label
 // values and script errors, so nothing outside the Pod reaches it

@@ -10,16 +10,9 @@ import (
 	"slices"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/explain"
-	"github.com/kreact/kreact/internal/kube"
-	"github.com/kreact/kreact/restmapper"
-	"github.com/kreact/kreact/shard"
 )
 
 // explainAddrEnv names the environment variable that gives kreact
@@ -94,93 +87,4 @@ func explainCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	o.WriteText(stdout)
 	return nil
-}
-
-// explainSource answers kreact explain for kreact run: it resolves the
-// resource as rules do, reads the object from the API server, and asks
-// the engine. With --shards, it says which replica the object belongs to.
-func explainSource(stack *kube.Stack, eng *engine.Engine, m *shard.Membership, byNamespace bool) explain.Source {
-	return func(ctx context.Context, ref, namespace, name string) (*explain.Object, error) {
-		res, err := stack.Mapper.Resolve(ref)
-		if err != nil {
-			var nf *restmapper.NotFoundError
-			if errors.As(err, &nf) {
-				return nil, fmt.Errorf("%w: %w", explain.ErrUnknownResource, err)
-			}
-			return nil, err
-		}
-		if !res.Namespaced {
-			namespace = ""
-		} else if namespace == "" {
-			namespace = metav1.NamespaceDefault
-		}
-		gr := res.GVR.GroupResource()
-		out := &explain.Object{Resource: gr.String(), Namespace: namespace, Name: name}
-		obj, err := stack.Client.Resource(res.GVR).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(err):
-			obj = nil
-		case err != nil:
-			return nil, fmt.Errorf("get %s %s: %w", gr, name, err)
-		default:
-			out.Exists = true
-		}
-		out.Rules = eng.Explain(gr, namespace, name, obj)
-		if m != nil {
-			out.Process, out.Note = shardOwner(m, obj, res.Namespaced && byNamespace)
-		}
-		if obj == nil && !traced(out.Rules) {
-			where := ""
-			if namespace != "" {
-				where = " in namespace " + namespace
-			}
-			return nil, fmt.Errorf("%w: %s %q%s, and no rule has a record of it", explain.ErrNotFound, gr, name, where)
-		}
-		return out, nil
-	}
-}
-
-// traced reports whether a rule has records of the object, or work for it.
-func traced(rs []explain.Rule) bool {
-	for _, r := range rs {
-		if len(r.Traces) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// shardOwner names this replica and, when obj belongs to another
-// replica's shard, which one to ask.
-func shardOwner(m *shard.Membership, obj *unstructured.Unstructured, byNamespace bool) (process, note string) {
-	process = "replica " + m.Identity()
-	if obj == nil {
-		return process, ""
-	}
-	members := m.Members()
-	key := shard.KeyFor(byNamespace, byNamespace)
-	for _, member := range members {
-		if r, ok := shard.Assign(members, member); ok && shard.Matches(key, obj, r) {
-			if member != m.Identity() {
-				return process, fmt.Sprintf("the object is in the shard of replica %s, which handles its changes: ask that replica (its identity starts with its Pod's name)", member)
-			}
-			return process, ""
-		}
-	}
-	return process, ""
-}
-
-// withIsolated adds to src's answers the rules that run in the other
-// process of package isolation, which serves no explain endpoint.
-func withIsolated(src explain.Source, elsewhere func() []string) explain.Source {
-	return func(ctx context.Context, ref, namespace, name string) (*explain.Object, error) {
-		o, err := src(ctx, ref, namespace, name)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range elsewhere() {
-			o.Rules = append(o.Rules, explain.Rule{Name: r, Note: "runs in the isolated rules' process (spec.isolate, or moved there for misbehaving), which kreact explain cannot ask: its log lines carry isolated=true"})
-		}
-		return o, nil
-	}
 }

@@ -102,7 +102,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	})
 	if f.serve.ExplainAddr != "" {
 		// kreact explain answers from the rules' traces.
-		f.serve.Explain = explain.Handler(withIsolated(explainSource(stack, eng, sh.membership, f.shards.Key == "namespace"), iso.RulesElsewhere))
+		f.serve.Explain = explain.Handler(explain.Live{Resolve: stack.Mapper.Resolve, Client: stack.Client, Rules: eng.Explain,
+			Shard: sh.membership, ShardByNamespace: f.shards.Key == "namespace", Elsewhere: iso.RulesElsewhere}.Source())
 	}
 	rec.WatchFinalizers(eng.Finalizing)
 	srv, err := f.serve.Listen(ctx, logger, rec, func() error { return ready.Check(func() []string { return engine.RulesBehind(eng.Status()) }) })
