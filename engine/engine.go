@@ -86,6 +86,10 @@ type Options struct {
 	// answers from. The zero value keeps none: Explain then tells only
 	// whether the rules watch the object, and what waits for it.
 	Trace reaction.TraceSize
+	// Replica, if set, is the scripts' kreact.replica()
+	// (scripting.RuntimeOptions.Replica). Nil means a replica named ""
+	// that leads.
+	Replica func() scripting.Replica
 }
 
 // Observer is told what the engine does, for metrics and tests: what the

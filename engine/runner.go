@@ -93,6 +93,7 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 			MemoryLimit: r.MemoryLimit,
 			CPULimit:    e.opts.CPULimit,
 			DryRun:      dryRun,
+			Replica:     e.opts.Replica,
 		})
 		if err != nil {
 			for _, rt := range run.runtimes {

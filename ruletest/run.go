@@ -128,6 +128,7 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 			MaxActions:  r.Rule.MaxActions,
 			MemoryLimit: r.Rule.MemoryLimit,
 			DryRun:      r.Rule.DryRun,
+			Replica:     testReplica,
 		})
 		if err != nil {
 			// kreact run logs this and does not start the rule.
@@ -401,3 +402,7 @@ func quoteAll(ss []string) []string {
 	}
 	return out
 }
+
+// testReplica is kreact.replica() in a test: a fixed identity, so that
+// what a case expects does not depend on the machine it runs on.
+func testReplica() scripting.Replica { return scripting.Replica{Name: "kreact-test", Leader: true} }

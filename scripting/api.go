@@ -55,6 +55,7 @@ func (e *env) install() {
 		"http":      e.http,
 		"hash":      e.hash,
 		"now":       e.now,
+		"replica":   e.replica,
 		"after":     e.after,
 		"log":       e.logf("log", slog.LevelInfo),
 		"warn":      e.logf("warn", slog.LevelWarn),
@@ -278,4 +279,17 @@ func (e *env) hash(call goja.FunctionCall) goja.Value {
 	}
 	sum := sha256.Sum256(data)
 	return e.vm.ToValue(hex.EncodeToString(sum[:]))
+}
+
+// kreact.replica(): {name, leader}, the replica the script runs on.
+func (e *env) replica(goja.FunctionCall) goja.Value {
+	e.enter("replica")
+	r := Replica{Leader: true}
+	if f := e.cfg.opts.Replica; f != nil {
+		r = f()
+	}
+	o := e.vm.NewObject()
+	_ = o.Set("name", r.Name)
+	_ = o.Set("leader", r.Leader)
+	return o
 }

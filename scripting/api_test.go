@@ -636,3 +636,34 @@ func TestCallIsTransactional(t *testing.T) {
 		})
 	}
 }
+
+func TestReplica(t *testing.T) {
+	src := `function onAdd(obj) {
+  const r = kreact.replica();
+  kreact.log(r.name + " " + r.leader);
+}`
+	leading := true
+	for _, tc := range []struct {
+		name string
+		opts RuntimeOptions
+		lead bool
+		want string
+	}{
+		{name: "unset", want: " true"},
+		{name: "leader", opts: RuntimeOptions{Replica: func() Replica { return Replica{Name: "pod-0", Leader: leading} }}, lead: true, want: "pod-0 true"},
+		{name: "standby", opts: RuntimeOptions{Replica: func() Replica { return Replica{Name: "pod-1", Leader: leading} }}, want: "pod-1 false"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Read at each call: whether a replica leads changes while it runs.
+			leading = tc.lead || tc.opts.Replica == nil
+			h := newFakeHost()
+			r := mustRuntime(t, "rule.js", src, h, tc.opts)
+			if _, err := r.Call(addEvent); err != nil {
+				t.Fatal(err)
+			}
+			if got := h.messages(); len(got) != 1 || got[0] != tc.want {
+				t.Errorf("logs = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

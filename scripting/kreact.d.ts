@@ -283,6 +283,16 @@ declare const kreact: {
   /** The host's clock (fixed in tests, moved by their `advance` steps). Date.now() and new Date() use the same clock. */
   now(): Date;
   /**
+   * The kreact replica running the script, for log lines and rules that
+   * behave per replica. name is its leader-election identity
+   * (--leader-elect), its shard identity (--shards), else the host name;
+   * leader is true while it holds the leader Lease, or, sharded, while it
+   * makes the once-per-cluster ticks; a replica running alone leads.
+   * Read it at each call: whether a replica leads changes. In kreact test
+   * it is {name: "kreact-test", leader: true}.
+   */
+  replica(): { readonly name: string; readonly leader: boolean };
+  /**
    * Call onTimer(obj, ctx) again for the object of this call once delay has
    * passed, with its latest state: "90s", "10m", "1h30m" (Go durations), a
    * number of milliseconds, or a Date to call at. One timer per object: a

@@ -51,6 +51,23 @@ type RuntimeOptions struct {
 	// computes at length moves its rule to a process of its own (package
 	// isolation), which runs it without, for as long as rules can move.
 	CPULimit func() time.Duration
+	// Replica, if set, tells kreact.replica() which replica the script
+	// runs on. It is called at every kreact.replica() call, from the
+	// runtime's goroutine, so it must be cheap and safe for concurrent
+	// use. Nil means a replica named "" that leads.
+	Replica func() Replica
+}
+
+// Replica is the identity of the kreact replica a script runs on, as
+// kreact.replica() returns it.
+type Replica struct {
+	// Name is the replica's identity: its leader-election or shard
+	// identity, else the host name.
+	Name string
+	// Leader is true when the replica leads: it holds the leader Lease
+	// (--leader-elect), or, sharded, it makes the once-per-cluster ticks
+	// (--shards); a replica that runs alone leads.
+	Leader bool
 }
 
 const (

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -24,6 +25,7 @@ import (
 	"github.com/kreact/kreact/metrics"
 	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/reload"
+	"github.com/kreact/kreact/scripting"
 	"github.com/kreact/kreact/shard"
 	"github.com/kreact/kreact/source"
 )
@@ -84,6 +86,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	rep, err := f.replica(sh)
+	if err != nil {
+		return err
+	}
 	stack, err := kube.New(ctx, cfg, sh.kube)
 	if err != nil {
 		return &clusterError{Err: err}
@@ -98,7 +104,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	eng := engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
 		DryRun: f.dryRun, Logger: logger, Observer: rec, MetricsProvider: rec, Shards: f.shards.Plan(), Schedules: sh.schedules,
-		RunsElsewhere: iso.RunsElsewhere, CPULimit: iso.CPULimit, CallFailed: iso.CallFailed, Trace: f.traceSize(),
+		RunsElsewhere: iso.RunsElsewhere, CPULimit: iso.CPULimit, CallFailed: iso.CallFailed, Trace: f.traceSize(), Replica: rep.replica,
 	})
 	if f.serve.ExplainAddr != "" {
 		// kreact explain answers from the rules' traces.
@@ -127,7 +133,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if sup := iso.Elsewhere(); sup != nil {
 		set.Elsewhere, sup.Reported = sup, set.Recount
 	}
-	leading, err := f.leader.Lead(cfg, logger, ready.SetLeading, lifecycle.Group{lifecycle.Func(eng.Run), set, iso})
+	leading, err := f.leader.Lead(cfg, logger, func(lead bool) { rep.lead.Store(lead); ready.SetLeading(lead) }, lifecycle.Group{lifecycle.Func(eng.Run), set, iso})
 	if err != nil {
 		return err
 	}
@@ -272,4 +278,36 @@ func (f *runFlags) traceSize() reaction.TraceSize {
 		return reaction.TraceSize{}
 	}
 	return reaction.DefaultTraceSize
+}
+
+// replicaOf is the scripts' kreact.replica(): this replica's
+// leader-election identity, else its shard identity, else the host name,
+// and whether it leads: holds the lease, or with --shards makes the ticks
+// that are once per cluster; a replica that runs alone leads.
+type replicaOf struct {
+	name  string
+	leads func() bool
+	lead  atomic.Bool // told by leader election
+}
+
+func (f *runFlags) replica(sh sharding) (*replicaOf, error) {
+	r := &replicaOf{}
+	r.name, _ = os.Hostname()
+	r.lead.Store(true)
+	r.leads = r.lead.Load
+	if f.leader.Enabled {
+		var err error
+		if f.leader.Identity, err = leader.NewIdentity(); err != nil {
+			return nil, err
+		}
+		r.name = f.leader.Identity
+	}
+	if sh.membership != nil {
+		r.name, r.leads = sh.membership.Identity(), sh.membership.OwnsSchedules
+	}
+	return r, nil
+}
+
+func (r *replicaOf) replica() scripting.Replica {
+	return scripting.Replica{Name: r.name, Leader: r.leads()}
 }

@@ -23,6 +23,10 @@ type LeaderFlags struct {
 	LeaseDuration time.Duration
 	RenewDeadline time.Duration
 	RetryPeriod   time.Duration
+	// Identity is this replica's holder identity; empty means a new one
+	// (leader.NewIdentity). Not a flag: kreact run sets it to tell the
+	// scripts (kreact.replica()) the name it elects with.
+	Identity string
 }
 
 // Register adds the --leader-elect flags to fs.
@@ -77,7 +81,7 @@ func (l *LeaderFlags) Lead(cfg *rest.Config, logger *slog.Logger, notify func(bo
 		return nil, err
 	}
 	el, err := leader.New(client, leader.Options{
-		Namespace: l.Namespace, Name: l.Name,
+		Namespace: l.Namespace, Name: l.Name, Identity: l.Identity,
 		LeaseDuration: l.LeaseDuration, RenewDeadline: l.RenewDeadline, RetryPeriod: l.RetryPeriod,
 		Logger: logger, OnLeading: notify,
 	})
