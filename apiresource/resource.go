@@ -27,7 +27,14 @@ type Resource struct {
 	Verbs []string
 	// Preferred is true when GVR.Version is its group's preferred version.
 	Preferred bool
+	// Subresources are the subresources served under the resource's
+	// objects, sorted, e.g. ["scale", "status"].
+	Subresources []string
 }
+
+// HasSubresource reports whether the resource serves subresource sub
+// ("status", "scale").
+func (r Resource) HasSubresource(sub string) bool { return slices.Contains(r.Subresources, sub) }
 
 // GVK returns the group, version and kind of the resource.
 func (r Resource) GVK() schema.GroupVersionKind {
@@ -40,5 +47,6 @@ func (r Resource) Equal(o Resource) bool {
 		r.Namespaced == o.Namespaced && r.Preferred == o.Preferred &&
 		slices.Equal(r.ShortNames, o.ShortNames) &&
 		slices.Equal(r.Categories, o.Categories) &&
-		slices.Equal(r.Verbs, o.Verbs)
+		slices.Equal(r.Verbs, o.Verbs) &&
+		slices.Equal(r.Subresources, o.Subresources)
 }

@@ -105,17 +105,34 @@ func build(groups []*metav1.APIGroup, lists []*metav1.APIResourceList, failed ma
 			if l == nil {
 				continue
 			}
+			subs := subresources(l)
 			for _, ar := range l.APIResources {
 				r, ok := resource(gv, ar, preferred)
 				if !ok || done[r.GVR] {
 					continue
 				}
+				r.Subresources = subs[ar.Name]
 				done[r.GVR] = true
 				next.Resources = append(next.Resources, r)
 			}
 		}
 	}
 	return next, seen
+}
+
+// subresources maps each resource of l to its subresources, sorted:
+// discovery lists them as resources of their own named "RESOURCE/SUB".
+func subresources(l *metav1.APIResourceList) map[string][]string {
+	out := map[string][]string{}
+	for _, ar := range l.APIResources {
+		if parent, sub, ok := strings.Cut(ar.Name, "/"); ok && parent != "" && sub != "" && !slices.Contains(out[parent], sub) {
+			out[parent] = append(out[parent], sub)
+		}
+	}
+	for _, subs := range out {
+		slices.Sort(subs)
+	}
+	return out
 }
 
 // resource converts one discovered resource, or says it is not one kreact

@@ -144,6 +144,10 @@ func TestRefreshBuildsSnapshot(t *testing.T) {
 	if !ok || nodes.Singular != "node" || nodes.Namespaced || nodes.Kind != "Node" {
 		t.Errorf("nodes = %+v, %t; want singular guessed from the kind, cluster-scoped", nodes, ok)
 	}
+	pods, _ := snap.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "pods"})
+	if !slices.Equal(pods.Subresources, []string{"status"}) || len(nodes.Subresources) != 0 || !pods.HasSubresource("status") || nodes.HasSubresource("status") {
+		t.Errorf("subresources: pods %q, nodes %q; want pods/status only", pods.Subresources, nodes.Subresources)
+	}
 	deploy, _ := snap.Lookup(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"})
 	if !slices.Equal(deploy.ShortNames, []string{"deploy"}) || !deploy.Namespaced || deploy.GVK().Kind != "Deployment" {
 		t.Errorf("deployments = %+v", deploy)

@@ -33,8 +33,11 @@
 // # What is kept
 //
 // Only resources with both the list and the watch verbs, since kreact can
-// do nothing else with a resource, and no subresources ("pods/status").
-// Each resource records whether its version is the group's preferred one.
+// do nothing else with a resource, and no subresources ("pods/status") as
+// resources of their own: each resource records the names of its
+// subresources ("status", "scale"), so that an action can target one
+// only where it exists, and whether its version is the group's preferred
+// one.
 // A Snapshot lists resources in kubectl's priority order so that the
 // restmapper package resolves ambiguous names as kubectl does.
 //

@@ -19,7 +19,8 @@ var crdVerbs = []string{"delete", "deletecollection", "get", "list", "patch", "c
 // ResourcesFromCRD returns the resources an API server would discover for
 // crd, an apiextensions.k8s.io/v1 CustomResourceDefinition read from YAML:
 // one per served version, with the CRD's scope, plural, singular (the
-// lower-cased kind when unset), kind, short names and categories.
+// lower-cased kind when unset), kind, short names, categories and
+// subresources (status, scale).
 //
 // The preferred version is the one the API server prefers: the highest
 // served version in Kubernetes version order (v2 > v1 > v1beta2 > v1alpha1),
@@ -87,6 +88,7 @@ func ResourcesFromCRD(crd *unstructured.Unstructured) ([]apiresource.Resource, e
 		problem("spec.versions: %v", err)
 	}
 	var served []string
+	subs := map[string][]string{}
 	for i, v := range versions {
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -101,6 +103,13 @@ func ResourcesFromCRD(crd *unstructured.Unstructured) ([]apiresource.Resource, e
 		}
 		if isServed && !slices.Contains(served, vname) {
 			served = append(served, vname)
+			// The server serves spec.versions[].subresources.status and
+			// .scale when present, even empty ({}).
+			for _, sub := range []string{"scale", "status"} {
+				if _, ok, _ := unstructured.NestedFieldNoCopy(m, "subresources", sub); ok {
+					subs[vname] = append(subs[vname], sub)
+				}
+			}
 		}
 	}
 	if len(served) == 0 {
@@ -116,14 +125,15 @@ func ResourcesFromCRD(crd *unstructured.Unstructured) ([]apiresource.Resource, e
 	out := make([]apiresource.Resource, 0, len(served))
 	for i, v := range served {
 		out = append(out, apiresource.Resource{
-			GVR:        schema.GroupVersionResource{Group: group, Version: v, Resource: plural},
-			Kind:       kind,
-			Singular:   singular,
-			Namespaced: scope == "Namespaced",
-			ShortNames: slices.Clone(shortNames),
-			Categories: slices.Clone(categories),
-			Verbs:      slices.Clone(crdVerbs),
-			Preferred:  i == 0,
+			GVR:          schema.GroupVersionResource{Group: group, Version: v, Resource: plural},
+			Kind:         kind,
+			Singular:     singular,
+			Namespaced:   scope == "Namespaced",
+			ShortNames:   slices.Clone(shortNames),
+			Categories:   slices.Clone(categories),
+			Verbs:        slices.Clone(crdVerbs),
+			Preferred:    i == 0,
+			Subresources: subs[v],
 		})
 	}
 	return out, nil

@@ -31,8 +31,8 @@ spec:
   names: {plural: gizmos, kind: Gizmo, shortNames: [gz], categories: [all]}
   versions:
   - {name: v1alpha1, served: true, storage: false}
-  - {name: v1beta1, served: true, storage: true}
-  - {name: v1, served: true, storage: false}
+  - {name: v1beta1, served: true, storage: true, subresources: {status: {}}}
+  - {name: v1, served: true, storage: false, subresources: {status: {}, scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}}}
   - {name: v2, served: false, storage: false}
 `))
 	if err != nil {
@@ -40,13 +40,13 @@ spec:
 	}
 	var got []string
 	for _, r := range rs {
-		got = append(got, fmt.Sprintf("%s kind=%s singular=%s namespaced=%t short=%v categories=%v preferred=%t",
-			r.GVR, r.Kind, r.Singular, r.Namespaced, r.ShortNames, r.Categories, r.Preferred))
+		got = append(got, fmt.Sprintf("%s kind=%s singular=%s namespaced=%t short=%v categories=%v preferred=%t subresources=%v",
+			r.GVR, r.Kind, r.Singular, r.Namespaced, r.ShortNames, r.Categories, r.Preferred, r.Subresources))
 	}
 	want := []string{
-		"example.kreact.io/v1, Resource=gizmos kind=Gizmo singular=gizmo namespaced=false short=[gz] categories=[all] preferred=true",
-		"example.kreact.io/v1beta1, Resource=gizmos kind=Gizmo singular=gizmo namespaced=false short=[gz] categories=[all] preferred=false",
-		"example.kreact.io/v1alpha1, Resource=gizmos kind=Gizmo singular=gizmo namespaced=false short=[gz] categories=[all] preferred=false",
+		"example.kreact.io/v1, Resource=gizmos kind=Gizmo singular=gizmo namespaced=false short=[gz] categories=[all] preferred=true subresources=[scale status]",
+		"example.kreact.io/v1beta1, Resource=gizmos kind=Gizmo singular=gizmo namespaced=false short=[gz] categories=[all] preferred=false subresources=[status]",
+		"example.kreact.io/v1alpha1, Resource=gizmos kind=Gizmo singular=gizmo namespaced=false short=[gz] categories=[all] preferred=false subresources=[]",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
