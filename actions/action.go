@@ -24,6 +24,11 @@ const (
 	Event Verb = "event"
 	// HTTP sends an HTTP request to a URL the rule allows.
 	HTTP Verb = "http"
+	// SetCondition sets Condition in the named object's status.conditions
+	// (MergeCondition), through Subresource ("status", or "" for a
+	// resource without one): it reads the object when it executes and
+	// writes only when the condition changes.
+	SetCondition Verb = "condition"
 )
 
 // apiVerbs is the one table of what each action verb asks of the API
@@ -41,6 +46,10 @@ var apiVerbs = map[Verb]struct {
 	Apply:  {"patch", []string{"create", "patch"}},
 	Patch:  {"patch", []string{"patch"}},
 	Delete: {"delete", []string{"delete"}},
+	// A condition reads and patches the object's status subresource
+	// (RESOURCE/status), or the object itself where the resource has
+	// none; which of them the resource serves is decided when it runs.
+	SetCondition: {"", []string{"get", "patch"}},
 }
 
 // APIVerbs returns the Kubernetes API verbs that RBAC must grant for an
@@ -69,7 +78,7 @@ type Action struct {
 	// create that uses metadata.generateName.
 	Namespace, Name string
 	// Subresource, if set, targets a subresource of the object, such as
-	// "status", for Apply and Patch.
+	// "status", for Apply, Patch and SetCondition.
 	Subresource string
 	// UID of the target object, when known (events).
 	UID types.UID
@@ -83,6 +92,8 @@ type Action struct {
 	EventType, Reason, Message string
 	// Request describes an HTTP action.
 	Request *HTTPRequest
+	// Condition is what a SetCondition action sets.
+	Condition *Condition
 	// DryRun sends the request with dryRun=All (HTTP: not sent, only logged).
 	DryRun bool
 	// Origin is where the script asked for it, for logs. For an action

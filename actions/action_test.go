@@ -16,6 +16,8 @@ func TestVerbTable(t *testing.T) {
 		{Apply, "patch", []string{"create", "patch"}},
 		{Patch, "patch", []string{"patch"}},
 		{Delete, "delete", []string{"delete"}},
+		// A condition's target is RESOURCE/status, where it has one.
+		{SetCondition, "", []string{"get", "patch"}},
 		// Neither asks anything of its own resource.
 		{Event, "", nil},
 		{HTTP, "", nil},

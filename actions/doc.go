@@ -1,6 +1,13 @@
 // Package actions carries what rules ask for (create, server-side apply,
-// patch, delete, a Kubernetes Event, an HTTP request) from the script that
-// asked to the API server.
+// patch, delete, a Kubernetes Event, a status condition, an HTTP request)
+// from the script that asked to the API server.
+//
+// A status condition is merged when it executes, not when the script asks:
+// the worker reads the object's conditions from the API server and writes
+// them back (MergeCondition) with the resourceVersion it read, so that a
+// change made since the script's cached copy is neither lost nor
+// overwritten (a conflict is retried on a new read), and nothing is
+// written when the condition already reads as asked.
 //
 // Each rule gets its own Queue, so a rule whose actions fail, or that is
 // rate limited, never delays another rule. A Queue is a client-go typed

@@ -39,6 +39,8 @@ func (q *Queue) execute(ctx context.Context, a Action) error {
 	switch a.Verb {
 	case Create, Apply, Patch, Delete:
 		err = q.write(ctx, a, dryRun)
+	case SetCondition:
+		err = q.setCondition(ctx, a, dryRun)
 	case Event:
 		err = q.write(ctx, Action{Verb: Create, Resource: eventsGVR, Namespace: eventNamespace(a), Object: eventObject(a, time.Now()).Object}, dryRun)
 	case HTTP:
@@ -109,6 +111,59 @@ func (q *Queue) write(ctx context.Context, a Action, dryRun []string) error {
 		return nil
 	}
 	return err
+}
+
+// setCondition reads the object's status.conditions from the API server
+// (a cached copy may be behind what another writer did since), merges
+// a.Condition in with MergeCondition and, when that changes something,
+// writes the conditions back with a merge patch that carries the
+// resourceVersion read: if the object changed in between, the API server
+// answers 409 Conflict and the action is retried, reading again. An
+// object that is gone needs no condition.
+func (q *Queue) setCondition(ctx context.Context, a Action, dryRun []string) error {
+	if a.Condition == nil {
+		return &permanentError{errors.New("condition action without a condition")}
+	}
+	path := objectPath(a.Resource, a.Namespace, a.Name, a.Subresource)
+	data, err := q.client.Get().AbsPath(path...).SetHeader("Accept", runtime.ContentTypeJSON).Do(ctx).Raw()
+	if apierrors.IsNotFound(err) {
+		q.log.Debug("condition: the object is gone", actionAttrs(a)...)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var obj struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+		Status struct {
+			Conditions any `json:"conditions"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return &permanentError{fmt.Errorf("decode object: %w", err)}
+	}
+	merged, changed, err := MergeCondition(obj.Status.Conditions, *a.Condition, time.Now())
+	if err != nil {
+		return &permanentError{err}
+	}
+	if !changed {
+		q.log.Debug("condition: unchanged", actionAttrs(a)...)
+		return nil
+	}
+	body, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": obj.Metadata.ResourceVersion},
+		"status":   map[string]any{"conditions": merged},
+	})
+	if err != nil {
+		return &permanentError{fmt.Errorf("encode patch: %w", err)}
+	}
+	req := q.client.Patch(types.MergePatchType).AbsPath(path...).Body(body).Param("fieldManager", FieldManager)
+	for _, d := range dryRun {
+		req.Param("dryRun", d)
+	}
+	return req.Do(ctx).Error()
 }
 
 // objectPath is the path of an object (or, with no name, of its

@@ -5,7 +5,8 @@
 // reaction.Plan (get, list, watch, cluster-wide or in the watched
 // namespaces when every informer of a resource is namespaced), spec.reads,
 // the verbs of spec.permissions in the namespaces they apply in (apply
-// needs create and patch), events, the subresources a script names in its
+// needs create and patch, condition get and patch on RESOURCE/status),
+// events, the subresources a script names in its
 // patch or apply calls (for the resources of that verb), and
 // what kreact itself needs (discovery's CRD and APIService informers, and
 // the Leases of --leader-elect or --shards). Every policy rule carries a

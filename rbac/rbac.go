@@ -260,6 +260,14 @@ func rbacFor(rs []*rules.Resolved) (cluster grants, namespaced map[string]grants
 					add(eventsGR, "event", "create")
 					continue
 				}
+				if v == actions.SetCondition {
+					// Read and patched through the status subresource; a
+					// resource without one takes the rule's patch on the
+					// object itself (rules.Resolved.Permits), and reads
+					// it as the rule watches or reads it.
+					add(schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/status"}, "condition", v.APIVerbs()...)
+					continue
+				}
 				add(gr, string(v), v.APIVerbs()...)
 				if v == actions.Patch || v == actions.Apply {
 					for _, sub := range subs[v] {

@@ -216,3 +216,34 @@ func TestGenerateRecordEvents(t *testing.T) {
 		}
 	}
 }
+
+// A rule that sets conditions gets exactly get and patch on the status
+// subresource of that resource, and nothing on the resource itself.
+func TestGenerateConditionGrantsStatus(t *testing.T) {
+	rs, resolved := resolve(t, `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: ready
+spec:
+  watch:
+    - resource: configmaps
+  permissions:
+    - resources: [deployments]
+      verbs: [condition]
+  script: |
+    function onAdd(obj, ctx) {
+      kreact.setCondition({resource: "deployments", namespace: "x", name: "y"}, {type: "Ready", status: "True"});
+    }
+`)
+	out, err := Generate(rs, resolved, Options{Name: "kreact", Namespace: "ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "# rule ready (condition)\n  - apiGroups: [apps]\n    resources: [deployments/status]\n    verbs: [get, patch]\n"
+	if !strings.Contains(string(out), want) {
+		t.Errorf("want\n%s\nin\n%s", want, out)
+	}
+	if strings.Contains(string(out), "resources: [deployments]\n") {
+		t.Errorf("a grant on deployments itself:\n%s", out)
+	}
+}

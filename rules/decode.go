@@ -443,7 +443,7 @@ func (d *decoder) permission(n *yaml.Node, path string) (Permission, bool) {
 		case vb == actions.HTTP:
 			d.Errorf(it.n, "%s: http is not a permission verb; list URL prefixes in spec.http", yamlnode.Index(yamlnode.Join(path, "verbs"), it.i))
 		default:
-			d.Errorf(it.n, "%s: unknown verb %q (want create, apply, patch, delete or event)", yamlnode.Index(yamlnode.Join(path, "verbs"), it.i), it.s)
+			d.Errorf(it.n, "%s: unknown verb %q (want create, apply, patch, delete, event or condition)", yamlnode.Index(yamlnode.Join(path, "verbs"), it.i), it.s)
 		}
 	}
 	return p, ok && len(p.Resources) > 0 && len(p.Verbs) > 0

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
 	"slices"
 	"strings"
@@ -396,9 +397,21 @@ func sortedContains(s []string, x string) bool {
 
 // Permits returns nil when the rule may ask for action a: an HTTP request to
 // a URL under spec.http, or a verb spec.permissions grants on the target's
-// resource. Both kreact run and kreact test check actions with it, so they
+// resource (a condition on a resource without a status subresource takes
+// patch as well). Both kreact run and kreact test check actions with it, so they
 // refuse the same things with the same errors.
 func (r *Resolved) Permits(a actions.Action) error {
+	if a.Verb == actions.SetCondition && a.Subresource == "" {
+		// The resource has no status subresource: the condition is
+		// written to the object itself, which takes patch too.
+		if err := r.Allows(a.Verb, a.Resource, a.Namespace); err != nil {
+			return err
+		}
+		if err := r.Allows(actions.Patch, a.Resource, a.Namespace); err != nil {
+			return fmt.Errorf("%s has no status subresource, so its conditions are written to the object itself: %w", a.Resource.GroupResource(), err)
+		}
+		return nil
+	}
 	if a.Verb != actions.HTTP {
 		return r.Allows(a.Verb, a.Resource, a.Namespace)
 	}

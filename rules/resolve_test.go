@@ -264,7 +264,7 @@ kind: Rule
 metadata: {name: notifier}
 spec:
   watch: [{resource: configmaps}]
-  permissions: [{resources: [configmaps], verbs: [patch]}]
+  permissions: [{resources: [configmaps], verbs: [patch, condition]}, {resources: [secrets], verbs: [condition]}]
   http: ["http://127.0.0.1:9999/hooks/"]
   script: "function onAdd() {}"
 `))
@@ -276,6 +276,7 @@ spec:
 		t.Fatal(err)
 	}
 	cm := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 	tests := []struct {
 		name    string
 		action  actions.Action
@@ -286,6 +287,11 @@ spec:
 		{"allowed URL", actions.Action{Verb: actions.HTTP, Request: &actions.HTTPRequest{URL: "http://127.0.0.1:9999/hooks/x"}}, ""},
 		{"other URL", actions.Action{Verb: actions.HTTP, Request: &actions.HTTPRequest{URL: "http://127.0.0.1:9999/admin"}}, "spec.http"},
 		{"no request", actions.Action{Verb: actions.HTTP}, "http action without a request"},
+		{"condition through status", actions.Action{Verb: actions.SetCondition, Resource: secrets, Subresource: "status"}, ""},
+		{"condition on the object, patch declared", actions.Action{Verb: actions.SetCondition, Resource: cm}, ""},
+		{"condition on the object, patch not declared", actions.Action{Verb: actions.SetCondition, Resource: secrets},
+			`secrets has no status subresource, so its conditions are written to the object itself: rule "notifier" may not patch secrets: add {resources: [secrets], verbs: [patch]} to spec.permissions`},
+		{"condition not declared", actions.Action{Verb: actions.SetCondition, Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Subresource: "status"}, `may not condition pods`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -295,7 +295,7 @@ type Permission struct {
 // order. actions.HTTP is not one of them: HTTP calls are allowed by
 // spec.http.
 func PermissionVerbs() []actions.Verb {
-	return []actions.Verb{actions.Create, actions.Apply, actions.Patch, actions.Delete, actions.Event}
+	return []actions.Verb{actions.Create, actions.Apply, actions.Patch, actions.Delete, actions.Event, actions.SetCondition}
 }
 
 // Ticks reports whether the rule calls onTick: it has spec.every or

@@ -318,15 +318,16 @@ func (d *decoder) expect(f *File, n *yaml.Node, path string) Expect {
 }
 
 // Field names of an action, in the order they are printed.
-var actionFields = []string{"rule", "verb", "resource", "subresource", "namespace", "name", "patchType", "patch", "object", "event", "http", "dryRun"}
+var actionFields = []string{"rule", "verb", "resource", "subresource", "namespace", "name", "patchType", "patch", "object", "event", "condition", "http", "dryRun"}
 
 // alwaysCompared are compared even when the expectation leaves them out.
 var alwaysCompared = []string{"verb", "resource", "name"}
 
 var (
-	eventFields = []string{"type", "reason", "message"}
-	httpFields  = []string{"method", "url", "headers", "body"}
-	verbs       = []actions.Verb{actions.Create, actions.Apply, actions.Patch, actions.Delete, actions.Event, actions.HTTP}
+	eventFields     = []string{"type", "reason", "message"}
+	conditionFields = []string{"type", "status", "reason", "message", "observedGeneration"}
+	httpFields      = []string{"method", "url", "headers", "body"}
+	verbs           = []actions.Verb{actions.Create, actions.Apply, actions.Patch, actions.Delete, actions.Event, actions.HTTP, actions.SetCondition}
 )
 
 func (d *decoder) expectedAction(f *File, n *yaml.Node, path string) (ExpectedAction, bool) {
@@ -350,7 +351,7 @@ func (d *decoder) expectedAction(f *File, n *yaml.Node, path string) (ExpectedAc
 		case "verb":
 			s, good := str(key)
 			if good && !slices.Contains(verbs, actions.Verb(s)) {
-				d.Errorf(v, "%s.verb: %q is not an action verb (want create, apply, patch, delete, event or http)", path, s)
+				d.Errorf(v, "%s.verb: %q is not an action verb (want create, apply, patch, delete, event, http or condition)", path, s)
 				ok = false
 			}
 			out = append(out, Field{key, s})
@@ -382,11 +383,8 @@ func (d *decoder) expectedAction(f *File, n *yaml.Node, path string) (ExpectedAc
 			val, good := d.Value(v, path+"."+key)
 			ok = ok && good
 			out = append(out, Field{key, normalize(val)})
-		case "event", "http":
-			known := eventFields
-			if key == "http" {
-				known = httpFields
-			}
+		case "event", "condition", "http":
+			known := map[string][]string{"event": eventFields, "condition": conditionFields, "http": httpFields}[key]
 			sub := d.fields(v, path+"."+key, known...)
 			if sub == nil {
 				ok = false
@@ -398,7 +396,7 @@ func (d *decoder) expectedAction(f *File, n *yaml.Node, path string) (ExpectedAc
 				if !present {
 					continue
 				}
-				if k == "body" || k == "headers" {
+				if k == "body" || k == "headers" || k == "observedGeneration" {
 					val, good := d.Value(sv, path+"."+key+"."+k)
 					ok = ok && good
 					inner = append(inner, Field{k, normalize(val)})

@@ -45,11 +45,11 @@ func (fs Fields) get(key string) any {
 
 func zero(key string) any {
 	switch key {
-	case "patch", "object", "body", "headers":
+	case "patch", "object", "body", "headers", "observedGeneration":
 		return nil
 	case "dryRun":
 		return false
-	case "event", "http":
+	case "event", "condition", "http":
 		return Fields(nil)
 	}
 	return ""
@@ -109,6 +109,14 @@ func ActionFields(a actions.Action, withRule bool) Fields {
 		add("object", normalize(a.Object))
 	case actions.Event:
 		add("event", Fields{{"type", a.EventType}, {"reason", a.Reason}, {"message", a.Message}})
+	case actions.SetCondition:
+		if c := a.Condition; c != nil {
+			cf := Fields{{"type", c.Type}, {"status", c.Status}, {"reason", c.Reason}, {"message", c.Message}}
+			if c.ObservedGeneration != 0 {
+				cf = append(cf, Field{"observedGeneration", c.ObservedGeneration})
+			}
+			add("condition", cf)
+		}
 	case actions.HTTP:
 		if r := a.Request; r != nil {
 			h := Fields{{"method", r.Method}, {"url", r.URL}}

@@ -24,6 +24,11 @@ func TestJSONValidation(t *testing.T) {
 		want string // the exception message
 	}{
 		{`kreact.patch(obj, {spec: {replicas: NaN}})`, `TypeError: patch: spec.replicas is NaN`},
+		{`kreact.setCondition(obj, {status: "True"})`, `TypeError: setCondition: condition type is required`},
+		{`kreact.setCondition(obj, {type: "Ready", status: "yes"})`, `TypeError: setCondition: condition status must be "True", "False" or "Unknown", not "yes"`},
+		{`kreact.setCondition(obj, {type: "Ready", status: true})`, `TypeError: setCondition: condition.status must be a string`},
+		{`kreact.setCondition(obj, {type: "Ready", status: "True", observedGeneration: 1.5})`, `TypeError: setCondition: condition.observedGeneration must be an integer`},
+		{`kreact.setCondition(obj, "Ready")`, `TypeError: setCondition: want setCondition(target, {type, status, reason, message, observedGeneration})`},
 		{`kreact.patch(obj, {spec: {replicas: 1 / 0}})`, `TypeError: patch: spec.replicas is +Inf`},
 		{`kreact.patch(obj, {spec: {replicas: -1 / 0}})`, `TypeError: patch: spec.replicas is -Inf`},
 		{`kreact.patch(obj, {spec: {fn() {}}})`, `TypeError: patch: spec.fn is a function`},
@@ -226,6 +231,31 @@ func TestActions(t *testing.T) {
 			name: "event defaults to Normal",
 			call: `kreact.event({resource: "deploy", namespace: "default", name: "web"}, {reason: "Seen"})`,
 			want: with(base(actions.Event), func(a *actions.Action) { a.EventType, a.Reason = "Normal", "Seen" }),
+		},
+		{
+			name: "condition through the status subresource, for the object's generation",
+			call: `kreact.setCondition(obj, {type: "Ready", status: "True", reason: "Up", message: "all " + obj.spec.replicas})`,
+			want: with(base(actions.SetCondition), func(a *actions.Action) {
+				a.UID = "uid-web"
+				a.Subresource = "status"
+				a.Condition = &actions.Condition{Type: "Ready", Status: "True", Reason: "Up", Message: "all 2", ObservedGeneration: 7}
+			}),
+		},
+		{
+			name: "condition with its own generation",
+			call: `kreact.setCondition({apiVersion: "apps/v1", kind: "Deployment", metadata: {namespace: "default", name: "web", generation: 3}}, {type: "Ready", status: "Unknown", observedGeneration: 5})`,
+			want: with(base(actions.SetCondition), func(a *actions.Action) {
+				a.Subresource = "status"
+				a.Condition = &actions.Condition{Type: "Ready", Status: "Unknown", ObservedGeneration: 5}
+			}),
+		},
+		{
+			name: "condition on a resource without a status subresource",
+			call: `kreact.setCondition({resource: "cm", namespace: "default", name: "web-config"}, {type: "Synced", status: "False"})`,
+			want: with(base(actions.SetCondition), func(a *actions.Action) {
+				cm(a)
+				a.Condition = &actions.Condition{Type: "Synced", Status: "False"}
+			}),
 		},
 		{
 			name: "http with a JSON body",

@@ -28,6 +28,8 @@ var (
 		Singular:   "deployment",
 		Namespaced: true,
 		ShortNames: []string{"deploy"},
+		// Served by the API server: setCondition goes through status.
+		Subresources: []string{"scale", "status"},
 	}
 	configMaps = apiresource.Resource{
 		GVR:        schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
@@ -175,6 +177,7 @@ func deployment(ns, name string, replicas int64) *unstructured.Unstructured {
 			"namespace":       ns,
 			"uid":             "uid-" + name,
 			"resourceVersion": "42",
+			"generation":      int64(7),
 			"labels":          map[string]any{"app": name, "tier": "web"},
 			"annotations":     map[string]any{"example.com/replicas": "3", "a.b/c": "dotted"},
 		},

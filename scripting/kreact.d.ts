@@ -219,6 +219,18 @@ interface EventSpec {
   message?: string;
 }
 
+/** A status condition, as kreact.setCondition takes it. */
+interface ConditionSpec {
+  /** The condition's type, e.g. "Ready"; required. */
+  type: string;
+  status: "True" | "False" | "Unknown";
+  /** A short CamelCase reason, e.g. "Scheduled". */
+  reason?: string;
+  message?: string;
+  /** The metadata.generation this condition describes; default: the target's. */
+  observedGeneration?: number;
+}
+
 /** Options of apply, patch and jsonPatch. */
 interface WriteOptions {
   /** Write a subresource of the object instead of the object itself. */
@@ -241,7 +253,7 @@ interface HTTPRequest {
  * naming the path ("patch: spec.replicas is NaN"). Dates become RFC 3339
  * strings. Integral numbers are sent as integers.
  *
- * Actions (create, apply, patch, jsonPatch, delete, event, http) are
+ * Actions (create, apply, patch, jsonPatch, delete, event, setCondition, http) are
  * queued, not executed: they return undefined at once and run after the
  * handler returns, subject to the rule's permissions (a refusal is thrown
  * as an Error). At most 100 per call by default.
@@ -277,6 +289,20 @@ declare const kreact: {
   event(target: Target, event: EventSpec): void;
   /** Send an HTTP request. */
   http(request: HTTPRequest): void;
+  /**
+   * Set one condition in the object's status.conditions, the Kubernetes
+   * way: when the action runs, kreact reads the object's current
+   * conditions from the API server (not the cache), replaces the one of
+   * this type (or adds it at the end) and keeps the others;
+   * lastTransitionTime moves only when status changes; nothing is written
+   * when nothing changed. It goes through the status subresource where
+   * the resource has one. observedGeneration defaults to the target's
+   * metadata.generation. Needs the `condition` permission (and `patch`
+   * on a resource without a status subresource). A condition without
+   * type, or with a status other than "True", "False" or "Unknown", throws
+   * a TypeError.
+   */
+  setCondition(target: Target, condition: ConditionSpec): void;
 
   /** Hex SHA-256 of the value's canonical JSON (sorted keys): hash(obj.data) changes when the data does. */
   hash(value: JSONValue | KubeObject): string;

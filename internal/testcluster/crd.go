@@ -25,6 +25,9 @@ type CRD struct {
 	// ClusterScoped makes the resource cluster-scoped; the default is
 	// namespaced.
 	ClusterScoped bool
+	// NoStatus leaves the status subresource out: status is then written
+	// with the rest of the object.
+	NoStatus bool
 }
 
 // GVR returns the custom resource's group, version (v1) and resource.
@@ -42,6 +45,19 @@ func (d CRD) Object() *unstructured.Unstructured {
 	for _, s := range d.ShortNames {
 		shortNames = append(shortNames, s)
 	}
+	version := map[string]any{
+		"name":         "v1",
+		"served":       true,
+		"storage":      true,
+		"subresources": map[string]any{"status": map[string]any{}},
+		"schema": map[string]any{"openAPIV3Schema": map[string]any{
+			"type":                                 "object",
+			"x-kubernetes-preserve-unknown-fields": true,
+		}},
+	}
+	if d.NoStatus {
+		delete(version, "subresources")
+	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1",
 		"kind":       "CustomResourceDefinition",
@@ -56,16 +72,7 @@ func (d CRD) Object() *unstructured.Unstructured {
 				"singular":   strings.ToLower(d.Kind),
 				"shortNames": shortNames,
 			},
-			"versions": []any{map[string]any{
-				"name":         "v1",
-				"served":       true,
-				"storage":      true,
-				"subresources": map[string]any{"status": map[string]any{}},
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{
-					"type":                                 "object",
-					"x-kubernetes-preserve-unknown-fields": true,
-				}},
-			}},
+			"versions": []any{version},
 		},
 	}}
 }
