@@ -249,7 +249,8 @@ func (e *env) list(call goja.FunctionCall) goja.Value {
 	return e.vm.NewDynamicArray(&listView{e: e, items: items})
 }
 
-// kreact.create(obj) and kreact.apply(obj, options?).
+// kreact.create(obj, options?) and kreact.apply(obj, options?); options
+// are {owner} and, for apply, {subresource}.
 func (e *env) createOrApply(op string, verb actions.Verb) native {
 	return func(call goja.FunctionCall) goja.Value {
 		e.enter(op)
@@ -287,10 +288,26 @@ func (e *env) createOrApply(op string, verb actions.Verb) native {
 			// along when a script applies a clone of a cached object.
 			delete(md, "managedFields")
 		}
+		opts := call.Argument(1)
+		var owner *ownerRef
+		switch o, ok := opts.(*goja.Object); {
+		case ok:
+			owner = e.owner(op, o)
+		case verb == actions.Create && !goja.IsUndefined(opts) && !goja.IsNull(opts):
+			e.throwType("%s: options must be an object like {owner: obj}", op)
+		}
+		if owner != nil {
+			if err := checkOwner(owner.t, t); err != nil {
+				e.throwType("%s: %v", op, err)
+			}
+			if err := setOwner(m, *owner); err != nil {
+				e.throwType("%s: %v", op, err)
+			}
+		}
 		a := e.action(verb, &t)
 		a.Object = m
 		if verb == actions.Apply {
-			a.Subresource = e.subresource(op, call.Argument(1))
+			a.Subresource = e.subresource(op, opts)
 		}
 		return e.enqueue(op, func() string {
 			what := t.String()

@@ -237,6 +237,21 @@ interface WriteOptions {
   subresource?: "status" | "scale";
 }
 
+/** The owner option of create and apply. */
+interface OwnerOptions {
+  /**
+   * Make the new object owned by this one: kreact adds the controller
+   * reference to it (controller and blockOwnerDeletion true) to
+   * metadata.ownerReferences, so that Kubernetes' garbage collector
+   * deletes the object with its owner. The owner must carry metadata.uid
+   * (the handler's object, or one from kreact.get). A namespaced owner can
+   * own only objects of its own namespace, and no cluster-scoped object:
+   * such a call throws a TypeError; use spec.finalizer and delete the
+   * object in onDelete instead.
+   */
+  owner?: KubeObject | object;
+}
+
 interface HTTPRequest {
   /** An absolute http or https URL; the rule must allow it. */
   url: string;
@@ -266,11 +281,18 @@ declare const kreact: {
   get(resource: string, namespace: string | null, name: string): KubeObject | null;
   /** Matching objects, read-only. */
   list(resource: string, options?: ListOptions): ReadonlyArray<KubeObject>;
+  /**
+   * The object's controller owner (the ownerReference with controller:
+   * true, as {owner} sets it), read-only, from the cache; null when it has
+   * none, or the cache no longer holds that object (same name, another
+   * uid). The rule must watch or read (spec.reads) the owner's resource.
+   */
+  owner(obj: KubeObject | object): KubeObject | null;
 
   /** Create an object (metadata.name or metadata.generateName; metadata.namespace for namespaced kinds). */
-  create(obj: object): void;
+  create(obj: object, options?: OwnerOptions): void;
   /** Server-side apply an object (field manager "kreact"); metadata.managedFields is dropped. */
-  apply(obj: object, options?: WriteOptions): void;
+  apply(obj: object, options?: WriteOptions & OwnerOptions): void;
   /** JSON merge patch (RFC 7386): null deletes a key. */
   patch(target: Target, mergePatch: { [key: string]: JSONValue }, options?: WriteOptions): void;
   /** JSON patch (RFC 6902). */
