@@ -85,8 +85,19 @@ type Expect struct {
 	// error, in order. None means no script error may occur.
 	Errors []string
 	// Logs are substrings that must occur, in order, among the log
-	// records of the scripts; other records may come between them.
+	// records of the scripts; other records may come between them. Each
+	// uses up the record it matches.
 	Logs []string
+	// LogsContain are substrings that must each occur in some log record,
+	// in any order; several may match the same record.
+	LogsContain []string
+	// Partial makes every object and patch of Actions a partial
+	// expectation (ExpectedAction.Partial).
+	Partial bool
+	// IgnoreOtherActions makes Actions a subsequence of what the rules
+	// asked for: each must occur, in order, and actions not listed are
+	// ignored. False means the lists match one for one.
+	IgnoreOtherActions bool
 }
 
 // ExpectedAction is one expected action: the fields the test lists, in
@@ -95,6 +106,12 @@ type Expect struct {
 type ExpectedAction struct {
 	Pos    source.Position
 	Fields Fields
+	// Partial compares object and patch as a subset: the keys listed
+	// must be there with matching values, others may be too. Lists match
+	// element by element and must have the same length.
+	Partial bool
+
+	partialSet bool // the action says partial, which Expect.Partial does not override
 }
 
 // Error is a problem found while running a case that makes it fail

@@ -305,15 +305,25 @@ func (d *decoder) checkTick(f *File, n *yaml.Node, path, rule string) bool {
 }
 
 func (d *decoder) expect(f *File, n *yaml.Node, path string) Expect {
-	fs := d.fields(n, path, "actions", "errors", "logs")
+	fs := d.fields(n, path, "actions", "partial", "ignoreOtherActions", "errors", "logs", "logsContain")
 	var e Expect
+	if v, ok := fs["partial"]; ok {
+		e.Partial = d.boolean(v, path+".partial")
+	}
+	if v, ok := fs["ignoreOtherActions"]; ok {
+		e.IgnoreOtherActions = d.boolean(v, path+".ignoreOtherActions")
+	}
 	for i, item := range d.list(fs["actions"], path+".actions") {
 		if a, ok := d.expectedAction(f, item, yamlnode.Index(path+".actions", i)); ok {
+			if !a.partialSet {
+				a.Partial = e.Partial
+			}
 			e.Actions = append(e.Actions, a)
 		}
 	}
 	e.Errors, _ = d.strings(fs["errors"], path+".errors")
 	e.Logs, _ = d.strings(fs["logs"], path+".logs")
+	e.LogsContain, _ = d.strings(fs["logsContain"], path+".logsContain")
 	return e
 }
 
@@ -331,9 +341,13 @@ var (
 )
 
 func (d *decoder) expectedAction(f *File, n *yaml.Node, path string) (ExpectedAction, bool) {
-	fs := d.fields(n, path, actionFields...)
+	fs := d.fields(n, path, append(slices.Clone(actionFields), "partial")...)
 	if fs == nil {
 		return ExpectedAction{}, false
+	}
+	partial, partialSet := false, false
+	if v, ok := fs["partial"]; ok {
+		partial, partialSet = d.boolean(v, path+".partial"), true
 	}
 	ok := true
 	str := func(key string) (string, bool) {
@@ -416,5 +430,5 @@ func (d *decoder) expectedAction(f *File, n *yaml.Node, path string) (ExpectedAc
 	if !ok {
 		return ExpectedAction{}, false
 	}
-	return ExpectedAction{Pos: d.Pos(n), Fields: out}, true
+	return ExpectedAction{Pos: d.Pos(n), Fields: out, Partial: partial, partialSet: partialSet}, true
 }

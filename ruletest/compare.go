@@ -144,14 +144,17 @@ func decodeJSON(data []byte) any {
 	return v
 }
 
+// partialKeys are the fields that a partial expectation compares as a
+// subset.
+var partialKeys = []string{"object", "patch"}
+
 // matches reports whether actual satisfies the expectation: verb,
 // resource and name always, every other field when the expectation lists
-// it, and within event and http the listed subfields.
-func matches(exp, actual Fields) bool {
-	for _, key := range alwaysCompared {
-		if !equal(exp.get(key), actual.get(key)) {
-			return false
-		}
+// it, within event, condition and http the listed subfields, and, when
+// partial, object and patch as a subset (subset).
+func matches(exp, actual Fields, partial bool) bool {
+	if !sameTarget(exp, actual) {
+		return false
 	}
 	for _, f := range exp {
 		if slices.Contains(alwaysCompared, f.Key) {
@@ -166,11 +169,80 @@ func matches(exp, actual Fields) bool {
 			}
 			continue
 		}
+		if partial && slices.Contains(partialKeys, f.Key) {
+			if !subset(normalize(f.Value), normalize(actual.get(f.Key))) {
+				return false
+			}
+			continue
+		}
 		if !equal(f.Value, actual.get(f.Key)) {
 			return false
 		}
 	}
 	return true
+}
+
+// subset reports whether have (JSON data, normalized) holds want: every
+// key of a map in want is in have with a value that holds want's; lists
+// have the same length and hold want's elements in order; anything else
+// is equal.
+func subset(want, have any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, wv := range w {
+			hv, ok := h[k]
+			if !ok || !subset(wv, hv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		h, ok := have.([]any)
+		if !ok || len(h) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !subset(w[i], h[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(want, have)
+}
+
+// prune keeps of have (JSON data, normalized) what want lists, so that the
+// diff of a partial expectation shows only the keys it compares.
+func prune(want, have any) any {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return have
+		}
+		out := make(map[string]any, len(w))
+		for k, wv := range w {
+			if hv, ok := h[k]; ok {
+				out[k] = prune(wv, hv)
+			}
+		}
+		return out
+	case []any:
+		h, ok := have.([]any)
+		if !ok || len(h) != len(w) {
+			return have
+		}
+		out := make([]any, len(h))
+		for i := range h {
+			out[i] = prune(w[i], h[i])
+		}
+		return out
+	}
+	return have
 }
 
 func equal(a, b any) bool {
@@ -181,9 +253,10 @@ func equal(a, b any) bool {
 }
 
 // project keeps the fields of actual that the expectation compares, so that
-// a diff shows only what matters. A compared field actual lacks appears
-// with its zero value.
-func project(exp, actual Fields) Fields {
+// a diff shows only what matters (for a partial expectation, only the keys
+// of object and patch that it lists). A compared field actual lacks
+// appears with its zero value.
+func project(exp, actual Fields, partial bool) Fields {
 	var out Fields
 	for _, key := range actionFields {
 		ev, listed := exp.Get(key)
@@ -199,6 +272,8 @@ func project(exp, actual Fields) Fields {
 				av = inner
 			} else if !has {
 				av = zero(key)
+			} else if partial && slices.Contains(partialKeys, key) {
+				av = prune(normalize(ev), normalize(av))
 			}
 			out = append(out, Field{key, av})
 		case has && slices.Contains(alwaysCompared, key):
@@ -208,13 +283,53 @@ func project(exp, actual Fields) Fields {
 	return out
 }
 
-// compareActions compares the actions one by one, in order. It returns ""
-// when they match, and otherwise a line diff of the expected and actual
-// actions as YAML (actual actions reduced to the fields compared).
-func compareActions(exp []ExpectedAction, actual []Fields) string {
-	ok := len(exp) == len(actual)
-	for i := 0; ok && i < len(exp); i++ {
-		ok = matches(exp[i].Fields, actual[i])
+// sameTarget reports whether the expectation and the action agree on
+// the fields always compared.
+func sameTarget(exp, actual Fields) bool {
+	for _, key := range alwaysCompared {
+		if !equal(exp.get(key), actual.get(key)) {
+			return false
+		}
+	}
+	return true
+}
+
+// compareActions compares the actions one by one, in order, or, with
+// ignoreOthers, looks for each expected action in order among the actual
+// ones, skipping those that match none. It returns "" when they match, and
+// otherwise a line diff of the expected and actual actions as YAML (actual
+// actions reduced to the fields compared; with ignoreOthers, an action no
+// expectation took to the fields of one about the same object, or to its
+// verb, resource and name).
+func compareActions(exp []ExpectedAction, actual []Fields, ignoreOthers bool) string {
+	// paired[i] is the expectation actual[i] is compared with, or -1.
+	paired := make([]int, len(actual))
+	ok := true
+	if ignoreOthers {
+		for i := range paired {
+			paired[i] = -1
+		}
+		next := 0
+		for j := range exp {
+			i := next
+			for i < len(actual) && !matches(exp[j].Fields, actual[i], exp[j].Partial) {
+				i++
+			}
+			if i == len(actual) {
+				ok = false
+				break
+			}
+			paired[i], next = j, i+1
+		}
+	} else {
+		ok = len(exp) == len(actual)
+		for i := range paired {
+			paired[i] = -1
+			if i < len(exp) {
+				paired[i] = i
+				ok = ok && matches(exp[i].Fields, actual[i], exp[i].Partial)
+			}
+		}
 	}
 	if ok {
 		return ""
@@ -225,9 +340,20 @@ func compareActions(exp []ExpectedAction, actual []Fields) string {
 		want[i] = exp[i].Fields
 	}
 	for i := range actual {
-		got[i] = actual[i]
-		if i < len(exp) {
-			got[i] = project(exp[i].Fields, actual[i])
+		switch j := paired[i]; {
+		case j >= 0:
+			got[i] = project(exp[j].Fields, actual[i], exp[j].Partial)
+		case ignoreOthers:
+			// Shown with the fields of an expectation about the same
+			// object, which it may have been meant to meet.
+			j := slices.IndexFunc(exp, func(e ExpectedAction) bool { return sameTarget(e.Fields, actual[i]) })
+			if j < 0 {
+				got[i] = project(nil, actual[i], false)
+			} else {
+				got[i] = project(exp[j].Fields, actual[i], exp[j].Partial)
+			}
+		default:
+			got[i] = actual[i]
 		}
 	}
 	return lineDiff(renderYAML(want), renderYAML(got))

@@ -57,7 +57,7 @@ func TestMatches(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := matches(tt.exp, ActionFields(tt.action, true)); got != tt.want {
+			if got := matches(tt.exp, ActionFields(tt.action, true), false); got != tt.want {
 				t.Errorf("matches = %v, want %v", got, tt.want)
 			}
 		})
@@ -77,6 +77,82 @@ func TestLineDiff(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := lineDiff(tt.want, tt.got); got != tt.diff {
 				t.Errorf("lineDiff =\n%s\nwant\n%s", got, tt.diff)
+			}
+		})
+	}
+}
+
+func TestPartialMatches(t *testing.T) {
+	apply := actions.Action{
+		Verb:      actions.Apply,
+		Resource:  schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
+		Namespace: "shop",
+		Name:      "copy",
+		Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "copy", "namespace": "shop", "labels": map[string]any{"a": "1", "b": "2"}},
+			"data":     map[string]any{"k": "v", "n": int64(1)},
+			"list":     []any{map[string]any{"x": 1, "y": 2}, "s"},
+		},
+	}
+	exp := func(object any) Fields {
+		return Fields{{"verb", "apply"}, {"resource", "configmaps"}, {"name", "copy"}, {"object", object}}
+	}
+	tests := []struct {
+		name    string
+		object  any
+		partial bool
+		want    bool
+	}{
+		{"exact needs every key", map[string]any{"data": map[string]any{"k": "v"}}, false, false},
+		{"subset", map[string]any{"data": map[string]any{"k": "v"}, "metadata": map[string]any{"labels": map[string]any{"b": "2"}}}, true, true},
+		{"numbers by value", map[string]any{"data": map[string]any{"n": 1.0}}, true, true},
+		{"a listed key must be there", map[string]any{"data": map[string]any{"missing": "x"}}, true, false},
+		{"a listed value must match", map[string]any{"data": map[string]any{"k": "w"}}, true, false},
+		{"null is a value, not a wildcard", map[string]any{"data": map[string]any{"k": nil}}, true, false},
+		{"lists element by element", map[string]any{"list": []any{map[string]any{"y": 2}, "s"}}, true, true},
+		{"lists as long", map[string]any{"list": []any{map[string]any{"y": 2}}}, true, false},
+		{"type differs", map[string]any{"data": "k"}, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := matches(exp(normalize(tt.object)), ActionFields(apply, false), tt.partial); got != tt.want {
+				t.Errorf("matches = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCompareActions(t *testing.T) {
+	cm := func(verb actions.Verb, name string) Fields {
+		return ActionFields(actions.Action{Verb: verb, Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Name: name,
+			PatchType: types.MergePatchType, PatchData: []byte(`{"data":{"k":"v","other":"x"}}`)}, false)
+	}
+	want := func(verb, name string) ExpectedAction {
+		return ExpectedAction{Fields: Fields{{"verb", verb}, {"resource", "configmaps"}, {"name", name}}}
+	}
+	partialPatch := ExpectedAction{Partial: true, Fields: Fields{{"verb", "patch"}, {"resource", "configmaps"}, {"name", "b"},
+		{"patch", map[string]any{"data": map[string]any{"k": "v"}}}}}
+	actual := []Fields{cm(actions.Delete, "a"), cm(actions.Patch, "b"), cm(actions.Delete, "c")}
+	tests := []struct {
+		name         string
+		exp          []ExpectedAction
+		ignoreOthers bool
+		diff         string // "" when they match
+	}{
+		{"one for one", []ExpectedAction{want("delete", "a"), want("patch", "b"), want("delete", "c")}, false, ""},
+		{"one missing", []ExpectedAction{want("patch", "b")}, false,
+			"+ - verb: delete\n+   resource: configmaps\n+   name: a\n  - verb: patch\n    resource: configmaps\n    name: b\n+   patchType: merge\n+   patch:\n+     data:\n+       k: v\n+       other: x\n+ - verb: delete\n+   resource: configmaps\n+   name: c\n"},
+		{"others ignored", []ExpectedAction{want("patch", "b")}, true, ""},
+		{"others ignored, in order", []ExpectedAction{want("delete", "a"), want("delete", "c")}, true, ""},
+		{"others ignored, partial patch", []ExpectedAction{partialPatch}, true, ""},
+		{"out of order", []ExpectedAction{want("delete", "c"), want("delete", "a")}, true,
+			"  - verb: delete\n    resource: configmaps\n-   name: c\n+   name: a\n+ - verb: patch\n+   resource: configmaps\n+   name: b\n  - verb: delete\n    resource: configmaps\n-   name: a\n+   name: c\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := compareActions(tt.exp, actual, tt.ignoreOthers); (diff == "") != (tt.diff == "") || (tt.diff != "" && diff != tt.diff) {
+				t.Errorf("diff =\n%s\nwant\n%s", diff, tt.diff)
 			}
 		})
 	}

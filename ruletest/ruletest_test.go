@@ -65,6 +65,7 @@ func TestGoldenReports(t *testing.T) {
 		{"projected.yaml", 1, 2},
 		{"replica.yaml", 0, 1},
 		{"condition.yaml", 1, 2},
+		{"loose.yaml", 3, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -178,7 +179,7 @@ func TestFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"testdata/broken.yaml", "testdata/clock.yaml", "testdata/condition.yaml", "testdata/explain.yaml", "testdata/invalid.yaml", "testdata/pass.yaml", "testdata/projected.yaml", "testdata/replica.yaml", "testdata/runaway.yaml", "testdata/schedule.yaml", "testdata/script-error.yaml", "testdata/tick.yaml"}
+	want := []string{"testdata/broken.yaml", "testdata/clock.yaml", "testdata/condition.yaml", "testdata/explain.yaml", "testdata/invalid.yaml", "testdata/loose.yaml", "testdata/pass.yaml", "testdata/projected.yaml", "testdata/replica.yaml", "testdata/runaway.yaml", "testdata/schedule.yaml", "testdata/script-error.yaml", "testdata/tick.yaml"}
 	if strings.Join(files, " ") != strings.Join(want, " ") {
 		t.Errorf("Files = %q, want %q", files, want)
 	}

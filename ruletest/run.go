@@ -352,7 +352,7 @@ func (f *File) check(c *Case, res *Result) {
 	for i, a := range res.Actions {
 		actual[i] = ActionFields(a, true)
 	}
-	res.ActionsDiff = compareActions(c.Expect.Actions, actual)
+	res.ActionsDiff = compareActions(c.Expect.Actions, actual, c.Expect.IgnoreOtherActions)
 
 	exp := c.Expect.Errors
 	switch {
@@ -381,6 +381,11 @@ func (f *File) check(c *Case, res *Result) {
 			break
 		}
 		next += i + 1
+	}
+	for _, want := range c.Expect.LogsContain {
+		if !slices.ContainsFunc(res.Logs, func(l string) bool { return strings.Contains(l, want) }) {
+			res.Failures = append(res.Failures, fmt.Sprintf("no log record containing %q", want))
+		}
 	}
 }
 
