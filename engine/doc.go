@@ -27,7 +27,9 @@
 // `kreact test` share, so that none accepts a rule that another refuses.
 // CheckReads compares what the handlers visibly read with the rule's
 // spec.watch[].fields: validate shows its warnings, and the engine logs
-// them when it starts the rule.
+// them when it starts the rule. CheckOnce refuses, in Load, validate and
+// test alike, a rule that calls kreact.once but may not patch what it
+// watches.
 //
 // Concurrency: everything that starts or stops rules (Load, a waiting
 // rule starting when its resources appear, a rule moving to the version

@@ -258,6 +258,12 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 			errs = append(errs, ruleErrors(r, err))
 			continue
 		}
+		if p.resolved != nil {
+			if err := CheckOnce(p.resolved, prog).Err(); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
 		next = append(next, p)
 	}
 

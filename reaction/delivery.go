@@ -227,6 +227,8 @@ type Delivery struct {
 	// events holds, with spec.recordEvents, when each object last had an
 	// Event recorded (events.go).
 	events map[objectKey]time.Time
+	// once is what kreact.once needs (once.go).
+	once onceMarks
 }
 
 // tickKey is the key of the rule's onTick calls.
@@ -266,6 +268,7 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Delivery
 		pending: map[objectKey]*entry{},
 		ahead:   map[objectKey]uint64{},
 		events:  map[objectKey]time.Time{},
+		once:    onceMarks{marked: map[objectKey]types.UID{}},
 	}
 	d.failures = newFailureLog(d.log, d.now)
 	if rule.Finalizer {
@@ -277,6 +280,8 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Delivery
 	if d.trace = newTrace(opts.Trace); d.trace != nil {
 		d.unhandled = unhandledWhy(rule, handlers)
 	}
+	// kreact.once's marker, which kreact writes, calls nothing either.
+	d.ignore = append(d.ignore, rules.FieldPath{"metadata", "annotations", scripting.OnceAnnotation(rule.Name)}.String())
 	d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[objectKey](base, maxDelay),
 		workqueue.TypedRateLimitingQueueConfig[objectKey]{Name: "kreact_rule_changes_" + rule.Name, MetricsProvider: opts.MetricsProvider, Clock: opts.Clock},
@@ -330,13 +335,18 @@ func (d *Delivery) Observe(source int, c Change) {
 	if obs := d.opts.Observer; obs != nil && d.want.has(c.Type) {
 		obs.Event(d.rule.Name, c.Resource.GVR.GroupResource().String(), c.Type)
 	}
+	key := objectKey{source: source, namespace: c.Object.GetNamespace(), name: c.Object.GetName()}
+	if d.once.count.Load() > 0 {
+		d.mu.Lock()
+		d.forgetMarkLocked(key, c)
+		d.mu.Unlock()
+	}
 	if !d.wanted(c.Type) {
 		if d.traced() {
 			d.traceChange(objectKey{source: source, namespace: c.Object.GetNamespace(), name: c.Object.GetName()}, c, NotHandled, d.unhandled[c.Type])
 		}
 		return
 	}
-	key := objectKey{source: source, namespace: c.Object.GetNamespace(), name: c.Object.GetName()}
 	d.mu.Lock()
 	if d.fin != nil {
 		var keep bool
@@ -606,7 +616,7 @@ func (d *Delivery) take(key objectKey) (turn, bool) {
 	if ev, ok = d.freshen(key, ev); !ok || d.ownFinalizerOnly(ev) {
 		return turn{}, false
 	}
-	return turn{key: key, ev: ev, taken: taken}, true
+	return turn{key: key, ev: d.withMarker(key, ev), taken: taken}, true
 }
 
 // call calls the rule's handler for t, unless t only finalizes an object
@@ -653,8 +663,14 @@ func (d *Delivery) settle(ctx context.Context, t turn, c called, pace bool) {
 	d.traceTurn(t, c, nil, "ok")
 	d.queue.Forget(t.key)
 	d.arm(t.key, t.ev, c.out.Timer)
+	var committed <-chan struct{}
+	if c.out.Once != nil {
+		committed = d.commitOnce(t.key, c.out.Actions, *c.out.Once)
+	} else {
+		committed = d.commit(t.key, t.ev, c.out.Actions)
+	}
 	select {
-	case <-d.commit(t.key, t.ev, c.out.Actions):
+	case <-committed:
 	case <-ctx.Done():
 		// The actions finish, and release the object, on their own.
 	}

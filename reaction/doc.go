@@ -74,6 +74,17 @@
 // after less CPU time rests by its CPU time only. Its objects wait,
 // coalescing; nothing is dropped. Drain (offline tests) does not rest.
 //
+// # Once per object
+//
+// A call whose kreact.once returned true carries the patch that marks its
+// object (scripting.Outcome.Once). It is sent after every other action of
+// the call has succeeded, and not at all if one failed; the object stays
+// busy until it is written. Until the informer shows the marker, the next
+// calls of the object get it with the marker added, so that kreact.once
+// returns true once here. The marker's own change is ignored like
+// spec.ignoreChanges. At least once: a stop between the actions and the
+// marker leaves the object unmarked.
+//
 // # Timers and ticks
 //
 // A call may ask for a timer (kreact.after): onTimer of its object, with

@@ -243,6 +243,10 @@ func (f *File) loadRules(paths []string, errs *source.ErrorList) {
 			errs.AddError(source.Position{}, err)
 			continue
 		}
+		if problems := engine.CheckOnce(res, prog); len(problems) > 0 {
+			*errs = append(*errs, problems...)
+			continue
+		}
 		f.rules = append(f.rules, res)
 		f.programs = append(f.programs, prog)
 	}

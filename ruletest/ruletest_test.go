@@ -66,6 +66,7 @@ func TestGoldenReports(t *testing.T) {
 		{"replica.yaml", 0, 1},
 		{"condition.yaml", 1, 2},
 		{"loose.yaml", 3, 3},
+		{"once.yaml", 0, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -179,7 +180,7 @@ func TestFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"testdata/broken.yaml", "testdata/clock.yaml", "testdata/condition.yaml", "testdata/explain.yaml", "testdata/invalid.yaml", "testdata/loose.yaml", "testdata/pass.yaml", "testdata/projected.yaml", "testdata/replica.yaml", "testdata/runaway.yaml", "testdata/schedule.yaml", "testdata/script-error.yaml", "testdata/tick.yaml"}
+	want := []string{"testdata/broken.yaml", "testdata/clock.yaml", "testdata/condition.yaml", "testdata/explain.yaml", "testdata/invalid.yaml", "testdata/loose.yaml", "testdata/once.yaml", "testdata/pass.yaml", "testdata/projected.yaml", "testdata/replica.yaml", "testdata/runaway.yaml", "testdata/schedule.yaml", "testdata/script-error.yaml", "testdata/tick.yaml"}
 	if strings.Join(files, " ") != strings.Join(want, " ") {
 		t.Errorf("Files = %q, want %q", files, want)
 	}
@@ -198,4 +199,32 @@ func TestFiles(t *testing.T) {
 		!strings.Contains(err.Error(), "testdata/nope: no such file or directory") {
 		t.Errorf("Files of a missing path: %v", err)
 	}
+}
+
+// A rule whose kreact.once it may not patch makes the test invalid, as
+// kreact validate and kreact run refuse it, at the call.
+func TestOnceWithoutPatchIsInvalid(t *testing.T) {
+	dir := t.TempDir()
+	rule := strings.Replace(mustRead(t, "testdata/rules/welcome.yaml"), "verbs: [patch, event]", "verbs: [event]", 1)
+	if err := os.MkdirAll(filepath.Join(dir, "rules"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "rules", "welcome.yaml"), []byte(rule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, "testdata/once.yaml", filepath.Join(dir, "once.yaml"))
+	_, _, err := report(t, Options{}, filepath.Join(dir, "once.yaml"))
+	want := filepath.Join(dir, "rules", "welcome.yaml") + `:16:12: kreact.once marks the object of its handler with a patch: rule "welcome" may not patch configmaps: add {resources: [configmaps], verbs: [patch]} to spec.permissions`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Run: %v\nwant %s", err, want)
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }

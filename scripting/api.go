@@ -56,6 +56,7 @@ func (e *env) install() {
 		"http":         e.http,
 		"hash":         e.hash,
 		"now":          e.now,
+		"once":         e.onceCall,
 		"owner":        e.ownerOf,
 		"replica":      e.replica,
 		"after":        e.after,

@@ -51,6 +51,7 @@ type Program struct {
 	handlers [numEventTypes]bool
 	declared []Declaration
 	reads    []ReadPath
+	onces    []source.Position
 }
 
 // Name returns the file name the program was compiled with.
@@ -142,6 +143,7 @@ func Compile(name, script string, opts CompileOptions) (*Program, error) {
 	}
 	p.prg = prg
 	p.reads = p.readPaths(tree)
+	p.onces = p.onceCalls(tree)
 
 	var refs [numEventTypes]string
 	for i := range refs {

@@ -32,9 +32,9 @@
 // # Transactions
 //
 // Runtime.Invoke returns a call's whole transaction (Outcome): the actions
-// it asked for and the timer of its last kreact.after, which the caller
-// (package reaction) queues and arms only for a call that returned
-// normally. Runtime.Call is Invoke for callers that only want the actions.
+// it asked for, the timer of its last kreact.after and the marker patch of
+// its kreact.once, which the caller (package reaction) queues and arms
+// only for a call that returned normally, the marker after the actions. Runtime.Call is Invoke for callers that only want the actions.
 //
 // # Read-only views
 //

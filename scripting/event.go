@@ -101,6 +101,10 @@ type Outcome struct {
 	// Timer, if not nil, is the last kreact.after of the call: call
 	// onTimer for the call's object after Timer.Delay.
 	Timer *TimerRequest
+	// Once, if not nil, is the patch that marks the call's object done
+	// for the rule's kreact.once (OnceAnnotation): to be sent only once
+	// every action in Actions has succeeded.
+	Once *actions.Action
 }
 
 // TimerRequest is a kreact.after(obj, delay) of a call.

@@ -352,6 +352,20 @@ declare const kreact: {
   after(obj: Target, delay: string | number | Date): void;
 
   /**
+   * Do something once per object, across restarts, reloads, leader
+   * changes and shard moves: `if (kreact.once(obj)) { ...actions... }`.
+   * True when the call's object does not carry the rule's marker, the
+   * annotation once.kreact.dev/RULE; the call then writes it, with a
+   * patch of the object sent after every other action of the call has
+   * succeeded (so the rule needs patch on what it watches). False once the
+   * object is marked. Costs one write per object. At least once: if
+   * kreact stops (or an action fails) after the actions and before the
+   * marker is written, the next call on the object does the work again.
+   * Only for the object of the call, not in onTick or onDelete.
+   */
+  once(obj: Target): boolean;
+
+  /**
    * Log at info level; fields are added as structured attributes. A field
    * that is undefined is logged as "undefined".
    */

@@ -147,6 +147,7 @@ type env struct {
 	handler string
 	pending []actions.Action
 	timer   *TimerRequest
+	once    *actions.Action
 	callEv  Event
 	ev      *Event
 	logs    int
@@ -472,7 +473,7 @@ func (r *Runtime) call(i int, ev Event) (Outcome, error) {
 	}
 	// The worker has finished (run received its result), so pending is
 	// no longer written; the next run starts a new slice.
-	return Outcome{Actions: e.pending, Timer: e.timer}, nil
+	return Outcome{Actions: e.pending, Timer: e.timer, Once: e.once}, nil
 }
 
 // newEnv builds a goja runtime and runs the program's top level in it.
@@ -522,6 +523,7 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 	e.handler = handler
 	e.pending = nil
 	e.timer = nil
+	e.once = nil
 	e.logs = 0
 	e.retired = false
 	e.mu.Lock()

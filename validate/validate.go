@@ -61,7 +61,8 @@ type Result struct {
 // in directories, as rules.Load reads them) and checks every rule that
 // loads: engine.Check (its script compiles, its handlers fit), and the
 // resources it names resolve with mapper; then engine.CheckReads (what the
-// handlers read is in the rule's spec.watch[].fields). The scripts of rules with
+// handlers read is in the rule's spec.watch[].fields) and engine.CheckOnce
+// (the rule may patch what kreact.once marks). The scripts of rules with
 // problems of format are checked too (rules.LoadAll): every problem is
 // reported at once. It returns ctx's error, and no Result, when ctx ends
 // first.
@@ -86,6 +87,7 @@ func Check(ctx context.Context, paths []string, mapper *restmapper.Mapper) (*Res
 		} else {
 			problems = append(problems, engine.CheckReads(resolved, prog)...)
 			problems = append(problems, engine.CheckIgnored(resolved, prog)...)
+			problems = append(problems, engine.CheckOnce(resolved, prog)...)
 		}
 		if n, _ := problems.Count(); n == 0 {
 			res.Resolved = append(res.Resolved, resolved)

@@ -104,6 +104,19 @@ func TestCheck(t *testing.T) {
 				"    function onUpdate(oldObj, obj, ctx) { kreact.log(obj.data.x + obj.metadata.labels.app); }\n",
 		},
 		{
+			name: "once without patch",
+			rule: "greet\nspec:\n  watch: [{resource: configmaps}]\n  events: [add]\n  permissions: [{resources: [configmaps], verbs: [event]}]\n  script: |\n" +
+				"    function onAdd(obj) {\n      if (kreact.once(obj)) kreact.event(obj, {reason: \"Hi\"});\n    }\n",
+			problems: []string{
+				`r.yaml:11:11: kreact.once marks the object of its handler with a patch: rule "greet" may not patch configmaps: add {resources: [configmaps], verbs: [patch]} to spec.permissions`,
+			},
+		},
+		{
+			name: "once with patch in the watched namespaces",
+			rule: "greet\nspec:\n  watch: [{resource: configmaps, namespaces: [a]}]\n  events: [add]\n  permissions: [{resources: [configmaps], verbs: [patch]}]\n  script: |\n" +
+				"    function onAdd(obj) {\n      if (kreact.once(obj)) kreact.log(\"hi\");\n    }\n",
+		},
+		{
 			name: "script and resources",
 			rule: "broken\nspec:\n  watch: [{resource: confgimaps}, {resource: widgets}]\n  events: [add]\n  script: |\n    function onAdd(obj, ctx) {\n",
 			problems: []string{

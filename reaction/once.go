@@ -1,0 +1,105 @@
+package reaction
+
+import (
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/scripting"
+)
+
+// kreact.once: a call that asks for it carries the patch that marks its
+// object (scripting.Outcome.Once). The marker goes out after every other
+// action of the call has succeeded, so that a crash, or a failed action,
+// before it leaves the object unmarked and the next call does the work
+// again: at least once. An object stays busy until its marker is written,
+// so its next call comes after; until the informer has seen the marker,
+// that call gets the object with the marker added (withMarker), so that
+// kreact.once does not return true twice here for a cache that lags.
+
+// onceMarks is the state of kreact.once in a Delivery: the objects whose
+// marker this process wrote and the cache has not shown yet, by UID.
+type onceMarks struct {
+	marked map[objectKey]types.UID // guarded by Delivery.mu
+	count  atomic.Int64            // len(marked), read without the lock
+}
+
+// forgetLocked drops the mark of key once a change shows the marker, or
+// is about another object (deleted, or created again).
+func (d *Delivery) forgetMarkLocked(key objectKey, c Change) {
+	uid, ok := d.once.marked[key]
+	if ok && (c.Type == scripting.Delete || c.Object.GetUID() != uid || scripting.Marked(c.Object, d.rule.Name)) {
+		delete(d.once.marked, key)
+		d.once.count.Add(-1)
+	}
+}
+
+// withMarker returns ev with the rule's marker added to (a copy of) its
+// object when this process wrote it and the cache does not show it yet.
+func (d *Delivery) withMarker(key objectKey, ev scripting.Event) scripting.Event {
+	if d.once.count.Load() == 0 || ev.Object == nil {
+		return ev
+	}
+	d.mu.Lock()
+	uid, ok := d.once.marked[key]
+	d.mu.Unlock()
+	if !ok || uid != ev.Object.GetUID() || scripting.Marked(ev.Object, d.rule.Name) {
+		return ev
+	}
+	obj := ev.Object.DeepCopy()
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[scripting.OnceAnnotation(d.rule.Name)] = ""
+	obj.SetAnnotations(annotations)
+	ev.Object = obj
+	return ev
+}
+
+// commitOnce is commit for a call with a once marker: the actions, then,
+// if they all succeeded, the marker; key is released after both.
+func (d *Delivery) commitOnce(key objectKey, asked []actions.Action, marker actions.Action) <-chan struct{} {
+	finished := make(chan struct{})
+	release := func() {
+		d.queue.Done(key)
+		close(finished)
+	}
+	mark := func() {
+		d.enqueueResult(marker, func(err error) {
+			if err == nil {
+				d.mu.Lock()
+				if _, ok := d.once.marked[key]; !ok {
+					d.once.count.Add(1)
+				}
+				d.once.marked[key] = marker.UID
+				d.mu.Unlock()
+			}
+			release()
+		})
+	}
+	if len(asked) == 0 {
+		mark()
+		return finished
+	}
+	var left atomic.Int32
+	var failed atomic.Bool
+	left.Store(int32(len(asked)))
+	for _, a := range asked {
+		d.enqueueResult(a, func(err error) {
+			if err != nil {
+				failed.Store(true)
+			}
+			if left.Add(-1) == 0 {
+				if failed.Load() {
+					// Not marked: the next call does it again.
+					release()
+					return
+				}
+				mark()
+			}
+		})
+	}
+	return finished
+}
