@@ -32,6 +32,9 @@ type Case struct {
 	Pos source.Position
 	// Now, if not zero, replaces the file's clock for this case.
 	Now time.Time
+	// Replica is what kreact.replica() returns in this case: by default
+	// {Name: "kreact-test", Leader: true}, with the fields the case sets.
+	Replica scripting.Replica
 	// Fixtures are added to the file's fixtures (replacing any with the
 	// same resource, namespace and name) before the events.
 	Fixtures []Object

@@ -175,11 +175,11 @@ func keys(m *yaml.Node) []string {
 }
 
 func (d *decoder) testCase(f *File, dir string, n *yaml.Node, path string) *Case {
-	fs := d.fields(n, path, "name", "description", "now", "fixtures", "events", "expect")
+	fs := d.fields(n, path, "name", "description", "now", "replica", "fixtures", "events", "expect")
 	if fs == nil {
 		return nil
 	}
-	c := &Case{Pos: d.Pos(n), node: yamlnode.Deref(n)}
+	c := &Case{Pos: d.Pos(n), node: yamlnode.Deref(n), Replica: testReplica}
 	if v := fs["name"]; v == nil {
 		d.Errorf(n, "%s.name: required", path)
 	} else if s, ok := d.Str(v, path+".name"); ok {
@@ -193,6 +193,16 @@ func (d *decoder) testCase(f *File, dir string, n *yaml.Node, path string) *Case
 	}
 	if v := fs["now"]; !yamlnode.IsNull(v) {
 		c.Now = d.time(v, path+".now")
+	}
+	if v := fs["replica"]; !yamlnode.IsNull(v) {
+		if rf := d.fields(v, path+".replica", "name", "leader"); rf != nil {
+			if x, ok := rf["name"]; ok {
+				c.Replica.Name, _ = d.Str(x, path+".replica.name")
+			}
+			if x, ok := rf["leader"]; ok {
+				c.Replica.Leader = d.boolean(x, path+".replica.leader")
+			}
+		}
 	}
 	for i, item := range d.list(fs["fixtures"], path+".fixtures") {
 		c.Fixtures = append(c.Fixtures, d.fixture(f, dir, item, yamlnode.Index(path+".fixtures", i))...)

@@ -63,7 +63,7 @@ func TestGoldenReports(t *testing.T) {
 		{"schedule.yaml", 0, 2},
 		{"runaway.yaml", 1, 0},
 		{"projected.yaml", 1, 2},
-		{"replica.yaml", 0, 1},
+		{"replica.yaml", 0, 2},
 		{"condition.yaml", 1, 2},
 		{"loose.yaml", 3, 3},
 		{"once.yaml", 0, 2},

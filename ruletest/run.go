@@ -128,7 +128,7 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 			MaxActions:  r.Rule.MaxActions,
 			MemoryLimit: r.Rule.MemoryLimit,
 			DryRun:      r.Rule.DryRun,
-			Replica:     testReplica,
+			Replica:     func() scripting.Replica { return c.Replica },
 		})
 		if err != nil {
 			// kreact run logs this and does not start the rule.
@@ -408,6 +408,7 @@ func quoteAll(ss []string) []string {
 	return out
 }
 
-// testReplica is kreact.replica() in a test: a fixed identity, so that
-// what a case expects does not depend on the machine it runs on.
-func testReplica() scripting.Replica { return scripting.Replica{Name: "kreact-test", Leader: true} }
+// testReplica is kreact.replica() in a test unless the case says
+// otherwise: a fixed identity, so that what a case expects does not
+// depend on the machine it runs on.
+var testReplica = scripting.Replica{Name: "kreact-test", Leader: true}
