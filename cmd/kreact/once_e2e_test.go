@@ -168,4 +168,11 @@ func TestOnceAcrossRestartAndShardMove(t *testing.T) {
 		}
 	}
 	t.Logf("welcome calls: %d for %d objects, by replica %v", total, n, byReplica)
+	// kreact.replica() names the shard identity of the replica that ran
+	// the call.
+	for r := range byReplica {
+		if _, ok := procs[r]; !ok {
+			t.Errorf("a welcome from replica %q, want one of the shard identities", r)
+		}
+	}
 }

@@ -86,7 +86,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	rep, err := f.replica(sh)
+	rep, err := f.replica(sh, child.is)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	rec.WatchInformers(stack.Informers.Status)
 	ready := metrics.NewReadiness(rec)
 	iso, err := isolation.New(isolation.Options{Child: child.is, Refuse: sh.refuseIsolation, MoveMisbehaving: f.isolateMisbehaving,
-		Command: func() *exec.Cmd { return isolatedCommand(args, stderr) }, Parent: os.Stdin, Logger: logger})
+		Command: func() *exec.Cmd { return isolatedCommand(args, stderr, rep.name) }, Parent: os.Stdin, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -258,15 +258,20 @@ func (f *runFlags) sharding(cfg *rest.Config, logger *slog.Logger) (sharding, er
 	return sh, nil
 }
 
+// replicaEnv tells the isolated rules' process the name of the replica it
+// is part of, for kreact.replica().
+const replicaEnv = "KREACT_REPLICA"
+
 // isolatedCommand is the kreact run of the isolated rules: this program,
-// with the same arguments, told by its environment to run only those.
-func isolatedCommand(args []string, stderr io.Writer) *exec.Cmd {
+// with the same arguments, told by its environment to run only those, as
+// part of replica.
+func isolatedCommand(args []string, stderr io.Writer, replica string) *exec.Cmd {
 	exe, err := os.Executable()
 	if err != nil {
 		exe = os.Args[0]
 	}
 	cmd := exec.Command(exe, append([]string{"run"}, args...)...)
-	cmd.Env = append(os.Environ(), isolation.ChildEnv+"=1")
+	cmd.Env = append(os.Environ(), isolation.ChildEnv+"=1", replicaEnv+"="+replica)
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	return cmd
 }
@@ -290,9 +295,14 @@ type replicaOf struct {
 	lead  atomic.Bool // told by leader election
 }
 
-func (f *runFlags) replica(sh sharding) (*replicaOf, error) {
+func (f *runFlags) replica(sh sharding, isolatedChild bool) (*replicaOf, error) {
 	r := &replicaOf{}
 	r.name, _ = os.Hostname()
+	if name := os.Getenv(replicaEnv); isolatedChild && name != "" {
+		// The isolated rules' process runs as part of its parent, and
+		// only while the parent runs its rules.
+		r.name = name
+	}
 	r.lead.Store(true)
 	r.leads = r.lead.Load
 	if f.leader.Enabled {
