@@ -335,10 +335,11 @@ func (d *Delivery) Observe(source int, c Change) {
 	if obs := d.opts.Observer; obs != nil && d.want.has(c.Type) {
 		obs.Event(d.rule.Name, c.Resource.GVR.GroupResource().String(), c.Type)
 	}
-	key := objectKey{source: source, namespace: c.Object.GetNamespace(), name: c.Object.GetName()}
 	if d.once.count.Load() > 0 {
+		// Every change, those no handler wants included, may show a
+		// marker.
 		d.mu.Lock()
-		d.forgetMarkLocked(key, c)
+		d.forgetMarkLocked(objectKey{source: source, namespace: c.Object.GetNamespace(), name: c.Object.GetName()}, c)
 		d.mu.Unlock()
 	}
 	if !d.wanted(c.Type) {
@@ -347,6 +348,7 @@ func (d *Delivery) Observe(source int, c Change) {
 		}
 		return
 	}
+	key := objectKey{source: source, namespace: c.Object.GetNamespace(), name: c.Object.GetName()}
 	d.mu.Lock()
 	if d.fin != nil {
 		var keep bool

@@ -25,7 +25,7 @@ type onceMarks struct {
 	count  atomic.Int64            // len(marked), read without the lock
 }
 
-// forgetLocked drops the mark of key once a change shows the marker, or
+// forgetMarkLocked drops the mark of key once a change shows the marker, or
 // is about another object (deleted, or created again).
 func (d *Delivery) forgetMarkLocked(key objectKey, c Change) {
 	uid, ok := d.once.marked[key]
