@@ -1,7 +1,7 @@
 package actions
 
 import (
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -99,7 +99,7 @@ type Action struct {
 	// Origin is where the script asked for it, for logs. For an action
 	// kreact asks for itself (removing its finalizer), File says so
 	// ("finalizer NAME") and Line is 0.
-	Origin source.Position
+	Origin diag.Position
 }
 
 // HTTPRequest is the request of an HTTP action.

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 	"golang.org/x/time/rate"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
@@ -432,7 +432,7 @@ func actionAttrs(a Action) []any {
 	if a.Name != "" {
 		attrs = append(attrs, "name", a.Name)
 	}
-	if a.Origin != (source.Position{}) {
+	if a.Origin != (diag.Position{}) {
 		attrs = append(attrs, "origin", a.Origin.String())
 	}
 	if a.DryRun {

@@ -21,7 +21,7 @@
 // A rule whose resources do not exist yet (a CRD not installed) waits, and
 // starts when discovery reports them; but a name close to a served one, in
 // a served group or with none, is a typo (restmapper.NotFoundError.Misspelt)
-// and an error: a source.ErrorList whose errors name the rule, as in
+// and an error: a diag.ErrorList whose errors name the rule, as in
 // `kreact validate`. What needs no cluster (the script compiles, its
 // handlers fit the rule) is Check, which Load, `kreact validate` and
 // `kreact test` share, so that none accepts a rule that another refuses.

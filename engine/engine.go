@@ -671,7 +671,7 @@ func (e *Engine) Finalizing() []finalizers.Waiting {
 }
 
 // Compile compiles a rule's script so that positions point into the file
-// the script was written in. Its error is a source.ErrorList whose
+// the script was written in. Its error is a diag.ErrorList whose
 // errors name the rule. Check compiles and checks a rule the way every
 // command does; Compile is the part of it that makes the program.
 func Compile(r *rules.Rule) (*scripting.Program, error) {

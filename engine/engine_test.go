@@ -18,13 +18,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/internal/leaktest"
 	"github.com/kreact/kreact/internal/testcluster"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/source"
 )
 
 var cluster *testcluster.Cluster
@@ -349,9 +349,9 @@ func TestReloadWithMisspeltResourceKeepsTheRunningVersion(t *testing.T) {
 
 	misspelt := strings.Replace(labelRule("versioned", "typo", "version", "two"), "resource: cm", "resource: confgimaps", 1)
 	err := h.load(misspelt)
-	var re *source.Error
+	var re *diag.Error
 	if !errors.As(err, &re) || re.Pos.Rule != "versioned" {
-		t.Fatalf("loading a misspelt resource = %v, want a source.Error of rule versioned", err)
+		t.Fatalf("loading a misspelt resource = %v, want a diag.Error of rule versioned", err)
 	}
 	if want := `rules.yaml:7:17: spec.watch[0].resource: "confgimaps": no such resource; did you mean "configmaps"?`; err.Error() != want {
 		t.Errorf("error = %q, want %q", err.Error(), want)

@@ -1,18 +1,18 @@
 package engine
 
 import (
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/source"
 )
 
 // ruleErrors returns what keeps rule r from running (its script does not
 // compile, a resource it names does not resolve, its handlers do not fit
-// its events) as a source.ErrorList, one positioned problem per error of
+// its events) as a diag.ErrorList, one positioned problem per error of
 // err, each naming the rule in its Position.Rule and worded as `kreact
 // validate` words it. An error without a position is placed at the rule.
 // The errors of err are copied, not changed.
-func ruleErrors(r *rules.Rule, err error) source.ErrorList {
-	var list source.ErrorList
+func ruleErrors(r *rules.Rule, err error) diag.ErrorList {
+	var list diag.ErrorList
 	list.AddError(r.Pos, err)
 	for i, e := range list {
 		c := *e
@@ -24,10 +24,10 @@ func ruleErrors(r *rules.Rule, err error) source.ErrorList {
 
 // scriptErrors returns the errors of a script that does not compile,
 // each message prefixed with the rule it belongs to.
-func scriptErrors(r *rules.Rule, err error) source.ErrorList {
+func scriptErrors(r *rules.Rule, err error) diag.ErrorList {
 	list := ruleErrors(r, err)
 	for _, e := range list {
-		e.Msg = source.Sprintf("rule %s: script: %s", source.Quote(r.Name), e.Msg)
+		e.Msg = diag.Sprintf("rule %s: script: %s", diag.Quote(r.Name), e.Msg)
 	}
 	return list
 }

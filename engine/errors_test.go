@@ -4,13 +4,13 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/source"
 )
 
 // TestCompileErrorsNameTheRule: a script that does not compile is a
-// source.ErrorList placed in the rule file, each error naming the rule in
+// diag.ErrorList placed in the rule file, each error naming the rule in
 // its position and in its message, as validate prints it.
 func TestCompileErrorsNameTheRule(t *testing.T) {
 	rs, err := rules.Parse("broken.yaml", []byte(`apiVersion: kreact.dev/v1alpha1
@@ -29,11 +29,11 @@ spec:
 		t.Fatal(err)
 	}
 	_, err = engine.Compile(rs[0])
-	var list source.ErrorList
+	var list diag.ErrorList
 	if !errors.As(err, &list) || len(list) != 1 {
-		t.Fatalf("Compile = %v, want a source.ErrorList of one error", err)
+		t.Fatalf("Compile = %v, want a diag.ErrorList of one error", err)
 	}
-	want := source.Position{Rule: "broken", File: "broken.yaml", Line: 10, Col: 15}
+	want := diag.Position{Rule: "broken", File: "broken.yaml", Line: 10, Col: 15}
 	if list[0].Pos != want || list[0].Error() != `broken.yaml:10:15: rule "broken": script: Unexpected token ;` {
 		t.Errorf("error at %#v: %s", list[0].Pos, list[0])
 	}

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/internal/editdistance"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
-	"github.com/kreact/kreact/source"
 )
 
 // Check is the one check of a rule that needs no cluster: its script
@@ -23,7 +23,7 @@ import (
 // name that is a misspelt handler's), which only validate shows; every
 // one names the rule in its Position, and all are reported at once. The
 // program is nil when the script does not compile.
-func Check(r *rules.Rule) (*scripting.Program, source.ErrorList) {
+func Check(r *rules.Rule) (*scripting.Program, diag.ErrorList) {
 	prog, err := Compile(r)
 	if err != nil {
 		return nil, ruleErrors(r, err)
@@ -39,11 +39,11 @@ func Check(r *rules.Rule) (*scripting.Program, source.ErrorList) {
 // its warnings and resources wait, but its script is checked, so that
 // fixing a file takes one round. It returns ctx's error when ctx ends
 // first.
-func LoadAll(ctx context.Context, paths ...string) ([]*rules.Rule, source.ErrorList, error) {
+func LoadAll(ctx context.Context, paths ...string) ([]*rules.Rule, diag.ErrorList, error) {
 	rs, broken, err := rules.LoadAll(paths...)
-	var problems source.ErrorList
+	var problems diag.ErrorList
 	if err != nil {
-		problems.AddError(source.Position{}, err)
+		problems.AddError(diag.Position{}, err)
 	}
 	for _, r := range broken {
 		if err := ctx.Err(); err != nil {
@@ -61,12 +61,12 @@ func LoadAll(ctx context.Context, paths ...string) ([]*rules.Rule, source.ErrorL
 // handlers that are never called. Every problem is at the rule's
 // position, but for a misspelt handler's name, which is where it is
 // declared.
-func checkHandlers(r *rules.Rule, prog *scripting.Program) source.ErrorList {
-	var out source.ErrorList
+func checkHandlers(r *rules.Rule, prog *scripting.Program) diag.ErrorList {
+	var out diag.ErrorList
 	pos := r.Pos
 	pos.Rule = r.Name
 	add := func(warning bool, format string, args ...any) {
-		out = append(out, &source.Error{Pos: pos, Warning: warning, Msg: fmt.Sprintf("rule %s: ", source.Quote(r.Name)) + fmt.Sprintf(format, args...)})
+		out = append(out, &diag.Error{Pos: pos, Warning: warning, Msg: fmt.Sprintf("rule %s: ", diag.Quote(r.Name)) + fmt.Sprintf(format, args...)})
 	}
 	runs := false
 	var unhandled []scripting.EventType
@@ -82,7 +82,7 @@ func checkHandlers(r *rules.Rule, prog *scripting.Program) source.ErrorList {
 	case r.Every > 0 && !hasTick:
 		add(false, "spec.every is %v but the script declares no onTick(ctx)", r.Every)
 	case r.Schedule != "" && !hasTick:
-		add(false, "spec.schedule is %s but the script declares no onTick(ctx)", source.Quote(r.Schedule))
+		add(false, "spec.schedule is %s but the script declares no onTick(ctx)", diag.Quote(r.Schedule))
 	case r.Ticks():
 		runs = true
 	case hasTick:
@@ -118,12 +118,12 @@ func checkHandlers(r *rules.Rule, prog *scripting.Program) source.ErrorList {
 // misspeltHandlers warns about top-level functions and variables whose
 // names are close to a handler's ("onUpate", "onadd"): the engine would
 // never call them.
-func misspeltHandlers(r *rules.Rule, prog *scripting.Program) source.ErrorList {
+func misspeltHandlers(r *rules.Rule, prog *scripting.Program) diag.ErrorList {
 	var handlers []string
 	for _, t := range scripting.EventTypes() {
 		handlers = append(handlers, t.Handler())
 	}
-	var out source.ErrorList
+	var out diag.ErrorList
 	for _, d := range prog.Declarations() {
 		if slices.Contains(handlers, d.Name) {
 			continue
@@ -132,7 +132,7 @@ func misspeltHandlers(r *rules.Rule, prog *scripting.Program) source.ErrorList {
 			if strings.EqualFold(d.Name, h) || editdistance.AtMost(d.Name, h, 2) <= 2 {
 				pos := d.Pos
 				pos.Rule = r.Name
-				out.Warnf(pos, "rule %s: %s is not a handler and is never called (did you mean %s?)", source.Quote(r.Name), source.Shorten(d.Name), h)
+				out.Warnf(pos, "rule %s: %s is not a handler and is never called (did you mean %s?)", diag.Quote(r.Name), diag.Shorten(d.Name), h)
 				break
 			}
 		}

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/source"
 )
 
 // TestLoadRejectsWhatCheckRejects: engine.Check is the check that kreact
@@ -70,7 +70,7 @@ spec:
 				t.Fatalf("Check errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(c.want, "\n"))
 			}
 			err = eng.Load(ctx, rs)
-			var re *source.Error
+			var re *diag.Error
 			if !errors.As(err, &re) || re.Pos.Rule != c.name || err.Error() != strings.Join(c.want, "\n") {
 				t.Fatalf("Load = %v, want Check's errors", err)
 			}

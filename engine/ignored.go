@@ -5,11 +5,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/projection"
 	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
-	"github.com/kreact/kreact/source"
 )
 
 // CheckIgnored warns about a rule that calls onUpdate only (spec.events
@@ -26,19 +26,19 @@ import (
 // that handle adds or deletes, or whose objects are whole and whose
 // reads are not all ignored, get nothing: which of their changes are
 // ignored depends on the objects.
-func CheckIgnored(res *rules.Resolved, prog *scripting.Program) source.ErrorList {
+func CheckIgnored(res *rules.Resolved, prog *scripting.Program) diag.ErrorList {
 	r := res.Rule
 	if len(r.IgnoreChanges) == 0 || !slices.Equal(r.Events, []scripting.EventType{scripting.Update}) || prog == nil || !prog.HasHandler(scripting.Update) {
 		return nil
 	}
-	var out source.ErrorList
+	var out diag.ErrorList
 	warn := func(entry int, format string, args ...any) {
 		pos := r.Pos
 		if entry < len(r.IgnoreChangesPos) {
 			pos = r.IgnoreChangesPos[entry]
 		}
 		pos.Rule = r.Name
-		out.Warnf(pos, "rule %s: %s", source.Quote(r.Name), fmt.Sprintf(format, args...))
+		out.Warnf(pos, "rule %s: %s", diag.Quote(r.Name), fmt.Sprintf(format, args...))
 	}
 	if entry, ok := ignoresAllKept(r, res); ok {
 		warn(entry, "spec.ignoreChanges swallows every change onUpdate could see (spec.events lists update only, and spec.watch[].fields keeps only ignored paths): onUpdate is never called")

@@ -2,9 +2,9 @@ package engine
 
 import (
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
-	"github.com/kreact/kreact/source"
 )
 
 // CheckOnce returns an error at each kreact.once call of a rule that may
@@ -12,7 +12,7 @@ import (
 // handler with a patch (scripting.OncePatch), which the rule's permissions
 // must allow wherever it watches. kreact run refuses such a call when it
 // is made; validate and test refuse the rule before.
-func CheckOnce(res *rules.Resolved, prog *scripting.Program) source.ErrorList {
+func CheckOnce(res *rules.Resolved, prog *scripting.Program) diag.ErrorList {
 	if prog == nil {
 		return nil
 	}
@@ -35,10 +35,10 @@ func CheckOnce(res *rules.Resolved, prog *scripting.Program) source.ErrorList {
 	if refused == nil {
 		return nil
 	}
-	var out source.ErrorList
+	var out diag.ErrorList
 	for _, pos := range calls {
 		pos.Rule = res.Rule.Name
-		out = append(out, &source.Error{Pos: pos, Msg: "kreact.once marks the object of its handler with a patch: " + refused.Error()})
+		out = append(out, &diag.Error{Pos: pos, Msg: "kreact.once marks the object of its handler with a patch: " + refused.Error()})
 	}
 	return out
 }

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/projection"
 	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
-	"github.com/kreact/kreact/source"
 )
 
 // CheckReads warns about the paths the rule's handlers visibly read of
@@ -20,7 +20,7 @@ import (
 // warning is at the read, and names the first key of the path that is
 // dropped; `kreact validate` shows them, kreact run logs them when the
 // rule starts.
-func CheckReads(res *rules.Resolved, prog *scripting.Program) source.ErrorList {
+func CheckReads(res *rules.Resolved, prog *scripting.Program) diag.ErrorList {
 	r := res.Rule
 	if prog == nil || len(res.Watch) == 0 {
 		return nil
@@ -52,7 +52,7 @@ func CheckReads(res *rules.Resolved, prog *scripting.Program) source.ErrorList {
 		}
 		where = fmt.Sprintf("no spec.watch[].fields (at %s) keeps", strings.Join(at, ", "))
 	}
-	var out source.ErrorList
+	var out diag.ErrorList
 	seen := map[string]bool{}
 	for _, read := range prog.ReadPaths() {
 		if !called(r, read.Handler) {
@@ -72,7 +72,7 @@ func CheckReads(res *rules.Resolved, prog *scripting.Program) source.ErrorList {
 				seen[what] = true
 				pos := read.Pos
 				pos.Rule = r.Name
-				out.Warnf(pos, "rule %s: %s, which %s: it is undefined under kreact run", source.Quote(r.Name), what, where)
+				out.Warnf(pos, "rule %s: %s, which %s: it is undefined under kreact run", diag.Quote(r.Name), what, where)
 			}
 			break
 		}

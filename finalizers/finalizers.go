@@ -17,7 +17,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 )
 
 // Prefix is the domain of kreact's finalizers.
@@ -86,7 +86,7 @@ func Action(rule string, res apiresource.Resource, obj *unstructured.Unstructure
 		UID:        obj.GetUID(),
 		PatchType:  types.JSONPatchType,
 		PatchData:  patch,
-		Origin:     source.Position{Rule: rule, File: "finalizer " + Name(rule)},
+		Origin:     diag.Position{Rule: rule, File: "finalizer " + Name(rule)},
 	}
 }
 

@@ -10,10 +10,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
-	"github.com/kreact/kreact/source"
 )
 
 // ChildEnv is set to "1" in the environment of the kreact run that a
@@ -135,7 +135,7 @@ func (s *Split) Load(ctx context.Context, rs []*rules.Rule, keepSources ...strin
 
 // load is Load; s.loading must be held.
 func (s *Split) load(ctx context.Context, rs []*rules.Rule, keepSources []string) error {
-	var refused source.ErrorList
+	var refused diag.ErrorList
 	handOver := 0
 	s.mu.Lock()
 	for _, r := range rs {
@@ -314,7 +314,7 @@ func (s *Split) reload() {
 		// moves in the order they were made.
 		s.Moved(moves)
 	}
-	source.Log(s.logger(), "rules with errors are not running", s.load(ctx, rs, keep))
+	diag.Log(s.logger(), "rules with errors are not running", s.load(ctx, rs, keep))
 }
 
 func (s *Split) logger() *slog.Logger {

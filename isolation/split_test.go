@@ -8,9 +8,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/source"
 )
 
 // loads records what an Engine was asked to load.
@@ -44,8 +44,8 @@ func (l *loads) Status() []engine.Status { return nil }
 
 func ruleSet() []*rules.Rule {
 	return []*rules.Rule{
-		{Name: "plain", Source: "a.yaml", Pos: source.Position{File: "a.yaml", Line: 4, Col: 9}},
-		{Name: "apart", Source: "b.yaml", Isolate: true, Pos: source.Position{File: "b.yaml", Line: 4, Col: 9}},
+		{Name: "plain", Source: "a.yaml", Pos: diag.Position{File: "a.yaml", Line: 4, Col: 9}},
+		{Name: "apart", Source: "b.yaml", Isolate: true, Pos: diag.Position{File: "b.yaml", Line: 4, Col: 9}},
 	}
 }
 
@@ -78,7 +78,7 @@ func TestSplitRefusesIsolatedRules(t *testing.T) {
 	var parent loads
 	s := &Split{Engine: &parent, Refuse: "not supported with --shards", Found: func() { t.Error("refused rules were handed over") }}
 	err := s.Load(t.Context(), ruleSet())
-	var list source.ErrorList
+	var list diag.ErrorList
 	if !errors.As(err, &list) || len(list) != 1 {
 		t.Fatalf("err = %v; want one error", err)
 	}

@@ -19,9 +19,9 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
-	"github.com/kreact/kreact/source"
 )
 
 var configMaps = apiresource.Resource{
@@ -499,7 +499,7 @@ func (c *orderChecker) Call(ev scripting.Event) ([]actions.Action, error) {
 	c.mu.Lock()
 	c.inflight[name] = false
 	c.mu.Unlock()
-	return []actions.Action{{Verb: actions.Patch, Name: name, Origin: source.Position{File: s}}}, nil
+	return []actions.Action{{Verb: actions.Patch, Name: name, Origin: diag.Position{File: s}}}, nil
 }
 
 func TestParallelWorkersKeepPerObjectOrder(t *testing.T) {

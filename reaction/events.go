@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/scripting"
-	"github.com/kreact/kreact/source"
 )
 
 // eventEvery is the least time between two Events that spec.recordEvents
@@ -76,7 +76,7 @@ func (d *Delivery) recordEvent(key objectKey, ev scripting.Event, reason, msg st
 		EventType:  "Warning",
 		Reason:     reason,
 		Message:    msg,
-		Origin:     source.Position{File: "spec.recordEvents of rule " + d.rule.Name},
+		Origin:     diag.Position{File: "spec.recordEvents of rule " + d.rule.Name},
 	}, func() {})
 }
 

@@ -7,10 +7,10 @@ import (
 
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/internal/testcluster"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
-	"github.com/kreact/kreact/source"
 )
 
 // A rule that fails the same way on every object logs that failure in
@@ -25,9 +25,9 @@ func TestRepeatedFailuresAreSummarised(t *testing.T) {
 	rec := &recorder{fail: func(ev scripting.Event) error {
 		name := ev.Object.GetName()
 		if name == "odd" {
-			return &scripting.ScriptError{Position: source.Position{File: "r.yaml", Line: 12, Col: 5}, Message: "Error: other"}
+			return &scripting.ScriptError{Position: diag.Position{File: "r.yaml", Line: 12, Col: 5}, Message: "Error: other"}
 		}
-		return &scripting.ScriptError{Position: source.Position{File: "r.yaml", Line: 9, Col: 3}, Message: "Error: boom on " + name}
+		return &scripting.ScriptError{Position: diag.Position{File: "r.yaml", Line: 9, Col: 3}, Message: "Error: boom on " + name}
 	}}
 	d := New(testRule(func(r *rules.Rule) { r.Retries = 3 }), allHandlers{}, rec,
 		Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), BaseDelay: -1, Clock: clk})

@@ -10,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
-	"github.com/kreact/kreact/source"
 )
 
 // traceLines renders the records of a's trace as "kind event result:
@@ -63,7 +63,7 @@ func TestTraceRecordsDecisions(t *testing.T) {
 			name: "an update swallowed by ignoreChanges names the path and its position",
 			rule: func(r *rules.Rule) {
 				r.IgnoreChanges = []rules.FieldPath{{"metadata"}}
-				r.IgnoreChangesPos = []source.Position{{File: "rule.yaml", Line: 9, Col: 19}}
+				r.IgnoreChangesPos = []diag.Position{{File: "rule.yaml", Line: 9, Col: 19}}
 			},
 			changes: []Change{update(a1, annotated)},
 			want: []string{
@@ -75,7 +75,7 @@ func TestTraceRecordsDecisions(t *testing.T) {
 			name: "spec.events without update",
 			rule: func(r *rules.Rule) {
 				r.Events = []scripting.EventType{scripting.Add}
-				r.EventsPos = source.Position{File: "rule.yaml", Line: 7, Col: 11}
+				r.EventsPos = diag.Position{File: "rule.yaml", Line: 7, Col: 11}
 			},
 			changes: []Change{update(a1, a2)},
 			want:    []string{"change update not handled: spec.events (rule.yaml:7:11) lists add, not update"},

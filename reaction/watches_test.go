@@ -8,13 +8,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/source"
 )
 
 func TestWatches(t *testing.T) {
 	deployments := apiresource.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Namespaced: true}
-	pos := func(line, col int) source.Position { return source.Position{File: "rule.yaml", Line: line, Col: col} }
+	pos := func(line, col int) diag.Position { return diag.Position{File: "rule.yaml", Line: line, Col: col} }
 	obj := func(ns string, lbls map[string]string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "web", "namespace": ns}, "spec": map[string]any{"replicas": int64(2)}}}
 		u.SetLabels(lbls)

@@ -8,10 +8,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/source"
 )
 
 // Rules is the rule set of kreact run as a lifecycle component: Start
@@ -82,7 +82,7 @@ func (r *Rules) Start(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return nil // stopping while the rules load
 	}
-	source.Log(logger, "rules with errors are not running", loadErr)
+	diag.Log(logger, "rules with errors are not running", loadErr)
 	var elsewhereErr error
 	if r.Elsewhere != nil {
 		// kreact run exits when none of its rules can run at its start,
@@ -117,7 +117,7 @@ func (r *Rules) Start(ctx context.Context) error {
 			r.loaded(n)
 			if err != nil {
 				fresh, repeated := inChangedFiles(err, changed)
-				source.Log(logger, "reload: rules with errors keep their previous version", fresh)
+				diag.Log(logger, "reload: rules with errors keep their previous version", fresh)
 				if repeated > 0 {
 					logger.Warn("reload: errors of unchanged files, logged before, not repeated", "errors", repeated)
 				}
@@ -176,8 +176,8 @@ func (r *Rules) counts(n int) []any {
 func inChangedFiles(err error, changed map[string]bool) (error, int) {
 	var fresh []error
 	repeated := 0
-	for _, p := range source.Problems(err) {
-		if e, ok := p.(*source.Error); ok && e.Pos.File != "" && !changed[e.Pos.File] {
+	for _, p := range diag.Problems(err) {
+		if e, ok := p.(*diag.Error); ok && e.Pos.File != "" && !changed[e.Pos.File] {
 			repeated++
 			continue
 		}

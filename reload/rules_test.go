@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/testcluster"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/source"
 )
 
 // fakeEngine runs whatever it is given, unless err is set: then nothing.
@@ -51,8 +51,8 @@ func (f *fakeEngine) Status() []engine.Status {
 
 // No rule running is a NoRulesError carrying every problem, each logged.
 func TestRulesWithNoRuleRunning(t *testing.T) {
-	var problems source.ErrorList
-	problems.Add(source.Position{File: "r.yaml", Line: 3, Col: 1, Rule: "r"}, `rule "r": script: Unexpected token`)
+	var problems diag.ErrorList
+	problems.Add(diag.Position{File: "r.yaml", Line: 3, Col: 1, Rule: "r"}, `rule "r": script: Unexpected token`)
 	var logs testcluster.LogBuffer
 	loaded := false
 	r := &Rules{Engine: &fakeEngine{err: problems}, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Loaded: func(int) { loaded = true }}
@@ -69,8 +69,8 @@ func TestRulesWithNoRuleRunning(t *testing.T) {
 // Rules another process runs count: with a problem in this process's rules
 // and none running here, the set still runs, and Loaded counts them.
 func TestRulesRunningElsewhereCount(t *testing.T) {
-	var problems source.ErrorList
-	problems.Add(source.Position{File: "r.yaml", Line: 3, Col: 1, Rule: "r"}, `rule "r": script: Unexpected token`)
+	var problems diag.ErrorList
+	problems.Add(diag.Position{File: "r.yaml", Line: 3, Col: 1, Rule: "r"}, `rule "r": script: Unexpected token`)
 	var logs testcluster.LogBuffer
 	ctx, cancel := context.WithCancel(t.Context())
 	counts := make(chan int, 1)

@@ -10,33 +10,33 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kreact/kreact/apiresource"
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 )
 
 // ResourcesFromCRDFile returns the resources the CustomResourceDefinitions
 // in data, the YAML text of file (any number of documents), define, as
 // ResourcesFromCRD defines them. Every problem is in the returned
-// source.ErrorList, at the document it is about: a YAML syntax error (the
+// diag.ErrorList, at the document it is about: a YAML syntax error (the
 // documents after it are not read), a document that is not a mapping, a
 // CRD that does not define resources. Empty documents are skipped. The
 // resources of the documents without problems are returned too.
-func ResourcesFromCRDFile(file string, data []byte) ([]apiresource.Resource, source.ErrorList) {
+func ResourcesFromCRDFile(file string, data []byte) ([]apiresource.Resource, diag.ErrorList) {
 	var out []apiresource.Resource
-	var errs source.ErrorList
+	var errs diag.ErrorList
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for {
 		var doc yaml.Node
 		if err := dec.Decode(&doc); err == io.EOF {
 			return out, errs
 		} else if err != nil {
-			errs.Add(source.Position{File: file}, "invalid YAML: "+strings.TrimPrefix(err.Error(), "yaml: "))
+			errs.Add(diag.Position{File: file}, "invalid YAML: "+strings.TrimPrefix(err.Error(), "yaml: "))
 			return out, errs
 		}
 		if len(doc.Content) == 0 || doc.Content[0].Tag == "!!null" {
 			continue
 		}
 		root := doc.Content[0]
-		pos := source.Position{File: file, Line: root.Line, Col: root.Column}
+		pos := diag.Position{File: file, Line: root.Line, Col: root.Column}
 		var m map[string]any
 		if err := root.Decode(&m); err != nil || root.Kind != yaml.MappingNode {
 			errs.Add(pos, "want a CustomResourceDefinition, a mapping")

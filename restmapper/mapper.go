@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/discovery"
-	"github.com/kreact/kreact/source"
 )
 
 // Options configures a Mapper. The zero value is usable.
@@ -162,7 +162,7 @@ func (m *Mapper) ResolveKind(apiVersion, kind string) (apiresource.Resource, err
 // only its start.
 func checkLength(ref string) error {
 	if len(ref) > MaxReferenceLength {
-		return fmt.Errorf("%s: %w: %d bytes, over the limit of %d", source.Quote(ref), ErrInvalidReference, len(ref), MaxReferenceLength)
+		return fmt.Errorf("%s: %w: %d bytes, over the limit of %d", diag.Quote(ref), ErrInvalidReference, len(ref), MaxReferenceLength)
 	}
 	return nil
 }
@@ -195,7 +195,7 @@ func (m *Mapper) resolve(idx *index, ref string) (apiresource.Resource, error) {
 		return idx.resolveKind(f[0], f[1])
 	}
 	if trimmed == "" || strings.ContainsAny(trimmed, "/ \t") {
-		return apiresource.Resource{}, fmt.Errorf(`%s: %w; write "deployments", "deployments.apps", "deployments.v1.apps" or "apps/v1 Deployment"`, source.Quote(ref), ErrInvalidReference)
+		return apiresource.Resource{}, fmt.Errorf(`%s: %w; write "deployments", "deployments.apps", "deployments.v1.apps" or "apps/v1 Deployment"`, diag.Quote(ref), ErrInvalidReference)
 	}
 	lower := strings.ToLower(trimmed)
 
@@ -300,7 +300,7 @@ func (idx *index) resolveKind(apiVersion, kind string) (apiresource.Resource, er
 	ref := strings.TrimSpace(apiVersion + " " + kind)
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil || kind == "" || strings.ContainsAny(kind, "./ \t") {
-		return apiresource.Resource{}, fmt.Errorf(`%s: %w; want an apiVersion and a kind such as "apps/v1 Deployment"`, source.Quote(ref), ErrInvalidReference)
+		return apiresource.Resource{}, fmt.Errorf(`%s: %w; want an apiVersion and a kind such as "apps/v1 Deployment"`, diag.Quote(ref), ErrInvalidReference)
 	}
 	lower := strings.ToLower(kind)
 	if apiVersion == "" {

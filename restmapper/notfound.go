@@ -8,8 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/internal/editdistance"
-	"github.com/kreact/kreact/source"
 )
 
 // maxSuggestions is how many names a NotFoundError suggests at most.
@@ -36,7 +36,7 @@ func (e *NotFoundError) Misspelt() bool {
 // Error returns a message such as
 // `"deploymnets": no such resource; did you mean "deployments"?`.
 func (e *NotFoundError) Error() string {
-	msg := source.Quote(e.Ref) + ": no such resource"
+	msg := diag.Quote(e.Ref) + ": no such resource"
 	if len(e.Suggestions) == 0 {
 		return msg
 	}

@@ -14,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/internal/yamlnode"
 	"github.com/kreact/kreact/scripting"
-	"github.com/kreact/kreact/source"
 )
 
 // The fields each object of the format knows. They are the single source of
@@ -39,7 +39,7 @@ type decoder struct {
 	lines []string // the file's lines, for block scalar indentation
 }
 
-func newDecoder(file string, lines []string, errs *source.ErrorList) *decoder {
+func newDecoder(file string, lines []string, errs *diag.ErrorList) *decoder {
 	return &decoder{Decoder: yamlnode.Decoder{File: file, Errs: errs, Hint: fieldHint}, lines: lines}
 }
 
@@ -109,7 +109,7 @@ func (d *decoder) header(root *yaml.Node) bool {
 			continue
 		}
 		if s != f.want {
-			msg := source.Sprintf("%s: got %q, want %q", f.name, s, f.want)
+			msg := diag.Sprintf("%s: got %q, want %q", f.name, s, f.want)
 			if f.name == "kind" {
 				msg += "; every YAML document in a rules file must be a Rule"
 			}
@@ -358,9 +358,9 @@ func (d *decoder) watch(n *yaml.Node, path string) (Watch, bool) {
 // spec.watch[].fields), each parsed with ParseFieldPath; a path that does
 // not parse, or that is another written differently, is reported at its
 // item.
-func (d *decoder) fieldPaths(e yamlnode.Entry, path string) ([]FieldPath, []source.Position) {
+func (d *decoder) fieldPaths(e yamlnode.Entry, path string) ([]FieldPath, []diag.Position) {
 	var out []FieldPath
-	var pos []source.Position
+	var pos []diag.Position
 	samePath := map[string]int{}
 	for _, it := range d.stringList(e, path) {
 		at := yamlnode.Index(path, it.i)

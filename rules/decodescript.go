@@ -5,8 +5,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/internal/yamlnode"
-	"github.com/kreact/kreact/source"
 )
 
 // The decoding of a rule's script: inline or from a file, its language,
@@ -49,7 +49,7 @@ func (d *decoder) script(r *Rule, spec, inline, file yamlnode.Entry) {
 		}
 		r.Script = data
 		r.ScriptFile = name
-		r.ScriptPos = source.Position{File: path, Line: 1, Col: 1}
+		r.ScriptPos = diag.Position{File: path, Line: 1, Col: 1}
 	}
 }
 
@@ -78,7 +78,7 @@ func (d *decoder) scriptLang(r *Rule, e yamlnode.Entry) {
 
 // inlineScriptPos returns where the first character of the script value n
 // is in the YAML file.
-func (d *decoder) inlineScriptPos(n *yaml.Node) source.Position {
+func (d *decoder) inlineScriptPos(n *yaml.Node) diag.Position {
 	p := d.Pos(n)
 	switch n.Style {
 	case yaml.DoubleQuotedStyle, yaml.SingleQuotedStyle:

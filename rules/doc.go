@@ -38,7 +38,7 @@
 // where a string is meant, as kubectl requires. A field that is absent or
 // null gets its default.
 //
-// Every problem is reported at once, as a source.ErrorList of
+// Every problem is reported at once, as a diag.ErrorList of
 // "file:line:col: message" sorted by position, in the style of go/scanner:
 // fixing a file should take one round trip, not one per mistake. To have a
 // position for every value, documents are decoded into yaml.v3 Node trees
@@ -78,7 +78,7 @@
 // # Use
 //
 // Parse, ParseFile and Load return fully defaulted rules or a
-// source.ErrorList, never both. LoadAll, for checkers such as `kreact
+// diag.ErrorList, never both. LoadAll, for checkers such as `kreact
 // validate`, returns both, and the rules with problems too, so that their
 // scripts are checked in the same round. Resolve needs a cluster's
 // discovery (restmapper provides the Resolver) and checks what needs the

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/restmapper"
-	"github.com/kreact/kreact/source"
 )
 
 // fuzzDeadline is how long one input may take to parse and resolve before
@@ -145,14 +145,14 @@ func yamlLines(data []byte) int {
 	return n
 }
 
-// maxFuzzMessage bounds a message: source.ErrorList cuts them at 2,000
+// maxFuzzMessage bounds a message: diag.ErrorList cuts them at 2,000
 // bytes and an ellipsis.
 const maxFuzzMessage = 2000 + len("…")
 
 // checkErrors checks that err is an ErrorList of errors in file at lines
 // the data has, with messages of bounded length.
 func checkErrors(t *testing.T, file string, data []byte, err error) {
-	var list source.ErrorList
+	var list diag.ErrorList
 	if !errors.As(err, &list) || len(list) == 0 {
 		t.Errorf("error %T is not an ErrorList: %.500v", err, err)
 		return

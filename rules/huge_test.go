@@ -4,19 +4,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 )
 
 // TestHugeValuesAreNotEchoed: a huge rule name (the was 10 MB; 1 MB
 // keeps the test quick), and other huge values a user wrote, appear in
-// error messages cut to source.MaxQuoted bytes.
+// error messages cut to diag.MaxQuoted bytes.
 func TestHugeValuesAreNotEchoed(t *testing.T) {
 	huge := strings.Repeat("x", 1<<20)
 	const bound = 1000
 	doc := "apiVersion: kreact.dev/v1alpha1\nkind: Rule\nmetadata:\n  name: " + huge + "\nspec:\n  watch: [{resource: pods, labelSelector: '" + huge +
 		"'}]\n  " + strings.Repeat("x", 1000) + ": 1\n  http: ['ftp://" + huge + "']\n  schedule: '" + huge + "'\n  script: 'function onAdd() {}'\n"
 	_, err := Parse("huge.yaml", []byte(doc))
-	list, ok := err.(source.ErrorList)
+	list, ok := err.(diag.ErrorList)
 	if !ok || len(list) < 4 {
 		t.Fatalf("Parse = %v, want at least 4 errors", err)
 	}

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kreact/kreact/actions"
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 )
 
 // TestLongListsCheckInLinearTime: validation used to compare every entry of
@@ -101,14 +101,14 @@ func TestWatchOverlapLinear(t *testing.T) {
 	const n = 100_000
 	r := &Rule{Name: "r"}
 	for i := range n + 1 {
-		w := Watch{Resource: "configmaps", Namespaces: []string{fmt.Sprint("ns-", i), fmt.Sprint("x-", i)}, Pos: source.Position{File: "w.yaml", Line: i + 1, Col: 5}}
+		w := Watch{Resource: "configmaps", Namespaces: []string{fmt.Sprint("ns-", i), fmt.Sprint("x-", i)}, Pos: diag.Position{File: "w.yaml", Line: i + 1, Col: 5}}
 		if i == n {
 			w.Resource, w.Namespaces = "cm", []string{"y", "ns-0"}
 		}
 		r.Watch = append(r.Watch, w)
 	}
 	_, err := r.Resolve(&fakeResolver{})
-	var list source.ErrorList
+	var list diag.ErrorList
 	if !errors.As(err, &list) || len(list) != 1 {
 		t.Fatalf("Resolve = %.2000v, want one error", err)
 	}
@@ -179,9 +179,9 @@ func overlapsPairwise(prev Watch, prevGR schema.GroupResource, w Watch, gr schem
 // built directly, as in TestWatchOverlapLinear.
 func TestManyPermissionEntriesMergeLinear(t *testing.T) {
 	const n = 50_000
-	r := &Rule{Name: "r", Watch: []Watch{{Resource: "configmaps", Pos: source.Position{File: "p.yaml", Line: 1, Col: 1}}}}
+	r := &Rule{Name: "r", Watch: []Watch{{Resource: "configmaps", Pos: diag.Position{File: "p.yaml", Line: 1, Col: 1}}}}
 	for i := range n {
-		pos := source.Position{File: "p.yaml", Line: i + 2, Col: 5}
+		pos := diag.Position{File: "p.yaml", Line: i + 2, Col: 5}
 		r.Permissions = append(r.Permissions, Permission{
 			Resources:  []Ref{{Name: "configmaps", Pos: pos}, {Name: "cm", Pos: pos}},
 			Verbs:      []actions.Verb{actions.Patch, actions.Delete},
@@ -231,7 +231,7 @@ func TestSyntaxLineWorkIsBounded(t *testing.T) {
 		t.Errorf("syntaxLine over %d bytes = %d, true; want it to give up", maxSyntaxWork, line)
 	}
 	_, err := Parse("big.yaml", []byte(strings.Join(big, "\n")))
-	var list source.ErrorList
+	var list diag.ErrorList
 	if !errors.As(err, &list) || len(list) != 1 || !list[0].Pos.IsValid() {
 		t.Errorf("Parse = %.300v, want one positioned error", err)
 	}

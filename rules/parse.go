@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 	"gopkg.in/yaml.v3"
 )
 
@@ -32,7 +32,7 @@ func ParseFile(path string) ([]*Rule, error) {
 // position; the rules are then nil. Parse does not compile scripts and does
 // not check resource names against a cluster; see Rule.Resolve.
 func Parse(path string, data []byte) ([]*Rule, error) {
-	var errs source.ErrorList
+	var errs diag.ErrorList
 	rules := parse(path, data, &errs)
 	checkDuplicateNames(rules, &errs)
 	if len(errs) > 0 {
@@ -52,7 +52,7 @@ func Parse(path string, data []byte) ([]*Rule, error) {
 // The error, if any, is an ErrorList with every problem in every file,
 // sorted by position; the rules are then nil.
 func Load(paths ...string) ([]*Rule, error) {
-	var errs source.ErrorList
+	var errs diag.ErrorList
 	var all []*Rule
 	for _, file := range expand(paths, &errs) {
 		data, err := ReadFile(file)
@@ -76,7 +76,7 @@ func Load(paths ...string) ([]*Rule, error) {
 // every problem. A rule whose name another file already used is dropped and
 // reported; its file counts as failed.
 func LoadEach(paths ...string) (rules []*Rule, failed []string, err error) {
-	var errs source.ErrorList
+	var errs diag.ErrorList
 	for _, file := range expand(paths, &errs) {
 		data, rerr := ReadFile(file)
 		if rerr != nil {
@@ -84,7 +84,7 @@ func LoadEach(paths ...string) (rules []*Rule, failed []string, err error) {
 			failed = append(failed, file)
 			continue
 		}
-		var fileErrs source.ErrorList
+		var fileErrs diag.ErrorList
 		rs := parse(file, data, &fileErrs)
 		if len(fileErrs) > 0 {
 			errs = append(errs, fileErrs...)
@@ -93,11 +93,11 @@ func LoadEach(paths ...string) (rules []*Rule, failed []string, err error) {
 		}
 		rules = append(rules, rs...)
 	}
-	var dupErrs source.ErrorList
+	var dupErrs diag.ErrorList
 	checkDuplicateNames(rules, &dupErrs)
 	if len(dupErrs) > 0 {
 		errs = append(errs, dupErrs...)
-		dups := map[source.Position]bool{}
+		dups := map[diag.Position]bool{}
 		for _, e := range dupErrs {
 			dups[e.Pos] = true
 		}
@@ -125,7 +125,7 @@ func LoadEach(paths ...string) (rules []*Rule, failed []string, err error) {
 // unknown. Only broken rules with a name, a script and its language are
 // returned; they must not run.
 func LoadAll(paths ...string) (rules, broken []*Rule, err error) {
-	var errs source.ErrorList
+	var errs diag.ErrorList
 	var checked []*Rule
 	for _, file := range expand(paths, &errs) {
 		data, rerr := ReadFile(file)
@@ -155,13 +155,13 @@ func LoadAll(paths ...string) (rules, broken []*Rule, err error) {
 // file named twice is listed once. The error is an ErrorList naming the
 // paths that cannot be read.
 func Files(paths ...string) ([]string, error) {
-	var errs source.ErrorList
+	var errs diag.ErrorList
 	files := expand(paths, &errs)
 	return files, errs.Err()
 }
 
 // expand lists the files that paths stand for, without duplicates.
-func expand(paths []string, errs *source.ErrorList) []string {
+func expand(paths []string, errs *diag.ErrorList) []string {
 	var files []string
 	seen := make(map[string]bool)
 	add := func(f string) {
@@ -211,15 +211,15 @@ func expand(paths []string, errs *source.ErrorList) []string {
 	return files
 }
 
-func fileError(path string, err error) *source.Error {
+func fileError(path string, err error) *diag.Error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
-	return &source.Error{Pos: source.Position{File: path}, Msg: err.Error()}
+	return &diag.Error{Pos: diag.Position{File: path}, Msg: err.Error()}
 }
 
-func checkDuplicateNames(rules []*Rule, errs *source.ErrorList) {
+func checkDuplicateNames(rules []*Rule, errs *diag.ErrorList) {
 	first := make(map[string]*Rule, len(rules))
 	for _, r := range rules {
 		if r.Name == "" {
@@ -239,14 +239,14 @@ func checkDuplicateNames(rules []*Rule, errs *source.ErrorList) {
 // a syntax error in one document does not hide the problems of the others.
 // Each document is parsed with the lines before it blanked out, which keeps
 // yaml.v3's line numbers those of the file.
-func parse(path string, data []byte, errs *source.ErrorList) []*Rule {
+func parse(path string, data []byte, errs *diag.ErrorList) []*Rule {
 	rules, _ := parseAll(path, data, errs)
 	return rules
 }
 
 // parseAll is parse, which also tells which rules have problems of their
 // own (broken).
-func parseAll(path string, data []byte, errs *source.ErrorList) (rules []*Rule, broken map[*Rule]bool) {
+func parseAll(path string, data []byte, errs *diag.ErrorList) (rules []*Rule, broken map[*Rule]bool) {
 	broken = map[*Rule]bool{}
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
@@ -300,7 +300,7 @@ func splitDocuments(lines []string) []document {
 // first line from which on the document no longer parses. The column is
 // that of the tab when the line is indented with one, the most common
 // mistake, and otherwise the line's first character.
-func syntaxError(path string, lines []string, doc document, err error, errs *source.ErrorList) {
+func syntaxError(path string, lines []string, doc document, err error, errs *diag.ErrorList) {
 	msg := err.Error()
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
@@ -322,10 +322,10 @@ func syntaxError(path string, lines []string, doc document, err error, errs *sou
 	text := lines[line-1]
 	ws := len(text) - len(strings.TrimLeft(text, " \t"))
 	if tab := strings.IndexByte(text[:ws], '\t'); tab >= 0 {
-		errs.Add(source.Position{File: path, Line: line, Col: tab + 1}, "tab character in indentation; YAML indents with spaces only")
+		errs.Add(diag.Position{File: path, Line: line, Col: tab + 1}, "tab character in indentation; YAML indents with spaces only")
 		return
 	}
-	errs.Add(source.Position{File: path, Line: line, Col: ws + 1}, "invalid YAML: "+msg)
+	errs.Add(diag.Position{File: path, Line: line, Col: ws + 1}, "invalid YAML: "+msg)
 }
 
 // maxSyntaxScan and maxSyntaxWork bound the work of syntaxLine, which is

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/scripting"
-	"github.com/kreact/kreact/source"
 )
 
 var update = flag.Bool("update", false, "rewrite the .golden files in testdata/invalid")
@@ -36,9 +36,9 @@ func TestInvalidGolden(t *testing.T) {
 			if rules != nil {
 				t.Errorf("ParseFile returned %d rules with an error, want nil", len(rules))
 			}
-			var list source.ErrorList
+			var list diag.ErrorList
 			if !errors.As(err, &list) {
-				t.Fatalf("error is %T, want source.ErrorList", err)
+				t.Fatalf("error is %T, want diag.ErrorList", err)
 			}
 			for _, e := range list {
 				if e.Pos.File != file || e.Pos.Line < 1 {
@@ -73,7 +73,7 @@ func TestParseValid(t *testing.T) {
 			want: []*Rule{{
 				Name:        "restart-on-config-change",
 				Description: "Restart Deployments when a ConfigMap they mount changes.",
-				Pos:         source.Position{File: "testdata/valid/full.yaml", Line: 5, Col: 9},
+				Pos:         diag.Position{File: "testdata/valid/full.yaml", Line: 5, Col: 9},
 				Watch: []Watch{{
 					Resource:         "configmaps",
 					Namespaces:       []string{"default", "prod"},
@@ -81,27 +81,27 @@ func TestParseValid(t *testing.T) {
 					FieldSelector:    "metadata.name!=kube-root-ca.crt",
 					Fields:           []FieldPath{{"data"}, {"binaryData"}},
 					FieldsSet:        true,
-					Pos:              source.Position{File: "testdata/valid/full.yaml", Line: 9, Col: 17},
-					FieldsPos:        source.Position{File: "testdata/valid/full.yaml", Line: 13, Col: 15},
-					NamespacesPos:    source.Position{File: "testdata/valid/full.yaml", Line: 10, Col: 19},
-					LabelSelectorPos: source.Position{File: "testdata/valid/full.yaml", Line: 11, Col: 22},
-					FieldSelectorPos: source.Position{File: "testdata/valid/full.yaml", Line: 12, Col: 22},
+					Pos:              diag.Position{File: "testdata/valid/full.yaml", Line: 9, Col: 17},
+					FieldsPos:        diag.Position{File: "testdata/valid/full.yaml", Line: 13, Col: 15},
+					NamespacesPos:    diag.Position{File: "testdata/valid/full.yaml", Line: 10, Col: 19},
+					LabelSelectorPos: diag.Position{File: "testdata/valid/full.yaml", Line: 11, Col: 22},
+					FieldSelectorPos: diag.Position{File: "testdata/valid/full.yaml", Line: 12, Col: 22},
 				}},
 				Events:    []scripting.EventType{scripting.Add, scripting.Update},
-				EventsPos: source.Position{File: "testdata/valid/full.yaml", Line: 14, Col: 11},
+				EventsPos: diag.Position{File: "testdata/valid/full.yaml", Line: 14, Col: 11},
 				IgnoreChanges: []FieldPath{
 					{"status"},
 					{"metadata", "annotations", "example.com/last-seen"},
 				},
-				IgnoreChangesPos: []source.Position{
+				IgnoreChangesPos: []diag.Position{
 					{File: "testdata/valid/full.yaml", Line: 16, Col: 7},
 					{File: "testdata/valid/full.yaml", Line: 17, Col: 7},
 				},
-				Reads: []Ref{{"deployments.apps", source.Position{File: "testdata/valid/full.yaml", Line: 18, Col: 11}}},
+				Reads: []Ref{{"deployments.apps", diag.Position{File: "testdata/valid/full.yaml", Line: 18, Col: 11}}},
 				Permissions: []Permission{{
-					Resources: []Ref{{"deployments.apps", source.Position{File: "testdata/valid/full.yaml", Line: 20, Col: 19}}},
+					Resources: []Ref{{"deployments.apps", diag.Position{File: "testdata/valid/full.yaml", Line: 20, Col: 19}}},
 					Verbs:     []actions.Verb{actions.Patch, actions.Event},
-					Pos:       source.Position{File: "testdata/valid/full.yaml", Line: 20, Col: 7},
+					Pos:       diag.Position{File: "testdata/valid/full.yaml", Line: 20, Col: 7},
 				}},
 				HTTP: []string{"http://127.0.0.1:9999/hooks/"},
 				Script: `function onUpdate(oldObj, obj, ctx) {
@@ -111,7 +111,7 @@ func TestParseValid(t *testing.T) {
 }
 `,
 				ScriptLang:    ScriptJavaScript,
-				ScriptPos:     source.Position{File: "testdata/valid/full.yaml", Line: 25, Col: 5},
+				ScriptPos:     diag.Position{File: "testdata/valid/full.yaml", Line: 25, Col: 5},
 				Workers:       2,
 				Timeout:       500 * time.Millisecond,
 				Retries:       0,
@@ -129,12 +129,12 @@ func TestParseValid(t *testing.T) {
 			file: "testdata/valid/minimal.yaml",
 			want: []*Rule{{
 				Name:          "log-pods",
-				Pos:           source.Position{File: "testdata/valid/minimal.yaml", Line: 4, Col: 9},
-				Watch:         []Watch{{Resource: "pods", Pos: source.Position{File: "testdata/valid/minimal.yaml", Line: 7, Col: 17}}},
+				Pos:           diag.Position{File: "testdata/valid/minimal.yaml", Line: 4, Col: 9},
+				Watch:         []Watch{{Resource: "pods", Pos: diag.Position{File: "testdata/valid/minimal.yaml", Line: 7, Col: 17}}},
 				Events:        []scripting.EventType{scripting.Add, scripting.Update, scripting.Delete},
 				Script:        "function onAdd(obj, ctx) { ctx.log(obj.metadata.name) }",
 				ScriptLang:    ScriptJavaScript,
-				ScriptPos:     source.Position{File: "testdata/valid/minimal.yaml", Line: 8, Col: 12},
+				ScriptPos:     diag.Position{File: "testdata/valid/minimal.yaml", Line: 8, Col: 12},
 				Workers:       DefaultWorkers,
 				Timeout:       DefaultTimeout,
 				Retries:       DefaultRetries,
@@ -152,21 +152,21 @@ func TestParseValid(t *testing.T) {
 			want: []*Rule{
 				{
 					Name:      "label-new-namespaces",
-					Pos:       source.Position{File: "testdata/valid/multi.yaml", Line: 5, Col: 9},
-					Watch:     []Watch{{Resource: "namespaces", Pos: source.Position{File: "testdata/valid/multi.yaml", Line: 8, Col: 17}}},
+					Pos:       diag.Position{File: "testdata/valid/multi.yaml", Line: 5, Col: 9},
+					Watch:     []Watch{{Resource: "namespaces", Pos: diag.Position{File: "testdata/valid/multi.yaml", Line: 8, Col: 17}}},
 					Events:    []scripting.EventType{scripting.Add},
-					EventsPos: source.Position{File: "testdata/valid/multi.yaml", Line: 9, Col: 11},
+					EventsPos: diag.Position{File: "testdata/valid/multi.yaml", Line: 9, Col: 11},
 					Permissions: []Permission{{
 						// An alias has the anchored value and its own
 						// position.
-						Resources: []Ref{{"namespaces", source.Position{File: "testdata/valid/multi.yaml", Line: 11, Col: 19}}},
+						Resources: []Ref{{"namespaces", diag.Position{File: "testdata/valid/multi.yaml", Line: 11, Col: 19}}},
 						Verbs:     []actions.Verb{actions.Patch},
-						Pos:       source.Position{File: "testdata/valid/multi.yaml", Line: 11, Col: 7},
+						Pos:       diag.Position{File: "testdata/valid/multi.yaml", Line: 11, Col: 7},
 					}},
 					Script:        multiScript,
 					ScriptFile:    "label-namespaces.js",
 					ScriptLang:    ScriptJavaScript,
-					ScriptPos:     source.Position{File: filepath.Join("testdata", "valid", "label-namespaces.js"), Line: 1, Col: 1},
+					ScriptPos:     diag.Position{File: filepath.Join("testdata", "valid", "label-namespaces.js"), Line: 1, Col: 1},
 					Workers:       1,
 					Timeout:       time.Second,
 					Retries:       5,
@@ -180,29 +180,29 @@ func TestParseValid(t *testing.T) {
 				},
 				{
 					Name: "relabel-namespaces",
-					Pos:  source.Position{File: "testdata/valid/multi.yaml", Line: 18, Col: 9},
+					Pos:  diag.Position{File: "testdata/valid/multi.yaml", Line: 18, Col: 9},
 					Watch: []Watch{{
 						Resource:         "namespaces",
 						LabelSelector:    "!kreact.dev/labelled",
-						Pos:              source.Position{File: "testdata/valid/multi.yaml", Line: 21, Col: 17},
-						LabelSelectorPos: source.Position{File: "testdata/valid/multi.yaml", Line: 22, Col: 22},
+						Pos:              diag.Position{File: "testdata/valid/multi.yaml", Line: 21, Col: 17},
+						LabelSelectorPos: diag.Position{File: "testdata/valid/multi.yaml", Line: 22, Col: 22},
 					}},
 					Events:        []scripting.EventType{scripting.Update},
-					EventsPos:     source.Position{File: "testdata/valid/multi.yaml", Line: 23, Col: 11},
+					EventsPos:     diag.Position{File: "testdata/valid/multi.yaml", Line: 23, Col: 11},
 					IgnoreChanges: []FieldPath{{"status"}, {"metadata", "labels"}},
-					IgnoreChangesPos: []source.Position{
+					IgnoreChangesPos: []diag.Position{
 						{File: "testdata/valid/multi.yaml", Line: 24, Col: 19},
 						{File: "testdata/valid/multi.yaml", Line: 24, Col: 27},
 					},
 					Permissions: []Permission{{
-						Resources: []Ref{{"namespaces", source.Position{File: "testdata/valid/multi.yaml", Line: 26, Col: 20}}},
+						Resources: []Ref{{"namespaces", diag.Position{File: "testdata/valid/multi.yaml", Line: 26, Col: 20}}},
 						Verbs:     []actions.Verb{actions.Patch},
-						Pos:       source.Position{File: "testdata/valid/multi.yaml", Line: 26, Col: 7},
+						Pos:       diag.Position{File: "testdata/valid/multi.yaml", Line: 26, Col: 7},
 					}},
 					Script:        multiScript,
 					ScriptFile:    "label-namespaces.js",
 					ScriptLang:    ScriptJavaScript,
-					ScriptPos:     source.Position{File: filepath.Join("testdata", "valid", "label-namespaces.js"), Line: 1, Col: 1},
+					ScriptPos:     diag.Position{File: filepath.Join("testdata", "valid", "label-namespaces.js"), Line: 1, Col: 1},
 					Workers:       1,
 					Timeout:       time.Second,
 					Retries:       5,
@@ -276,7 +276,7 @@ func TestDefaults(t *testing.T) {
 		{"integer rate", "  rateLimit: 3\n", func(r *Rule) bool { return r.RateLimit == 3 }},
 		{"nothing ignored", "", func(r *Rule) bool { return r.IgnoreChanges == nil && len(r.IgnoredPaths()) == 2 }},
 		{"no permissions", "", func(r *Rule) bool { return r.Permissions == nil && r.Reads == nil && r.HTTP == nil }},
-		{"script position", "", func(r *Rule) bool { return r.ScriptPos == source.Position{File: "r.yaml", Line: 6, Col: 11} }},
+		{"script position", "", func(r *Rule) bool { return r.ScriptPos == diag.Position{File: "r.yaml", Line: 6, Col: 11} }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -313,18 +313,18 @@ spec:
 		t.Fatal(err)
 	}
 	r := rules[0]
-	if want := (source.Position{File: "p.yaml", Line: 9, Col: 7}); r.ScriptPos != want {
+	if want := (diag.Position{File: "p.yaml", Line: 9, Col: 7}); r.ScriptPos != want {
 		t.Errorf("ScriptPos = %v, want %v", r.ScriptPos, want)
 	}
 	// Line 3 of the script ("  throw ...") column 3 is the "t" of throw.
-	if got, want := r.ScriptPosition(3, 3), (source.Position{File: "p.yaml", Line: 11, Col: 9}); got != want {
+	if got, want := r.ScriptPosition(3, 3), (diag.Position{File: "p.yaml", Line: 11, Col: 9}); got != want {
 		t.Errorf("ScriptPosition(3, 3) = %v, want %v", got, want)
 	}
 	lines := strings.Split(src, "\n")
 	if got := lines[11-1][9-1:][:5]; got != "throw" {
 		t.Errorf("position points at %q, want throw", got)
 	}
-	if got := r.ScriptPosition(0, 0); got != (source.Position{File: "p.yaml"}) {
+	if got := r.ScriptPosition(0, 0); got != (diag.Position{File: "p.yaml"}) {
 		t.Errorf("ScriptPosition(0, 0) = %v", got)
 	}
 
@@ -333,7 +333,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (source.Position{File: "i.yaml", Line: 7, Col: 5}); rules[0].ScriptPos != want {
+	if want := (diag.Position{File: "i.yaml", Line: 7, Col: 5}); rules[0].ScriptPos != want {
 		t.Errorf("explicit indentation: ScriptPos = %v, want %v (script %q)", rules[0].ScriptPos, want, rules[0].Script)
 	}
 }
@@ -410,7 +410,7 @@ other/link.yaml:4:9: duplicate rule name "b" (also at b.yaml:4:9)`
 	if got != want {
 		t.Errorf("Load errors:\n%s\nwant:\n%s", got, want)
 	}
-	var list source.ErrorList
+	var list diag.ErrorList
 	if !errors.As(err, &list) || len(list.Unwrap()) != 4 {
 		t.Errorf("error %T does not unwrap to 4 errors", err)
 	}
@@ -458,7 +458,7 @@ func TestLoadAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs, broken, err := LoadAll(file)
-	var list source.ErrorList
+	var list diag.ErrorList
 	if !errors.As(err, &list) || len(list) != 6 {
 		t.Errorf("err = %v, want the 6 problems", err)
 	}

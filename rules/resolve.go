@@ -11,8 +11,8 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/internal/yamlnode"
-	"github.com/kreact/kreact/source"
 )
 
 // Resolver turns a resource reference as users write it ("deploy",
@@ -106,13 +106,13 @@ type ResolvedWatch struct {
 // problem; the result is then nil. A reference that appears several times
 // is resolved once.
 func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
-	var errs source.ErrorList
+	var errs diag.ErrorList
 	type result struct {
 		res apiresource.Resource
 		err error
 	}
 	cache := make(map[string]result)
-	resolve := func(ref string, pos source.Position, path string) (apiresource.Resource, bool) {
+	resolve := func(ref string, pos diag.Position, path string) (apiresource.Resource, bool) {
 		c, ok := cache[ref]
 		if !ok {
 			c.res, c.err = res.Resolve(ref)
@@ -353,20 +353,20 @@ type PermissionError struct {
 func (e *PermissionError) Error() string {
 	switch e.Field {
 	case "spec.http":
-		return source.Sprintf("rule %q may not call %s: add a prefix of it to spec.http", e.Rule, e.Target)
+		return diag.Sprintf("rule %q may not call %s: add a prefix of it to spec.http", e.Rule, e.Target)
 	case "spec.permissions":
 		if e.Namespaces != nil {
 			ns := e.Namespace
 			if ns == "" {
 				ns = `""`
 			}
-			return source.Sprintf("rule %q may not %s %s in namespace %s: its permission covers namespaces %s; add %s to spec.permissions[].namespaces",
+			return diag.Sprintf("rule %q may not %s %s in namespace %s: its permission covers namespaces %s; add %s to spec.permissions[].namespaces",
 				e.Rule, e.Verb, e.Target, ns, strings.Join(e.Namespaces, ", "), ns)
 		}
-		return source.Sprintf("rule %q may not %s %s: add {resources: [%s], verbs: [%s]} to spec.permissions",
+		return diag.Sprintf("rule %q may not %s %s: add {resources: [%s], verbs: [%s]} to spec.permissions",
 			e.Rule, e.Verb, e.Target, e.Target, e.Verb)
 	}
-	return source.Sprintf("rule %q may not %s %s: add it to %s", e.Rule, e.Verb, e.Target, e.Field)
+	return diag.Sprintf("rule %q may not %s %s: add it to %s", e.Rule, e.Verb, e.Target, e.Field)
 }
 
 // Allows returns nil when the rule's permissions allow verb on the resource
@@ -416,7 +416,7 @@ func (r *Resolved) Permits(a actions.Action) error {
 		return r.Allows(a.Verb, a.Resource, a.Namespace)
 	}
 	if a.Request == nil {
-		return source.Errorf("rule %q: http action without a request", r.Rule.Name)
+		return diag.Errorf("rule %q: http action without a request", r.Rule.Name)
 	}
 	return r.Rule.AllowsHTTP(a.Request.URL)
 }
@@ -449,18 +449,18 @@ func (r *Resolved) Readable(gvr schema.GroupVersionResource) error {
 func (r *Rule) AllowsHTTP(rawURL string) error {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return source.Errorf("rule %q: invalid URL %q: %w", r.Name, rawURL, err)
+		return diag.Errorf("rule %q: invalid URL %q: %w", r.Name, rawURL, err)
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
-		return source.Errorf("rule %q: invalid URL %q: want an absolute http:// or https:// URL", r.Name, rawURL)
+		return diag.Errorf("rule %q: invalid URL %q: want an absolute http:// or https:// URL", r.Name, rawURL)
 	case u.User != nil:
-		return source.Errorf("rule %q: invalid URL %q: credentials do not belong in the URL", r.Name, rawURL)
+		return diag.Errorf("rule %q: invalid URL %q: credentials do not belong in the URL", r.Name, rawURL)
 	case hasDotSegment(u.Path) || hasDotSegment(u.EscapedPath()):
-		return source.Errorf("rule %q: invalid URL %q: path has . or .. segments", r.Name, rawURL)
+		return diag.Errorf("rule %q: invalid URL %q: path has . or .. segments", r.Name, rawURL)
 	}
 	if why := ambiguousPath(u.Path); why != "" {
-		return source.Errorf("rule %q: invalid URL %q: path has %s, which some servers read as a path separator or the end of a name", r.Name, rawURL, why)
+		return diag.Errorf("rule %q: invalid URL %q: path has %s, which some servers read as a path separator or the end of a name", r.Name, rawURL, why)
 	}
 	for _, s := range r.HTTP {
 		p, err := parseHTTPPrefix(s)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 )
 
 // fakeResolver knows a few resources by the names kubectl accepts and
@@ -204,9 +204,9 @@ r.yaml:18:19: spec.permissions[0].resources[0]: componentstatuses does not suppo
 	if err.Error() != want {
 		t.Errorf("Resolve errors:\n%v\nwant:\n%s", err, want)
 	}
-	var list source.ErrorList
+	var list diag.ErrorList
 	if !errors.As(err, &list) {
-		t.Errorf("error is %T, want source.ErrorList", err)
+		t.Errorf("error is %T, want diag.ErrorList", err)
 	}
 }
 

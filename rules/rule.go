@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/projection"
 	"github.com/kreact/kreact/scripting"
-	"github.com/kreact/kreact/source"
 )
 
 // APIVersion and Kind are the only apiVersion and kind a rule document may
@@ -117,7 +117,7 @@ type Rule struct {
 	Description string
 	// Pos is where metadata.name is, or where the document starts when
 	// the name is missing.
-	Pos source.Position
+	Pos diag.Position
 
 	// Watch lists the resources whose changes call the script; at least
 	// one.
@@ -130,8 +130,8 @@ type Rule struct {
 	IgnoreChanges []FieldPath
 	// EventsPos is where spec.events is written, and IgnoreChangesPos[i]
 	// where IgnoreChanges[i] is; zero when not written.
-	EventsPos        source.Position
-	IgnoreChangesPos []source.Position
+	EventsPos        diag.Position
+	IgnoreChangesPos []diag.Position
 	// Reads are resources, besides the watched ones, that the script may
 	// read from the cache with kreact.get and kreact.list.
 	Reads []Ref
@@ -153,7 +153,7 @@ type Rule struct {
 	// (path as opened, 1, 1), or for an inline script the first content
 	// line of the YAML value and its indentation. ScriptPosition maps a
 	// position in Script through it.
-	ScriptPos source.Position
+	ScriptPos diag.Position
 
 	// Every, if not zero, is how often the script's onTick(ctx) is called:
 	// periodic sweeps such as TTL expiry, where no change arrives when the
@@ -238,11 +238,11 @@ type Watch struct {
 	// FieldsSet; NamespacesPos, LabelSelectorPos and FieldSelectorPos
 	// where those are, when written (zero otherwise). kreact explain and
 	// kreact test --explain point at them.
-	Pos              source.Position
-	FieldsPos        source.Position
-	NamespacesPos    source.Position
-	LabelSelectorPos source.Position
-	FieldSelectorPos source.Position
+	Pos              diag.Position
+	FieldsPos        diag.Position
+	NamespacesPos    diag.Position
+	LabelSelectorPos diag.Position
+	FieldSelectorPos diag.Position
 }
 
 // Projection returns what the entry's informer must keep of each object:
@@ -262,7 +262,7 @@ func (w Watch) Projection() projection.Fields {
 // Ref is a resource reference as written, with its position.
 type Ref struct {
 	Name string
-	Pos  source.Position
+	Pos  diag.Position
 }
 
 // Permission is one entry of spec.permissions: the verbs the rule's actions
@@ -286,9 +286,9 @@ type Permission struct {
 	// AllNamespaces is true for namespaces: ["*"].
 	AllNamespaces bool
 	// Pos is where the entry starts.
-	Pos source.Position
+	Pos diag.Position
 
-	namespacesPos source.Position
+	namespacesPos diag.Position
 }
 
 // PermissionVerbs returns the verbs spec.permissions accepts, in canonical
@@ -334,12 +334,12 @@ func (r *Rule) IgnoredPaths() []FieldPath {
 // engine reports them) to the position in the file the user edits. It is
 // exact for script files and for inline scripts written as literal block
 // scalars (script: |); for other inline styles only line 1 is exact.
-func (r *Rule) ScriptPosition(line, col int) source.Position {
+func (r *Rule) ScriptPosition(line, col int) diag.Position {
 	p := r.ScriptPos
 	if line < 1 || p.Line < 1 {
-		return source.Position{File: p.File}
+		return diag.Position{File: p.File}
 	}
-	out := source.Position{File: p.File, Line: p.Line + line - 1}
+	out := diag.Position{File: p.File, Line: p.Line + line - 1}
 	if col >= 1 && p.Col >= 1 {
 		out.Col = p.Col + col - 1
 	}

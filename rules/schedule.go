@@ -10,8 +10,8 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/internal/editdistance"
-	"github.com/kreact/kreact/source"
 )
 
 // Schedule tells when a calendar schedule (spec.schedule) is next due.
@@ -109,9 +109,9 @@ func checkZone(name string) error {
 		return nil
 	}
 	if hint := closeZone(name); hint != "" {
-		return source.Errorf("unknown time zone %q (did you mean %q?)", name, hint)
+		return diag.Errorf("unknown time zone %q (did you mean %q?)", name, hint)
 	}
-	return source.Errorf("unknown time zone %q: want an IANA name such as Europe/Paris", name)
+	return diag.Errorf("unknown time zone %q: want an IANA name such as Europe/Paris", name)
 }
 
 // closeZone returns the zone closest to name, if one is close: at most

@@ -8,15 +8,15 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/scripting"
-	"github.com/kreact/kreact/source"
 )
 
 // Object is an object of a fixture or an event, with the resource it
 // belongs to.
 type Object struct {
 	// Pos is where the object is written.
-	Pos source.Position
+	Pos diag.Position
 	// Object is the object as written, with metadata.namespace set to
 	// "default" for namespaced objects that name none.
 	Object *unstructured.Unstructured
@@ -29,7 +29,7 @@ type Case struct {
 	// Name is unique within the file.
 	Name string
 	// Pos is where the case starts.
-	Pos source.Position
+	Pos diag.Position
 	// Now, if not zero, replaces the file's clock for this case.
 	Now time.Time
 	// Replica is what kreact.replica() returns in this case: by default
@@ -61,7 +61,7 @@ type Event struct {
 	// Type is what the event does; see Advance.
 	Type scripting.EventType
 	// Pos is where the event is written.
-	Pos source.Position
+	Pos diag.Position
 	// Object is the object added, updated or deleted. For a delete by
 	// reference ({resource, namespace, name}) only Resource, namespace and
 	// name are set.
@@ -107,7 +107,7 @@ type Expect struct {
 // canonical order. verb, resource and name are always compared (absent
 // means empty); every other field only when listed.
 type ExpectedAction struct {
-	Pos    source.Position
+	Pos    diag.Position
 	Fields Fields
 	// Partial compares object and patch as a subset: the keys listed
 	// must be there with matching values, others may be too. Lists match
@@ -120,8 +120,8 @@ type ExpectedAction struct {
 // Error is a problem found while running a case that makes it fail
 // without reaching its expectation: an event that cannot apply to the
 // cache, such as an update of an object that is not there.
-type Error = source.Error
+type Error = diag.Error
 
-func problem(pos source.Position, format string, args ...any) *Error {
+func problem(pos diag.Position, format string, args ...any) *Error {
 	return &Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
 }

@@ -66,7 +66,7 @@
 // report the same mistakes in the same words, and CRD files are read with
 // restmapper.ResourcesFromCRDFile, as `kreact validate` reads them.
 // LoadFile checks a whole file and reports every problem as a
-// source.ErrorList of file:line:col messages. A File may be run any number
+// diag.ErrorList of file:line:col messages. A File may be run any number
 // of times, by one goroutine at a time; each case runs its scripts on the
 // runtimes' goroutines and waits for them, and leaves no goroutine behind.
 package ruletest

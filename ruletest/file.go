@@ -14,12 +14,12 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/yamlnode"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
-	"github.com/kreact/kreact/source"
 )
 
 // APIVersion and Kind identify a test document.
@@ -71,7 +71,7 @@ func (f *File) Rules() []string {
 // LoadFile reads and checks the test file at path: its rules, CRDs,
 // fixtures and cases. Paths in the file are relative to its directory.
 //
-// The error, if any, is a source.ErrorList of every problem found, as
+// The error, if any, is a diag.ErrorList of every problem found, as
 // file:line:col messages sorted by position; the File is then nil.
 func LoadFile(path string) (*File, error) {
 	data, err := rules.ReadFile(path)
@@ -80,7 +80,7 @@ func LoadFile(path string) (*File, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, source.ErrorList{{Pos: source.Position{File: path}, Msg: err.Error()}}
+		return nil, diag.ErrorList{{Pos: diag.Position{File: path}, Msg: err.Error()}}
 	}
 	return Parse(path, data)
 }
@@ -88,7 +88,7 @@ func LoadFile(path string) (*File, error) {
 // Parse is LoadFile for a file already read; path names it in messages and
 // is the base of its relative paths.
 func Parse(path string, data []byte) (*File, error) {
-	var errs source.ErrorList
+	var errs diag.ErrorList
 	f := load(path, data, &errs)
 	if len(errs) > 0 {
 		errs.Sort()
@@ -97,13 +97,13 @@ func Parse(path string, data []byte) (*File, error) {
 	return f, nil
 }
 
-func load(path string, data []byte, errs *source.ErrorList) *File {
+func load(path string, data []byte, errs *diag.ErrorList) *File {
 	d := newDecoder(path, errs)
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if err == io.EOF {
-			errs.Add(source.Position{File: path}, "empty file: want a RuleTest document")
+			errs.Add(diag.Position{File: path}, "empty file: want a RuleTest document")
 		} else {
 			pos, msg := yamlnode.SyntaxPos(path, err)
 			errs.Add(pos, msg)
@@ -118,7 +118,7 @@ func load(path string, data []byte, errs *source.ErrorList) *File {
 		errs.Add(pos, msg)
 	}
 	if len(doc.Content) == 0 || yamlnode.IsNull(doc.Content[0]) {
-		errs.Add(source.Position{File: path}, "empty document: want a RuleTest")
+		errs.Add(diag.Position{File: path}, "empty document: want a RuleTest")
 		return nil
 	}
 	root := doc.Content[0]
@@ -204,7 +204,7 @@ func load(path string, data []byte, errs *source.ErrorList) *File {
 		}
 		d.Errorf(n, "spec.cases: list at least one case")
 	}
-	seen := map[string]source.Position{}
+	seen := map[string]diag.Position{}
 	for i, item := range cases {
 		c := d.testCase(f, dir, item, yamlnode.Index("spec.cases", i))
 		if c == nil {
@@ -221,14 +221,14 @@ func load(path string, data []byte, errs *source.ErrorList) *File {
 
 // loadRules loads, checks (engine.Check) and resolves the rules under
 // test.
-func (f *File) loadRules(paths []string, errs *source.ErrorList) {
+func (f *File) loadRules(paths []string, errs *diag.ErrorList) {
 	// As `kreact validate` reads them: every problem at once, those of
 	// the scripts of rules with other problems too.
 	// (A context that never ends: no error but its end.)
 	rs, problems, _ := engine.LoadAll(context.Background(), paths...)
 	*errs = append(*errs, problems...)
 	if len(problems) == 0 && len(rs) == 0 {
-		errs.Addf(source.Position{File: f.Path}, "spec.rules: %s hold no rules", strings.Join(paths, ", "))
+		errs.Addf(diag.Position{File: f.Path}, "spec.rules: %s hold no rules", strings.Join(paths, ", "))
 	}
 	for _, r := range rs {
 		// kreact run's own check: a rule it would refuse is an invalid
@@ -240,7 +240,7 @@ func (f *File) loadRules(paths []string, errs *source.ErrorList) {
 		}
 		res, err := r.Resolve(f.mapper)
 		if err != nil {
-			errs.AddError(source.Position{}, err)
+			errs.AddError(diag.Position{}, err)
 			continue
 		}
 		if problems := engine.CheckOnce(res, prog); len(problems) > 0 {
@@ -254,7 +254,7 @@ func (f *File) loadRules(paths []string, errs *source.ErrorList) {
 
 // loadCRDs reads the CustomResourceDefinitions in file and returns the
 // resources they define; ref is the spec.crds entry that names it.
-func loadCRDs(file string, ref source.Position, errs *source.ErrorList) []apiresource.Resource {
+func loadCRDs(file string, ref diag.Position, errs *diag.ErrorList) []apiresource.Resource {
 	data, err := rules.ReadFile(file)
 	if err != nil {
 		errs.Addf(ref, "spec.crds: %s does not exist or cannot be read", file)
@@ -266,7 +266,7 @@ func loadCRDs(file string, ref source.Position, errs *source.ErrorList) []apires
 }
 
 // documents returns the non-empty documents of a multi-document YAML file.
-func documents(file string, data []byte, errs *source.ErrorList) []*yaml.Node {
+func documents(file string, data []byte, errs *diag.ErrorList) []*yaml.Node {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var out []*yaml.Node
 	for {

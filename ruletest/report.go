@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/source"
 )
 
 // Options configure Run. The zero value runs the tests and prints one line
@@ -45,7 +45,7 @@ type Summary struct {
 // examples/tests/*.yaml beside the rules they test. A directory without
 // any is an error too.
 func Files(paths ...string) ([]string, error) {
-	var errs source.ErrorList
+	var errs diag.ErrorList
 	var files []string
 	for _, p := range paths {
 		fi, statErr := os.Stat(p)
@@ -53,14 +53,14 @@ func Files(paths ...string) ([]string, error) {
 			more, err := rules.Files(p)
 			files = append(files, more...)
 			if err != nil {
-				errs = append(errs, err.(source.ErrorList)...)
+				errs = append(errs, err.(diag.ErrorList)...)
 			}
 			continue
 		}
 		n := len(files)
 		top, err := rules.Files(p)
 		if err != nil {
-			errs = append(errs, err.(source.ErrorList)...)
+			errs = append(errs, err.(diag.ErrorList)...)
 		}
 		for _, f := range top {
 			if !rules.FileIs(f, func(t rules.TypeMeta) bool {
@@ -71,7 +71,7 @@ func Files(paths ...string) ([]string, error) {
 		}
 		files = append(files, rules.NestedFiles(p, isTestDocument)...)
 		if len(files) == n {
-			errs.Add(source.Position{File: p}, "no test files (*.yaml, *.yml) in this directory")
+			errs.Add(diag.Position{File: p}, "no test files (*.yaml, *.yml) in this directory")
 		}
 	}
 	return unique(files), errs.Err()
@@ -102,7 +102,7 @@ func isTestDocument(t rules.TypeMeta) bool { return t.Kind == Kind && t.APIVersi
 // ("--- PASS: file/case (1ms)" or "--- FAIL: ..." followed by what
 // differs) and a summary line starting with "ok" or "FAIL".
 //
-// If any file is invalid, nothing runs: the error is a source.ErrorList of
+// If any file is invalid, nothing runs: the error is a diag.ErrorList of
 // every problem in every file. Otherwise the error is nil and the Summary
 // says whether cases failed. Run stops early when ctx ends.
 func Run(ctx context.Context, paths []string, w io.Writer, opts Options) (Summary, error) {
@@ -111,12 +111,12 @@ func Run(ctx context.Context, paths []string, w io.Writer, opts Options) (Summar
 	if err != nil {
 		return sum, err
 	}
-	var errs source.ErrorList
+	var errs diag.ErrorList
 	var loaded []*File
 	for _, path := range files {
 		f, err := LoadFile(path)
 		if err != nil {
-			errs.AddError(source.Position{}, err)
+			errs.AddError(diag.Position{}, err)
 			continue
 		}
 		loaded = append(loaded, f)

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/internal/leaktest"
-	"github.com/kreact/kreact/source"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -120,9 +120,9 @@ func TestExplainReport(t *testing.T) {
 
 func TestInvalidFileReportsEveryProblem(t *testing.T) {
 	_, _, err := report(t, Options{}, "testdata/invalid.yaml")
-	var list source.ErrorList
+	var list diag.ErrorList
 	if !errors.As(err, &list) {
-		t.Fatalf("Run: %v, want a source.ErrorList", err)
+		t.Fatalf("Run: %v, want a diag.ErrorList", err)
 	}
 	golden(t, "invalid.golden", err.Error()+"\n")
 }

@@ -3,8 +3,8 @@ package ruletest
 import (
 	"gopkg.in/yaml.v3"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/internal/yamlnode"
-	"github.com/kreact/kreact/source"
 )
 
 // decoder walks the yaml.v3 node trees of test files with the decoder
@@ -12,7 +12,7 @@ import (
 // same words, with the position of the value each is about.
 type decoder struct{ yamlnode.Decoder }
 
-func newDecoder(file string, errs *source.ErrorList) *decoder {
+func newDecoder(file string, errs *diag.ErrorList) *decoder {
 	return &decoder{yamlnode.Decoder{File: file, Errs: errs}}
 }
 

@@ -15,7 +15,7 @@ import (
 	"github.com/dop251/goja/parser"
 
 	"github.com/kreact/kreact/actions"
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 )
 
 type native = func(goja.FunctionCall) goja.Value
@@ -217,18 +217,18 @@ func (e *env) throw(err error) {
 
 // origin returns the position of the script code calling an API
 // function.
-func (e *env) origin() source.Position {
+func (e *env) origin() diag.Position {
 	e.stackBuf = e.vm.CaptureCallStack(4, e.stackBuf[:0])
 	for i := range e.stackBuf {
 		if p := e.stackBuf[i].Position(); p.Line > 0 {
 			return e.position(p)
 		}
 	}
-	return source.Position{Rule: e.cfg.opts.Rule, File: e.cfg.p.name}
+	return diag.Position{Rule: e.cfg.opts.Rule, File: e.cfg.p.name}
 }
 
 // position returns where pos is in the rule's file, naming the rule.
-func (e *env) position(pos file.Position) source.Position {
+func (e *env) position(pos file.Position) diag.Position {
 	p := e.cfg.p.position(pos)
 	p.Rule = e.cfg.opts.Rule
 	return p

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kreact/kreact/actions"
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 )
 
 // The kreact API for doing something once per object: kreact.once(obj).
@@ -84,11 +84,11 @@ func (e *env) onceCall(call goja.FunctionCall) goja.Value {
 // OnceCalls returns where the script calls kreact.once, in source order,
 // as written (kreact.once(...)): what `kreact validate` checks against the
 // rule's permissions, since each call patches the object of its handler.
-func (p *Program) OnceCalls() []source.Position { return p.onces }
+func (p *Program) OnceCalls() []diag.Position { return p.onces }
 
 // onceCalls finds the OnceCalls of a parsed script.
-func (p *Program) onceCalls(tree *ast.Program) []source.Position {
-	var out []source.Position
+func (p *Program) onceCalls(tree *ast.Program) []diag.Position {
+	var out []diag.Position
 	inspect(tree, func(n any) {
 		call, ok := n.(*ast.CallExpression)
 		if !ok {

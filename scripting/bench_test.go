@@ -13,7 +13,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 )
 
 // benchHost resolves Deployments and drops actions, so that the benchmarks
@@ -95,7 +95,7 @@ func goHandler(h Host, ev Event) error {
 		Rule: "bench", Verb: actions.Patch, Resource: res.GVR, Kind: res.Kind,
 		APIVersion: res.GVR.GroupVersion().String(), Namespaced: res.Namespaced,
 		Namespace: ev.Object.GetNamespace(), Name: ev.Object.GetName(), UID: ev.Object.GetUID(),
-		PatchType: types.MergePatchType, PatchData: data, Origin: source.Position{File: "rule.go", Line: 1, Col: 1},
+		PatchType: types.MergePatchType, PatchData: data, Origin: diag.Position{File: "rule.go", Line: 1, Col: 1},
 	})
 }
 
@@ -128,7 +128,7 @@ func TestBenchmarkHandlersAgree(t *testing.T) {
 	if len(a) != 1 || len(g) != 1 {
 		t.Fatalf("actions: %+v, %+v", a, g)
 	}
-	a[0].Origin, g[0].Origin = source.Position{}, source.Position{}
+	a[0].Origin, g[0].Origin = diag.Position{}, diag.Position{}
 	if dump(a[0]) != dump(g[0]) {
 		t.Errorf("script action:\n%s\nGo action:\n%s", dump(a[0]), dump(g[0]))
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/file"
 	"github.com/dop251/goja/token"
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 )
 
 // The checks of a parsed script that goja's compiler leaves to run time,
@@ -23,8 +23,8 @@ import (
 // MaxRegexpNesting, or compiling it would allocate more than
 // DefaultMemoryLimit (regexpSize), which goja would do without a check
 // and without a way to interrupt it.
-func (p *Program) checkTree(tree *ast.Program, declared []*ast.Identifier) (problems source.ErrorList, compilable bool) {
-	var out source.ErrorList
+func (p *Program) checkTree(tree *ast.Program, declared []*ast.Identifier) (problems diag.ErrorList, compilable bool) {
+	var out diag.ErrorList
 	var regexps []*ast.RegExpLiteral
 	mentions := map[string]int{} // handler name: identifiers not declaring it
 	for _, h := range handlerNames {
@@ -51,7 +51,7 @@ func (p *Program) checkTree(tree *ast.Program, declared []*ast.Identifier) (prob
 			mention(n.Name.String())
 		}
 	})
-	at := func(idx file.Idx) *source.Error {
+	at := func(idx file.Idx) *diag.Error {
 		return p.newError(tree.File.Position(int(idx)-tree.File.Base()), "")
 	}
 	compilable = true
@@ -76,7 +76,7 @@ func (p *Program) checkTree(tree *ast.Program, declared []*ast.Identifier) (prob
 		// A program of the literal alone uses its value.
 		if _, err := goja.Compile(p.name, re.Literal, true); err != nil {
 			e := at(re.Idx)
-			e.Msg = "invalid regular expression " + source.Shorten(re.Literal) + ": " + compilerMessage(err)
+			e.Msg = "invalid regular expression " + diag.Shorten(re.Literal) + ": " + compilerMessage(err)
 			out = append(out, e)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/dop251/goja/file"
 	"github.com/dop251/goja/parser"
 	"github.com/go-sourcemap/sourcemap"
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 )
 
 // CompileOptions places a script inside the file it was read from, so that
@@ -51,7 +51,7 @@ type Program struct {
 	handlers [numEventTypes]bool
 	declared []Declaration
 	reads    []ReadPath
-	onces    []source.Position
+	onces    []diag.Position
 }
 
 // Name returns the file name the program was compiled with.
@@ -70,8 +70,8 @@ func (p *Program) HasHandler(t EventType) bool {
 // Compile parses and compiles a rule script once, in strict mode. name is the
 // file the script was read from; it names positions in errors and stacks.
 //
-// A syntax error is returned as a source.ErrorList, one error per problem
-// found (errors.As finds the first *source.Error). So are the mistakes
+// A syntax error is returned as a diag.ErrorList, one error per problem
+// found (errors.As finds the first *diag.Error). So are the mistakes
 // that goja would otherwise report only when the code runs, or never: a
 // regular expression literal that does not compile, wherever it is, and a
 // handler declared with a value that can never be a function (`var onAdd
@@ -88,7 +88,7 @@ func Compile(name, script string, opts CompileOptions) (*Program, error) {
 	if line, col, err := checkSource(script); err != nil {
 		// Placed like any other position in the script: the offsets
 		// only (the limits hold for the source, before any compiler).
-		return nil, source.ErrorList{{Pos: source.Position{File: name, Line: line + opts.LineOffset, Col: col + opts.ColumnOffset}, Msg: err.Error(), Err: err}}
+		return nil, diag.ErrorList{{Pos: diag.Position{File: name, Line: line + opts.LineOffset, Col: col + opts.ColumnOffset}, Msg: err.Error(), Err: err}}
 	}
 	p := &Program{name: name, colOffset: opts.ColumnOffset}
 	// Leading newlines put goja's own line numbers (also those a script
@@ -132,7 +132,7 @@ func Compile(name, script string, opts CompileOptions) (*Program, error) {
 		// goja stops at its first error, which may be one of the
 		// problems already found.
 		for _, e := range p.compileError(err) {
-			if !slices.ContainsFunc(problems, func(f *source.Error) bool { return f.Pos == e.Pos }) {
+			if !slices.ContainsFunc(problems, func(f *diag.Error) bool { return f.Pos == e.Pos }) {
 				problems = append(problems, e)
 			}
 		}
@@ -195,7 +195,7 @@ func declaredNames(tree *ast.Program) []*ast.Identifier {
 // Declaration is a name a script declares at its top level.
 type Declaration struct {
 	Name string
-	Pos  source.Position
+	Pos  diag.Position
 }
 
 // Declarations returns the names the script declares at its top level (as
@@ -207,10 +207,10 @@ func (p *Program) Declarations() []Declaration { return p.declared }
 func (p *Program) parseError(err error, src string) error {
 	var list parser.ErrorList
 	if !errors.As(err, &list) || len(list) == 0 {
-		return source.ErrorList{p.newError(file.Position{Filename: p.name, Line: 1, Column: 1}, err.Error())}
+		return diag.ErrorList{p.newError(file.Position{Filename: p.name, Line: 1, Column: 1}, err.Error())}
 	}
 	list.Sort()
-	out := make(source.ErrorList, 0, len(list))
+	out := make(diag.ErrorList, 0, len(list))
 	in := lines{src: src}
 	for _, e := range list {
 		msg := e.Message
@@ -228,15 +228,15 @@ func (p *Program) parseError(err error, src string) error {
 	return out
 }
 
-func (p *Program) compileError(err error) source.ErrorList {
+func (p *Program) compileError(err error) diag.ErrorList {
 	var se *goja.CompilerSyntaxError
 	if errors.As(err, &se) && se.File != nil {
-		return source.ErrorList{p.newError(se.File.Position(se.Offset), se.Message)}
+		return diag.ErrorList{p.newError(se.File.Position(se.Offset), se.Message)}
 	}
-	return source.ErrorList{{Pos: source.Position{File: p.name, Line: 1, Col: 1 + p.colOffset}, Msg: err.Error(), Err: err}}
+	return diag.ErrorList{{Pos: diag.Position{File: p.name, Line: 1, Col: 1 + p.colOffset}, Msg: err.Error(), Err: err}}
 }
 
-func (p *Program) newError(pos file.Position, msg string) *source.Error {
+func (p *Program) newError(pos file.Position, msg string) *diag.Error {
 	at := p.position(pos)
 	if at.File == p.name && at.Line < 1 {
 		// A position of JavaScript that the source map leads nowhere
@@ -244,7 +244,7 @@ func (p *Program) newError(pos file.Position, msg string) *source.Error {
 		// the script's start.
 		at.Line, at.Col = p.lineOffset+1, p.colOffset+1
 	}
-	return &source.Error{Pos: at, Msg: msg}
+	return &diag.Error{Pos: at, Msg: msg}
 }
 
 // adjust moves a position of this program's code by the column offset.
@@ -270,7 +270,7 @@ func (p *Program) adjust(pos file.Position) file.Position {
 
 // position returns where pos of this program's code is in the file the
 // user edits.
-func (p *Program) position(pos file.Position) source.Position {
+func (p *Program) position(pos file.Position) diag.Position {
 	pos = p.adjust(pos)
-	return source.Position{File: pos.Filename, Line: pos.Line, Col: pos.Column}
+	return diag.Position{File: pos.Filename, Line: pos.Line, Col: pos.Column}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 )
 
 func TestCompileSyntaxErrors(t *testing.T) {
@@ -113,8 +113,8 @@ func TestCompileSyntaxErrors(t *testing.T) {
 				t.Fatal("Compile succeeded")
 			}
 			var got []string
-			var list source.ErrorList
-			var one *source.Error
+			var list diag.ErrorList
+			var one *diag.Error
 			switch {
 			case errors.As(err, &list):
 				for _, e := range list {
@@ -219,9 +219,9 @@ func TestInlineSyntaxErrorPosition(t *testing.T) {
 	yaml := string(raw)
 	src, opts := inlineScript(t, yaml)
 	_, err = Compile(file, src, opts)
-	var e *source.Error
+	var e *diag.Error
 	if !errors.As(err, &e) {
-		t.Fatalf("Compile = %v, want a *source.Error", err)
+		t.Fatalf("Compile = %v, want a *diag.Error", err)
 	}
 	if got, want := e.Error(), position(file, yaml, ") {\n        }")+": Unexpected token )"; got != want {
 		t.Errorf("error = %s, want %s", got, want)

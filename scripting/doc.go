@@ -25,8 +25,8 @@
 // nothing: Call returns before touching goja.
 //
 // Positions matter because users read them: syntax errors (a
-// source.ErrorList), exception stacks and the Origin of every action are
-// source.Positions in the rule's own file, printed "file:line:col", even
+// diag.ErrorList), exception stacks and the Origin of every action are
+// diag.Positions in the rule's own file, printed "file:line:col", even
 // when the script sits indented inside YAML (CompileOptions places it).
 //
 // # Transactions

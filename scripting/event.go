@@ -11,7 +11,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 )
 
 // EventType is the kind of change a handler reacts to.
@@ -112,7 +112,7 @@ type TimerRequest struct {
 	// Delay is how long after the call onTimer is due; never negative.
 	Delay time.Duration
 	// Origin is where the script asked for it.
-	Origin source.Position
+	Origin diag.Position
 }
 
 // Host is what a script can reach outside its runtime. The engine implements
@@ -160,7 +160,7 @@ type ScriptError struct {
 	// Position is where, in the rule's file, the innermost script frame
 	// was when the exception was thrown or the script was stopped; the
 	// file alone when no frame is known.
-	Position source.Position
+	Position diag.Position
 	// Message is the exception as the script would print it, e.g.
 	// "TypeError: patch: spec.replicas is NaN", or what stopped it.
 	Message string

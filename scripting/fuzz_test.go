@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kreact/kreact/actions"
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 )
 
 // The fuzz tests of the script boundary: whatever a rule's script holds,
@@ -90,9 +90,9 @@ func FuzzCompile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src string, typescript bool) {
 		p, err := Compile("fuzz.js", src, CompileOptions{LineOffset: 2, ColumnOffset: 4, TypeScript: typescript})
 		if err != nil {
-			var list source.ErrorList
+			var list diag.ErrorList
 			if !errors.As(err, &list) || len(list) == 0 {
-				t.Fatalf("Compile = %#v (%v), want a source.ErrorList", err, err)
+				t.Fatalf("Compile = %#v (%v), want a diag.ErrorList", err, err)
 			}
 			for _, e := range list {
 				if e.Pos.File != "fuzz.js" || e.Pos.Line < 1 || e.Msg == "" {

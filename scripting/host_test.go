@@ -15,8 +15,8 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/internal/leaktest"
-	"github.com/kreact/kreact/source"
 )
 
 func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
@@ -227,13 +227,13 @@ func position(name, src, needle string) string {
 	return fmt.Sprintf("%s:%d:%d", name, line, col)
 }
 
-// positionOf is position as a source.Position of rule.
-func positionOf(rule, name, src, needle string) source.Position {
+// positionOf is position as a diag.Position of rule.
+func positionOf(rule, name, src, needle string) diag.Position {
 	i := strings.Index(src, needle)
 	if i < 0 {
 		panic("needle not found: " + needle)
 	}
 	line := strings.Count(src[:i], "\n") + 1
 	col := i - strings.LastIndex(src[:i], "\n")
-	return source.Position{Rule: rule, File: name, Line: line, Col: col}
+	return diag.Position{Rule: rule, File: name, Line: line, Col: col}
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 )
 
 // Sources that used to overflow the Go stack in the parser, which kills
@@ -35,7 +35,7 @@ func TestDeepSourceIsAnError(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				start := time.Now()
 				_, err := Compile("deep.js", tt.src, CompileOptions{TypeScript: ts, LineOffset: 2, ColumnOffset: 4})
-				var e *source.Error
+				var e *diag.Error
 				if !errors.As(err, &e) || e.Pos.File != "deep.js" || e.Pos.Line < 3 {
 					t.Fatalf("Compile = %v, want a positioned error", err)
 				}

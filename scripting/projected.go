@@ -8,8 +8,8 @@ import (
 	"github.com/dop251/goja"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/projection"
-	"github.com/kreact/kreact/source"
 )
 
 // Strict views: how `kreact test` finds the reads of a script that a
@@ -35,7 +35,7 @@ type Strict struct {
 	// Where names the projection in reports ("spec.watch[0].fields"),
 	// and WherePos is where it is written.
 	Where    string
-	WherePos source.Position
+	WherePos diag.Position
 	// Report is called for every read of a path that Fields dropped
 	// and the whole object has, on the goroutine that runs the script,
 	// which may outlive the call that was abandoned at its timeout.
@@ -45,7 +45,7 @@ type Strict struct {
 // OutsideRead is a read of a path that a projection dropped.
 type OutsideRead struct {
 	// Pos is where the script read it.
-	Pos source.Position
+	Pos diag.Position
 	// Handler is the handler that read it, "onUpdate".
 	Handler string
 	// Path is the path read, rooted at the handler's parameter as the
@@ -53,7 +53,7 @@ type OutsideRead struct {
 	Path string
 	// Where and WherePos are Strict's.
 	Where    string
-	WherePos source.Position
+	WherePos diag.Position
 }
 
 // String formats the read as `kreact test` reports it:

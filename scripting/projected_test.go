@@ -8,8 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/projection"
-	"github.com/kreact/kreact/source"
 )
 
 // TestStrictViewsReportReadsOutsideTheProjection: with Event.Strict, a
@@ -39,7 +39,7 @@ func TestStrictViewsReportReadsOutsideTheProjection(t *testing.T) {
 		OldObject: &unstructured.Unstructured{Object: fields.Apply(oldWhole.Object)},
 		Resource:  deployments,
 		Strict: &Strict{Fields: fields, Object: whole, OldObject: oldWhole, Where: "spec.watch[0].fields",
-			WherePos: source.Position{File: "r.yaml", Line: 7, Col: 15},
+			WherePos: diag.Position{File: "r.yaml", Line: 7, Col: 15},
 			Report: func(r OutsideRead) {
 				mu.Lock()
 				defer mu.Unlock()

@@ -4,8 +4,8 @@ import (
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/file"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/projection"
-	"github.com/kreact/kreact/source"
 )
 
 // ReadPath is a path a handler visibly reads of one of its objects: a
@@ -21,7 +21,7 @@ type ReadPath struct {
 	// (obj.spec[k].x reads spec); never empty.
 	Path projection.Path
 	// Pos is where the chain starts: the parameter's name.
-	Pos source.Position
+	Pos diag.Position
 }
 
 // ReadPaths returns the paths the handlers visibly read of their

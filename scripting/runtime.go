@@ -16,7 +16,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/kreact/kreact/actions"
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 )
 
 // RuntimeOptions configures a Runtime.
@@ -440,7 +440,7 @@ func (r *Runtime) call(i int, ev Event) (Outcome, error) {
 		return Outcome{}, &ScriptError{
 			Rule:     r.cfg.opts.Rule,
 			Handler:  handlerNames[i],
-			Position: source.Position{Rule: r.cfg.opts.Rule, File: r.cfg.p.name},
+			Position: diag.Position{Rule: r.cfg.opts.Rule, File: r.cfg.p.name},
 			Message:  fmt.Sprintf("not run: %d earlier calls are still stuck in built-in code", n),
 			Timeout:  true,
 			Err:      ErrStuck,
@@ -574,7 +574,7 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 	se := &ScriptError{
 		Rule:     cfg.opts.Rule,
 		Handler:  handler,
-		Position: source.Position{Rule: cfg.opts.Rule, File: cfg.p.name},
+		Position: diag.Position{Rule: cfg.opts.Rule, File: cfg.p.name},
 		Message: fmt.Sprintf("%v and did not stop within %v (stuck in a built-in function); runtime discarded",
 			stopped, cfg.grace),
 		Err: stopped,
@@ -595,7 +595,7 @@ func (e *env) exec(fn func() error) (err error) {
 			err = &ScriptError{
 				Rule:     e.cfg.opts.Rule,
 				Handler:  e.handler,
-				Position: source.Position{Rule: e.cfg.opts.Rule, File: e.cfg.p.name},
+				Position: diag.Position{Rule: e.cfg.opts.Rule, File: e.cfg.p.name},
 				Message:  fmt.Sprintf("internal error: %v", x),
 				Err:      fmt.Errorf("panic: %v\n%s", x, debug.Stack()),
 			}
@@ -690,10 +690,10 @@ func (e *env) scriptError(err error) *ScriptError {
 		se.Position, se.Stack = e.describe(ex.Stack())
 	case errors.As(err, &rej):
 		se.Message = "promise rejected: " + rej.msg
-		se.Position = source.Position{Rule: e.cfg.opts.Rule, File: e.cfg.p.name}
+		se.Position = diag.Position{Rule: e.cfg.opts.Rule, File: e.cfg.p.name}
 	default:
 		se.Message = err.Error()
-		se.Position = source.Position{Rule: e.cfg.opts.Rule, File: e.cfg.p.name}
+		se.Position = diag.Position{Rule: e.cfg.opts.Rule, File: e.cfg.p.name}
 	}
 	return se
 }
@@ -720,7 +720,7 @@ func (e *env) safeString(v goja.Value) (s string) {
 
 // describe returns the position of the innermost script frame and the
 // stack, with positions moved to the rule file.
-func (e *env) describe(frames []goja.StackFrame) (pos source.Position, stack string) {
+func (e *env) describe(frames []goja.StackFrame) (pos diag.Position, stack string) {
 	lines := make([]string, 0, len(frames))
 	for i := range frames {
 		f := &frames[i]
@@ -736,7 +736,7 @@ func (e *env) describe(frames []goja.StackFrame) (pos source.Position, stack str
 		lines = append(lines, "at "+f.FuncName()+" ("+here.String()+")")
 	}
 	if pos.File == "" {
-		pos = source.Position{Rule: e.cfg.opts.Rule, File: e.cfg.p.name}
+		pos = diag.Position{Rule: e.cfg.opts.Rule, File: e.cfg.p.name}
 	}
 	return pos, strings.Join(collapseStack(lines), "\n")
 }

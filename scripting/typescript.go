@@ -7,7 +7,7 @@ import (
 
 	"github.com/evanw/esbuild/pkg/api"
 	"github.com/go-sourcemap/sourcemap"
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 )
 
 // tsLead is the number of empty lines put before a TypeScript script; see
@@ -40,9 +40,9 @@ func (p *Program) transpile(script string) (string, error) {
 		TsconfigRaw: `{"compilerOptions": {}}`,
 	})
 	if len(res.Errors) > 0 {
-		var list source.ErrorList
+		var list diag.ErrorList
 		for _, m := range res.Errors {
-			pos := source.Position{File: p.name, Line: 1, Col: 1}
+			pos := diag.Position{File: p.name, Line: 1, Col: 1}
 			if l := m.Location; l != nil {
 				pos.Line = l.Line - tsLead + p.lineOffset
 				pos.Col = l.Column + 1

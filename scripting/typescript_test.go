@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 )
 
 const tsScript = `interface Labels { [key: string]: string }
@@ -69,8 +69,8 @@ func TestTypeScriptInlineOffsets(t *testing.T) {
 
 func TestTypeScriptSyntaxErrors(t *testing.T) {
 	_, err := Compile("rule.yaml", "function onAdd(obj: any) {\n  let x: = 1;\n}\n", CompileOptions{TypeScript: true, LineOffset: 8, ColumnOffset: 4})
-	var e *source.Error
-	if !errors.As(err, &e) || e.Pos != (source.Position{File: "rule.yaml", Line: 10, Col: 14}) {
+	var e *diag.Error
+	if !errors.As(err, &e) || e.Pos != (diag.Position{File: "rule.yaml", Line: 10, Col: 14}) {
 		t.Fatalf("Compile = %v, want an error at rule.yaml:10:14, the \"=\"", err)
 	}
 }

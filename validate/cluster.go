@@ -12,9 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/internal/editdistance"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/source"
 )
 
 var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
@@ -28,8 +28,8 @@ var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namesp
 // objects may come later. It reads with client: one list of namespaces,
 // and one or two lists of at most a few objects per selector and
 // namespace. An error of the cluster is returned as it is.
-func CheckCluster(ctx context.Context, client dynamic.Interface, resolved []*rules.Resolved) (source.ErrorList, error) {
-	var out source.ErrorList
+func CheckCluster(ctx context.Context, client dynamic.Interface, resolved []*rules.Resolved) (diag.ErrorList, error) {
+	var out diag.ErrorList
 	var existing []string // the cluster's namespaces, listed once
 	listed := false
 	for _, res := range resolved {
@@ -156,10 +156,10 @@ func closest(s string, names []string) string {
 	return best
 }
 
-func warn(out *source.ErrorList, r *rules.Rule, pos source.Position, msg string) {
+func warn(out *diag.ErrorList, r *rules.Rule, pos diag.Position, msg string) {
 	if !pos.IsValid() {
 		pos = r.Pos
 	}
 	pos.Rule = r.Name
-	out.Warnf(pos, "rule %s: %s", source.Quote(r.Name), msg)
+	out.Warnf(pos, "rule %s: %s", diag.Quote(r.Name), msg)
 }

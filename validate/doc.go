@@ -17,8 +17,8 @@
 // watched namespace that does not exist, a selector that matches no
 // object.
 //
-// Every problem is reported at once, as one sorted source.ErrorList of
-// errors and warnings (source.Error.Warning), not the first only. Rules
+// Every problem is reported at once, as one sorted diag.ErrorList of
+// errors and warnings (diag.Error.Warning), not the first only. Rules
 // are checked further even when other rules or files have problems, and
 // the scripts of rules with problems of format are checked too
 // (rules.LoadAll). Check is safe for concurrent use; it reads files and nothing else.

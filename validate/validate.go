@@ -8,18 +8,18 @@ import (
 	"slices"
 
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/source"
 )
 
 // CRDResources returns the resources the CustomResourceDefinitions of
 // files define, and every problem found in them; the resources of the
 // files and documents without problems are returned either way.
-func CRDResources(files []string) ([]apiresource.Resource, source.ErrorList) {
+func CRDResources(files []string) ([]apiresource.Resource, diag.ErrorList) {
 	var out []apiresource.Resource
-	var errs source.ErrorList
+	var errs diag.ErrorList
 	for _, file := range files {
 		data, err := rules.ReadFile(file)
 		if err != nil {
@@ -27,7 +27,7 @@ func CRDResources(files []string) ([]apiresource.Resource, source.ErrorList) {
 			if errors.As(err, &pe) {
 				err = pe.Err
 			}
-			errs.AddError(source.Position{File: file}, err)
+			errs.AddError(diag.Position{File: file}, err)
 			continue
 		}
 		rs, fileErrs := restmapper.ResourcesFromCRDFile(file, data)
@@ -48,7 +48,7 @@ type Result struct {
 	Resolved []*rules.Resolved
 	// Problems are the errors and warnings, sorted by position, each
 	// once.
-	Problems source.ErrorList
+	Problems diag.ErrorList
 	// Files is the number of rule files read.
 	Files int
 	// NotFound is true when a resource some rule names is unknown to
@@ -120,7 +120,7 @@ func hasNotFound(r *rules.Rule, m *restmapper.Mapper) bool {
 // resources given (nil: those of a standard kube-apiserver,
 // restmapper.Builtin) and those that the CustomResourceDefinitions of
 // crdFiles define. Problems in crdFiles are returned, and no mapper.
-func NewMapper(resources []apiresource.Resource, crdFiles []string) (*restmapper.Mapper, source.ErrorList) {
+func NewMapper(resources []apiresource.Resource, crdFiles []string) (*restmapper.Mapper, diag.ErrorList) {
 	if resources == nil {
 		resources = restmapper.Builtin()
 	}

@@ -15,6 +15,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/explain"
 	"github.com/kreact/kreact/internal/kube"
@@ -27,7 +28,6 @@ import (
 	"github.com/kreact/kreact/reload"
 	"github.com/kreact/kreact/scripting"
 	"github.com/kreact/kreact/shard"
-	"github.com/kreact/kreact/source"
 )
 
 type runFlags struct {
@@ -72,7 +72,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return child.invalid(cmp.Or(files.Err, fmt.Errorf("no rules in %s", strings.Join(f.files, ", "))))
 	}
 	// A broken rule file is reported and skipped: the other rules run.
-	source.Log(logger, "rule files with errors are not running", files.Err)
+	diag.Log(logger, "rule files with errors are not running", files.Err)
 	cfg, _, err := f.cluster.Load(userAgent())
 	if err != nil {
 		return err

@@ -6,8 +6,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/ruletest"
-	"github.com/kreact/kreact/source"
 )
 
 // defaultTestDir is what `kreact test` runs without arguments.
@@ -30,7 +30,7 @@ func testCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		paths = []string{defaultTestDir}
 	}
 	sum, err := ruletest.Run(ctx, paths, stdout, opts)
-	var invalid source.ErrorList
+	var invalid diag.ErrorList
 	switch {
 	case errors.As(err, &invalid):
 		return &invalidError{err}

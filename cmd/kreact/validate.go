@@ -8,9 +8,9 @@ import (
 
 	"k8s.io/client-go/dynamic"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/restmapper"
-	"github.com/kreact/kreact/source"
 	"github.com/kreact/kreact/validate"
 )
 
@@ -18,7 +18,7 @@ import (
 // file is invalid input.
 func resolver(ctx context.Context, r *resourceFlags) (*restmapper.Mapper, error) {
 	m, err := r.Mapper(ctx, userAgent())
-	var list source.ErrorList
+	var list diag.ErrorList
 	if errors.As(err, &list) {
 		return nil, &invalidError{err}
 	}

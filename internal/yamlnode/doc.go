@@ -1,6 +1,6 @@
 // Package yamlnode decodes yaml.v3 node trees by hand, for the files a
 // user writes (rule files, test files): every problem is reported at the
-// position of the value it is about, in a source.ErrorList, and decoding
+// position of the value it is about, in a diag.ErrorList, and decoding
 // goes on past it, so that a file is fixed in one round trip.
 //
 // A Decoder reports unknown fields with a did-you-mean suggestion,

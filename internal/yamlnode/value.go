@@ -9,7 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 )
 
 // Value converts n to JSON data (map[string]any, []any, string, int64,
@@ -118,14 +118,14 @@ func jsonValue(n *yaml.Node, depth int) (any, error) {
 
 // SyntaxPos extracts the line of a yaml.v3 syntax error ("yaml: line 3:
 // ...") and returns it with the message.
-func SyntaxPos(file string, err error) (source.Position, string) {
+func SyntaxPos(file string, err error) (diag.Position, string) {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	if rest, ok := strings.CutPrefix(msg, "line "); ok {
 		if num, text, ok := strings.Cut(rest, ": "); ok {
 			if line, err := strconv.Atoi(num); err == nil {
-				return source.Position{File: file, Line: line}, "invalid YAML: " + text
+				return diag.Position{File: file, Line: line}, "invalid YAML: " + text
 			}
 		}
 	}
-	return source.Position{File: file}, "invalid YAML: " + msg
+	return diag.Position{File: file}, "invalid YAML: " + msg
 }

@@ -8,8 +8,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/internal/editdistance"
-	"github.com/kreact/kreact/source"
 )
 
 // Decoder reports the problems of one file's nodes. It never fails: a
@@ -18,7 +18,7 @@ type Decoder struct {
 	// File names the file in positions.
 	File string
 	// Errs collects the problems; it must not be nil.
-	Errs *source.ErrorList
+	Errs *diag.ErrorList
 	// Hint, if not nil, explains an unknown field name that is no known
 	// field misspelt, such as a field written at the wrong level; it
 	// returns "" or " (hint)". Nil means no such hints.
@@ -26,17 +26,17 @@ type Decoder struct {
 }
 
 // Pos returns the position of n in the file; the file alone for nil.
-func (d *Decoder) Pos(n *yaml.Node) source.Position {
+func (d *Decoder) Pos(n *yaml.Node) diag.Position {
 	if n == nil {
-		return source.Position{File: d.File}
+		return diag.Position{File: d.File}
 	}
-	return source.Position{File: d.File, Line: n.Line, Col: n.Column}
+	return diag.Position{File: d.File, Line: n.Line, Col: n.Column}
 }
 
 // Errorf reports a problem at n; the message is formatted by
-// source.Sprintf, which shortens what it quotes.
+// diag.Sprintf, which shortens what it quotes.
 func (d *Decoder) Errorf(n *yaml.Node, format string, args ...any) {
-	d.Errs.Add(d.Pos(n), source.Sprintf(format, args...))
+	d.Errs.Add(d.Pos(n), diag.Sprintf(format, args...))
 }
 
 // Entry is one key: value pair of a mapping.
@@ -210,7 +210,7 @@ func (d *Decoder) Str(n *yaml.Node, path string) (string, bool) {
 	if v == nil || v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" {
 		hint := ""
 		if v != nil && v.Kind == yaml.ScalarNode && v.ShortTag() != "!!null" {
-			hint = source.Sprintf(" (quote it: %q)", v.Value)
+			hint = diag.Sprintf(" (quote it: %q)", v.Value)
 		}
 		d.Errorf(n, "%s: expected a string, got %s%s", path, Describe(v), hint)
 		return "", false

@@ -8,7 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 )
 
 func parse(t *testing.T, text string) *yaml.Node {
@@ -38,7 +38,7 @@ func TestObject(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var errs source.ErrorList
+			var errs diag.ErrorList
 			d := &Decoder{File: "f.yaml", Errs: &errs, Hint: func(path, name string) string {
 				if name == "spec" {
 					return " (hint for spec)"
@@ -69,7 +69,7 @@ func TestObject(t *testing.T) {
 			}
 		})
 	}
-	var errs source.ErrorList
+	var errs diag.ErrorList
 	(&Decoder{File: "f.yaml", Errs: &errs}).Object(parse(t, "a: 1\nb: 2\n"), "small", []string{"name"})
 	if len(errs) != 2 || !strings.HasSuffix(errs[0].Msg, `unknown field "small.a" (small has only name)`) {
 		t.Errorf("a small object names its fields: %v", errs)
@@ -77,7 +77,7 @@ func TestObject(t *testing.T) {
 }
 
 func TestScalars(t *testing.T) {
-	var errs source.ErrorList
+	var errs diag.ErrorList
 	d := &Decoder{File: "f.yaml", Errs: &errs}
 	n := parse(t, "s: text\nyear: 2024\nb: true\nl: [a]\nnull: ~\n")
 	if s, ok := d.Str(Lookup(n, "s").Value, "s"); !ok || s != "text" {
@@ -117,7 +117,7 @@ func TestScalars(t *testing.T) {
 }
 
 func TestValue(t *testing.T) {
-	var errs source.ErrorList
+	var errs diag.ErrorList
 	d := &Decoder{File: "f.yaml", Errs: &errs}
 	v, ok := d.Value(parse(t, "n: 3\nf: 1.5\nt: 2026-01-01T00:00:00Z\nl: [true, null]\nbig: 99999999999999999999\n"), "obj")
 	want := map[string]any{"n": int64(3), "f": 1.5, "t": "2026-01-01T00:00:00Z", "l": []any{true, nil}, "big": 1e20}
@@ -151,7 +151,7 @@ func TestSyntaxPos(t *testing.T) {
 		t.Errorf("SyntaxPos = %v, %q", pos, msg)
 	}
 	pos, msg = SyntaxPos("f.yaml", errors.New("yaml: something"))
-	if pos != (source.Position{File: "f.yaml"}) || msg != "invalid YAML: something" {
+	if pos != (diag.Position{File: "f.yaml"}) || msg != "invalid YAML: something" {
 		t.Errorf("SyntaxPos without a line = %v, %q", pos, msg)
 	}
 }

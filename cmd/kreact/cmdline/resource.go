@@ -32,7 +32,7 @@ func (r *ResourceFlags) Live() bool { return r.Cluster.Named() }
 
 // Mapper returns the resolver of resource names. A cluster that cannot be
 // reached is a ClusterError; problems in the CRD files are returned as a
-// source.ErrorList.
+// diag.ErrorList.
 func (r *ResourceFlags) Mapper(ctx context.Context, userAgent string) (*restmapper.Mapper, error) {
 	var resources []apiresource.Resource
 	if r.Live() {

@@ -6,11 +6,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kreact/kreact/source"
+	"github.com/kreact/kreact/diag"
 )
 
 // Offline, names resolve against the built-in resources and the --crd
-// files; a CRD file with problems is a source.ErrorList.
+// files; a CRD file with problems is a diag.ErrorList.
 func TestResourceFlagsMapper(t *testing.T) {
 	var r ResourceFlags
 	fs := NewFlagSet("validate", "", "")
@@ -35,9 +35,9 @@ func TestResourceFlagsMapper(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.CRDs = []string{bad}
-	var list source.ErrorList
+	var list diag.ErrorList
 	if _, err := r.Mapper(t.Context(), "kreact/test"); !errors.As(err, &list) {
-		t.Errorf("Mapper with a broken CRD file = %v, want a source.ErrorList", err)
+		t.Errorf("Mapper with a broken CRD file = %v, want a diag.ErrorList", err)
 	}
 	r.Cluster.Context = "elsewhere"
 	if !r.Live() {

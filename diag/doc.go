@@ -1,4 +1,4 @@
-// Package source holds what kreact says about text a user wrote: a rule
+// Package diag (diagnostics) holds what kreact says about text a user wrote: a rule
 // file, a script, a test file. A Position names a place in such a text
 // (and the rule it belongs to); an Error is one problem at a Position; an
 // ErrorList is every problem found, in the style of go/scanner, so that a
@@ -18,4 +18,4 @@
 //
 // The package imports no other kreact package, so that every other
 // package may use it.
-package source
+package diag
