@@ -23,12 +23,12 @@
 // a served group or with none, is a typo (restmapper.NotFoundError.Misspelt)
 // and an error: a diag.ErrorList whose errors name the rule, as in
 // `kreact validate`. What needs no cluster (the script compiles, its
-// handlers fit the rule) is Check, which Load, `kreact validate` and
-// `kreact test` share, so that none accepts a rule that another refuses.
-// CheckReads compares what the handlers visibly read with the rule's
+// handlers fit the rule) is rules.Check, which Load, `kreact validate`
+// and `kreact test` share, so that none accepts a rule that another
+// refuses. CheckReads compares what the handlers visibly read with the rule's
 // spec.watch[].fields: validate shows its warnings, and the engine logs
-// them when it starts the rule. CheckOnce refuses, in Load, validate and
-// test alike, a rule that calls kreact.once but may not patch what it
+// them when it starts the rule. rules.CheckOnce refuses, in Load,
+// validate and test alike, a rule that calls kreact.once but may not patch what it
 // watches.
 //
 // Concurrency: everything that starts or stops rules (Load, a waiting

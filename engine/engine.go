@@ -238,7 +238,7 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 		}
 		keep[r.Name] = true
 		p := prepared{rule: r, fingerprint: r.Fingerprint()}
-		prog, problems := Check(r)
+		prog, problems := rules.Check(r)
 		if err := problems.Errors().Err(); err != nil {
 			errs = append(errs, err)
 			continue
@@ -255,11 +255,11 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 			}
 		}
 		if err != nil {
-			errs = append(errs, ruleErrors(r, err))
+			errs = append(errs, r.Errors(err))
 			continue
 		}
 		if p.resolved != nil {
-			if err := CheckOnce(p.resolved, prog).Err(); err != nil {
+			if err := rules.CheckOnce(p.resolved, prog).Err(); err != nil {
 				errs = append(errs, err)
 				continue
 			}
@@ -668,21 +668,4 @@ func (e *Engine) Finalizing() []finalizers.Waiting {
 	}
 	slices.SortFunc(out, func(a, b finalizers.Waiting) int { return strings.Compare(a.Rule, b.Rule) })
 	return out
-}
-
-// Compile compiles a rule's script so that positions point into the file
-// the script was written in. Its error is a diag.ErrorList whose
-// errors name the rule. Check compiles and checks a rule the way every
-// command does; Compile is the part of it that makes the program.
-func Compile(r *rules.Rule) (*scripting.Program, error) {
-	opts := scripting.CompileOptions{TypeScript: r.ScriptLang == rules.ScriptTypeScript}
-	if r.ScriptFile == "" {
-		opts.LineOffset = max(0, r.ScriptPos.Line-1)
-		opts.ColumnOffset = max(0, r.ScriptPos.Col-1)
-	}
-	prog, err := scripting.Compile(r.ScriptPos.File, r.Script, opts)
-	if err != nil {
-		return nil, scriptErrors(r, err)
-	}
-	return prog, nil
 }

@@ -38,6 +38,12 @@
 // where a string is meant, as kubectl requires. A field that is absent or
 // null gets its default.
 //
+// Check compiles a rule's script (Compile) and checks that its handlers
+// fit the rule, the one check of a rule that needs no cluster, which
+// `kreact run`, `validate` and `test` share; LoadChecked loads files for
+// the commands that report every problem at once; CheckOnce refuses a
+// kreact.once a rule may not patch for.
+//
 // Every problem is reported at once, as a diag.ErrorList of
 // "file:line:col: message" sorted by position, in the style of go/scanner:
 // fixing a file should take one round trip, not one per mistake. To have a

@@ -8,7 +8,7 @@
 //
 // A rule test is only worth something if passing it says what the rule will
 // do in a cluster. So nothing here reimplements the script side: rules are
-// loaded by the rules package, compiled and checked by engine.Check (a
+// loaded by the rules package, compiled and checked by rules.Check (a
 // rule that kreact run would refuse makes the test file invalid),
 // resolved with the restmapper (over restmapper.Builtin and the test's
 // CRDs instead of a cluster's discovery) and run in scripting.Runtime,

@@ -15,7 +15,6 @@ import (
 
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/diag"
-	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/yamlnode"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
@@ -219,13 +218,13 @@ func load(path string, data []byte, errs *diag.ErrorList) *File {
 	return f
 }
 
-// loadRules loads, checks (engine.Check) and resolves the rules under
+// loadRules loads, checks (rules.Check) and resolves the rules under
 // test.
 func (f *File) loadRules(paths []string, errs *diag.ErrorList) {
 	// As `kreact validate` reads them: every problem at once, those of
 	// the scripts of rules with other problems too.
 	// (A context that never ends: no error but its end.)
-	rs, problems, _ := engine.LoadAll(context.Background(), paths...)
+	rs, problems, _ := rules.LoadChecked(context.Background(), paths...)
 	*errs = append(*errs, problems...)
 	if len(problems) == 0 && len(rs) == 0 {
 		errs.Addf(diag.Position{File: f.Path}, "spec.rules: %s hold no rules", strings.Join(paths, ", "))
@@ -233,7 +232,7 @@ func (f *File) loadRules(paths []string, errs *diag.ErrorList) {
 	for _, r := range rs {
 		// kreact run's own check: a rule it would refuse is an invalid
 		// test, not one whose cases pass because the rule never runs.
-		prog, problems := engine.Check(r)
+		prog, problems := rules.Check(r)
 		if problems := problems.Errors(); len(problems) > 0 {
 			*errs = append(*errs, problems...)
 			continue
@@ -243,7 +242,7 @@ func (f *File) loadRules(paths []string, errs *diag.ErrorList) {
 			errs.AddError(diag.Position{}, err)
 			continue
 		}
-		if problems := engine.CheckOnce(res, prog); len(problems) > 0 {
+		if problems := rules.CheckOnce(res, prog); len(problems) > 0 {
 			*errs = append(*errs, problems...)
 			continue
 		}

@@ -4,10 +4,10 @@
 // spec.schedule, and every resource it names resolves with the verbs it
 // declares.
 //
-// The checks are the engine's own (engine.Check, rules.Rule.Resolve), and
+// The checks are the engine's own (rules.Check, rules.Rule.Resolve), and
 // `kreact test` makes them too: what validate accepts, `kreact run` runs,
 // and what it rejects, run and test reject with the same words. Validate
-// shows the warnings of engine.Check too, which the others have no use
+// shows the warnings of rules.Check too, which the others have no use
 // for, such as a top-level function whose name is a handler's, misspelt,
 // and those of engine.CheckReads: a path a handler reads that the rule's
 // spec.watch[].fields do not keep; and those of engine.CheckIgnored: a

@@ -59,9 +59,9 @@ type Result struct {
 
 // Check loads the rule files of paths (files, and the YAML files directly
 // in directories, as rules.Load reads them) and checks every rule that
-// loads: engine.Check (its script compiles, its handlers fit), and the
+// loads: rules.Check (its script compiles, its handlers fit), and the
 // resources it names resolve with mapper; then engine.CheckReads (what the
-// handlers read is in the rule's spec.watch[].fields) and engine.CheckOnce
+// handlers read is in the rule's spec.watch[].fields) and rules.CheckOnce
 // (the rule may patch what kreact.once marks). The scripts of rules with
 // problems of format are checked too (rules.LoadAll): every problem is
 // reported at once. It returns ctx's error, and no Result, when ctx ends
@@ -70,7 +70,7 @@ func Check(ctx context.Context, paths []string, mapper *restmapper.Mapper) (*Res
 	res := &Result{}
 	files, _ := rules.Files(paths...)
 	res.Files = len(files)
-	rs, problems, err := engine.LoadAll(ctx, paths...)
+	rs, problems, err := rules.LoadChecked(ctx, paths...)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +79,7 @@ func Check(ctx context.Context, paths []string, mapper *restmapper.Mapper) (*Res
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		prog, problems := engine.Check(r)
+		prog, problems := rules.Check(r)
 		resolved, err := r.Resolve(mapper)
 		if err != nil {
 			problems.AddError(r.Pos, err)
@@ -87,7 +87,7 @@ func Check(ctx context.Context, paths []string, mapper *restmapper.Mapper) (*Res
 		} else {
 			problems = append(problems, engine.CheckReads(resolved, prog)...)
 			problems = append(problems, engine.CheckIgnored(resolved, prog)...)
-			problems = append(problems, engine.CheckOnce(resolved, prog)...)
+			problems = append(problems, rules.CheckOnce(resolved, prog)...)
 		}
 		if n, _ := problems.Count(); n == 0 {
 			res.Resolved = append(res.Resolved, resolved)

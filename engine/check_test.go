@@ -12,7 +12,7 @@ import (
 	"github.com/kreact/kreact/rules"
 )
 
-// TestLoadRejectsWhatCheckRejects: engine.Check is the check that kreact
+// TestLoadRejectsWhatCheckRejects: rules.Check is the check that kreact
 // run (Load), validate and test share. A rule it rejects (spec.every or
 // spec.schedule without onTick, handlers that never run, a handler that
 // is not a function, an invalid regular expression) does not load, with
@@ -58,7 +58,7 @@ spec:
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, problems := engine.Check(rs[0])
+			_, problems := rules.Check(rs[0])
 			var got []string
 			for _, p := range problems.Errors() {
 				got = append(got, p.Error())

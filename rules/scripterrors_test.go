@@ -1,11 +1,10 @@
-package engine_test
+package rules_test
 
 import (
 	"errors"
 	"testing"
 
 	"github.com/kreact/kreact/diag"
-	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/rules"
 )
 
@@ -28,7 +27,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = engine.Compile(rs[0])
+	_, err = rules.Compile(rs[0])
 	var list diag.ErrorList
 	if !errors.As(err, &list) || len(list) != 1 {
 		t.Fatalf("Compile = %v, want a diag.ErrorList of one error", err)

@@ -1,4 +1,4 @@
-package engine
+package rules
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/internal/editdistance"
-	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
 
@@ -23,15 +22,15 @@ import (
 // name that is a misspelt handler's), which only validate shows; every
 // one names the rule in its Position, and all are reported at once. The
 // program is nil when the script does not compile.
-func Check(r *rules.Rule) (*scripting.Program, diag.ErrorList) {
+func Check(r *Rule) (*scripting.Program, diag.ErrorList) {
 	prog, err := Compile(r)
 	if err != nil {
-		return nil, ruleErrors(r, err)
+		return nil, r.Errors(err)
 	}
 	return prog, checkHandlers(r, prog)
 }
 
-// LoadAll loads the rule files of paths as rules.LoadAll does, for the
+// LoadChecked loads the rule files of paths as LoadAll does, for the
 // commands that report every problem at once (`kreact validate` and
 // `kreact test`). It returns the rules without problems of format, not
 // checked yet, and every problem of the others, with the errors of their
@@ -39,8 +38,8 @@ func Check(r *rules.Rule) (*scripting.Program, diag.ErrorList) {
 // its warnings and resources wait, but its script is checked, so that
 // fixing a file takes one round. It returns ctx's error when ctx ends
 // first.
-func LoadAll(ctx context.Context, paths ...string) ([]*rules.Rule, diag.ErrorList, error) {
-	rs, broken, err := rules.LoadAll(paths...)
+func LoadChecked(ctx context.Context, paths ...string) ([]*Rule, diag.ErrorList, error) {
+	rs, broken, err := LoadAll(paths...)
 	var problems diag.ErrorList
 	if err != nil {
 		problems.AddError(diag.Position{}, err)
@@ -61,7 +60,7 @@ func LoadAll(ctx context.Context, paths ...string) ([]*rules.Rule, diag.ErrorLis
 // handlers that are never called. Every problem is at the rule's
 // position, but for a misspelt handler's name, which is where it is
 // declared.
-func checkHandlers(r *rules.Rule, prog *scripting.Program) diag.ErrorList {
+func checkHandlers(r *Rule, prog *scripting.Program) diag.ErrorList {
 	var out diag.ErrorList
 	pos := r.Pos
 	pos.Rule = r.Name
@@ -107,7 +106,7 @@ func checkHandlers(r *rules.Rule, prog *scripting.Program) diag.ErrorList {
 				e, e.Handler(), e)
 		}
 	}
-	for _, e := range rules.AllEvents() {
+	for _, e := range AllEvents() {
 		if !r.Handles(e) && prog.HasHandler(e) {
 			add(true, "%s is never called: spec.events does not list %s", e.Handler(), e)
 		}
@@ -118,7 +117,7 @@ func checkHandlers(r *rules.Rule, prog *scripting.Program) diag.ErrorList {
 // misspeltHandlers warns about top-level functions and variables whose
 // names are close to a handler's ("onUpate", "onadd"): the engine would
 // never call them.
-func misspeltHandlers(r *rules.Rule, prog *scripting.Program) diag.ErrorList {
+func misspeltHandlers(r *Rule, prog *scripting.Program) diag.ErrorList {
 	var handlers []string
 	for _, t := range scripting.EventTypes() {
 		handlers = append(handlers, t.Handler())
@@ -138,4 +137,21 @@ func misspeltHandlers(r *rules.Rule, prog *scripting.Program) diag.ErrorList {
 		}
 	}
 	return out
+}
+
+// Compile compiles a rule's script so that positions point into the file
+// the script was written in. Its error is a diag.ErrorList whose
+// errors name the rule. Check compiles and checks a rule the way every
+// command does; Compile is the part of it that makes the program.
+func Compile(r *Rule) (*scripting.Program, error) {
+	opts := scripting.CompileOptions{TypeScript: r.ScriptLang == ScriptTypeScript}
+	if r.ScriptFile == "" {
+		opts.LineOffset = max(0, r.ScriptPos.Line-1)
+		opts.ColumnOffset = max(0, r.ScriptPos.Col-1)
+	}
+	prog, err := scripting.Compile(r.ScriptPos.File, r.Script, opts)
+	if err != nil {
+		return nil, scriptErrors(r, err)
+	}
+	return prog, nil
 }

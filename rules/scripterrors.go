@@ -1,17 +1,16 @@
-package engine
+package rules
 
 import (
 	"github.com/kreact/kreact/diag"
-	"github.com/kreact/kreact/rules"
 )
 
-// ruleErrors returns what keeps rule r from running (its script does not
+// Errors returns what keeps rule r from running (its script does not
 // compile, a resource it names does not resolve, its handlers do not fit
 // its events) as a diag.ErrorList, one positioned problem per error of
 // err, each naming the rule in its Position.Rule and worded as `kreact
 // validate` words it. An error without a position is placed at the rule.
 // The errors of err are copied, not changed.
-func ruleErrors(r *rules.Rule, err error) diag.ErrorList {
+func (r *Rule) Errors(err error) diag.ErrorList {
 	var list diag.ErrorList
 	list.AddError(r.Pos, err)
 	for i, e := range list {
@@ -24,8 +23,8 @@ func ruleErrors(r *rules.Rule, err error) diag.ErrorList {
 
 // scriptErrors returns the errors of a script that does not compile,
 // each message prefixed with the rule it belongs to.
-func scriptErrors(r *rules.Rule, err error) diag.ErrorList {
-	list := ruleErrors(r, err)
+func scriptErrors(r *Rule, err error) diag.ErrorList {
+	list := r.Errors(err)
 	for _, e := range list {
 		e.Msg = diag.Sprintf("rule %s: script: %s", diag.Quote(r.Name), e.Msg)
 	}
