@@ -7,6 +7,8 @@
 //	function onDelete(obj, ctx) { ... }
 //	function onTick(ctx) { ... }       // periodic, without an object
 //	function onTimer(obj, ctx) { ... } // kreact.after(obj, delay) is due
+//	function onValidate(req, ctx) { ... } // admission: allow, or deny with a message
+//	function onMutate(req, ctx) { ... }   // admission: the changes to make
 //
 // and reaches the cluster only through the kreact global (kreact.get,
 // kreact.patch, kreact.apply, ...), which validates what the script asks for
@@ -35,6 +37,21 @@
 // it asked for, the timer of its last kreact.after and the marker patch of
 // its kreact.once, which the caller (package reaction) queues and arms
 // only for a call that returned normally, the marker after the actions. Runtime.Call is Invoke for callers that only want the actions.
+//
+// # Admission handlers
+//
+// onValidate and onMutate decide on an admission request (Event.Admission)
+// while the API server waits, before anything is stored. A call returns
+// its decision in Outcome.Verdict: onValidate returns nothing or true to
+// allow, a message to deny; onMutate returns nothing, a JSON merge patch
+// or JSON patch operations, which package admission turns into the
+// response's patch. They have no side effects (their webhook says
+// sideEffects: None, and the API server may call them for a dry run or
+// refuse the change afterwards), so every kreact function that queues an
+// action or a timer throws when they call it, before looking at its
+// arguments. The timeout, memory limit and sandbox are those of every
+// call; a failed call is the caller's to answer by the rule's failure
+// policy.
 //
 // # Read-only views
 //

@@ -32,14 +32,26 @@ const (
 	// Timer calls onTimer(obj, ctx) with the latest state of an object
 	// for which an earlier call asked kreact.after(obj, delay).
 	Timer EventType = "timer"
+	// Validate calls onValidate(req, ctx) with an admission request
+	// (Event.Admission), before the API server stores the change: the
+	// handler allows it, or denies it with a message (Verdict).
+	Validate EventType = "validate"
+	// Mutate calls onMutate(req, ctx) with an admission request, before
+	// the API server stores the change: the handler returns the changes
+	// to make to the object (Verdict.Change).
+	Mutate EventType = "mutate"
 )
 
-const numEventTypes = 5
+const numEventTypes = 7
 
 // EventTypes returns every event type, in the order of their handlers.
-func EventTypes() []EventType { return []EventType{Add, Update, Delete, Tick, Timer} }
+func EventTypes() []EventType { return []EventType{Add, Update, Delete, Tick, Timer, Validate, Mutate} }
 
-var handlerNames = [numEventTypes]string{"onAdd", "onUpdate", "onDelete", "onTick", "onTimer"}
+var handlerNames = [numEventTypes]string{"onAdd", "onUpdate", "onDelete", "onTick", "onTimer", "onValidate", "onMutate"}
+
+// Admission reports whether t is an admission event (Validate, Mutate):
+// its handler runs before a change is stored, and may not queue actions.
+func (t EventType) Admission() bool { return t == Validate || t == Mutate }
 
 func (t EventType) index() (int, bool) {
 	switch t {
@@ -53,6 +65,10 @@ func (t EventType) index() (int, bool) {
 		return 3, true
 	case Timer:
 		return 4, true
+	case Validate:
+		return 5, true
+	case Mutate:
+		return 6, true
 	}
 	return 0, false
 }
@@ -91,6 +107,43 @@ type Event struct {
 	// projection, through views that report reads of what it dropped
 	// (projected.go). kreact test sets it; kreact run does not.
 	Strict *Strict
+	// Admission is the request of a Validate or Mutate event, whose
+	// Object is the object to be stored (nil for a DELETE) and OldObject
+	// the stored one (nil for a CREATE). Unused for other types.
+	Admission *AdmissionRequest
+}
+
+// AdmissionRequest is what an admission handler learns of the request
+// besides its objects: onValidate and onMutate receive it as req, with
+// req.object and req.oldObject.
+type AdmissionRequest struct {
+	// Operation is CREATE, UPDATE, DELETE or CONNECT.
+	Operation string
+	// Namespace and Name name the object; Name may be empty on CREATE
+	// (metadata.generateName).
+	Namespace, Name string
+	// SubResource is the subresource written ("status", "scale"), or "".
+	SubResource string
+	// DryRun is true when the API server will not store the change: a
+	// handler must not count on it happening.
+	DryRun bool
+	// UserInfo is the requester, as the API server describes it
+	// (username, uid, groups, extra); nil shows as an empty object.
+	UserInfo map[string]any
+}
+
+// Verdict is what an admission handler decided: the result of a call
+// that returned normally.
+type Verdict struct {
+	// Denied is true when onValidate returned a message; Message is that
+	// message.
+	Denied  bool
+	Message string
+	// Change is what onMutate returned, as JSON data: nil for no change,
+	// a map for a JSON merge patch (RFC 7386), a slice for JSON patch
+	// operations (RFC 6902). Package admission turns it into the JSON
+	// patch of the response.
+	Change any
 }
 
 // Outcome is what a call that returned normally asked for: its
@@ -105,6 +158,9 @@ type Outcome struct {
 	// for the rule's kreact.once (OnceAnnotation): to be sent only once
 	// every action in Actions has succeeded.
 	Once *actions.Action
+	// Verdict is the decision of an admission handler (Validate,
+	// Mutate); zero for other handlers.
+	Verdict Verdict
 }
 
 // TimerRequest is a kreact.after(obj, delay) of a call.

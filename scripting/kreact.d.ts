@@ -168,7 +168,7 @@ type Target =
 interface Ctx {
   /** The rule's name. */
   readonly rule: string;
-  readonly event: "add" | "update" | "delete" | "tick" | "timer";
+  readonly event: "add" | "update" | "delete" | "tick" | "timer" | "validate" | "mutate";
   /** True for an add that comes from the initial list of a watch. */
   readonly initial: boolean;
   /**
@@ -203,6 +203,66 @@ type OnDelete = (obj: KubeObject, ctx: Ctx) => void | Promise<void>;
 type OnTick = (ctx: Ctx) => void | Promise<void>;
 /** Called when a timer set with kreact.after(obj, delay) is due, with the object's latest state (ctx.event is "timer"). */
 type OnTimer = (obj: KubeObject, ctx: Ctx) => void | Promise<void>;
+
+/**
+ * The request an admission handler decides on, read-only. The API server
+ * waits for the answer before it stores anything.
+ */
+interface AdmissionRequest {
+  readonly operation: "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
+  /** The object's name; "" on a CREATE that uses metadata.generateName. */
+  readonly name: string;
+  /** The object's namespace; "" for cluster-scoped objects. */
+  readonly namespace: string;
+  /** The resource, "deployments.apps"-style ("configmaps" for the core group). */
+  readonly resource: string;
+  /** The subresource written ("status", "scale"), or "". */
+  readonly subResource: string;
+  /** The object to be stored; null on DELETE. */
+  readonly object: KubeObject | null;
+  /** The stored object; null on CREATE. */
+  readonly oldObject: KubeObject | null;
+  /** True when the API server will not store the change (kubectl --dry-run=server): count on nothing happening. */
+  readonly dryRun: boolean;
+  /** Who asks, as the API server authenticated them. */
+  readonly userInfo: {
+    readonly username?: string;
+    readonly uid?: string;
+    readonly groups?: ReadonlyArray<string>;
+    readonly extra?: { readonly [key: string]: ReadonlyArray<string> };
+  };
+}
+
+/**
+ * Admission handlers run before the change is stored and have no side
+ * effects: the actions (create, apply, patch, jsonPatch, delete, event,
+ * http) and kreact.after throw when called from them; kreact.get and
+ * kreact.list read the cache. A handler that throws or runs out of time
+ * answers by the rule's failure policy.
+ */
+/**
+ * Called to validate a request (ctx.event is "validate"). Return nothing
+ * (or true) to allow it, or a message to deny it: kubectl shows the message,
+ * prefixed with the rule's name.
+ */
+type OnValidate = (req: AdmissionRequest, ctx: Ctx) => string | true | void | Promise<string | true | void>;
+/**
+ * Called to change an object before it is stored (ctx.event is "mutate").
+ * Return nothing for no change, a JSON merge patch (RFC 7386: null deletes
+ * a key), or JSON patch operations (RFC 6902). kreact answers with the JSON
+ * patch that makes req.object what the change asks for. A change to
+ * apiVersion, kind, metadata.name, metadata.generateName,
+ * metadata.namespace or metadata.uid, or an operation that does not apply
+ * (a replace or remove of a field the object does not have), fails the call.
+ */
+type OnMutate = (req: AdmissionRequest, ctx: Ctx) => MutateChange | void | Promise<MutateChange | void>;
+type MutateChange =
+  | { [key: string]: JSONValue }
+  | Array<
+      | { op: "add" | "replace" | "test"; path: string; value: JSONValue }
+      | { op: "remove"; path: string }
+      | { op: "move" | "copy"; from: string; path: string }
+    >;
 
 interface ListOptions {
   /** Namespace to list in; all namespaces when omitted. */

@@ -148,6 +148,7 @@ type env struct {
 	pending []actions.Action
 	timer   *TimerRequest
 	once    *actions.Action
+	verdict Verdict
 	callEv  Event
 	ev      *Event
 	logs    int
@@ -473,7 +474,7 @@ func (r *Runtime) call(i int, ev Event) (Outcome, error) {
 	}
 	// The worker has finished (run received its result), so pending is
 	// no longer written; the next run starts a new slice.
-	return Outcome{Actions: e.pending, Timer: e.timer, Once: e.once}, nil
+	return Outcome{Actions: e.pending, Timer: e.timer, Once: e.once, Verdict: e.verdict}, nil
 }
 
 // newEnv builds a goja runtime and runs the program's top level in it.
@@ -524,6 +525,7 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 	e.pending = nil
 	e.timer = nil
 	e.once = nil
+	e.verdict = Verdict{}
 	e.logs = 0
 	e.retired = false
 	e.mu.Lock()
@@ -629,6 +631,8 @@ func (e *env) call() error {
 		args = append(args, e.eventObject(ev, ev.OldObject, true), e.eventObject(ev, ev.Object, false), ctx)
 	case Tick:
 		args = append(args, ctx)
+	case Validate, Mutate:
+		args = append(args, e.admissionRequest(ev), ctx)
 	default:
 		args = append(args, e.eventObject(ev, ev.Object, false), ctx)
 	}
@@ -637,27 +641,32 @@ func (e *env) call() error {
 	if err != nil {
 		return err
 	}
-	return e.settled(ret)
+	ret, err = e.settled(ret)
+	if err != nil || !ev.Type.Admission() {
+		return err
+	}
+	return e.decide(ev.Type, ret)
 }
 
 var promiseType = reflect.TypeOf((*goja.Promise)(nil))
 
-// settled checks the promise an async handler returns. goja runs promise
-// jobs before the outermost call returns, so a handler that awaits only
-// kreact calls has settled by now.
-func (e *env) settled(ret goja.Value) error {
+// settled checks the promise an async handler returns, and returns the
+// value it was fulfilled with, or ret when it is not a promise. goja runs
+// promise jobs before the outermost call returns, so a handler that awaits
+// only kreact calls has settled by now.
+func (e *env) settled(ret goja.Value) (goja.Value, error) {
 	o, ok := ret.(*goja.Object)
 	if !ok || o.ExportType() != promiseType {
-		return nil
+		return ret, nil
 	}
 	p := o.Export().(*goja.Promise)
 	switch p.State() {
 	case goja.PromiseStateRejected:
-		return &rejection{e.safeString(p.Result())}
+		return nil, &rejection{e.safeString(p.Result())}
 	case goja.PromiseStatePending:
-		return &rejection{"the handler returned a promise that did not settle"}
+		return nil, &rejection{"the handler returned a promise that did not settle"}
 	}
-	return nil
+	return p.Result(), nil
 }
 
 // rejection is a rejected or pending promise returned by a handler.
