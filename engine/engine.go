@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/discovery"
 	"github.com/kreact/kreact/dynamicinformer"
@@ -260,6 +261,12 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 		}
 		if p.resolved != nil {
 			if err := rules.CheckOnce(p.resolved, prog).Err(); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			// What validate refuses of the admission handlers, run
+			// refuses too.
+			if err := admission.Check(p.resolved, prog).Errors().Err(); err != nil {
 				errs = append(errs, err)
 				continue
 			}

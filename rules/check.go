@@ -67,7 +67,11 @@ func checkHandlers(r *Rule, prog *scripting.Program) diag.ErrorList {
 	add := func(warning bool, format string, args ...any) {
 		out = append(out, &diag.Error{Pos: pos, Warning: warning, Msg: fmt.Sprintf("rule %s: ", diag.Quote(r.Name)) + fmt.Sprintf(format, args...)})
 	}
-	runs := false
+	// spec.events also says which operations reach onValidate and
+	// onMutate (package admission): an event without its own handler is
+	// then not ignored.
+	admits := prog.HasHandler(scripting.Validate) || prog.HasHandler(scripting.Mutate)
+	runs := admits
 	var unhandled []scripting.EventType
 	for _, e := range r.Events {
 		if prog.HasHandler(e) {
@@ -100,7 +104,7 @@ func checkHandlers(r *Rule, prog *scripting.Program) diag.ErrorList {
 		}
 		add(false, "the rule never runs: spec.events lists %s but the script declares %s",
 			strings.Join(events, ", "), which)
-	} else {
+	} else if !admits {
 		for _, e := range unhandled {
 			add(true, "spec.events lists %s but the script declares no %s; %s events are ignored",
 				e, e.Handler(), e)

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/fields"
@@ -25,9 +26,10 @@ import (
 var (
 	documentFields   = []string{"apiVersion", "kind", "metadata", "spec"}
 	metadataFields   = []string{"name", "description"}
-	specFields       = []string{"watch", "events", "ignoreChanges", "reads", "permissions", "http", "script", "scriptFile", "scriptLang", "every", "schedule", "timeZone", "workers", "timeout", "memoryLimit", "retries", "maxActions", "actionWorkers", "delivery", "rateLimit", "burst", "dryRun", "finalizer", "isolate", "tickScope", "recordEvents"}
+	specFields       = []string{"watch", "events", "ignoreChanges", "reads", "permissions", "http", "script", "scriptFile", "scriptLang", "every", "schedule", "timeZone", "workers", "timeout", "memoryLimit", "retries", "maxActions", "actionWorkers", "delivery", "rateLimit", "burst", "dryRun", "finalizer", "isolate", "tickScope", "recordEvents", "admission"}
 	watchFields      = []string{"resource", "namespaces", "labelSelector", "fieldSelector", "fields"}
 	permissionFields = []string{"resources", "verbs", "namespaces"}
+	admissionFields  = []string{"failurePolicy", "timeout", "mode"}
 )
 
 // decoder turns the yaml.Node tree of one document into a Rule, collecting
@@ -221,6 +223,28 @@ func (d *decoder) spec(r *Rule, spec yamlnode.Entry, m map[string]yamlnode.Entry
 	r.Isolate = d.boolean(m["isolate"], "spec.isolate", false)
 	r.RecordEvents = d.boolean(m["recordEvents"], "spec.recordEvents", false)
 	r.TickScope = d.tickScope(r, m["tickScope"])
+	d.admission(r, m["admission"])
+}
+
+// admission decodes spec.admission; left out, every field has its
+// default (the block only matters to a script with admission handlers,
+// which the engine checks).
+func (d *decoder) admission(r *Rule, e yamlnode.Entry) {
+	r.Admission = Admission{FailurePolicy: FailIgnore, Timeout: DefaultAdmissionTimeout, Mode: AdmissionEnforce}
+	m := d.object(e, "spec.admission", admissionFields)
+	if m == nil {
+		return
+	}
+	a := &r.Admission
+	a.Pos = d.Pos(e.Key)
+	a.FailurePolicy, _ = decodeEnum(d, m["failurePolicy"], "spec.admission.failurePolicy", "failure policy", FailIgnore, FailIgnore, FailFail)
+	a.Mode, _ = decodeEnum(d, m["mode"], "spec.admission.mode", "mode", AdmissionEnforce, AdmissionEnforce, AdmissionAudit)
+	a.Timeout = d.duration(m["timeout"], "spec.admission.timeout", DefaultAdmissionTimeout, time.Second, MaxAdmissionTimeout)
+	if t := m["timeout"]; t.Present() && a.Timeout%time.Second != 0 {
+		// The API server waits whole seconds (timeoutSeconds).
+		d.Errorf(t.Value, "spec.admission.timeout: must be whole seconds, got %v", a.Timeout)
+		a.Timeout = DefaultAdmissionTimeout
+	}
 }
 
 // tickScope decodes spec.tickScope; left out, it is "" (TickCluster).

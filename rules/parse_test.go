@@ -63,6 +63,9 @@ func TestInvalidGolden(t *testing.T) {
 	}
 }
 
+// defaultAdmission is spec.admission left out.
+var defaultAdmission = Admission{FailurePolicy: FailIgnore, Timeout: DefaultAdmissionTimeout, Mode: AdmissionEnforce}
+
 func TestParseValid(t *testing.T) {
 	tests := []struct {
 		file string
@@ -113,6 +116,7 @@ func TestParseValid(t *testing.T) {
 				ScriptLang:    ScriptJavaScript,
 				ScriptPos:     diag.Position{File: "testdata/valid/full.yaml", Line: 25, Col: 5},
 				Workers:       2,
+				Admission:     defaultAdmission,
 				Timeout:       500 * time.Millisecond,
 				Retries:       0,
 				MaxActions:    200,
@@ -136,6 +140,7 @@ func TestParseValid(t *testing.T) {
 				ScriptLang:    ScriptJavaScript,
 				ScriptPos:     diag.Position{File: "testdata/valid/minimal.yaml", Line: 8, Col: 12},
 				Workers:       DefaultWorkers,
+				Admission:     defaultAdmission,
 				Timeout:       DefaultTimeout,
 				Retries:       DefaultRetries,
 				MaxActions:    DefaultMaxActions,
@@ -168,6 +173,7 @@ func TestParseValid(t *testing.T) {
 					ScriptLang:    ScriptJavaScript,
 					ScriptPos:     diag.Position{File: filepath.Join("testdata", "valid", "label-namespaces.js"), Line: 1, Col: 1},
 					Workers:       1,
+					Admission:     defaultAdmission,
 					Timeout:       time.Second,
 					Retries:       5,
 					MaxActions:    DefaultMaxActions,
@@ -204,6 +210,7 @@ func TestParseValid(t *testing.T) {
 					ScriptLang:    ScriptJavaScript,
 					ScriptPos:     diag.Position{File: filepath.Join("testdata", "valid", "label-namespaces.js"), Line: 1, Col: 1},
 					Workers:       1,
+					Admission:     defaultAdmission,
 					Timeout:       time.Second,
 					Retries:       5,
 					MaxActions:    DefaultMaxActions,
@@ -277,6 +284,12 @@ func TestDefaults(t *testing.T) {
 		{"nothing ignored", "", func(r *Rule) bool { return r.IgnoreChanges == nil && len(r.IgnoredPaths()) == 2 }},
 		{"no permissions", "", func(r *Rule) bool { return r.Permissions == nil && r.Reads == nil && r.HTTP == nil }},
 		{"script position", "", func(r *Rule) bool { return r.ScriptPos == diag.Position{File: "r.yaml", Line: 6, Col: 11} }},
+		{"admission defaults", "", func(r *Rule) bool {
+			return r.Admission == Admission{FailurePolicy: FailIgnore, Timeout: 5 * time.Second, Mode: AdmissionEnforce}
+		}},
+		{"admission set", "  admission: {failurePolicy: Fail, timeout: 10s, mode: audit}\n", func(r *Rule) bool {
+			return r.Admission == Admission{FailurePolicy: FailFail, Timeout: 10 * time.Second, Mode: AdmissionAudit, Pos: diag.Position{File: "r.yaml", Line: 7, Col: 3}}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -199,6 +199,9 @@ type Rule struct {
 	// so that onDelete runs for every delete, even one that happens while
 	// kreact is away; see package finalizers.
 	Finalizer bool
+	// Admission is spec.admission: how the API server calls the
+	// script's admission handlers (onValidate, onMutate), if it has any.
+	Admission Admission
 	// Isolate runs the rule in a kreact process of its own, started by
 	// kreact run at the idle CPU priority, so that what its scripts cost
 	// (CPU, garbage, pauses of Go's collector) cannot slow the other
@@ -212,6 +215,56 @@ type Rule struct {
 
 	// Source is the path of the YAML file the rule came from.
 	Source string
+}
+
+// FailurePolicy is what the API server does when an admission handler
+// cannot answer: kreact is down, the call failed or ran out of time.
+type FailurePolicy string
+
+// The values of spec.admission.failurePolicy, as admissionregistration/v1
+// spells them.
+const (
+	// FailIgnore lets the request through: the default, so that kreact
+	// being down never blocks the cluster unless a rule asks for it.
+	FailIgnore FailurePolicy = "Ignore"
+	// FailFail refuses the request.
+	FailFail FailurePolicy = "Fail"
+)
+
+// AdmissionMode is spec.admission.mode.
+type AdmissionMode string
+
+// The values of spec.admission.mode.
+const (
+	// AdmissionEnforce denies and changes requests as the handlers say:
+	// the default.
+	AdmissionEnforce AdmissionMode = "enforce"
+	// AdmissionAudit allows every request unchanged, and logs and counts
+	// what the handlers would have denied or changed.
+	AdmissionAudit AdmissionMode = "audit"
+)
+
+// Defaults and limits of spec.admission.timeout: how long the API server
+// waits for an answer, in whole seconds.
+const (
+	DefaultAdmissionTimeout = 5 * time.Second
+	MaxAdmissionTimeout     = 10 * time.Second
+)
+
+// Admission is spec.admission. Which requests reach the handlers is not
+// written here but derived from the rule (spec.watch, spec.events): see
+// package admission.
+type Admission struct {
+	// FailurePolicy applies when a handler cannot answer.
+	FailurePolicy FailurePolicy
+	// Timeout is how long the API server waits for an answer, whole
+	// seconds between 1s and MaxAdmissionTimeout; it should exceed
+	// spec.timeout.
+	Timeout time.Duration
+	// Mode is enforce or audit.
+	Mode AdmissionMode
+	// Pos is where spec.admission is written; zero when it is left out.
+	Pos diag.Position
 }
 
 // Watch is one entry of spec.watch: a resource, and optionally the

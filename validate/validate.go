@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"slices"
 
+	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/engine"
@@ -61,8 +62,9 @@ type Result struct {
 // in directories, as rules.Load reads them) and checks every rule that
 // loads: rules.Check (its script compiles, its handlers fit), and the
 // resources it names resolve with mapper; then engine.CheckReads (what the
-// handlers read is in the rule's spec.watch[].fields) and rules.CheckOnce
-// (the rule may patch what kreact.once marks). The scripts of rules with
+// handlers read is in the rule's spec.watch[].fields), rules.CheckOnce
+// (the rule may patch what kreact.once marks) and admission.Check (what
+// the API server can send its admission handlers). The scripts of rules with
 // problems of format are checked too (rules.LoadAll): every problem is
 // reported at once. It returns ctx's error, and no Result, when ctx ends
 // first.
@@ -88,6 +90,7 @@ func Check(ctx context.Context, paths []string, mapper *restmapper.Mapper) (*Res
 			problems = append(problems, engine.CheckReads(resolved, prog)...)
 			problems = append(problems, engine.CheckIgnored(resolved, prog)...)
 			problems = append(problems, rules.CheckOnce(resolved, prog)...)
+			problems = append(problems, admission.Check(resolved, prog)...)
 		}
 		if n, _ := problems.Count(); n == 0 {
 			res.Resolved = append(res.Resolved, resolved)

@@ -117,6 +117,30 @@ func TestCheck(t *testing.T) {
 				"    function onAdd(obj) {\n      if (kreact.once(obj)) kreact.log(\"hi\");\n    }\n",
 		},
 		{
+			name: "admission handlers only",
+			rule: "admit\nspec:\n  watch: [{resource: configmaps}]\n  events: [add]\n  script: |\n    function onValidate(req, ctx) {}\n",
+		},
+		{
+			name: "admission handlers that cannot be called",
+			rule: "admit\nspec:\n  watch:\n    - resource: validatingwebhookconfigurations\n" +
+				"    - {resource: pods, namespaces: [kube-system], fieldSelector: spec.nodeName=n1}\n" +
+				"  events: [delete]\n  timeout: 5s\n  admission: {timeout: 5s}\n  script: |\n    function onValidate(req, ctx) {}\n    function onMutate(req, ctx) {}\n",
+			problems: []string{
+				`r.yaml:4:9: rule "admit": onMutate is never called: spec.events lists only delete, and a deletion has nothing to change`,
+				`r.yaml:7:17: spec.watch[0]: the API server does not call admission webhooks for validatingwebhookconfigurations.admissionregistration.k8s.io, so onValidate and onMutate cannot see them`,
+				`r.yaml:8:18: spec.watch[1].namespaces: kube-system is never intercepted, so that kreact cannot lock the control plane out`,
+				`r.yaml:8:18: spec.watch[1]: a field selector cannot narrow admission requests (webhooks select by namespace and labels); check the field in onValidate or onMutate instead`,
+				`r.yaml:11:3: rule "admit": spec.timeout (5s) must be shorter than spec.admission.timeout (5s), or the API server stops waiting before the handler is stopped`,
+			},
+		},
+		{
+			name: "admission block without admission handlers",
+			rule: "react\nspec:\n  watch: [{resource: configmaps}]\n  events: [add]\n  admission: {mode: audit}\n  script: |\n    function onAdd(obj, ctx) {}\n",
+			problems: []string{
+				`r.yaml:8:3: warning: rule "react": spec.admission applies to onValidate and onMutate, and the script declares neither`,
+			},
+		},
+		{
 			name: "script and resources",
 			rule: "broken\nspec:\n  watch: [{resource: confgimaps}, {resource: widgets}]\n  events: [add]\n  script: |\n    function onAdd(obj, ctx) {\n",
 			problems: []string{

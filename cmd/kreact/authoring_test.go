@@ -165,6 +165,26 @@ func TestRBACGolden(t *testing.T) {
 	}
 }
 
+func TestWebhooksGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"service", []string{"webhooks", "-f", "testdata/webhooks/rules.yaml", "--admission-namespace", "kreact-system", "--admission-inject-ca-from", "kreact-system/kreact-admission"}},
+		{"url", []string{"webhooks", "-f", "testdata/webhooks/rules.yaml", "--admission-namespace", "dev", "--admission-url", "https://127.0.0.1:9443"}},
+		{"no-admission", []string{"webhooks", "-f", "../../examples/ttl-cleanup.yaml"}},
+		{"bad-url", []string{"webhooks", "-f", "testdata/webhooks/rules.yaml", "--admission-url", "http://127.0.0.1:9443"}},
+		{"bad-ca", []string{"webhooks", "-f", "testdata/webhooks/rules.yaml", "--admission-ca-file", "testdata/webhooks/bad-ca.pem"}},
+		{"invalid", []string{"webhooks", "-f", "testdata/validate/unknown-resource.yaml"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := run(t, tt.args...)
+			golden(t, "testdata/webhooks/"+tt.name+".golden", transcript(code, stdout, stderr))
+		})
+	}
+}
+
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {

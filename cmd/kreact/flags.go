@@ -17,6 +17,9 @@ type (
 	leaderFlags  = cmdline.LeaderFlags
 	shardFlags   = cmdline.ShardFlags
 	serveFlags   = cmdline.ServeFlags
+	// admissionFlags say how the API server reaches the admission
+	// webhooks, for run and webhooks.
+	admissionFlags = cmdline.AdmissionFlags
 	// resourceFlags are --crd and the cluster flags of validate and rbac.
 	resourceFlags = cmdline.ResourceFlags
 )

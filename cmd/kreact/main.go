@@ -58,6 +58,7 @@ func commands() []command {
 		{"validate", "check rule files without running them", validateCmd},
 		{"test", "run rule tests offline, without a cluster", testCmd},
 		{"rbac", "print the least-privilege RBAC a rule set needs", rbacCmd},
+		{"webhooks", "print the admission webhook configurations a rule set needs", webhooksCmd},
 		{"finalizers", "release RULE: remove a rule's finalizer from every object", finalizersCmd},
 		{"explain", "ask a running kreact why its rules acted on an object, or not", explainCmd},
 		{"version", "print the version", versionCmd},

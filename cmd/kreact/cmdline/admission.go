@@ -1,0 +1,88 @@
+package cmdline
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kreact/kreact/admission"
+	"github.com/kreact/kreact/leader"
+)
+
+// AdmissionFlags say how the API server reaches kreact's admission
+// webhooks (package admission): `kreact run` applies the configurations
+// they describe and `kreact webhooks` prints them.
+type AdmissionFlags struct {
+	Name      string
+	Namespace string
+	Service   string
+	Port      int
+	URL       string
+	CAFile    string
+	// InjectCAFrom is cert-manager's NAMESPACE/CERTIFICATE whose CA its
+	// injector writes into the configurations.
+	InjectCAFrom string
+}
+
+// Register adds the flags to fs.
+func (a *AdmissionFlags) Register(fs *FlagSet) {
+	fs.StringVarP(&a.Name, "admission-name", "", "kreact",
+		"name of the ValidatingWebhookConfiguration and MutatingWebhookConfiguration of the rules' admission handlers")
+	fs.StringVarP(&a.Namespace, "admission-namespace", "", "",
+		"kreact's namespace, never intercepted (nor kube-system), and the Service's (default: the pod's namespace, else \"default\")")
+	fs.StringVarP(&a.Service, "admission-service", "", "kreact-admission",
+		"the Service in --admission-namespace that the API server calls the admission webhooks through")
+	fs.IntVar(&a.Port, "admission-service-port", 443, "the port of --admission-service")
+	fs.StringVarP(&a.URL, "admission-url", "", "",
+		"the base URL the API server calls instead of the Service, for kreact outside the cluster, e.g. https://127.0.0.1:9443")
+	fs.StringVarP(&a.CAFile, "admission-ca-file", "", "",
+		"PEM file of the CA that signed the webhook server's certificate: the configurations' caBundle")
+	fs.StringVarP(&a.InjectCAFrom, "admission-inject-ca-from", "", "",
+		"NAMESPACE/CERTIFICATE of cert-manager, whose CA injector then keeps the caBundle")
+}
+
+// Options checks the flags and returns the configurations' options, the
+// CA bundle read from --admission-ca-file.
+func (a *AdmissionFlags) Options(cmd string) (admission.Options, error) {
+	ns := a.Namespace
+	if ns == "" {
+		ns = leader.PodNamespace()
+	}
+	for flag, v := range map[string]string{"--admission-namespace": ns, "--admission-service": a.Service} {
+		if errs := validation.IsDNS1123Label(v); len(errs) > 0 {
+			return admission.Options{}, &UsageError{Msg: fmt.Sprintf("%s: %s %q: %s", cmd, flag, v, strings.Join(errs, "; "))}
+		}
+	}
+	if errs := validation.IsDNS1123Subdomain(a.Name); len(errs) > 0 {
+		return admission.Options{}, &UsageError{Msg: fmt.Sprintf("%s: --admission-name %q: %s", cmd, a.Name, strings.Join(errs, "; "))}
+	}
+	if a.Port < 1 || a.Port > 65535 {
+		return admission.Options{}, &UsageError{Msg: fmt.Sprintf("%s: --admission-service-port %d: want 1 to 65535", cmd, a.Port)}
+	}
+	if a.URL != "" {
+		u, err := url.Parse(a.URL)
+		if err != nil || u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return admission.Options{}, &UsageError{Msg: fmt.Sprintf("%s: --admission-url %q: want an https URL with a host, and no query, fragment or credentials (the API server calls webhooks over TLS only)", cmd, a.URL)}
+		}
+	}
+	if a.InjectCAFrom != "" {
+		if ns, name, ok := strings.Cut(a.InjectCAFrom, "/"); !ok || ns == "" || name == "" {
+			return admission.Options{}, &UsageError{Msg: fmt.Sprintf("%s: --admission-inject-ca-from %q: want NAMESPACE/CERTIFICATE", cmd, a.InjectCAFrom)}
+		}
+	}
+	opts := admission.Options{Name: a.Name, Namespace: ns, URL: a.URL, Service: a.Service, Port: int32(a.Port), InjectCAFrom: a.InjectCAFrom}
+	if a.CAFile != "" {
+		ca, err := os.ReadFile(a.CAFile)
+		if err != nil {
+			return admission.Options{}, &UsageError{Msg: fmt.Sprintf("%s: --admission-ca-file: %v", cmd, err)}
+		}
+		if err := admission.CheckCABundle(ca); err != nil {
+			return admission.Options{}, &UsageError{Msg: fmt.Sprintf("%s: --admission-ca-file %s: %v", cmd, a.CAFile, err)}
+		}
+		opts.CABundle = ca
+	}
+	return opts, nil
+}
