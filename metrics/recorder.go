@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/finalizers"
 	"github.com/kreact/kreact/reaction"
@@ -34,6 +35,9 @@ type Recorder struct {
 	reloadFailures prometheus.Counter
 	leader         *prometheus.GaugeVec // no labels: absent until Leading is first called
 
+	admissionRequests *prometheus.CounterVec
+	admissionSeconds  *prometheus.HistogramVec
+
 	queueDepth      *prometheus.GaugeVec
 	queueAdds       *prometheus.CounterVec
 	queueLatency    *prometheus.HistogramVec
@@ -47,6 +51,7 @@ type Recorder struct {
 }
 
 var (
+	_ admission.Observer        = (*Recorder)(nil)
 	_ workqueue.MetricsProvider = (*Recorder)(nil)
 )
 
@@ -109,6 +114,16 @@ func New() *Recorder {
 		Help: "1 while this replica runs the rules (it holds the leader lease, or leader election is off), 0 while it stands by.",
 	}, nil)
 
+	r.admissionRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "admission_requests_total",
+		Help: "Admission requests a rule's onValidate or onMutate answered, by rule, operation and result (allowed, denied, patched, would-deny and would-patch in audit mode, failed).",
+	}, []string{"rule", "operation", "result"})
+	r.admissionSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: namespace, Name: "admission_duration_seconds",
+		Help:    "How long a rule took to answer an admission request.",
+		Buckets: handlerBuckets,
+	}, []string{"rule"})
+
 	queue := func(name, help string) prometheus.Opts {
 		return prometheus.Opts{Namespace: namespace, Subsystem: "workqueue", Name: name, Help: help}
 	}
@@ -155,7 +170,7 @@ func New() *Recorder {
 
 	r.registry.MustRegister(
 		r.events, r.handlerCalls, r.handlerErrors, r.handlerSeconds, r.handlerGivenUp, r.handlerRest, r.changesDropped, r.actions,
-		r.rulesLoaded, r.reloadFailures, r.leader,
+		r.rulesLoaded, r.reloadFailures, r.leader, r.admissionRequests, r.admissionSeconds,
 		r.queueDepth, r.queueAdds, r.queueLatency, r.queueWork, r.queueUnfinished, r.queueLongest, r.queueRetries,
 		r.informers, r.finalizers,
 		collectors.NewGoCollector(),
@@ -189,6 +204,13 @@ func (r *Recorder) HandlerCall(rule string, event scripting.EventType, d time.Du
 // HandlerGivenUp counts a failed handler call that used up its retries.
 func (r *Recorder) HandlerGivenUp(rule string, event scripting.EventType, _ error) {
 	r.handlerGivenUp.WithLabelValues(rule, string(event)).Inc()
+}
+
+// Admitted counts an admission request a rule answered, and how long
+// that took.
+func (r *Recorder) Admitted(rule, operation string, result admission.Result, d time.Duration) {
+	r.admissionRequests.WithLabelValues(rule, operation, string(result)).Inc()
+	r.admissionSeconds.WithLabelValues(rule).Observe(d.Seconds())
 }
 
 // ChangesDropped counts changes dropped from a full "every" queue.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/finalizers"
 	"github.com/kreact/kreact/metrics"
@@ -94,6 +95,9 @@ func TestRecorderCountsEngineActivity(t *testing.T) {
 	rec.RulesLoaded(3)
 	rec.ReloadFailed()
 	rec.ReloadFailed()
+	rec.Admitted("owner-label", "CREATE", admission.Denied, time.Millisecond)
+	rec.Admitted("owner-label", "CREATE", admission.Denied, time.Millisecond)
+	rec.Admitted("audited", "UPDATE", admission.WouldDeny, time.Millisecond)
 
 	for _, c := range []struct {
 		name   string
@@ -118,6 +122,9 @@ func TestRecorderCountsEngineActivity(t *testing.T) {
 		{"kreact_rules_loaded", nil, 3},
 		{"kreact_rule_reload_failures_total", nil, 2},
 		{"kreact_leader", nil, -1},
+		{"kreact_admission_requests_total", map[string]string{"rule": "owner-label", "operation": "CREATE", "result": "denied"}, 2},
+		{"kreact_admission_requests_total", map[string]string{"rule": "audited", "operation": "UPDATE", "result": "would-deny"}, 1},
+		{"kreact_admission_duration_seconds", map[string]string{"rule": "owner-label"}, 2},
 	} {
 		expect(t, reg, c.name, c.labels, c.want)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/explain"
@@ -45,6 +46,7 @@ type runFlags struct {
 	serve              serveFlags
 	leader             leaderFlags
 	shards             shardFlags
+	admission          admissionFlags
 }
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -112,11 +114,21 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			Shard: sh.membership, ShardByNamespace: f.shards.Key == "namespace", Elsewhere: iso.RulesElsewhere}.Source())
 	}
 	rec.WatchFinalizers(eng.Finalizing)
-	srv, err := f.serve.Listen(ctx, logger, rec, func() error { return ready.Check(func() []string { return engine.RulesBehind(eng.Status()) }) })
+	// Every replica answers admission reviews; the isolated rules'
+	// process leaves them to its parent.
+	adm, err := f.admissionServer(child.is, stack, rec, logger)
+	if err != nil {
+		return err
+	}
+	srv, err := f.serve.Listen(ctx, logger, rec, func() error { return readiness(ready, eng, adm) })
 	if err != nil {
 		return err
 	}
 	always := append(sh.always, stack, srv)
+	if adm != nil {
+		always = append(always, adm, lifecycle.Func(admissionRules(adm, files.Rules, files.Failed,
+			reload.Options{Paths: f.files, Interval: f.reloadInterval, Since: readFiles}, logger)))
+	}
 	if f.leader.Enabled {
 		// Standby replicas fill the caches now, so that taking over costs
 		// no initial list.
@@ -156,6 +168,7 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 	f.serve.Register(fs)
 	f.leader.Register(fs)
 	f.shards.Register(fs)
+	f.admission.RegisterServe(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -320,4 +333,25 @@ func (f *runFlags) replica(sh sharding, isolatedChild bool) (*replicaOf, error) 
 
 func (r *replicaOf) replica() scripting.Replica {
 	return scripting.Replica{Name: r.name, Leader: r.leads()}
+}
+
+// admissionServer is the admission webhook server, which every replica
+// runs, or nil in the isolated rules' process and with no address.
+func (f *runFlags) admissionServer(isolatedChild bool, stack *kube.Stack, rec *metrics.Recorder, logger *slog.Logger) (*admission.Server, error) {
+	if isolatedChild {
+		return nil, nil
+	}
+	return admissionServer(&f.admission, stack, rec, logger)
+}
+
+// readiness is /readyz: the rules have caught up with their watches, and
+// the caches that admission handlers read too.
+func readiness(ready *metrics.Readiness, eng *engine.Engine, adm *admission.Server) error {
+	if err := ready.Check(func() []string { return engine.RulesBehind(eng.Status()) }); err != nil {
+		return err
+	}
+	if adm != nil && !adm.Synced() {
+		return errAdmissionNotSynced
+	}
+	return nil
 }

@@ -25,6 +25,38 @@ type AdmissionFlags struct {
 	// InjectCAFrom is cert-manager's NAMESPACE/CERTIFICATE whose CA its
 	// injector writes into the configurations.
 	InjectCAFrom string
+
+	// Only kreact run's (RegisterServe).
+	Addr              string
+	CertFile, KeyFile string
+	CASecret          string
+	Apply             bool
+}
+
+// RegisterServe adds the flags of the webhook server of kreact run to
+// fs, and those of Register.
+func (a *AdmissionFlags) RegisterServe(fs *FlagSet) {
+	a.Register(fs)
+	fs.StringVarP(&a.Addr, "admission-bind-address", "", ":9443",
+		"address of the HTTPS server of the rules' admission handlers (onValidate, onMutate); it listens only once a rule declares one (empty disables admission)")
+	fs.StringVarP(&a.CertFile, "admission-cert-file", "", "",
+		"PEM certificate of the admission server, read again when it changes (cert-manager, a mounted Secret); default: a certificate kreact generates, with a CA of its own, at start")
+	fs.StringVarP(&a.KeyFile, "admission-key-file", "", "", "PEM key of --admission-cert-file")
+	fs.StringVarP(&a.CASecret, "admission-ca-secret", "", "",
+		"without --admission-cert-file: a Secret in --admission-namespace that keeps the CA of the generated certificates, created by the first replica, so that every replica's certificate is signed by the CA of the caBundle (empty: a CA of this replica's own)")
+	fs.BoolVarP(&a.Apply, "admission-apply", "", true,
+		"apply the webhook configurations of the rules with admission handlers, and delete them when no rule has any; false leaves them to you (kreact webhooks)")
+}
+
+// Hosts returns the names a generated certificate must hold: the
+// Service's DNS names, the host of --admission-url, and loopback.
+func (a *AdmissionFlags) Hosts(opts admission.Options) []string {
+	svc := opts.Service + "." + opts.Namespace
+	hosts := []string{opts.Service, svc, svc + ".svc", svc + ".svc.cluster.local", "localhost", "127.0.0.1", "::1"}
+	if u, err := url.Parse(opts.URL); err == nil && u.Hostname() != "" {
+		hosts = append(hosts, u.Hostname())
+	}
+	return hosts
 }
 
 // Register adds the flags to fs.

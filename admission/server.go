@@ -1,0 +1,410 @@
+package admission
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/scripting"
+)
+
+// ServerOptions configure a Server.
+type ServerOptions struct {
+	// Addr is the address the webhook server listens on, e.g. ":9443".
+	// Required.
+	Addr string
+	// Certificates returns the server's certificate (from files, or
+	// generated), once, when the server first listens: a rule set without
+	// admission handlers generates nothing. Required.
+	Certificates func(ctx context.Context) (*Certificates, error)
+	// Config says where the API server reaches the server; its CABundle,
+	// when empty, is the generated CA's.
+	Config Options
+	// Applier, if set, applies the webhook configurations of the rules
+	// loaded, and deletes them when no rule has admission handlers; nil
+	// leaves them to the user (kreact webhooks).
+	Applier Applier
+	// Compile compiles and checks a rule as every command does
+	// (rules.Check(). Required.
+	Compile func(*rules.Rule) (*scripting.Program, diag.ErrorList)
+	// Mapper resolves the rules' resources. Required.
+	Mapper Mapper
+	// Informers serves the reads of spec.reads; nil makes them fail.
+	Informers Informers
+	// Observer, if set, is told about every request answered.
+	Observer Observer
+	// Logger receives the server's logs; nil means slog.Default().
+	Logger *slog.Logger
+	// Now is the scripts' clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Server answers the API server's admission reviews with the admission
+// handlers (onValidate, onMutate) of the rules it loaded, over HTTPS. It
+// is a lifecycle.Runnable, and a reload.Loader: Load sets the rules, from
+// any goroutine, as often as they change.
+//
+// It listens only once a rule with admission handlers is loaded: a rule
+// set without any costs nothing, and leaves the cluster's webhook
+// configurations alone. Every replica serves, leader or not: the API
+// server calls any of them through the Service.
+type Server struct {
+	opts ServerOptions
+	log  *slog.Logger
+
+	// loading orders the calls of Load.
+	loading sync.Mutex
+
+	mu       sync.RWMutex
+	handlers map[string]*handler
+	// listener is set once the server listens; listening is closed then.
+	// certs is the certificate it serves, and config the configurations'
+	// options with its CA bundle.
+	listener  net.Listener
+	listening chan struct{}
+	certs     *Certificates
+	config    Options
+	// applied is true once configurations were applied, so that a rule
+	// set without admission handlers removes them.
+	applied bool
+}
+
+// NewServer returns a server that listens once rules with admission
+// handlers are loaded.
+func NewServer(opts ServerOptions) (*Server, error) {
+	switch {
+	case opts.Addr == "":
+		return nil, errors.New("admission: no address to listen on")
+	case opts.Certificates == nil:
+		return nil, errors.New("admission: no certificates")
+	case opts.Compile == nil || opts.Mapper == nil:
+		return nil, errors.New("admission: no compiler or mapper")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Server{
+		opts:      opts,
+		log:       opts.Logger.With("component", "admission"),
+		handlers:  map[string]*handler{},
+		listening: make(chan struct{}),
+	}, nil
+}
+
+// Load serves the admission handlers of rs from now on, keeping those of
+// the rules whose file is among keepSources (files that failed to load),
+// and applies the webhook configurations that send requests to them. A
+// rule that does not compile, resolve or pass Check is not served, and
+// its errors are returned, joined; the others are served all the same.
+func (s *Server) Load(ctx context.Context, rs []*rules.Rule, keepSources ...string) error {
+	s.loading.Lock()
+	defer s.loading.Unlock()
+	var errs []error
+	s.mu.RLock()
+	old := s.handlers
+	s.mu.RUnlock()
+	next := map[string]*handler{}
+	for _, h := range old {
+		for _, src := range keepSources {
+			if h.rule.Source == src {
+				next[h.rule.Name] = h
+			}
+		}
+	}
+	var built []*handler
+	for _, r := range rs {
+		prog, problems := s.opts.Compile(r)
+		if err := problems.Errors().Err(); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		h := HandlersOf(prog)
+		if !h.Any() {
+			continue
+		}
+		if cur := old[r.Name]; cur != nil && cur.fingerprint == r.Fingerprint() {
+			next[r.Name] = cur
+			continue
+		}
+		res, err := r.Resolve(s.opts.Mapper)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := Check(res, prog).Errors().Err(); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		hd, err := newHandler(Rule{Resolved: res, Handlers: h}, prog, s.opts.Mapper, s.opts.Informers, s.log, s.opts.Now)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		built = append(built, hd)
+		next[r.Name] = hd
+	}
+	if len(next) > 0 {
+		if err := s.listen(ctx); err != nil {
+			for _, h := range built {
+				h.close()
+			}
+			return errors.Join(append(errs, err)...)
+		}
+	}
+	s.mu.Lock()
+	s.handlers = next
+	s.mu.Unlock()
+	for name, h := range old {
+		if next[name] != h {
+			h.close()
+		}
+	}
+	if err := s.apply(ctx, next); err != nil {
+		errs = append(errs, err)
+	}
+	for _, h := range built {
+		s.log.Info("serving admission", "rule", h.rule.Name, "validate", h.handlers.Validate, "mutate", h.handlers.Mutate, "mode", h.rule.Admission.Mode)
+	}
+	return errors.Join(errs...)
+}
+
+// apply applies the configurations of the rules served, and deletes them
+// once none has admission handlers.
+func (s *Server) apply(ctx context.Context, hs map[string]*handler) error {
+	if s.opts.Applier == nil {
+		return nil
+	}
+	if len(hs) == 0 {
+		if !s.applied {
+			return nil
+		}
+		if err := s.opts.Applier.Delete(ctx, s.name()); err != nil {
+			return fmt.Errorf("admission: remove webhook configurations: %w", err)
+		}
+		s.applied = false
+		return nil
+	}
+	var rs []Rule
+	for _, h := range sortedHandlers(hs) {
+		rs = append(rs, Rule{Resolved: h.resolved, Handlers: h.handlers})
+	}
+	s.mu.RLock()
+	config := s.config
+	s.mu.RUnlock()
+	v, m := Configurations(rs, config)
+	if err := s.opts.Applier.Apply(ctx, v, m); err != nil {
+		return fmt.Errorf("admission: apply webhook configurations: %w", err)
+	}
+	s.applied = true
+	return nil
+}
+
+func (s *Server) name() string {
+	if s.opts.Config.Name == "" {
+		return "kreact"
+	}
+	return s.opts.Config.Name
+}
+
+// listen gets the certificate and binds the address, once. It runs under
+// s.loading, so s.mu is held only to publish the listener: the
+// certificate may take a request to the API server (SharedCA).
+func (s *Server) listen(ctx context.Context) error {
+	s.mu.RLock()
+	done := s.listener != nil
+	s.mu.RUnlock()
+	if done {
+		return nil
+	}
+	certs, err := s.opts.Certificates(ctx)
+	if err != nil {
+		return fmt.Errorf("admission: certificate: %w", err)
+	}
+	ln, err := net.Listen("tcp", s.opts.Addr)
+	if err != nil {
+		return fmt.Errorf("admission: listen: %w", err)
+	}
+	config := s.opts.Config
+	if len(config.CABundle) == 0 && config.InjectCAFrom == "" {
+		config.CABundle = certs.CABundle()
+	}
+	s.mu.Lock()
+	s.listener, s.certs, s.config = ln, certs, config
+	close(s.listening)
+	s.mu.Unlock()
+	s.log.Info("admission webhook server listening", "address", ln.Addr().String())
+	return nil
+}
+
+// Addr returns the address the server listens on, or nil before it
+// listens.
+func (s *Server) Addr() net.Addr {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.listener == nil {
+		return nil
+	}
+	return s.listener.Addr()
+}
+
+// Synced reports whether the caches that the admission handlers read
+// have their initial list (true when there are none).
+func (s *Server) Synced() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, h := range s.handlers {
+		if !h.synced() {
+			return false
+		}
+	}
+	return true
+}
+
+// Start serves, once the server listens, until ctx ends; then it stops
+// the rules' handlers. The webhook configurations stay: with the default
+// failure policy, Ignore, the API server lets requests through while
+// kreact is away, and a rule that asks for Fail asked for that.
+func (s *Server) Start(ctx context.Context) error {
+	defer s.stop()
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-s.listening:
+	}
+	s.mu.RLock()
+	ln, certs := s.listener, s.certs
+	s.mu.RUnlock()
+	srv := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate},
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ServeTLS(ln, "", "") }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("admission: serve: %w", err)
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shutdown)
+	<-errc
+	return nil
+}
+
+// stop closes the rules' handlers and the listener (which Shutdown
+// closed already when the server served).
+func (s *Server) stop() {
+	s.loading.Lock()
+	defer s.loading.Unlock()
+	s.mu.Lock()
+	hs := s.handlers
+	s.handlers = map[string]*handler{}
+	if s.listener != nil {
+		_ = s.listener.Close()
+	}
+	s.mu.Unlock()
+	for _, h := range hs {
+		h.close()
+	}
+}
+
+// maxReviewSize bounds a request body: an AdmissionReview holds the
+// object twice, and the API server stores objects of at most 1.5 MiB.
+const maxReviewSize = 8 << 20
+
+// ServeHTTP answers an AdmissionReview posted to ValidatePath+RULE or
+// MutatePath+RULE.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var t scripting.EventType
+	var rule string
+	switch {
+	case strings.HasPrefix(r.URL.Path, ValidatePath):
+		t, rule = scripting.Validate, strings.TrimPrefix(r.URL.Path, ValidatePath)
+	case strings.HasPrefix(r.URL.Path, MutatePath):
+		t, rule = scripting.Mutate, strings.TrimPrefix(r.URL.Path, MutatePath)
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodPost {
+		http.Error(w, "POST an AdmissionReview", http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxReviewSize+1))
+	if err != nil || len(body) > maxReviewSize {
+		http.Error(w, "cannot read the AdmissionReview", http.StatusBadRequest)
+		return
+	}
+	var review admissionv1.AdmissionReview
+	if err := json.Unmarshal(body, &review); err != nil || review.Request == nil {
+		http.Error(w, "not an AdmissionReview with a request", http.StatusBadRequest)
+		return
+	}
+	if gv := review.GroupVersionKind().GroupVersion(); gv != admissionv1.SchemeGroupVersion {
+		http.Error(w, fmt.Sprintf("AdmissionReview %s: only %s is served", gv, admissionv1.SchemeGroupVersion), http.StatusBadRequest)
+		return
+	}
+	resp := s.Review(r.Context(), t, rule, review.Request)
+	out := admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: resp}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(&out)
+}
+
+// Review answers an admission request for rule's handler of t (Validate
+// or Mutate). A rule that is not served (it went since the API server
+// read its configuration) allows the request.
+func (s *Server) Review(ctx context.Context, t scripting.EventType, rule string, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	s.mu.RLock()
+	h := s.handlers[rule]
+	s.mu.RUnlock()
+	if h == nil || (t == scripting.Validate && !h.handlers.Validate) || (t == scripting.Mutate && !h.handlers.Mutate) {
+		return &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
+	}
+	start := time.Now()
+	resp, result, err := h.review(ctx, t, req)
+	d := time.Since(start)
+	if s.opts.Observer != nil {
+		s.opts.Observer.Admitted(rule, string(req.Operation), result, d)
+	}
+	attrs := []any{"rule", rule, "handler", t.Handler(), "operation", req.Operation, "resource", schemaGVR(req.Resource).GroupResource().String(),
+		"namespace", req.Namespace, "name", req.Name, "result", result}
+	switch result {
+	case Failed:
+		s.log.Error("admission handler failed", append(attrs, "allowed", resp.Allowed, "error", err)...)
+	case WouldDeny, WouldPatch, Denied:
+		s.log.Info("admission", append(attrs, "message", warningOrMessage(resp))...)
+	}
+	return resp
+}
+
+func warningOrMessage(resp *admissionv1.AdmissionResponse) string {
+	if resp.Result != nil {
+		return resp.Result.Message
+	}
+	return strings.Join(resp.Warnings, "; ")
+}
+
+func schemaGVR(r metav1.GroupVersionResource) schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Resource}
+}
