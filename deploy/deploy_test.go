@@ -65,6 +65,7 @@ func TestKustomizationAppliesToTheAPIServer(t *testing.T) {
 		"clusterrolebinding.rbac.authorization.k8s.io/kreact",
 		"configmap/kreact-rules-",
 		"service/kreact-metrics",
+		"service/kreact-admission",
 		"deployment.apps/kreact",
 		"poddisruptionbudget.policy/kreact",
 	} {
@@ -129,7 +130,7 @@ func TestKustomizationAppliesToTheAPIServer(t *testing.T) {
 	// The Deployment runs the generated ConfigMap's rules with leader
 	// election, and mounts the ConfigMap under its hashed name.
 	args := mustKubectl(t, "get", "deployment", "kreact", "-n", "kreact-system", "-o", "jsonpath={.spec.template.spec.containers[0].args}")
-	for _, want := range []string{`"--leader-elect"`, `"-f=/etc/kreact/rules"`, `"--health-probe-bind-address=:8081"`} {
+	for _, want := range []string{`"--leader-elect"`, `"-f=/etc/kreact/rules"`, `"--health-probe-bind-address=:8081"`, `"--admission-ca-secret=kreact-admission-ca"`} {
 		if !strings.Contains(args, want) {
 			t.Errorf("deployment args %s lack %s", args, want)
 		}

@@ -8,8 +8,10 @@
 // needs create and patch, condition get and patch on RESOURCE/status),
 // events, the subresources a script names in its
 // patch or apply calls (for the resources of that verb), and
-// what kreact itself needs (discovery's CRD and APIService informers, and
-// the Leases of --leader-elect or --shards). Every policy rule carries a
+// what kreact itself needs (discovery's CRD and APIService informers, the
+// Leases of --leader-elect or --shards, and for rules with admission
+// handlers the webhook configurations it applies and the Secret of its
+// shared admission CA). Every policy rule carries a
 // comment naming the rules that need it and for what, and the output is
 // deterministic: sorted by namespace, API group and resource.
 package rbac

@@ -29,6 +29,14 @@ type Options struct {
 	// OmitNamespace leaves the Namespace object out of the output, for
 	// manifests that create it elsewhere; false prints it first.
 	OmitNamespace bool
+	// Admission names the rules whose scripts have admission handlers
+	// (onValidate, onMutate): kreact run then applies and deletes the
+	// webhook configurations that call them (package admission).
+	Admission []string
+	// AdmissionCASecret, with Admission, is the Secret in Namespace that
+	// keeps the CA of the generated admission certificates (kreact run
+	// --admission-ca-secret).
+	AdmissionCASecret string
 }
 
 // Generate returns, as YAML documents, the least-privilege RBAC that
@@ -39,6 +47,19 @@ type Options struct {
 // and the Lease roles that opts ask for. Each policy rule has a comment naming who needs it for what.
 func Generate(rs []*rules.Rule, resolved []*rules.Resolved, opts Options) ([]byte, error) {
 	cluster, namespaced := rbacFor(resolved)
+	for _, name := range opts.Admission {
+		// Server-side apply of an object that may not exist needs create
+		// as well as patch.
+		for _, gr := range []schema.GroupResource{validatingConfigsGR, mutatingConfigsGR} {
+			cluster.add(gr, "rule "+name, "admission webhooks", "create", "patch", "delete")
+		}
+	}
+	if len(opts.Admission) > 0 && opts.AdmissionCASecret != "" {
+		if namespaced[opts.Namespace] == nil {
+			namespaced[opts.Namespace] = grants{}
+		}
+		namespaced[opts.Namespace].add(secretsGR, "kreact", "admission CA secret "+opts.AdmissionCASecret, "get", "create")
+	}
 	if opts.LeaderElect || opts.Shards {
 		if namespaced[opts.Namespace] == nil {
 			namespaced[opts.Namespace] = grants{}
@@ -173,6 +194,10 @@ var (
 	crdsGR        = schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
 	apiServicesGR = schema.GroupResource{Group: "apiregistration.k8s.io", Resource: "apiservices"}
 	leasesGR      = schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}
+	secretsGR     = schema.GroupResource{Resource: "secrets"}
+
+	validatingConfigsGR = schema.GroupResource{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}
+	mutatingConfigsGR   = schema.GroupResource{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}
 )
 
 // rbacFor computes what a rule set needs: cluster-wide grants, and grants

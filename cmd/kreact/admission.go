@@ -75,7 +75,7 @@ func admissionRules(srv *admission.Server, rs []*rules.Rule, failed []string, op
 	return func(ctx context.Context) error {
 		report := func(err error) {
 			if err != nil && ctx.Err() == nil {
-				diag.Log(logger, "admission handlers not served", err)
+				diag.Log(logger, "admission: rules not served, or their webhook configurations not applied", err)
 			}
 		}
 		report(srv.Load(ctx, rs, failed...))

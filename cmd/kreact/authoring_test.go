@@ -156,6 +156,7 @@ func TestRBACGolden(t *testing.T) {
 		{"finalizer", []string{"rbac", "-f", "testdata/rbac/finalizer.yaml"}},
 		{"shards", []string{"rbac", "-f", "testdata/rbac/namespaced.yaml", "--name", "reactor", "-n", "ops", "--shards"}},
 		{"shards-and-leader", []string{"rbac", "-f", "testdata/rbac/namespaced.yaml", "--shards", "--leader-elect"}},
+		{"admission", []string{"rbac", "-f", "testdata/webhooks/rules.yaml", "--admission-ca-secret", "kreact-admission-ca"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -197,7 +198,7 @@ func writeFile(t *testing.T, path, content string) {
 func TestDeployRBACIsGenerated(t *testing.T) {
 	var out, errOut testcluster.LogBuffer
 	// deploy/namespace.yaml creates the namespace, with Pod Security labels.
-	args := []string{"rbac", "-f", "../../deploy/rules", "--leader-elect", "--namespace", "kreact-system", "--create-namespace=false"}
+	args := []string{"rbac", "-f", "../../deploy/rules", "--leader-elect", "--namespace", "kreact-system", "--create-namespace=false", "--admission-ca-secret", "kreact-admission-ca"}
 	if code := runMain(t.Context(), args, &out, &errOut); code != exitOK {
 		t.Fatalf("kreact rbac exited %d: %s", code, errOut.String())
 	}

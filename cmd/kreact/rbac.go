@@ -8,7 +8,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/rbac"
+	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/validate"
 )
 
@@ -19,6 +21,7 @@ type rbacFlags struct {
 	leaderElect  bool
 	shards       bool
 	namespaceObj bool
+	caSecret     string
 	res          resourceFlags
 }
 
@@ -31,6 +34,8 @@ func rbacCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.BoolVarP(&f.leaderElect, "leader-elect", "", false, "also grant what leader election needs on its Lease in --namespace")
 	fs.BoolVarP(&f.namespaceObj, "create-namespace", "", true, "print the Namespace --namespace first, so that kubectl apply creates it; false when something else creates it")
 	fs.BoolVarP(&f.shards, "shards", "", false, "also grant what sharding (kreact run --shards) needs on the replicas' Leases in --namespace")
+	fs.StringVarP(&f.caSecret, "admission-ca-secret", "", "",
+		"with rules that have admission handlers: also grant get and create on this Secret's resource in --namespace, for kreact run --admission-ca-secret")
 	f.res.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -67,7 +72,19 @@ func rbacCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			fmt.Fprintln(stderr, w)
 		}
 	}
-	out, err := rbac.Generate(c.Rules, c.Resolved, rbac.Options{Name: f.name, Namespace: f.namespace, LeaderElect: f.leaderElect, Shards: f.shards, OmitNamespace: !f.namespaceObj})
+	var admitting []string
+	for _, res := range c.Resolved {
+		// Compiled again: validate keeps no program, and it compiled.
+		prog, err := rules.Compile(res.Rule)
+		if err != nil {
+			return &invalidError{err}
+		}
+		if admission.HandlersOf(prog).Any() {
+			admitting = append(admitting, res.Rule.Name)
+		}
+	}
+	out, err := rbac.Generate(c.Rules, c.Resolved, rbac.Options{Name: f.name, Namespace: f.namespace, LeaderElect: f.leaderElect, Shards: f.shards, OmitNamespace: !f.namespaceObj,
+		Admission: admitting, AdmissionCASecret: f.caSecret})
 	if err != nil {
 		return err
 	}

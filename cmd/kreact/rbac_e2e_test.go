@@ -4,7 +4,9 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -295,5 +297,67 @@ func TestRBACIsSufficientForShards(t *testing.T) {
 	}
 	if _, err := typedClient(t).CoordinationV1().Leases(ns).Get(ctx, "kreact-only", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the Lease is left after kreact stopped: %v", err)
+	}
+}
+
+// TestRBACIsSufficientForAdmission runs kreact run as the ServiceAccount
+// that `kreact rbac --admission-ca-secret` prints for a rule with an
+// admission handler: it creates the CA Secret, applies the webhook
+// configurations, answers the API server, and deletes the configurations
+// when the rule goes, with no request refused.
+func TestRBACIsSufficientForAdmission(t *testing.T) {
+	ctx := t.Context()
+	const ns, sa, name = "kreact-rbac-adm", "kreact-adm-e2e", "kreact-rbac-adm"
+	dyn := dynamicClient(t)
+	t.Cleanup(func() {
+		for _, gvr := range []schema.GroupVersionResource{validatingConfigsGVR, mutatingConfigsGVR} {
+			_ = dyn.Resource(gvr).Delete(context.Background(), name, metav1.DeleteOptions{})
+		}
+	})
+	dir := t.TempDir()
+	writeRule(t, dir, "defaults.yaml", admissionRule("rbac-defaults", "namespaces", "", "rbac-adm-e2e=yes", "  events: [add]\n  reads: [configmaps]\n",
+		`function onMutate(req, ctx) {
+  if (kreact.list("configmaps", {namespace: "default"}).length >= 0) return {metadata: {labels: {team: "unassigned"}}};
+}`))
+	code, manifests, stderr := run(t, "rbac", "-f", dir, "--name", sa, "--namespace", ns, "--admission-ca-secret", "admission-ca")
+	if code != exitOK {
+		t.Fatalf("kreact rbac: %s", transcript(code, manifests, stderr))
+	}
+	applyManifests(t, manifests)
+	saConfig := serviceAccountConfig(t, ns, sa)
+	saClient := dynamic.NewForConfigOrDie(saConfig)
+	testcluster.Eventually(t, "the ServiceAccount to be allowed to read the CA Secret", func() bool {
+		_, err := saClient.Resource(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}).Namespace(ns).Get(ctx, "admission-ca", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+
+	addr := testcluster.FreeAddr(t)
+	c := startCLI(t, "run", "-f", dir, "--kubeconfig", writeKubeconfig(t, saConfig), "--reload-interval", "200ms",
+		"--admission-bind-address", addr, "--admission-url", "https://"+addr, "--admission-name", name,
+		"--admission-namespace", ns, "--admission-ca-secret", "admission-ca")
+	i := 0
+	testcluster.Eventually(t, "a Namespace to be labelled at its creation", func() bool {
+		i++
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
+			"metadata": map[string]any{"name": "rbac-adm-" + strconv.Itoa(i), "labels": map[string]any{"rbac-adm-e2e": "yes"}}}}
+		created, err := dyn.Resource(namespacesGVR).Create(ctx, obj, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return created.GetLabels()["team"] == "unassigned"
+	})
+	if err := os.Remove(filepath.Join(dir, "defaults.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	writeRule(t, dir, "plain.yaml", admissionRule("plain", "namespaces", "", "", "  events: [add]\n", `function onAdd(obj, ctx) {}`))
+	testcluster.Eventually(t, "the configurations to be deleted with the rule", func() bool {
+		_, err := dyn.Resource(mutatingConfigsGVR).Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	if code := c.stop(); code != exitOK {
+		t.Errorf("kreact run exited %d", code)
+	}
+	if logs := c.stderr.String(); strings.Contains(strings.ToLower(logs), "forbidden") {
+		t.Errorf("the generated RBAC is not sufficient: kreact got 403s:\n%s", logs)
 	}
 }
