@@ -30,8 +30,6 @@ func admissionServer(f *admissionFlags, stack *kube.Stack, rec *metrics.Recorder
 	// rule with admission handlers is loaded.
 	var certs func(context.Context) (*admission.Certificates, error)
 	switch {
-	case (f.CertFile == "") != (f.KeyFile == ""):
-		return nil, &usageError{Msg: "run: --admission-cert-file and --admission-key-file go together"}
 	case f.CertFile != "":
 		files, err := admission.LoadCertificates(f.CertFile, f.KeyFile)
 		if err != nil {
@@ -66,6 +64,25 @@ func admissionServer(f *admissionFlags, stack *kube.Stack, rec *metrics.Recorder
 		Observer:     rec,
 		Logger:       logger,
 	})
+}
+
+// checkAdmissionFiles checks the admission flags that name files: the
+// certificate and its key (a missing file, a key that does not match, is
+// invalid input) and the CA bundle.
+func checkAdmissionFiles(f *admissionFlags) error {
+	if f.Addr == "" {
+		return nil
+	}
+	if (f.CertFile == "") != (f.KeyFile == "") {
+		return &usageError{Msg: "run: --admission-cert-file and --admission-key-file go together"}
+	}
+	if f.CertFile != "" {
+		if _, err := admission.LoadCertificates(f.CertFile, f.KeyFile); err != nil {
+			return &invalidError{err}
+		}
+	}
+	_, err := f.Options("run")
+	return err
 }
 
 // admissionRules loads rs into the server, then follows the rule files

@@ -186,6 +186,37 @@ func TestWebhooksGolden(t *testing.T) {
 	}
 }
 
+// TestRunRefusesBadAdmissionCertificates: a certificate file that is
+// missing, or a key that does not match it, stops kreact run before it
+// connects to a cluster, naming the files (exit 3).
+func TestRunRefusesBadAdmissionCertificates(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "r.yaml"), "apiVersion: kreact.dev/v1alpha1\nkind: Rule\nmetadata: {name: r}\nspec:\n  watch: [{resource: configmaps}]\n  script: 'function onValidate() {}'\n")
+	cert, key := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	writeFile(t, cert, "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+	writeFile(t, key, "not a key\n")
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"missing", []string{"--admission-cert-file", filepath.Join(dir, "nosuch.crt"), "--admission-key-file", key}, exitInvalid,
+			"admission certificate: stat " + filepath.Join(dir, "nosuch.crt") + ": no such file or directory"},
+		{"not a pair", []string{"--admission-cert-file", cert, "--admission-key-file", key}, exitInvalid,
+			"admission certificate " + cert + " and key " + key + ": "},
+		{"key without certificate", []string{"--admission-key-file", key}, exitUsage,
+			"kreact: run: --admission-cert-file and --admission-key-file go together"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := run(t, append([]string{"run", "-f", dir, "--kubeconfig", filepath.Join(dir, "nosuch-kubeconfig")}, tt.args...)...)
+			if code != tt.code || !strings.Contains(stderr, tt.want) {
+				t.Errorf("%s\nwant exit %d and %q", transcript(code, stdout, stderr), tt.code, tt.want)
+			}
+		})
+	}
+}
+
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {

@@ -184,6 +184,10 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 	if a := f.isolatedMetrics; a != "" && (a == f.serve.MetricsAddr || a == f.serve.HealthAddr) {
 		return nil, &usageError{Msg: fmt.Sprintf("run: --isolated-metrics-bind-address %s is already this process's address", a)}
 	}
+	// Bad certificate files are found before anything starts.
+	if err := checkAdmissionFiles(&f.admission); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 
