@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/kreact/kreact/internal/leaktest"
 	"github.com/kreact/kreact/internal/testcluster"
 )
@@ -20,6 +24,16 @@ func TestRunLeavesNoGoroutine(t *testing.T) {
 	leaktest.Check(t)
 	dir := t.TempDir()
 	writeRule(t, dir, "labeller.yaml", labeller("leak-e2e", "one"))
+	// An admission rule: every run serves it, and answers one request.
+	writeRule(t, dir, "guard.yaml", admissionRule("guard", "configmaps", "leak-e2e", "", "", `function onValidate(req, ctx) {
+  if (req.object.metadata.name === "refused") return "refused";
+}`))
+	dyn := dynamicClient(t)
+	t.Cleanup(func() {
+		for _, gvr := range []schema.GroupVersionResource{validatingConfigsGVR, mutatingConfigsGVR} {
+			_ = dyn.Resource(gvr).Delete(context.Background(), "kreact-leak-e2e", metav1.DeleteOptions{})
+		}
+	})
 	modes := [][]string{
 		nil,
 		{"--leader-elect", "--leader-elect-namespace", "default", "--leader-elect-name", "kreact-leak-e2e",
@@ -29,8 +43,10 @@ func TestRunLeavesNoGoroutine(t *testing.T) {
 	}
 	for i := range 20 {
 		mode := modes[i%len(modes)]
+		admissionAddr := testcluster.FreeAddr(t)
 		args := append([]string{"run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath(),
-			"--reload-interval", "100ms", "--metrics-bind-address", testcluster.FreeAddr(t)}, mode...)
+			"--reload-interval", "100ms", "--metrics-bind-address", testcluster.FreeAddr(t),
+			"--admission-bind-address", admissionAddr, "--admission-url", "https://" + admissionAddr, "--admission-name", "kreact-leak-e2e"}, mode...)
 		stdout, stderr := &testcluster.LogBuffer{}, &testcluster.LogBuffer{}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan int, 1)
@@ -45,6 +61,14 @@ func TestRunLeavesNoGoroutine(t *testing.T) {
 				return running()
 			}
 		})
+		if i == 0 {
+			ensureNamespace(t, dyn, "leak-e2e")
+			testcluster.Eventually(t, "the admission rule to refuse", func() bool {
+				cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "refused", "namespace": "leak-e2e"}}}
+				_, err := dyn.Resource(configMapsGVR).Namespace("leak-e2e").Create(t.Context(), cm, metav1.CreateOptions{})
+				return err != nil && strings.Contains(err.Error(), "rule guard: refused")
+			})
+		}
 		cancel()
 		select {
 		case code := <-done:
