@@ -49,6 +49,9 @@ type handler struct {
 	mapper      Mapper
 	logger      *slog.Logger
 	now         func() time.Time
+	// host is what the scripts reach: host{h} under kreact run, the
+	// test's cache under kreact test (Reviewer).
+	host scripting.Host
 
 	// plan is the rule's informers (reaction.Plan); watches holds, at
 	// the same index, the watch kreact holds for a read, nil for an
@@ -77,6 +80,7 @@ func newHandler(r Rule, prog *scripting.Program, mapper Mapper, informers Inform
 		plan:        reaction.Plan(res),
 		slots:       make(chan struct{}, max(1, res.Rule.Workers)),
 	}
+	h.host = &host{h: h}
 	h.watches = make([]*dynamicinformer.Watch, len(h.plan))
 	reads := map[schema.GroupResource]bool{}
 	for _, rd := range res.Reads {
@@ -146,7 +150,7 @@ func (h *handler) acquire(ctx context.Context) (*scripting.Runtime, error) {
 		return rt, nil
 	}
 	h.mu.Unlock()
-	rt, err := scripting.NewRuntime(h.prog, &host{h: h}, scripting.RuntimeOptions{
+	rt, err := scripting.NewRuntime(h.prog, h.host, scripting.RuntimeOptions{
 		Rule:        h.rule.Name,
 		Timeout:     h.rule.Timeout,
 		MemoryLimit: h.rule.MemoryLimit,
@@ -202,10 +206,26 @@ func (s *host) reader(res apiresource.Resource, namespace string) (*dynamicinfor
 	if err != nil {
 		return nil, err
 	}
+	if err := Readable(s.h.resolved, res.GVR.GroupResource()); err != nil {
+		return nil, err
+	}
 	if s.h.watches[i] == nil {
-		return nil, fmt.Errorf("admission handlers read only what spec.reads lists: add %s to spec.reads of rule %q", res.GVR.GroupResource(), s.h.rule.Name)
+		// A namespace that only a selected watch covers.
+		return nil, fmt.Errorf("rule %q does not cache all of %s for its admission handlers", s.h.rule.Name, res.GVR.GroupResource())
 	}
 	return s.h.watches[i], nil
+}
+
+// Readable returns an error unless the admission handlers of r may read
+// gr: only what spec.reads lists, which every replica then caches (the
+// watched resources are cached by the leader alone).
+func Readable(r *rules.Resolved, gr schema.GroupResource) error {
+	for _, rd := range r.Reads {
+		if rd.GVR.GroupResource() == gr {
+			return nil
+		}
+	}
+	return fmt.Errorf("admission handlers read only what spec.reads lists: add %s to spec.reads of rule %q", gr, r.Rule.Name)
 }
 
 func (s *host) Get(res apiresource.Resource, namespace, name string) (*unstructured.Unstructured, error) {

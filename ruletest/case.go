@@ -56,6 +56,28 @@ type Case struct {
 // scripting.Tick calls a rule's onTick(ctx), as spec.every does.
 const Advance scripting.EventType = "advance"
 
+// Admit is the type of an admission request (spec.cases[].events[].admit):
+// it reaches the admission handlers (onValidate, onMutate) of the rules
+// whose webhooks would intercept it, as the API server calls them, and
+// changes nothing in the cache.
+const Admit scripting.EventType = "admit"
+
+// AdmissionEvent is the request of an Admit event.
+type AdmissionEvent struct {
+	// Operation is CREATE, UPDATE or DELETE.
+	Operation string
+	// Object is the object of the request: the new object of a CREATE or
+	// an UPDATE, the object (or reference) a DELETE names.
+	Object Object
+	// OldObject, if not nil, is the old object of an UPDATE or a DELETE;
+	// nil means the cache's version.
+	OldObject *Object
+	// UserInfo is the requester ({username, groups, ...}); nil is none.
+	UserInfo map[string]any
+	// DryRun marks a request the API server will not store.
+	DryRun bool
+}
+
 // Event is one entry of a case's events.
 type Event struct {
 	// Type is what the event does; see Advance.
@@ -77,6 +99,8 @@ type Event struct {
 	Rule string
 	// Duration is how far an Advance moves the clock.
 	Duration time.Duration
+	// Admission is the request of an Admit.
+	Admission *AdmissionEvent
 }
 
 // Expect is a case's expectation.
@@ -101,6 +125,11 @@ type Expect struct {
 	// asked for: each must occur, in order, and actions not listed are
 	// ignored. False means the lists match one for one.
 	IgnoreOtherActions bool
+	// Admission are the answers the admission handlers must give to the
+	// case's Admit events, in order; nil (not listed) checks none, an
+	// empty list expects none. rule, handler and allowed are always
+	// compared, message, patch and warnings when listed.
+	Admission []ExpectedAction
 }
 
 // ExpectedAction is one expected action: the fields the test lists, in

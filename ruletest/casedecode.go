@@ -227,13 +227,13 @@ func (d *decoder) testCase(f *File, dir string, n *yaml.Node, path string) *Case
 }
 
 func (d *decoder) event(f *File, n *yaml.Node, path string) (Event, bool) {
-	fs := d.fields(n, path, "add", "update", "delete", "tick", "advance", "initial", "queued")
+	fs := d.fields(n, path, "add", "update", "delete", "tick", "advance", "admit", "initial", "queued")
 	if fs == nil {
 		return Event{}, false
 	}
 	ev := Event{Pos: d.Pos(n)}
 	var set []string
-	for _, t := range []scripting.EventType{scripting.Add, scripting.Update, scripting.Delete, scripting.Tick, Advance} {
+	for _, t := range []scripting.EventType{scripting.Add, scripting.Update, scripting.Delete, scripting.Tick, Advance, Admit} {
 		if _, ok := fs[string(t)]; ok {
 			set = append(set, string(t))
 			ev.Type = t
@@ -242,7 +242,7 @@ func (d *decoder) event(f *File, n *yaml.Node, path string) (Event, bool) {
 	if len(set) != 1 {
 		// An unknown key (remove:) has been reported already.
 		if len(set) > 1 || len(fs) == len(yamlnode.Deref(n).Content)/2 {
-			d.Errorf(n, "%s: give exactly one of add, update, delete, tick and advance, not %d", path, len(set))
+			d.Errorf(n, "%s: give exactly one of add, update, delete, tick, advance and admit, not %d", path, len(set))
 		}
 		return Event{}, false
 	}
@@ -254,8 +254,11 @@ func (d *decoder) event(f *File, n *yaml.Node, path string) (Event, bool) {
 	}
 	if v, ok := fs["queued"]; ok {
 		ev.Queued = d.boolean(v, path+".queued")
-		if ev.Type == Advance {
+		switch ev.Type {
+		case Advance:
 			d.Errorf(v, "%s.queued: time passing is not a change that can wait; the rules catch up before the clock moves", path)
+		case Admit:
+			d.Errorf(v, "%s.queued: the API server waits for the answer to an admission request; it cannot be queued", path)
 		}
 	}
 	v := fs[string(ev.Type)]
@@ -273,8 +276,72 @@ func (d *decoder) event(f *File, n *yaml.Node, path string) (Event, bool) {
 		}
 	case Advance:
 		ev.Duration, ok = d.advance(v, sub)
+	case Admit:
+		ev.Admission, ok = d.admit(f, v, sub)
 	}
 	return ev, ok
+}
+
+// operations are those of an admit event; CONNECT reaches no rule.
+var operations = []string{"CREATE", "UPDATE", "DELETE"}
+
+// admit reads the request of an admit event.
+func (d *decoder) admit(f *File, n *yaml.Node, path string) (*AdmissionEvent, bool) {
+	fs := d.fields(n, path, "operation", "object", "oldObject", "userInfo", "dryRun")
+	if fs == nil {
+		return nil, false
+	}
+	a := &AdmissionEvent{Operation: "CREATE"}
+	ok := true
+	if v, present := fs["operation"]; present {
+		s, good := d.Str(v, path+".operation")
+		switch {
+		case !good:
+			ok = false
+		case !slices.Contains(operations, s):
+			d.Errorf(v, "%s.operation: want CREATE, UPDATE or DELETE, not %q", path, s)
+			ok = false
+		default:
+			a.Operation = s
+		}
+	}
+	v, present := fs["object"]
+	switch {
+	case !present:
+		d.Errorf(n, "%s.object: required", path)
+		ok = false
+	case a.Operation == "DELETE":
+		var good bool
+		a.Object, good = d.ref(f, v, path+".object")
+		ok = ok && good
+	default:
+		var good bool
+		a.Object, good = d.object(f, v, path+".object")
+		ok = ok && good
+	}
+	if v, present := fs["oldObject"]; present {
+		if a.Operation == "CREATE" {
+			d.Errorf(v, "%s.oldObject: a CREATE has no old object", path)
+			ok = false
+		} else if old, good := d.object(f, v, path+".oldObject"); good {
+			a.OldObject = &old
+		} else {
+			ok = false
+		}
+	}
+	if v, present := fs["userInfo"]; present {
+		val, good := d.Value(v, path+".userInfo")
+		m, isMap := val.(map[string]any)
+		if good && !isMap {
+			d.Errorf(v, "%s.userInfo: expected a mapping such as {username: alice, groups: [dev]}, got %s", path, yamlnode.Describe(v))
+		}
+		ok = ok && good && isMap
+		a.UserInfo = m
+	}
+	if v, present := fs["dryRun"]; present {
+		a.DryRun = d.boolean(v, path+".dryRun")
+	}
+	return a, ok
 }
 
 // advance reads the duration of an advance event: positive, in Go syntax
@@ -315,7 +382,7 @@ func (d *decoder) checkTick(f *File, n *yaml.Node, path, rule string) bool {
 }
 
 func (d *decoder) expect(f *File, n *yaml.Node, path string) Expect {
-	fs := d.fields(n, path, "actions", "partial", "ignoreOtherActions", "errors", "logs", "logsContain")
+	fs := d.fields(n, path, "actions", "partial", "ignoreOtherActions", "errors", "logs", "logsContain", "admission")
 	var e Expect
 	if v, ok := fs["partial"]; ok {
 		e.Partial = d.boolean(v, path+".partial")
@@ -329,6 +396,14 @@ func (d *decoder) expect(f *File, n *yaml.Node, path string) Expect {
 				a.Partial = e.Partial
 			}
 			e.Actions = append(e.Actions, a)
+		}
+	}
+	if v, present := fs["admission"]; present {
+		e.Admission = []ExpectedAction{}
+		for i, item := range d.list(v, path+".admission") {
+			if a, ok := d.expectedAnswer(f, item, yamlnode.Index(path+".admission", i)); ok {
+				e.Admission = append(e.Admission, a)
+			}
 		}
 	}
 	e.Errors, _ = d.strings(fs["errors"], path+".errors")
@@ -349,6 +424,67 @@ var (
 	httpFields      = []string{"method", "url", "headers", "body"}
 	verbs           = []actions.Verb{actions.Create, actions.Apply, actions.Patch, actions.Delete, actions.Event, actions.HTTP, actions.SetCondition}
 )
+
+// Field names of an admission answer, in the order they are printed;
+// answerCompared are compared even when the expectation leaves them out.
+var (
+	answerFields   = []string{"rule", "handler", "allowed", "message", "patch", "warnings"}
+	answerCompared = []string{"rule", "handler", "allowed"}
+)
+
+// expectedAnswer reads an entry of expect.admission.
+func (d *decoder) expectedAnswer(f *File, n *yaml.Node, path string) (ExpectedAction, bool) {
+	fs := d.fields(n, path, answerFields...)
+	if fs == nil {
+		return ExpectedAction{}, false
+	}
+	ok := true
+	var out Fields
+	for _, key := range answerFields {
+		v, present := fs[key]
+		if !present {
+			if slices.Contains(answerCompared, key) {
+				d.Errorf(n, "%s.%s: required", path, key)
+				ok = false
+			}
+			continue
+		}
+		switch key {
+		case "rule", "message":
+			s, good := d.Str(v, path+"."+key)
+			if key == "rule" && good && f.rules != nil && !slices.Contains(f.Rules(), s) {
+				d.Errorf(v, "%s.rule: no rule %q under test%s", path, s, yamlnode.Suggest(s, f.Rules()))
+				good = false
+			}
+			ok = ok && good
+			out = append(out, Field{key, s})
+		case "handler":
+			s, good := d.Str(v, path+"."+key)
+			if good && s != "validate" && s != "mutate" {
+				d.Errorf(v, "%s.handler: want validate (onValidate) or mutate (onMutate), not %q", path, s)
+				good = false
+			}
+			ok = ok && good
+			out = append(out, Field{key, s})
+		case "allowed":
+			out = append(out, Field{key, d.boolean(v, path+".allowed")})
+		case "patch":
+			val, good := d.Value(v, path+".patch")
+			ok = ok && good
+			out = append(out, Field{key, normalize(val)})
+		case "warnings":
+			list, _ := d.strings(v, path+".warnings")
+			if list == nil {
+				list = []string{}
+			}
+			out = append(out, Field{key, normalize(list)})
+		}
+	}
+	if !ok {
+		return ExpectedAction{}, false
+	}
+	return ExpectedAction{Pos: d.Pos(n), Fields: out}, true
+}
 
 func (d *decoder) expectedAction(f *File, n *yaml.Node, path string) (ExpectedAction, bool) {
 	fs := d.fields(n, path, append(slices.Clone(actionFields), "partial")...)

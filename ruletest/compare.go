@@ -47,8 +47,10 @@ func zero(key string) any {
 	switch key {
 	case "patch", "object", "body", "headers", "observedGeneration":
 		return nil
-	case "dryRun":
+	case "dryRun", "allowed":
 		return false
+	case "warnings":
+		return []any{}
 	case "event", "condition", "http":
 		return Fields(nil)
 	}
@@ -148,16 +150,24 @@ func decodeJSON(data []byte) any {
 // subset.
 var partialKeys = []string{"object", "patch"}
 
+// A fieldSet is what a list of expectations compares: its fields in the
+// order a diff shows them, and those always compared (actions, and the
+// answers of admission handlers).
+type fieldSet struct{ order, always []string }
+
+// actionSet is the fieldSet of actions.
+var actionSet = fieldSet{actionFields, alwaysCompared}
+
 // matches reports whether actual satisfies the expectation: verb,
 // resource and name always, every other field when the expectation lists
 // it, within event, condition and http the listed subfields, and, when
 // partial, object and patch as a subset (subset).
-func matches(exp, actual Fields, partial bool) bool {
-	if !sameTarget(exp, actual) {
+func matches(set fieldSet, exp, actual Fields, partial bool) bool {
+	if !sameTarget(set, exp, actual) {
 		return false
 	}
 	for _, f := range exp {
-		if slices.Contains(alwaysCompared, f.Key) {
+		if slices.Contains(set.always, f.Key) {
 			continue
 		}
 		if sub, ok := f.Value.(Fields); ok {
@@ -256,9 +266,9 @@ func equal(a, b any) bool {
 // a diff shows only what matters (for a partial expectation, only the keys
 // of object and patch that it lists). A compared field actual lacks
 // appears with its zero value.
-func project(exp, actual Fields, partial bool) Fields {
+func project(set fieldSet, exp, actual Fields, partial bool) Fields {
 	var out Fields
-	for _, key := range actionFields {
+	for _, key := range set.order {
 		ev, listed := exp.Get(key)
 		av, has := actual.Get(key)
 		switch {
@@ -276,7 +286,7 @@ func project(exp, actual Fields, partial bool) Fields {
 				av = prune(normalize(ev), normalize(av))
 			}
 			out = append(out, Field{key, av})
-		case has && slices.Contains(alwaysCompared, key):
+		case has && slices.Contains(set.always, key):
 			out = append(out, Field{key, av})
 		}
 	}
@@ -285,8 +295,8 @@ func project(exp, actual Fields, partial bool) Fields {
 
 // sameTarget reports whether the expectation and the action agree on
 // the fields always compared.
-func sameTarget(exp, actual Fields) bool {
-	for _, key := range alwaysCompared {
+func sameTarget(set fieldSet, exp, actual Fields) bool {
+	for _, key := range set.always {
 		if !equal(exp.get(key), actual.get(key)) {
 			return false
 		}
@@ -302,6 +312,12 @@ func sameTarget(exp, actual Fields) bool {
 // expectation took to the fields of one about the same object, or to its
 // verb, resource and name).
 func compareActions(exp []ExpectedAction, actual []Fields, ignoreOthers bool) string {
+	return compareIn(actionSet, exp, actual, ignoreOthers)
+}
+
+// compareIn is compareActions for lists of other fields (admission
+// answers).
+func compareIn(set fieldSet, exp []ExpectedAction, actual []Fields, ignoreOthers bool) string {
 	// paired[i] is the expectation actual[i] is compared with, or -1.
 	paired := make([]int, len(actual))
 	ok := true
@@ -312,7 +328,7 @@ func compareActions(exp []ExpectedAction, actual []Fields, ignoreOthers bool) st
 		next := 0
 		for j := range exp {
 			i := next
-			for i < len(actual) && !matches(exp[j].Fields, actual[i], exp[j].Partial) {
+			for i < len(actual) && !matches(set, exp[j].Fields, actual[i], exp[j].Partial) {
 				i++
 			}
 			if i == len(actual) {
@@ -327,7 +343,7 @@ func compareActions(exp []ExpectedAction, actual []Fields, ignoreOthers bool) st
 			paired[i] = -1
 			if i < len(exp) {
 				paired[i] = i
-				ok = ok && matches(exp[i].Fields, actual[i], exp[i].Partial)
+				ok = ok && matches(set, exp[i].Fields, actual[i], exp[i].Partial)
 			}
 		}
 	}
@@ -342,15 +358,15 @@ func compareActions(exp []ExpectedAction, actual []Fields, ignoreOthers bool) st
 	for i := range actual {
 		switch j := paired[i]; {
 		case j >= 0:
-			got[i] = project(exp[j].Fields, actual[i], exp[j].Partial)
+			got[i] = project(set, exp[j].Fields, actual[i], exp[j].Partial)
 		case ignoreOthers:
 			// Shown with the fields of an expectation about the same
 			// object, which it may have been meant to meet.
-			j := slices.IndexFunc(exp, func(e ExpectedAction) bool { return sameTarget(e.Fields, actual[i]) })
+			j := slices.IndexFunc(exp, func(e ExpectedAction) bool { return sameTarget(set, e.Fields, actual[i]) })
 			if j < 0 {
-				got[i] = project(nil, actual[i], false)
+				got[i] = project(set, nil, actual[i], false)
 			} else {
-				got[i] = project(exp[j].Fields, actual[i], exp[j].Partial)
+				got[i] = project(set, exp[j].Fields, actual[i], exp[j].Partial)
 			}
 		default:
 			got[i] = actual[i]

@@ -57,7 +57,7 @@ func TestMatches(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := matches(tt.exp, ActionFields(tt.action, true), false); got != tt.want {
+			if got := matches(actionSet, tt.exp, ActionFields(tt.action, true), false); got != tt.want {
 				t.Errorf("matches = %v, want %v", got, tt.want)
 			}
 		})
@@ -116,7 +116,7 @@ func TestPartialMatches(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := matches(exp(normalize(tt.object)), ActionFields(apply, false), tt.partial); got != tt.want {
+			if got := matches(actionSet, exp(normalize(tt.object)), ActionFields(apply, false), tt.partial); got != tt.want {
 				t.Errorf("matches = %v, want %v", got, tt.want)
 			}
 		})

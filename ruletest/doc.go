@@ -39,6 +39,13 @@
 // one arrives first, and the two are coalesced as they would be under
 // load.
 //
+// Admission requests (admit events) go through package admission's own
+// code: admission.Intercepts selects the rules whose derived webhook
+// configurations would send the request, and an admission.Reviewer
+// answers it as the server does (the same verdicts, patches, audit mode
+// and failure policy), with a host that reads the fake cache under the
+// same restriction as kreact run (admission.Readable: spec.reads only).
+//
 // Actions of successful calls are recorded, not executed; the cache
 // changes only through events. This keeps a test a plain sequence that a reader can follow, and
 // a rule's reaction to its own action is tested by writing the result as

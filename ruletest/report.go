@@ -223,6 +223,9 @@ func printDetails(w io.Writer, f *File, r *Result) {
 		list[i] = ActionFields(a, len(f.rules) > 1)
 	}
 	fmt.Fprintf(w, "    actions:\n%s", indent(renderYAML(list), "      "))
+	if len(r.Admission) > 0 {
+		fmt.Fprintf(w, "    admission:\n%s", indent(renderYAML(r.Admission), "      "))
+	}
 	if len(r.Errors) > 0 {
 		fmt.Fprintf(w, "    errors:\n%s", indent(strings.Join(r.Errors, "\n"), "      "))
 	}

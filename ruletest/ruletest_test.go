@@ -67,6 +67,7 @@ func TestGoldenReports(t *testing.T) {
 		{"condition.yaml", 1, 2},
 		{"loose.yaml", 3, 3},
 		{"once.yaml", 0, 2},
+		{"admission.yaml", 1, 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -119,12 +120,14 @@ func TestExplainReport(t *testing.T) {
 }
 
 func TestInvalidFileReportsEveryProblem(t *testing.T) {
-	_, _, err := report(t, Options{}, "testdata/invalid.yaml")
-	var list diag.ErrorList
-	if !errors.As(err, &list) {
-		t.Fatalf("Run: %v, want a diag.ErrorList", err)
+	for _, name := range []string{"invalid", "admission-invalid"} {
+		_, _, err := report(t, Options{}, "testdata/"+name+".yaml")
+		var list diag.ErrorList
+		if !errors.As(err, &list) {
+			t.Fatalf("Run: %v, want a diag.ErrorList", err)
+		}
+		golden(t, name+".golden", err.Error()+"\n")
 	}
-	golden(t, "invalid.golden", err.Error()+"\n")
 }
 
 func TestUpdateRewritesFailingExpectations(t *testing.T) {
@@ -180,7 +183,7 @@ func TestFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"testdata/broken.yaml", "testdata/clock.yaml", "testdata/condition.yaml", "testdata/explain.yaml", "testdata/invalid.yaml", "testdata/loose.yaml", "testdata/once.yaml", "testdata/pass.yaml", "testdata/projected.yaml", "testdata/replica.yaml", "testdata/runaway.yaml", "testdata/schedule.yaml", "testdata/script-error.yaml", "testdata/tick.yaml"}
+	want := []string{"testdata/admission-invalid.yaml", "testdata/admission.yaml", "testdata/broken.yaml", "testdata/clock.yaml", "testdata/condition.yaml", "testdata/explain.yaml", "testdata/invalid.yaml", "testdata/loose.yaml", "testdata/once.yaml", "testdata/pass.yaml", "testdata/projected.yaml", "testdata/replica.yaml", "testdata/runaway.yaml", "testdata/schedule.yaml", "testdata/script-error.yaml", "testdata/tick.yaml"}
 	if strings.Join(files, " ") != strings.Join(want, " ") {
 		t.Errorf("Files = %q, want %q", files, want)
 	}

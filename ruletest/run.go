@@ -14,6 +14,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/explain"
 	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/rules"
@@ -31,6 +32,9 @@ type Result struct {
 	Errors []string
 	// Logs are the scripts' log records, one line each.
 	Logs []string
+	// Admission are the answers of the admission handlers to the case's
+	// admit events, in order (AnswerFields).
+	Admission []Fields
 	// Problem, if not nil, is why the events could not all be applied
 	// (an update of an object that is not in the cache...). The case
 	// fails; the expectation is not checked.
@@ -118,6 +122,7 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 	if f.Explain {
 		trace = reaction.DefaultTraceSize
 	}
+	var reviewers []reviewer
 	for i, r := range f.rules {
 		plan := reaction.Plan(r)
 		proj := newProjector(r, plan)
@@ -149,6 +154,14 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 		})
 		defer d.ShutDown()
 		runs = append(runs, &ruleRun{rule: r, plan: plan, delivery: d, proj: proj, caller: caller{rt: rt, p: proj}})
+		if hs := admission.HandlersOf(f.programs[i]); hs.Any() {
+			// What kreact run serves to the API server, with the
+			// same code, on the test's cache.
+			ar := admission.Rule{Resolved: r, Handlers: hs}
+			rv := admission.NewReviewer(ar, f.programs[i], admissionHost{h})
+			defer rv.Close()
+			reviewers = append(reviewers, reviewer{rule: ar, r: rv})
+		}
 	}
 
 	for _, ev := range c.Events {
@@ -158,6 +171,12 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 		}
 		if ev.Type == Advance {
 			if res.Problem = advance(ctx, clk, runs, ev); res.Problem != nil {
+				break
+			}
+			continue
+		}
+		if ev.Type == Admit {
+			if res.Problem = admit(ctx, st, reviewers, ev, res); res.Problem != nil {
 				break
 			}
 			continue
@@ -353,6 +372,11 @@ func (f *File) check(c *Case, res *Result) {
 		actual[i] = ActionFields(a, true)
 	}
 	res.ActionsDiff = compareActions(c.Expect.Actions, actual, c.Expect.IgnoreOtherActions)
+	if c.Expect.Admission != nil {
+		if diff := compareIn(fieldSet{answerFields, answerCompared}, c.Expect.Admission, res.Admission, false); diff != "" {
+			res.Failures = append(res.Failures, "admission answers differ (-expected +actual):\n"+indent(diff, "  "))
+		}
+	}
 
 	exp := c.Expect.Errors
 	switch {

@@ -37,7 +37,7 @@ func TestSchemaKnowsEveryField(t *testing.T) {
 		t.Fatal(err)
 	}
 	files, _ := filepath.Glob("../examples/tests/*.yaml")
-	files = append(files, "testdata/pass.yaml", "testdata/broken.yaml", "testdata/script-error.yaml", "testdata/tick.yaml", "testdata/clock.yaml", "testdata/schedule.yaml")
+	files = append(files, "testdata/pass.yaml", "testdata/broken.yaml", "testdata/script-error.yaml", "testdata/tick.yaml", "testdata/clock.yaml", "testdata/schedule.yaml", "testdata/admission.yaml")
 	for _, file := range files {
 		src, err := os.ReadFile(file)
 		if err != nil {
