@@ -79,6 +79,8 @@ type Server struct {
 	listening chan struct{}
 	certs     *Certificates
 	config    Options
+	// stopped is set when Start has returned: the server listens no more.
+	stopped bool
 	// applied is true once configurations were applied, so that a rule
 	// set without admission handlers removes them.
 	applied bool
@@ -112,8 +114,10 @@ func NewServer(opts ServerOptions) (*Server, error) {
 // Load serves the admission handlers of rs from now on, keeping those of
 // the rules whose file is among keepSources (files that failed to load),
 // and applies the webhook configurations that send requests to them. A
-// rule that does not compile, resolve or pass Check is not served, and
-// its errors are returned, joined; the others are served all the same.
+// rule with admission handlers that does not resolve or pass Check is not
+// served, and its errors are returned, joined; the others are served all
+// the same. A script that does not compile is skipped without an error:
+// the engine reports it.
 func (s *Server) Load(ctx context.Context, rs []*rules.Rule, keepSources ...string) error {
 	s.loading.Lock()
 	defer s.loading.Unlock()
@@ -132,8 +136,9 @@ func (s *Server) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 	var built []*handler
 	for _, r := range rs {
 		prog, problems := s.opts.Compile(r)
-		if err := problems.Errors().Err(); err != nil {
-			errs = append(errs, err)
+		if problems.Errors().Err() != nil {
+			// Whether it has admission handlers is unknown; the
+			// engine, which compiles every rule, reports it.
 			continue
 		}
 		h := HandlersOf(prog)
@@ -247,6 +252,11 @@ func (s *Server) listen(ctx context.Context) error {
 		config.CABundle = certs.CABundle()
 	}
 	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		_ = ln.Close()
+		return errors.New("admission: the server has stopped")
+	}
 	s.listener, s.certs, s.config = ln, certs, config
 	close(s.listening)
 	s.mu.Unlock()
@@ -318,6 +328,7 @@ func (s *Server) stop() {
 	s.loading.Lock()
 	defer s.loading.Unlock()
 	s.mu.Lock()
+	s.stopped = true
 	hs := s.handlers
 	s.handlers = map[string]*handler{}
 	if s.listener != nil {
