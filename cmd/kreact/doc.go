@@ -6,12 +6,13 @@
 // builds the watch stack (discovery → restmapper → dynamicinformer);
 // engine runs the rules,
 // reload follows their files, leader or shard decide whether this replica
-// runs them, metrics serves the endpoints, and lifecycle runs all of these
-// as components and stops them in order (kreact run); cmd/kreact/tail is
+// runs them, admission serves their admission handlers on every replica,
+// metrics serves the endpoints, and lifecycle runs all of these as
+// components and stops them in order (kreact run); cmd/kreact/tail is
 // kreact watch, validate is kreact validate and what kreact rbac refuses,
-// rbac what it prints, finalizers is kreact finalizers release, explain
-// answers kreact explain (served by kreact run, asked by the command) and
-// kreact test --explain; ruletest,
+// rbac what it prints, admission what kreact webhooks prints, finalizers
+// is kreact finalizers release, explain answers kreact explain (served by
+// kreact run, asked by the command) and kreact test --explain; ruletest,
 // rules and restmapper serve the offline commands. Each command's --help
 // text is a file in help/. Every goroutine a command starts has stopped when
 // it returns, except a rule load abandoned on a signal

@@ -5,8 +5,9 @@
 // beside its long one. The flag groups that commands share or that map to
 // a package's options live here too: ClusterFlags are kubectl's
 // connection flags and the client-side rate limits, LogFlags the log
-// format and level, and for kreact run LeaderFlags (package leader),
-// ShardFlags (package shard) and ServeFlags (package metrics). Their
+// format and level, for kreact run LeaderFlags (package leader),
+// ShardFlags (package shard) and ServeFlags (package metrics), and for
+// kreact run and kreact webhooks AdmissionFlags (package admission). Their
 // mistakes are UsageErrors, a cluster that cannot be configured a
 // ClusterError, so that the command maps each to its exit code.
 //
