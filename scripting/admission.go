@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/dop251/goja"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Admission handlers run while the API server waits, before a change is
@@ -38,10 +39,14 @@ func (e *env) queuing(op string, fn native) native {
 }
 
 // reqView is the req argument of an admission handler: read-only, like
-// ctx. The objects are views of the request's, converted when read.
+// ctx. The objects are views of the request's, converted when read. It
+// holds what it shows rather than the event, which the runtime reuses for
+// the next call while a script may keep req.
 type reqView struct {
-	e  *env
-	ev *Event
+	e        *env
+	req      AdmissionRequest
+	obj, old *unstructured.Unstructured
+	resource string
 	// object, oldObject and userInfo are kept once read, so that
 	// req.object === req.object.
 	object, oldObject, userInfo goja.Value
@@ -51,15 +56,16 @@ var reqKeys = []string{"operation", "name", "namespace", "resource", "subResourc
 
 // admissionRequest returns the req argument of ev's admission handler.
 func (e *env) admissionRequest(ev *Event) goja.Value {
-	return e.vm.NewDynamicObject(&reqView{e: e, ev: ev})
+	r := &reqView{e: e, obj: ev.Object, old: ev.OldObject, resource: ev.Resource.GVR.GroupResource().String()}
+	if ev.Admission != nil {
+		r.req = *ev.Admission
+	}
+	return e.vm.NewDynamicObject(r)
 }
 
 func (r *reqView) Get(key string) goja.Value {
 	vm := r.e.vm
-	a := r.ev.Admission
-	if a == nil {
-		a = &AdmissionRequest{}
-	}
+	a := &r.req
 	switch key {
 	case "operation":
 		return vm.ToValue(a.Operation)
@@ -68,19 +74,19 @@ func (r *reqView) Get(key string) goja.Value {
 	case "namespace":
 		return vm.ToValue(a.Namespace)
 	case "resource":
-		return vm.ToValue(r.ev.Resource.GVR.GroupResource().String())
+		return vm.ToValue(r.resource)
 	case "subResource":
 		return vm.ToValue(a.SubResource)
 	case "dryRun":
 		return vm.ToValue(a.DryRun)
 	case "object":
 		if r.object == nil {
-			r.object = r.e.object(r.ev.Object)
+			r.object = r.e.object(r.obj)
 		}
 		return r.object
 	case "oldObject":
 		if r.oldObject == nil {
-			r.oldObject = r.e.object(r.ev.OldObject)
+			r.oldObject = r.e.object(r.old)
 		}
 		return r.oldObject
 	case "userInfo":

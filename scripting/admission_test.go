@@ -165,3 +165,27 @@ func TestAdmissionHandlersDeclared(t *testing.T) {
 		t.Errorf("Compile = %v, want onValidate is not a function", err)
 	}
 }
+
+// TestKeptRequestShowsItsOwnCall: a script that keeps req sees the
+// request of the call it was given to, not the next one's.
+func TestKeptRequestShowsItsOwnCall(t *testing.T) {
+	src := `let kept;
+function onValidate(req, ctx) {
+  if (!kept) { kept = req; return; }
+  return kept.operation + " " + kept.object.spec.replicas + " " + kept.userInfo.username;
+}`
+	r := mustRuntime(t, "rule.js", src, newFakeHost(), RuntimeOptions{})
+	if _, err := r.Invoke(admissionEvent(Validate, "UPDATE")); err != nil {
+		t.Fatal(err)
+	}
+	second := admissionEvent(Validate, "CREATE")
+	second.Object = deployment("default", "web", 7)
+	second.Admission.UserInfo = map[string]any{"username": "bob"}
+	out, err := r.Invoke(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Verdict.Message != "UPDATE 2 alice" {
+		t.Errorf("the kept request shows %q, want its own call's: UPDATE 2 alice", out.Verdict.Message)
+	}
+}
