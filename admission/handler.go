@@ -15,9 +15,9 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/projection"
-	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
@@ -53,10 +53,10 @@ type handler struct {
 	// test's cache under kreact test (Reviewer).
 	host scripting.Host
 
-	// plan is the rule's informers (reaction.Plan); watches holds, at
+	// plan is the rule's informers (delivery.Plan); watches holds, at
 	// the same index, the watch kreact holds for a read, nil for an
 	// informer that serves none here.
-	plan    []reaction.Informer
+	plan    []delivery.Informer
 	watches []*dynamicinformer.Watch
 
 	// slots bounds the runtimes (spec.workers); idle holds those not in
@@ -77,7 +77,7 @@ func newHandler(r Rule, prog *scripting.Program, mapper Mapper, informers Inform
 		mapper:      mapper,
 		logger:      logger.With("rule", res.Rule.Name),
 		now:         now,
-		plan:        reaction.Plan(res),
+		plan:        delivery.Plan(res),
 		slots:       make(chan struct{}, max(1, res.Rule.Workers)),
 	}
 	h.host = &host{h: h}
@@ -202,7 +202,7 @@ func (s *host) ResolveKind(apiVersion, kind string) (apiresource.Resource, error
 }
 
 func (s *host) reader(res apiresource.Resource, namespace string) (*dynamicinformer.Watch, error) {
-	i, err := reaction.Reader(s.h.resolved, s.h.plan, res.GVR, namespace)
+	i, err := delivery.Reader(s.h.resolved, s.h.plan, res.GVR, namespace)
 	if err != nil {
 		return nil, err
 	}

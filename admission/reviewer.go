@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/kreact/kreact/reaction"
+	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/scripting"
 )
 
@@ -29,7 +29,7 @@ func NewReviewer(r Rule, prog *scripting.Program, host scripting.Host) *Reviewer
 		logger: slog.New(slog.DiscardHandler),
 		now:    host.Now,
 		host:   host,
-		plan:   reaction.Plan(res),
+		plan:   delivery.Plan(res),
 		slots:  make(chan struct{}, max(1, res.Rule.Workers)),
 	}
 	return &Reviewer{h: h}

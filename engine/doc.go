@@ -5,12 +5,12 @@
 //
 // The data flow of one rule:
 //
-//	informer handler ──► reaction.Delivery (pending state per object, workqueue)
+//	informer handler ──► delivery.Core (pending state per object, workqueue)
 //	                 ──► Workers goroutines, one goja runtime each
 //	                 ──► actions.Queue (ActionWorkers, per-object order)
 //
 // The engine only wires: what reaches which handler, coalescing,
-// transactional calls, retries and stopping are package reaction's, and
+// transactional calls, retries and stopping are package delivery's, and
 // are the same under `kreact test`. Informer handlers only fold changes in;
 // they never wait for scripts.
 //

@@ -20,12 +20,12 @@ import (
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/discovery"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/explain"
 	"github.com/kreact/kreact/finalizers"
 	"github.com/kreact/kreact/projection"
-	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
@@ -38,7 +38,7 @@ type Mapper interface {
 }
 
 // Informers is the part of the informer manager the engine uses. fields
-// is what the handler reads of the objects (reaction.Informer.Fields).
+// is what the handler reads of the objects (delivery.Informer.Fields).
 type Informers interface {
 	WatchFields(key dynamicinformer.Key, owner string, h cache.ResourceEventHandler, fields projection.Fields) (*dynamicinformer.Watch, error)
 }
@@ -62,10 +62,10 @@ type Options struct {
 	// concurrent use.
 	Observer Observer
 	// Shards shards the informers of the rules' spec.watch entries
-	// (reaction.PlanOptions): each replica handles only its shard of the
+	// (delivery.PlanOptions): each replica handles only its shard of the
 	// objects. The informer manager must have a shard source. The zero
 	// value shards nothing.
-	Shards reaction.PlanOptions
+	Shards delivery.PlanOptions
 	// RunsElsewhere, if set, reports whether another kreact process runs
 	// on a rule that a Load removes, finalizer included (package
 	// isolation): its finalizers then stay on the objects for that
@@ -80,13 +80,13 @@ type Options struct {
 	// (isolation.Isolation.CallFailed). It must return quickly.
 	CallFailed func(rule string, err error)
 	// Schedules, if set, tells whether this process makes the ticks
-	// that are once per cluster (reaction.Options.Schedules); with
+	// that are once per cluster (delivery.Options.Schedules); with
 	// sharding, the shard membership. Nil means here.
-	Schedules reaction.ScheduleOwner
-	// Trace is each rule's reaction.Options.Trace, which Explain
+	Schedules delivery.ScheduleOwner
+	// Trace is each rule's delivery.Options.Trace, which Explain
 	// answers from. The zero value keeps none: Explain then tells only
 	// whether the rules watch the object, and what waits for it.
-	Trace reaction.TraceSize
+	Trace delivery.TraceSize
 	// Replica, if set, is the scripts' kreact.replica()
 	// (scripting.RuntimeOptions.Replica). Nil means a replica named ""
 	// that leads.
@@ -94,9 +94,9 @@ type Options struct {
 }
 
 // Observer is told what the engine does, for metrics and tests: what the
-// reaction core reports, and every attempt at an action.
+// delivery core reports, and every attempt at an action.
 type Observer interface {
-	reaction.Observer
+	delivery.Observer
 	// ActionResult is called after every attempt at an action.
 	ActionResult(r actions.Result)
 }
@@ -133,9 +133,9 @@ type pendingRule struct {
 	reason      string
 }
 
-// plan is reaction.PlanWith with the engine's sharding.
-func (e *Engine) plan(res *rules.Resolved) []reaction.Informer {
-	return reaction.PlanWith(res, e.opts.Shards)
+// plan is delivery.PlanWith with the engine's sharding.
+func (e *Engine) plan(res *rules.Resolved) []delivery.Informer {
+	return delivery.PlanWith(res, e.opts.Shards)
 }
 
 // New returns an Engine. source tells it when resources appear, so that
@@ -420,7 +420,7 @@ func (e *Engine) followVersions() {
 	}
 	served := e.source.Snapshot()
 	for name, r := range e.running {
-		if !slices.ContainsFunc(r.plan, func(inf reaction.Informer) bool {
+		if !slices.ContainsFunc(r.plan, func(inf delivery.Informer) bool {
 			_, ok := served.Lookup(inf.Key.GVR)
 			return !ok
 		}) {
@@ -451,8 +451,8 @@ func (e *Engine) followVersions() {
 
 // samePlan reports whether two plans start the same informers, keeping
 // the same fields.
-func samePlan(a, b []reaction.Informer) bool {
-	return slices.EqualFunc(a, b, func(x, y reaction.Informer) bool {
+func samePlan(a, b []delivery.Informer) bool {
+	return slices.EqualFunc(a, b, func(x, y delivery.Informer) bool {
 		return x.Key == y.Key && x.Handled == y.Handled && x.Fields.Equal(y.Fields)
 	})
 }
@@ -575,7 +575,7 @@ type Status struct {
 	Synced  bool
 	Waiting string
 	// Queued is how many objects (and ticks) have calls waiting
-	// (reaction.Delivery.Len); 0 for a rule that is not running.
+	// (delivery.Core.Len); 0 for a rule that is not running.
 	Queued int
 }
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/dynamicinformer"
-	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/scripting"
 )
 
@@ -32,7 +32,7 @@ func (h *host) ResolveKind(apiVersion, kind string) (apiresource.Resource, error
 
 // reader is the watch of the plan's reader for res in namespace.
 func (h *host) reader(res apiresource.Resource, namespace string) (*dynamicinformer.Watch, error) {
-	i, err := reaction.Reader(h.run.resolved, h.run.plan, res.GVR, namespace)
+	i, err := delivery.Reader(h.run.resolved, h.run.plan, res.GVR, namespace)
 	if err != nil {
 		return nil, err
 	}

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/projection"
-	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
@@ -71,7 +71,7 @@ func CheckIgnored(res *rules.Resolved, prog *scripting.Program) diag.ErrorList {
 // path; entry is the first ignoreChanges entry involved.
 func ignoresAllKept(r *rules.Rule, res *rules.Resolved) (entry int, ok bool) {
 	entry = len(r.IgnoreChanges)
-	for _, inf := range reaction.Plan(res) {
+	for _, inf := range delivery.Plan(res) {
 		if !inf.Handled {
 			continue
 		}

@@ -264,7 +264,7 @@ func (c *callTally) get(rule string) (calls, givenUp int, cause string) {
 // unwatched, and while calls misbehave the heap may grow by 128 MiB
 // between collections (scripting's gcPacer). Before the
 // pacer, 120–580 MiB in fourteen runs, race detector or not; before
-// failing rules rested (package reaction), 0.55–1.5 GiB. The 1 GiB
+// failing rules rested (package delivery), 0.55–1.5 GiB. The 1 GiB
 // checked shows a runaway: before the memory limit, one doubling rule
 // took 4.35 GB in 9.5 s.
 func TestHostileRulesStayWithinMemoryBound(t *testing.T) {

@@ -3,15 +3,15 @@ package engine
 import (
 	"testing"
 
+	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/projection"
-	"github.com/kreact/kreact/reaction"
 )
 
 // TestSamePlanComparesFields: a rule whose informers would keep other
 // fields is restarted, as one whose informers differ.
 func TestSamePlanComparesFields(t *testing.T) {
 	replicas := projection.New(projection.Path{"spec", "replicas"})
-	plan := func(f projection.Fields) []reaction.Informer { return []reaction.Informer{{Handled: true, Fields: f}} }
+	plan := func(f projection.Fields) []delivery.Informer { return []delivery.Informer{{Handled: true, Fields: f}} }
 	if !samePlan(plan(replicas), plan(projection.New(projection.Path{"spec", "replicas"}))) {
 		t.Error("equal fields: plans differ")
 	}

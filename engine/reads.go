@@ -4,16 +4,16 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/projection"
-	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
 
 // CheckReads warns about the paths the rule's handlers visibly read of
 // their objects (scripting.Program.ReadPaths) that the fields of its
-// informers (reaction.Plan, from spec.watch[].fields) do not keep: under
+// informers (delivery.Plan, from spec.watch[].fields) do not keep: under
 // kreact run they are undefined, and `kreact test` fails the case that
 // reads them. It says nothing unless every spec.watch entry of the rule
 // has fields, and about handlers that spec.events never calls. Each
@@ -29,7 +29,7 @@ func CheckReads(res *rules.Resolved, prog *scripting.Program) diag.ErrorList {
 	// informers of the spec.watch entries keep.
 	var kept projection.Fields
 	first := true
-	for _, inf := range reaction.Plan(res) {
+	for _, inf := range delivery.Plan(res) {
 		if !inf.Handled {
 			continue
 		}

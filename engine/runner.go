@@ -10,13 +10,13 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/dynamicinformer"
-	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
 
-// runner runs one rule: its informers, its reaction.Delivery (which also
+// runner runs one rule: its informers, its delivery.Core (which also
 // schedules its ticks and timers) with one script runtime per worker, and
 // its action queue.
 type runner struct {
@@ -26,9 +26,9 @@ type runner struct {
 	program     *scripting.Program
 	fingerprint string
 
-	plan     []reaction.Informer
+	plan     []delivery.Informer
 	watches  []*dynamicinformer.Watch // watches[i] serves plan[i]
-	delivery *reaction.Delivery
+	delivery *delivery.Core
 	queue    *actions.Queue
 	runtimes []*scripting.Runtime
 
@@ -67,14 +67,14 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 			}
 		},
 	})
-	var observer reaction.Observer
+	var observer delivery.Observer
 	if e.opts.Observer != nil {
 		observer = e.opts.Observer
 	}
 	if e.opts.CallFailed != nil {
 		observer = callFailed{Observer: observer, failed: e.opts.CallFailed}
 	}
-	run.delivery = reaction.New(r, prog, run.queue, reaction.Options{
+	run.delivery = delivery.New(r, prog, run.queue, delivery.Options{
 		Logger:          e.log,
 		Observer:        observer,
 		MetricsProvider: e.opts.MetricsProvider,
@@ -84,7 +84,7 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 	})
 
 	host := &host{run: run}
-	callers := make([]reaction.Caller, 0, r.Workers)
+	callers := make([]delivery.Caller, 0, r.Workers)
 	for range r.Workers {
 		rt, err := scripting.NewRuntime(prog, host, scripting.RuntimeOptions{
 			Rule:        r.Name,
@@ -134,7 +134,7 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 	return run, nil
 }
 
-// watchCache is the reaction.Cache of a runner: source i is plan[i]'s
+// watchCache is the delivery.Cache of a runner: source i is plan[i]'s
 // watch.
 type watchCache struct{ run *runner }
 
@@ -173,7 +173,7 @@ func (run *runner) hasSynced() bool {
 
 // stop removes the rule's handlers, lets the calls under way finish
 // (each is bounded by the rule's timeout; calls not started are dropped,
-// see package reaction), lets the action queue drain for its drain time,
+// see package delivery), lets the action queue drain for its drain time,
 // and returns when all is done.
 func (run *runner) stop() {
 	run.stopped.Do(func() {
@@ -190,12 +190,12 @@ func (run *runner) stop() {
 	})
 }
 
-// callFailed is the reaction.Observer of a Delivery when Options.CallFailed
+// callFailed is the delivery.Observer of a Delivery when Options.CallFailed
 // is set: the Observer under it, if any, and then CallFailed for a failed
 // call. reaction reports calls to one Observer; this is where the engine
 // splits that report into its metrics and its control path.
 type callFailed struct {
-	reaction.Observer // may be nil
+	delivery.Observer // may be nil
 	failed            func(rule string, err error)
 }
 

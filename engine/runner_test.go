@@ -8,7 +8,7 @@ import (
 	"github.com/kreact/kreact/scripting"
 )
 
-// calls is a reaction.Observer that counts handler calls.
+// calls is a delivery.Observer that counts handler calls.
 type calls struct{ n int }
 
 func (c *calls) Event(string, string, scripting.EventType) {}

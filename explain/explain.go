@@ -1,8 +1,8 @@
 // Package explain answers "why did my rule act on this object, or not?".
 // For each loaded rule it tells whether a spec.watch entry takes the
 // object, and if not which namespace or selector leaves it out, where
-// that is written and how to fix it (reaction.Watches); then what the
-// rule's reaction core recorded about the object (reaction.Delivery.Trace):
+// that is written and how to fix it (delivery.Watches); then what the
+// rule's delivery core recorded about the object (delivery.Core.Trace):
 // the decision about each change (queued, coalesced, not handled by
 // spec.events, ignored by a spec.ignoreChanges path…), each call with its
 // outcome, retries and error, each action with its result, and what
@@ -21,7 +21,7 @@
 // such, unanswered.
 //
 // A Handler answers from what the process holds, and one GET of the
-// object: the traces are bounded (reaction.DefaultTraceSize per rule)
+// object: the traces are bounded (delivery.DefaultTraceSize per rule)
 // and scanned, not indexed, so an answer costs microseconds per rule
 // whatever the number of objects watched.
 package explain
@@ -35,7 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kreact/kreact/reaction"
+	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/rules"
 )
 
@@ -71,10 +71,10 @@ type Rule struct {
 	Watched bool `json:"watched"`
 	// Watches says, per spec.watch entry of the object's resource,
 	// whether it takes the object and why not.
-	Watches []reaction.WatchMatch `json:"watches,omitempty"`
+	Watches []delivery.WatchMatch `json:"watches,omitempty"`
 	// Traces are the rule's records of the object, one per informer of
 	// its plan that saw it, and what waits for it.
-	Traces []reaction.ObjectTrace `json:"traces,omitempty"`
+	Traces []delivery.ObjectTrace `json:"traces,omitempty"`
 	// Note says what else matters: the rule runs in another process, or
 	// is not running.
 	Note string `json:"note,omitempty"`
@@ -83,10 +83,10 @@ type Rule struct {
 // ForRule is what rule res, delivered by d (nil when it does not run
 // here), knows of the object of resource gr named namespace/name, whose
 // current state is obj (nil when it does not exist).
-func ForRule(res *rules.Resolved, d *reaction.Delivery, gr schema.GroupResource, namespace, name string, obj *unstructured.Unstructured) Rule {
+func ForRule(res *rules.Resolved, d *delivery.Core, gr schema.GroupResource, namespace, name string, obj *unstructured.Unstructured) Rule {
 	out := Rule{Name: res.Rule.Name, Position: res.Rule.Pos.String()}
 	if obj != nil {
-		out.Watches = reaction.Watches(res, gr, obj)
+		out.Watches = delivery.Watches(res, gr, obj)
 		for _, w := range out.Watches {
 			out.Watched = out.Watched || w.Watched
 		}
@@ -157,17 +157,17 @@ func (o *Object) WriteText(w io.Writer) {
 }
 
 // recordLine prints one record: time, what, result, detail.
-func recordLine(r reaction.Record) string {
+func recordLine(r delivery.Record) string {
 	var b strings.Builder
 	b.WriteString(r.At.UTC().Format("15:04:05.000"))
 	b.WriteByte(' ')
 	switch r.Kind {
-	case reaction.RecordChange:
+	case delivery.RecordChange:
 		fmt.Fprintf(&b, "%s: %s", r.Event, r.Result)
-	case reaction.RecordCall:
+	case delivery.RecordCall:
 		// The result says the retry; Record.Retry is for programs.
 		fmt.Fprintf(&b, "%s: %s (%s)", r.Event.Handler(), r.Result, r.Duration.Round(time.Microsecond))
-	case reaction.RecordAction:
+	case delivery.RecordAction:
 		fmt.Fprintf(&b, "%s %s: %s (%s)", r.Verb, r.Target, r.Result, r.Duration.Round(time.Microsecond))
 	}
 	if r.Detail != "" {

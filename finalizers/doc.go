@@ -11,7 +11,7 @@
 // still ours. A test that fails makes the API server refuse the patch, and
 // the caller retries on the object's newer state.
 //
-// Package reaction decides when to add and remove (it is the one place
+// Package delivery decides when to add and remove (it is the one place
 // that knows when onDelete has succeeded); Release removes a rule's
 // finalizers from every object, for a rule that is removed or turns the
 // option off (package engine), and for `kreact finalizers release`, the

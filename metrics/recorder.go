@@ -10,9 +10,9 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/admission"
+	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/finalizers"
-	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/scripting"
 )
 
@@ -194,7 +194,7 @@ func (r *Recorder) HandlerCall(rule string, event scripting.EventType, d time.Du
 	r.handlerCalls.WithLabelValues(rule, string(event)).Inc()
 	if err != nil {
 		r.handlerErrors.WithLabelValues(rule, string(event)).Inc()
-		if rest := reaction.RestAfter(err); rest > 0 {
+		if rest := delivery.RestAfter(err); rest > 0 {
 			r.handlerRest.WithLabelValues(rule).Add(rest.Seconds())
 		}
 	}

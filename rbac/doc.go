@@ -2,7 +2,7 @@
 // a rule set, for `kreact rbac`.
 //
 // It grants exactly what kreact run does with the rules: the informers of
-// reaction.Plan (get, list, watch, cluster-wide or in the watched
+// delivery.Plan (get, list, watch, cluster-wide or in the watched
 // namespaces when every informer of a resource is namespaced), spec.reads,
 // the verbs of spec.permissions in the namespaces they apply in (apply
 // needs create and patch, condition get and patch on RESOURCE/status),

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kreact/kreact/actions"
-	"github.com/kreact/kreact/reaction"
+	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/rules"
 )
 
@@ -210,14 +210,14 @@ func rbacFor(rs []*rules.Resolved) (cluster grants, namespaced map[string]grants
 	cluster.add(crdsGR, "kreact", "discovery", "list", "watch")
 	cluster.add(apiServicesGR, "kreact", "discovery", "list", "watch")
 
-	// Informers: those of reaction.Plan, exactly as kreact run starts them.
+	// Informers: those of delivery.Plan, exactly as kreact run starts them.
 	// A resource is read cluster-wide when some informer lists it in all
 	// namespaces (a grant per namespace would add nothing); otherwise only
 	// in the namespaces its informers name.
-	plans := make([][]reaction.Informer, len(rs))
+	plans := make([][]delivery.Informer, len(rs))
 	allNamespaces := map[schema.GroupResource]bool{}
 	for i, r := range rs {
-		plans[i] = reaction.Plan(r)
+		plans[i] = delivery.Plan(r)
 		for _, inf := range plans[i] {
 			if inf.Key.Namespace == "" {
 				allNamespaces[inf.Key.GVR.GroupResource()] = true

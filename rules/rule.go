@@ -209,7 +209,7 @@ type Rule struct {
 	Isolate bool
 	// RecordEvents records a Warning Event on the object when one of the
 	// rule's calls is given up, or one of its actions fails, at most one
-	// per object and minute (package reaction), so that kubectl describe
+	// per object and minute (package delivery), so that kubectl describe
 	// shows why the rule did not do its job.
 	RecordEvents bool
 

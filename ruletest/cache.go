@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/dynamicinformer"
-	"github.com/kreact/kreact/reaction"
 )
 
 // store is the fake cache: every object of a case, by resource (any
@@ -85,7 +85,7 @@ func sees(w dynamicinformer.Key, obj *unstructured.Unstructured) (bool, error) {
 		}
 		set := fields.Set{}
 		for _, req := range sel.Requirements() {
-			if v, ok := reaction.FieldValue(obj.Object, req.Field); ok {
+			if v, ok := delivery.FieldValue(obj.Object, req.Field); ok {
 				set[req.Field] = v
 			}
 		}

@@ -20,19 +20,19 @@
 // What the engine gets from informers is played by a fake cache, one map
 // of objects keyed by group, resource, namespace and name, which fixtures
 // fill and events change. Each event is reported to the informers of each
-// rule's plan (reaction.Plan, as kreact run builds them) the way a watch
+// rule's plan (delivery.Plan, as kreact run builds them) the way a watch
 // would: namespaces and selectors are evaluated locally (field selectors by
 // dotted path), and an object that starts or stops matching becomes an add
 // or a delete. From there on, everything is kreact run's own code: the
-// reaction core (package reaction) decides which handler is called with
+// delivery core (package delivery) decides which handler is called with
 // what (spec.events and the script's handlers, coalescing, ignored paths),
 // makes the calls transactional and retries failed ones, and reads go
-// through reaction.Reader. Objects are cut down to their informer's fields
-// (spec.watch[].fields, reaction.Informer.Fields) with the informers' own
-// projection.Fields.Apply before the reaction core sees them; the handlers
+// through delivery.Reader. Objects are cut down to their informer's fields
+// (spec.watch[].fields, delivery.Informer.Fields) with the informers' own
+// projection.Fields.Apply before the delivery core sees them; the handlers
 // see them through strict views (scripting.Event.Strict), and a read of a
 // dropped field that the whole object has fails the case. The clock of a test is a fake one that only
-// advance events move (so retries are made at once); the reaction core's
+// advance events move (so retries are made at once); the delivery core's
 // timers and scheduled ticks run on it, and advance stops at each of their
 // deadlines in turn, as a running kreact would meet them. The rules catch
 // up after every event, unless the event is marked queued: then the next

@@ -47,7 +47,7 @@ type File struct {
 	// Cases are spec.cases, in order.
 	Cases []*Case
 	// Explain, if set, makes RunCase fill Result.Explain: the reaction
-	// core keeps a trace (reaction.Options.Trace) as under kreact run
+	// core keeps a trace (delivery.Options.Trace) as under kreact run
 	// --explain-address.
 	Explain bool
 

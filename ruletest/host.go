@@ -16,7 +16,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
-	"github.com/kreact/kreact/reaction"
+	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
@@ -76,20 +76,20 @@ func (r *recorder) logs() []string {
 }
 
 // EnqueueThen records an action of a call that succeeded; it is finished
-// at once. The recorder is the reaction core's Sink in a test.
+// at once. The recorder is the delivery core's Sink in a test.
 func (r *recorder) EnqueueThen(a actions.Action, done func()) {
 	r.record(a)
 	done()
 }
 
 // host is a rule's scripting.Host in a test: it reads the fake cache with
-// the engine's restrictions (reaction.Reader over the rule's plan) and the
+// the engine's restrictions (delivery.Reader over the rule's plan) and the
 // same permission checks.
 //
 // It is used by one Runtime at a time, whose Call the test waits for.
 type host struct {
 	rule   *rules.Resolved
-	plan   []reaction.Informer
+	plan   []delivery.Informer
 	mapper *restmapper.Mapper
 	store  *store
 	clock  clock.PassiveClock
@@ -107,14 +107,14 @@ func (h *host) ResolveKind(apiVersion, kind string) (apiresource.Resource, error
 }
 
 func (h *host) Get(res apiresource.Resource, namespace, name string) (*unstructured.Unstructured, error) {
-	if _, err := reaction.Reader(h.rule, h.plan, res.GVR, namespace); err != nil {
+	if _, err := delivery.Reader(h.rule, h.plan, res.GVR, namespace); err != nil {
 		return nil, err
 	}
 	return h.store.get(objectKey{res.GVR.GroupResource(), namespace, name}), nil
 }
 
 func (h *host) List(res apiresource.Resource, namespace string, selector labels.Selector) ([]*unstructured.Unstructured, error) {
-	if _, err := reaction.Reader(h.rule, h.plan, res.GVR, namespace); err != nil {
+	if _, err := delivery.Reader(h.rule, h.plan, res.GVR, namespace); err != nil {
 		return nil, err
 	}
 	return h.store.list(res.GVR.GroupResource(), namespace, selector), nil
@@ -129,11 +129,11 @@ func (h *host) Log(level slog.Level, msg string, attrs ...slog.Attr) {
 
 func (h *host) Now() time.Time { return h.clock.Now() }
 
-// storeCache is the reaction.Cache of a rule in a test: what plan[source]
+// storeCache is the delivery.Cache of a rule in a test: what plan[source]
 // would hold of the fake cache, cut down to its fields.
 type storeCache struct {
 	store *store
-	plan  []reaction.Informer
+	plan  []delivery.Informer
 	proj  *projector
 }
 

@@ -7,15 +7,15 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kreact/kreact/reaction"
+	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
 
 // projector plays what the informers of a rule's plan keep of each
 // object: it cuts the objects of a case down to their informer's fields
-// (reaction.Informer.Fields, with projection.Fields.Apply, as kreact
-// run's informers do) before the reaction core sees them, so that the
+// (delivery.Informer.Fields, with projection.Fields.Apply, as kreact
+// run's informers do) before the delivery core sees them, so that the
 // core decides on what kreact run would have: an update that changes
 // only dropped paths calls nothing. It remembers the whole object of
 // each cut one, so that the calls, through caller, see strict views
@@ -26,7 +26,7 @@ import (
 // keep more (the union of their fields).
 type projector struct {
 	rule *rules.Resolved
-	plan []reaction.Informer
+	plan []delivery.Informer
 
 	mu    sync.Mutex
 	whole map[*unstructured.Unstructured]cut
@@ -39,7 +39,7 @@ type cut struct {
 	source int
 }
 
-func newProjector(rule *rules.Resolved, plan []reaction.Informer) *projector {
+func newProjector(rule *rules.Resolved, plan []delivery.Informer) *projector {
 	return &projector{rule: rule, plan: plan, whole: map[*unstructured.Unstructured]cut{}}
 }
 
@@ -98,7 +98,7 @@ func (p *projector) outside() []string {
 	return slices.Clone(p.reads)
 }
 
-// caller is the reaction.Caller of a rule in a test: its runtime, with
+// caller is the delivery.Caller of a rule in a test: its runtime, with
 // strict views of the objects the projector cut.
 type caller struct {
 	rt *scripting.Runtime

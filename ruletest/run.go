@@ -15,8 +15,8 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/admission"
+	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/explain"
-	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
@@ -73,12 +73,12 @@ func (f *File) Run(ctx context.Context) []*Result {
 	return out
 }
 
-// ruleRun is a rule under test in one case: its plan, the reaction core
+// ruleRun is a rule under test in one case: its plan, the delivery core
 // that kreact run uses, and one runtime.
 type ruleRun struct {
 	rule     *rules.Resolved
-	plan     []reaction.Informer
-	delivery *reaction.Delivery
+	plan     []delivery.Informer
+	delivery *delivery.Core
 	proj     *projector
 	caller   caller
 }
@@ -118,13 +118,13 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 	failed := &givenUp{}
 	clk := testingclock.NewFakeClock(now)
 	var runs []*ruleRun
-	var trace reaction.TraceSize
+	var trace delivery.TraceSize
 	if f.Explain {
-		trace = reaction.DefaultTraceSize
+		trace = delivery.DefaultTraceSize
 	}
 	var reviewers []reviewer
 	for i, r := range f.rules {
-		plan := reaction.Plan(r)
+		plan := delivery.Plan(r)
 		proj := newProjector(r, plan)
 		h := &host{rule: r, plan: plan, mapper: f.mapper, store: st, clock: clk, rec: rec}
 		rt, err := scripting.NewRuntime(f.programs[i], h, scripting.RuntimeOptions{
@@ -144,7 +144,7 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 		// The clock of a test moves only with advance events, so retries
 		// are made at once; what is retried, and on which state, is what
 		// kreact run does.
-		d := reaction.New(r.Rule, f.programs[i], rec, reaction.Options{
+		d := delivery.New(r.Rule, f.programs[i], rec, delivery.Options{
 			Logger:    slog.New(slog.DiscardHandler),
 			Observer:  failed,
 			BaseDelay: -1,
@@ -347,14 +347,14 @@ func observeAll(runs []*ruleRun, ev Event, old, obj *unstructured.Unstructured) 
 	return nil
 }
 
-func observe(d *reaction.Delivery, source int, inf reaction.Informer, ev Event, before, after bool, old, obj *unstructured.Unstructured) {
+func observe(d *delivery.Core, source int, inf delivery.Informer, ev Event, before, after bool, old, obj *unstructured.Unstructured) {
 	switch {
 	case before && after:
-		d.Observe(source, reaction.Change{Type: scripting.Update, Old: old, Object: obj, Resource: inf.Resource})
+		d.Observe(source, delivery.Change{Type: scripting.Update, Old: old, Object: obj, Resource: inf.Resource})
 	case after:
-		d.Observe(source, reaction.Change{Type: scripting.Add, Object: obj, Initial: ev.Initial, Resource: inf.Resource})
+		d.Observe(source, delivery.Change{Type: scripting.Add, Object: obj, Initial: ev.Initial, Resource: inf.Resource})
 	case before:
-		d.Observe(source, reaction.Change{Type: scripting.Delete, Object: old, Resource: inf.Resource})
+		d.Observe(source, delivery.Change{Type: scripting.Delete, Object: old, Resource: inf.Resource})
 	}
 }
 

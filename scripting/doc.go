@@ -35,7 +35,7 @@
 //
 // Runtime.Invoke returns a call's whole transaction (Outcome): the actions
 // it asked for, the timer of its last kreact.after and the marker patch of
-// its kreact.once, which the caller (package reaction) queues and arms
+// its kreact.once, which the caller (package delivery) queues and arms
 // only for a call that returned normally, the marker after the actions. Runtime.Call is Invoke for callers that only want the actions.
 //
 // # Admission handlers
@@ -165,7 +165,7 @@
 //     SCHED_IDLE (Linux; nice 19 where that is refused): a looping or
 //     copying call then runs only on CPU time nobody else wants. The
 //     thread ends with the call (callThread). A failed call reports the
-//     CPU time it used (ScriptError.CPU), by which package reaction makes
+//     CPU time it used (ScriptError.CPU), by which package delivery makes
 //     the rule's worker rest.
 //   - Every collection stops the world, which waits for demoted calls
 //     too, so while calls misbehave (one was demoted or stopped for
@@ -210,7 +210,7 @@
 // one step. The process's resident set is therefore bounded only loosely:
 // measured with the hostile scripts of the engine's memory e2e test on a
 // loaded two-core machine, it peaked 197–289 MiB above idle in fifteen runs (engine's
-// TestHostileRulesStayWithinMemoryBound; before package reaction rested
+// TestHostileRulesStayWithinMemoryBound; before package delivery rested
 // memory-stopped calls by their garbage, 225–348 MiB in 29 of 31 runs
 // and 470 and 772 MiB in two; 120–580 MiB before the pacer; 0.55–1.5 GiB
 // before failing rules rested; 460 and 551 MiB under the race detector

@@ -235,12 +235,12 @@ type ScriptError struct {
 	// Allocated is, for a call stopped for its memory limit, what it was
 	// charged with: the new memory its thread took, or, when Message says
 	// so, what the process allocated while it ran. Callers pace a rule
-	// whose calls keep making that much garbage by it (package reaction).
+	// whose calls keep making that much garbage by it (package delivery).
 	Allocated int64
 	// CPU is the processor time the failed call used, where the
 	// operating system tells (Linux); for a call abandoned in a built-in,
 	// the time from its start until it was abandoned. Callers pace a rule
-	// whose calls keep failing by it (package reaction).
+	// whose calls keep failing by it (package delivery).
 	CPU time.Duration
 	// Err is the underlying error: a goja error, ErrStuck, or the error
 	// of a Host method that the script did not catch.

@@ -20,7 +20,7 @@ const (
 	pressureHeadroom = 128 << 20
 	// pressureLasts is how long pressure stays after the last call that
 	// misbehaved: a rule whose calls keep failing rests between them
-	// (package reaction), and the collector should not switch back and
+	// (package delivery), and the collector should not switch back and
 	// forth at each rest.
 	pressureLasts = 3 * time.Second
 	// pacerEvery is how often the pacer follows the live heap while

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kreact/kreact/admission"
+	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/explain"
@@ -25,7 +26,6 @@ import (
 	"github.com/kreact/kreact/leader"
 	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/metrics"
-	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/reload"
 	"github.com/kreact/kreact/scripting"
 	"github.com/kreact/kreact/shard"
@@ -251,7 +251,7 @@ type sharding struct {
 	layers     lifecycle.Layers
 	always     lifecycle.Group
 	kube       kube.Options
-	schedules  reaction.ScheduleOwner
+	schedules  delivery.ScheduleOwner
 	membership *shard.Membership
 	// refuseIsolation is why isolated rules cannot run: the isolated
 	// rules' process could not take part in the shard membership.
@@ -295,11 +295,11 @@ func isolatedCommand(args []string, stderr io.Writer, replica string) *exec.Cmd 
 
 // traceSize is the rules' trace: kept for kreact explain, none without its
 // endpoint.
-func (f *runFlags) traceSize() reaction.TraceSize {
+func (f *runFlags) traceSize() delivery.TraceSize {
 	if f.serve.ExplainAddr == "" {
-		return reaction.TraceSize{}
+		return delivery.TraceSize{}
 	}
-	return reaction.DefaultTraceSize
+	return delivery.DefaultTraceSize
 }
 
 // replicaOf is the scripts' kreact.replica(): this replica's

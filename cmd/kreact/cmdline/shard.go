@@ -8,9 +8,9 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/lifecycle"
-	"github.com/kreact/kreact/reaction"
 	"github.com/kreact/kreact/shard"
 )
 
@@ -65,8 +65,8 @@ func (s *ShardFlags) Validate(leaderElect bool) error {
 }
 
 // Plan is the engine's sharding of the rules' informers.
-func (s *ShardFlags) Plan() reaction.PlanOptions {
-	return reaction.PlanOptions{Sharded: s.Enabled, ShardByNamespace: s.Key == "namespace"}
+func (s *ShardFlags) Plan() delivery.PlanOptions {
+	return delivery.PlanOptions{Sharded: s.Enabled, ShardByNamespace: s.Key == "namespace"}
 }
 
 // Membership returns this replica's membership, not started: it runs as

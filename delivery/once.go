@@ -1,4 +1,4 @@
-package reaction
+package delivery
 
 import (
 	"sync/atomic"
@@ -18,16 +18,16 @@ import (
 // that call gets the object with the marker added (withMarker), so that
 // kreact.once does not return true twice here for a cache that lags.
 
-// onceMarks is the state of kreact.once in a Delivery: the objects whose
+// onceMarks is the state of kreact.once in a Core: the objects whose
 // marker this process wrote and the cache has not shown yet, by UID.
 type onceMarks struct {
-	marked map[objectKey]types.UID // guarded by Delivery.mu
+	marked map[objectKey]types.UID // guarded by Core.mu
 	count  atomic.Int64            // len(marked), read without the lock
 }
 
 // forgetMarkLocked drops the mark of key once a change shows the marker, or
 // is about another object (deleted, or created again).
-func (d *Delivery) forgetMarkLocked(key objectKey, c Change) {
+func (d *Core) forgetMarkLocked(key objectKey, c Change) {
 	uid, ok := d.once.marked[key]
 	if ok && (c.Type == scripting.Delete || c.Object.GetUID() != uid || scripting.Marked(c.Object, d.rule.Name)) {
 		delete(d.once.marked, key)
@@ -37,7 +37,7 @@ func (d *Delivery) forgetMarkLocked(key objectKey, c Change) {
 
 // withMarker returns ev with the rule's marker added to (a copy of) its
 // object when this process wrote it and the cache does not show it yet.
-func (d *Delivery) withMarker(key objectKey, ev scripting.Event) scripting.Event {
+func (d *Core) withMarker(key objectKey, ev scripting.Event) scripting.Event {
 	if d.once.count.Load() == 0 || ev.Object == nil {
 		return ev
 	}
@@ -60,7 +60,7 @@ func (d *Delivery) withMarker(key objectKey, ev scripting.Event) scripting.Event
 
 // commitOnce is commit for a call with a once marker: the actions, then,
 // if they all succeeded, the marker; key is released after both.
-func (d *Delivery) commitOnce(key objectKey, asked []actions.Action, marker actions.Action) <-chan struct{} {
+func (d *Core) commitOnce(key objectKey, asked []actions.Action, marker actions.Action) <-chan struct{} {
 	finished := make(chan struct{})
 	release := func() {
 		d.queue.Done(key)

@@ -1,4 +1,4 @@
-package reaction
+package delivery
 
 import (
 	"time"
@@ -144,7 +144,7 @@ func (e *entry) merge(c Change, w wants) {
 }
 
 // replay returns the entry's state as the changes that produce it, so
-// that it can be merged behind another state (see Delivery.restore).
+// that it can be merged behind another state (see Core.restore).
 func (e *entry) replay() []Change {
 	var out []Change
 	if e.owedDelete != nil {

@@ -1,4 +1,4 @@
-package reaction
+package delivery
 
 import (
 	"context"
@@ -39,7 +39,7 @@ type failureCount struct {
 	attrs []any
 }
 
-// failureLog rate-limits the log lines of a Delivery's failed calls, per
+// failureLog rate-limits the log lines of a Core's failed calls, per
 // failureKey. It is safe for concurrent use.
 type failureLog struct {
 	log *slog.Logger
@@ -124,7 +124,7 @@ func (f *failureLog) flush() {
 
 // flushFailures runs the failure log's flush every failureLogEvery until
 // ctx ends.
-func (d *Delivery) flushFailures(ctx context.Context) {
+func (d *Core) flushFailures(ctx context.Context) {
 	t := d.clock.NewTicker(failureLogEvery)
 	defer t.Stop()
 	for {

@@ -1,4 +1,4 @@
-package reaction
+package delivery
 
 import (
 	"cmp"
@@ -61,14 +61,14 @@ func (t *timer) take(res apiresource.Resource) (scripting.Event, Change) {
 // script that re-arms its timer at once cannot keep a worker spinning.
 const MinTimerDelay = time.Second
 
-// now is the Delivery's clock.
-func (d *Delivery) now() time.Time { return d.clock.Now() }
+// now is the Core's clock.
+func (d *Core) now() time.Time { return d.clock.Now() }
 
 // arm sets the timer a successful call ev of key asked for, on the object
 // the call was made with. A timer for an object that is gone from the
 // cache by now, or replaced by a new incarnation, is not armed: its delete
 // has dropped, or will drop, what the timer was about.
-func (d *Delivery) arm(key objectKey, ev scripting.Event, req *scripting.TimerRequest) {
+func (d *Core) arm(key objectKey, ev scripting.Event, req *scripting.TimerRequest) {
 	obj := ev.Object
 	if req == nil || key.tick || obj == nil || !d.alive(key, obj) {
 		return
@@ -91,7 +91,7 @@ func (d *Delivery) arm(key objectKey, ev scripting.Event, req *scripting.TimerRe
 
 // alive reports whether the cache still holds obj's incarnation; true
 // without a cache.
-func (d *Delivery) alive(key objectKey, obj *unstructured.Unstructured) bool {
+func (d *Core) alive(key objectKey, obj *unstructured.Unstructured) bool {
 	if d.opts.Cache == nil {
 		return true
 	}
@@ -101,7 +101,7 @@ func (d *Delivery) alive(key objectKey, obj *unstructured.Unstructured) bool {
 
 // retryTimer puts back a timer call that failed, due at once (the
 // workqueue's backoff spaces the retries), unless the object is gone.
-func (d *Delivery) retryTimer(key objectKey, taken Change) {
+func (d *Core) retryTimer(key objectKey, taken Change) {
 	if !d.alive(key, taken.Object) {
 		return
 	}
@@ -128,7 +128,7 @@ func (d *Delivery) retryTimer(key objectKey, taken Change) {
 // replaces the wake-up of the next tick. Without asking again when the
 // retry is taken, a tick given up, or retried with success, was the
 // schedule's last.
-func (d *Delivery) scheduleTickLocked(now time.Time) {
+func (d *Core) scheduleTickLocked(now time.Time) {
 	if d.nextTick.IsZero() {
 		return
 	}
@@ -144,12 +144,12 @@ func (d *Delivery) scheduleTickLocked(now time.Time) {
 	d.queue.AddAfter(tickKey, d.nextTick.Sub(now))
 }
 
-// Fire queues every call that is due by the Delivery's clock: timers, in
+// Fire queues every call that is due by the Core's clock: timers, in
 // the order of their deadlines, then the scheduled tick. The workqueue
 // does the same by itself as time passes; Fire is for a clock that is
 // moved by steps (offline tests, Options.Clock), after which the calls are
 // made by Drain.
-func (d *Delivery) Fire() {
+func (d *Core) Fire() {
 	now := d.now()
 	type due struct {
 		key objectKey
@@ -178,7 +178,7 @@ func (d *Delivery) Fire() {
 
 // NextDue returns when the next timer or scheduled tick is due, and false
 // when none is set.
-func (d *Delivery) NextDue() (time.Time, bool) {
+func (d *Core) NextDue() (time.Time, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	next := d.nextTick
@@ -198,7 +198,7 @@ func (d *Delivery) NextDue() (time.Time, bool) {
 }
 
 // Timers returns how many objects have a timer set.
-func (d *Delivery) Timers() int {
+func (d *Core) Timers() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	n := 0

@@ -1,4 +1,4 @@
-package reaction
+package delivery
 
 import (
 	"context"
@@ -31,7 +31,7 @@ type ResultSink interface {
 const LongFinalizerWait = time.Minute
 
 // enqueueResult hands a to the sink and calls done with how it ended.
-func (d *Delivery) enqueueResult(a actions.Action, done func(error)) {
+func (d *Core) enqueueResult(a actions.Action, done func(error)) {
 	if rs, ok := d.sink.(ResultSink); ok {
 		rs.EnqueueResult(a, done)
 		return
@@ -45,7 +45,7 @@ func (d *Delivery) enqueueResult(a actions.Action, done func(error)) {
 // is on its way out); a live object without the finalizer gets it: the
 // returned func, if not nil, sends that patch and must be called once
 // d.mu is released. It returns false for a change to drop.
-func (d *Delivery) finalizeChangeLocked(key objectKey, c Change) (Change, bool, func()) {
+func (d *Core) finalizeChangeLocked(key objectKey, c Change) (Change, bool, func()) {
 	uid := c.Object.GetUID()
 	if done, ok := d.fin.finalized[key]; ok {
 		if done == uid {
@@ -108,7 +108,7 @@ func (d *Delivery) finalizeChangeLocked(key objectKey, c Change) (Change, bool, 
 
 // ownFinalizerOnly reports whether an update changes nothing but the
 // rule's own finalizer (kreact adding it): no call for that.
-func (d *Delivery) ownFinalizerOnly(ev scripting.Event) bool {
+func (d *Core) ownFinalizerOnly(ev scripting.Event) bool {
 	if d.fin == nil || ev.Type != scripting.Update || !slices.Equal(ev.Changed, []string{"metadata.finalizers"}) {
 		return false
 	}
@@ -122,7 +122,7 @@ func (d *Delivery) ownFinalizerOnly(ev scripting.Event) bool {
 // succeeded, the finalizer is removed from the object's newest state; then
 // the object is released and its later changes are dropped. It returns
 // the error that makes the finalization fail (and be retried), or nil.
-func (d *Delivery) finish(ctx context.Context, key objectKey, ev scripting.Event, asked []actions.Action) error {
+func (d *Core) finish(ctx context.Context, key objectKey, ev scripting.Event, asked []actions.Action) error {
 	if err := d.run(ctx, asked); err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ var errFinalizeStopped = errors.New("stopped before the finalizer was removed")
 
 // run executes actions through the sink, in order per target, and waits
 // for them: the first error, if any.
-func (d *Delivery) run(ctx context.Context, asked []actions.Action) error {
+func (d *Core) run(ctx context.Context, asked []actions.Action) error {
 	if len(asked) == 0 {
 		return nil
 	}
@@ -173,8 +173,8 @@ func (d *Delivery) run(ctx context.Context, asked []actions.Action) error {
 	return first
 }
 
-// finalizing is a Delivery's state of the rule's finalizer, under the
-// Delivery's mu: the objects whose finalization is done (their later
+// finalizing is a Core's state of the rule's finalizer, under the
+// Core's mu: the objects whose finalization is done (their later
 // changes are dropped), whose finalizer is being added, that wait on the
 // finalizer (since their deletion), and that have been logged as waiting
 // long. A rule without spec.finalizer has none.
@@ -204,7 +204,7 @@ func (f *finalizing) since(key objectKey) (time.Time, bool) {
 
 // Finalizing returns how many objects wait on the rule's finalizer and
 // since when the oldest one does (zero when none).
-func (d *Delivery) Finalizing() (int, time.Time) {
+func (d *Core) Finalizing() (int, time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.fin == nil {
@@ -221,7 +221,7 @@ func (d *Delivery) Finalizing() (int, time.Time) {
 
 // warnLongWaits logs, once per object, the objects that have waited on the
 // rule's finalizer for more than LongFinalizerWait.
-func (d *Delivery) warnLongWaits() {
+func (d *Core) warnLongWaits() {
 	now := d.now()
 	type late struct {
 		key   objectKey
@@ -248,7 +248,7 @@ func (d *Delivery) warnLongWaits() {
 
 // watchFinalizers runs warnLongWaits every LongFinalizerWait/2 until ctx
 // ends.
-func (d *Delivery) watchFinalizers(ctx context.Context) {
+func (d *Core) watchFinalizers(ctx context.Context) {
 	t := d.clock.NewTicker(LongFinalizerWait / 2)
 	defer t.Stop()
 	for {

@@ -1,4 +1,4 @@
-package reaction
+package delivery
 
 import (
 	"errors"
@@ -17,7 +17,7 @@ import (
 
 // traceLines renders the records of a's trace as "kind event result:
 // detail" lines.
-func traceLines(t *testing.T, d *Delivery, name string) []string {
+func traceLines(t *testing.T, d *Core, name string) []string {
 	t.Helper()
 	traces := d.Trace(schema.GroupResource{Resource: "configmaps"}, "default", name)
 	var out []string

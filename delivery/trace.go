@@ -1,4 +1,4 @@
-package reaction
+package delivery
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 	"github.com/kreact/kreact/scripting"
 )
 
-// TraceSize bounds the trace a Delivery keeps (see the package doc,
+// TraceSize bounds the trace a Core keeps (see the package doc,
 // Trace). The zero value keeps none.
 type TraceSize struct {
 	// Objects is how many objects have a trace; the object seen first
@@ -45,7 +45,7 @@ const (
 	RecordAction RecordKind = "action"
 )
 
-// The results of a change record: what the Delivery decided.
+// The results of a change record: what the Core decided.
 const (
 	// Queued: a call waits for the change.
 	Queued = "queued"
@@ -71,7 +71,7 @@ const (
 
 // Record is one entry of an object's trace.
 type Record struct {
-	// At is when it happened, on the Delivery's clock (the test's clock
+	// At is when it happened, on the Core's clock (the test's clock
 	// under kreact test).
 	At time.Time `json:"at"`
 	// Kind is what the record is about.
@@ -93,7 +93,7 @@ type Record struct {
 	Target string       `json:"target,omitempty"`
 }
 
-// ObjectTrace is what a Delivery knows of one object, as one informer of
+// ObjectTrace is what a Core knows of one object, as one informer of
 // its plan sees it.
 type ObjectTrace struct {
 	// Source is the index of the informer in the rule's plan.
@@ -183,12 +183,12 @@ func (t *trace) find(gr schema.GroupResource, namespace, name string) []ObjectTr
 	return out
 }
 
-// Trace returns what the Delivery knows of an object of resource gr:
+// Trace returns what the Core knows of an object of resource gr:
 // one ObjectTrace per informer of the rule's plan that holds records of
 // it or work for it, in the order of the plan; none when the rule has
 // not seen the object lately, or keeps no trace (Options.Trace) and has
 // no work waiting for it. Safe for concurrent use with everything else.
-func (d *Delivery) Trace(gr schema.GroupResource, namespace, name string) []ObjectTrace {
+func (d *Core) Trace(gr schema.GroupResource, namespace, name string) []ObjectTrace {
 	var out []ObjectTrace
 	if d.trace != nil {
 		out = d.trace.find(gr, namespace, name)
@@ -249,18 +249,18 @@ func (e *entry) describe(now time.Time) []string {
 	return out
 }
 
-// traced reports whether the Delivery keeps a trace; the hooks below are
-// called only then, so that a Delivery without one pays a nil check.
-func (d *Delivery) traced() bool { return d.trace != nil }
+// traced reports whether the Core keeps a trace; the hooks below are
+// called only then, so that a Core without one pays a nil check.
+func (d *Core) traced() bool { return d.trace != nil }
 
 // traceChange records the decision about change c of key.
-func (d *Delivery) traceChange(key objectKey, c Change, result, detail string) {
+func (d *Core) traceChange(key objectKey, c Change, result, detail string) {
 	d.trace.add(key, c.Resource.GVR.GroupResource(), Record{At: d.now(), Kind: RecordChange, Event: c.Type, Result: result, Detail: detail})
 }
 
 // traceObserved records what Observe did with change c of key, which
 // entry e holds now; had is whether a call waited for it already.
-func (d *Delivery) traceObserved(key objectKey, c Change, had bool, e *entry) {
+func (d *Core) traceObserved(key objectKey, c Change, had bool, e *entry) {
 	switch {
 	case c.Finalize:
 		d.traceChange(key, c, Queued, "deleted; held by the finalizer "+d.fin.name)
@@ -301,7 +301,7 @@ func unhandledWhy(rule *rules.Rule, h Handlers) map[scripting.EventType]string {
 
 // traceIgnored records an update of key from seen to latest that changes
 // only ignored paths, naming the paths and the entries that ignore them.
-func (d *Delivery) traceIgnored(key objectKey, c Change) {
+func (d *Core) traceIgnored(key objectKey, c Change) {
 	if c.Old == nil || c.Object == nil {
 		return
 	}
@@ -337,7 +337,7 @@ func ignoredBy(rule *rules.Rule, changed []string) string {
 
 // traceCall records a call of key, made with ev, that took dur and
 // ended with err; result says what became of it.
-func (d *Delivery) traceCall(key objectKey, ev scripting.Event, at time.Time, dur time.Duration, retry int, err error, result string) {
+func (d *Core) traceCall(key objectKey, ev scripting.Event, at time.Time, dur time.Duration, retry int, err error, result string) {
 	r := Record{At: at, Kind: RecordCall, Event: ev.Type, Result: result, Duration: dur, Retry: retry}
 	if err != nil {
 		r.Detail = err.Error()
@@ -354,7 +354,7 @@ func (d *Delivery) traceCall(key objectKey, ev scripting.Event, at time.Time, du
 
 // traceAction returns the function that records how action a of key,
 // handed to the sink at start, ended.
-func (d *Delivery) traceAction(key objectKey, gr schema.GroupResource, a actions.Action, start time.Time) func(error) {
+func (d *Core) traceAction(key objectKey, gr schema.GroupResource, a actions.Action, start time.Time) func(error) {
 	return func(err error) {
 		r := Record{At: d.now(), Kind: RecordAction, Result: "ok", Duration: d.clock.Since(start), Verb: a.Verb, Target: actionTarget(a)}
 		switch {

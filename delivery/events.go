@@ -1,4 +1,4 @@
-package reaction
+package delivery
 
 import (
 	"errors"
@@ -33,7 +33,7 @@ const (
 // rule has spec.recordEvents and the object had none in the last
 // eventEvery. The Event is kreact's, not the script's: it needs no
 // permission in spec.permissions.
-func (d *Delivery) recordEvent(key objectKey, ev scripting.Event, reason, msg string) {
+func (d *Core) recordEvent(key objectKey, ev scripting.Event, reason, msg string) {
 	obj := ev.Object
 	if !d.rule.RecordEvents || obj == nil || key.tick {
 		return

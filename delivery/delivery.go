@@ -1,4 +1,4 @@
-package reaction
+package delivery
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 )
 
 // Caller runs a rule's handlers; a *scripting.Runtime is one. Each worker
-// of a Delivery has its own. Invoke returns what a call that returned
+// of a Core has its own. Invoke returns what a call that returned
 // normally asked for: its actions and its timer.
 type Caller interface {
 	Invoke(ev scripting.Event) (scripting.Outcome, error)
@@ -60,7 +60,7 @@ type Cache interface {
 	Newer(source int, namespace, name string, uid types.UID, rv string) (*unstructured.Unstructured, bool)
 }
 
-// Observer is told what a Delivery does, for metrics. Its methods must be
+// Observer is told what a Core does, for metrics. Its methods must be
 // cheap and safe for concurrent use.
 type Observer interface {
 	// Event is called for every change an informer reports to the rule
@@ -76,11 +76,11 @@ type Observer interface {
 	ChangesDropped(rule string, n int)
 }
 
-// Options configure a Delivery. The zero value is usable.
+// Options configure a Core. The zero value is usable.
 type Options struct {
 	// Logger receives a line per failed, retried, given-up or dropped
 	// call, a failure that repeats summarised (see failureLogEvery); the
-	// Delivery adds rule=NAME. Nil means slog.Default().
+	// Core adds rule=NAME. Nil means slog.Default().
 	Logger *slog.Logger
 	// Observer, if set, is told about changes and calls.
 	Observer Observer
@@ -106,7 +106,7 @@ type Options struct {
 	// replica. Nil means here.
 	Schedules ScheduleOwner
 	// Trace bounds the trace of the rule's decisions, calls and actions
-	// per object (see Delivery.Trace). The zero value keeps none, and
+	// per object (see Core.Trace). The zero value keeps none, and
 	// costs a nil check per change.
 	Trace TraceSize
 }
@@ -179,10 +179,10 @@ const stuckDelay = time.Second
 // dropLogEvery rate-limits the log line about dropped changes.
 const dropLogEvery = 10 * time.Second
 
-// Delivery brings the changes of one rule's objects to its handlers and
+// Core brings the changes of one rule's objects to its handlers and
 // the actions of successful calls to its Sink. See the package doc for
 // the semantics.
-type Delivery struct {
+type Core struct {
 	rule   *rules.Rule
 	sink   Sink
 	opts   Options
@@ -234,9 +234,9 @@ type Delivery struct {
 // tickKey is the key of the rule's onTick calls.
 var tickKey = objectKey{tick: true}
 
-// New returns a Delivery for rule, whose script declares handlers, that
+// New returns a Core for rule, whose script declares handlers, that
 // hands the actions of successful calls to sink.
-func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Delivery {
+func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Core {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -256,7 +256,7 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Delivery
 	has := func(t scripting.EventType) bool {
 		return rule.Handles(t) && handlers.HasHandler(t)
 	}
-	d := &Delivery{
+	d := &Core{
 		rule:    rule,
 		sink:    sink,
 		opts:    opts,
@@ -303,7 +303,7 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Delivery
 // Handler returns the informer handler of source, the index in the plan
 // of the informer it is registered on. It only folds changes in and
 // queues objects.
-func (d *Delivery) Handler(source int, res apiresource.Resource) cache.ResourceEventHandler {
+func (d *Core) Handler(source int, res apiresource.Resource) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, initial bool) {
 			if u, ok := obj.(*unstructured.Unstructured); ok {
@@ -331,7 +331,7 @@ func (d *Delivery) Handler(source int, res apiresource.Resource) cache.ResourceE
 // Observe folds a change of an object seen through informer source into
 // the work waiting for it, and queues the object. It never blocks on
 // scripts.
-func (d *Delivery) Observe(source int, c Change) {
+func (d *Core) Observe(source int, c Change) {
 	if obs := d.opts.Observer; obs != nil && d.want.has(c.Type) {
 		obs.Event(d.rule.Name, c.Resource.GVR.GroupResource().String(), c.Type)
 	}
@@ -418,7 +418,7 @@ func (d *Delivery) Observe(source int, c Change) {
 
 // seenAheadLocked reports whether a call has already been given this
 // change's state, or a newer one, by freshen.
-func (d *Delivery) seenAheadLocked(key objectKey, c Change) bool {
+func (d *Core) seenAheadLocked(key objectKey, c Change) bool {
 	ahead, ok := d.ahead[key]
 	if !ok {
 		return false
@@ -442,7 +442,7 @@ func resourceVersion(u *unstructured.Unstructured) (uint64, bool) {
 // wanted reports whether a change of type t can lead to a call. With
 // delivery "latest", updates count for a rule with onAdd only (they
 // refresh a pending add) and deletes for any rule (they cancel one).
-func (d *Delivery) wanted(t scripting.EventType) bool {
+func (d *Core) wanted(t scripting.EventType) bool {
 	if d.fin != nil {
 		// Every object gets the finalizer, and every delete is owed.
 		return true
@@ -467,7 +467,7 @@ func (d *Delivery) wanted(t scripting.EventType) bool {
 
 // droppedLocked counts a change dropped from a full "every" queue and
 // logs, at most every dropLogEvery, how many were.
-func (d *Delivery) droppedLocked() {
+func (d *Core) droppedLocked() {
 	d.dropped++
 	if obs := d.opts.Observer; obs != nil {
 		obs.ChangesDropped(d.rule.Name, 1)
@@ -480,7 +480,7 @@ func (d *Delivery) droppedLocked() {
 
 // Tick queues a call of onTick now, if the rule has spec.every or
 // spec.schedule and the handler; ticks that wait are merged into one.
-func (d *Delivery) Tick() {
+func (d *Core) Tick() {
 	if !d.tick {
 		return
 	}
@@ -500,7 +500,7 @@ func (d *Delivery) Tick() {
 
 // Len returns how many objects (and ticks) have changes waiting; timers
 // that are not due do not count.
-func (d *Delivery) Len() int {
+func (d *Core) Len() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	now := d.now()
@@ -517,7 +517,7 @@ func (d *Delivery) Len() int {
 // until ctx ends. Then it stops taking objects, lets the calls under way
 // finish and returns; the changes that were waiting are dropped (see the
 // package doc). Run must be called once, and not together with Drain.
-func (d *Delivery) Run(ctx context.Context, callers []Caller) {
+func (d *Core) Run(ctx context.Context, callers []Caller) {
 	var wg sync.WaitGroup
 	if d.fin != nil {
 		wg.Go(func() { d.watchFinalizers(ctx) })
@@ -541,17 +541,17 @@ func (d *Delivery) Run(ctx context.Context, callers []Caller) {
 // Drain makes the calls that wait, with caller, until none is left or ctx
 // ends: retries included when BaseDelay is negative. It is for offline
 // tests, in which one goroutine observes changes and drains in turn.
-func (d *Delivery) Drain(ctx context.Context, caller Caller) {
+func (d *Core) Drain(ctx context.Context, caller Caller) {
 	for ctx.Err() == nil && d.queue.Len() > 0 {
 		d.processNext(ctx, caller, false)
 	}
 }
 
-// ShutDown releases the queue of a Delivery that was only drained.
-func (d *Delivery) ShutDown() { d.queue.ShutDown() }
+// ShutDown releases the queue of a Core that was only drained.
+func (d *Core) ShutDown() { d.queue.ShutDown() }
 
 // processNext makes the next call waiting for one object. It returns
-// false once the Delivery is stopping. With pace set, a worker whose call
+// false once the Core is stopping. With pace set, a worker whose call
 // failed rests afterwards (see restFactor).
 //
 // The worker, and the object, stay busy until the actions of the call are
@@ -559,7 +559,7 @@ func (d *Delivery) ShutDown() { d.queue.ShutDown() }
 // writes: a backlog then waits as changes, which coalesce, rather than as
 // actions decided on a state that is stale by the time they are sent; and
 // the next call of the object sees it after those writes.
-func (d *Delivery) processNext(ctx context.Context, caller Caller, pace bool) bool {
+func (d *Core) processNext(ctx context.Context, caller Caller, pace bool) bool {
 	key, shutdown := d.queue.Get()
 	if shutdown {
 		return false
@@ -604,7 +604,7 @@ type called struct {
 // take makes the next call of key ready, or reports that there is none:
 // nothing is left of its entry, another replica makes this tick, or the
 // newest state changes nothing the rule looks at.
-func (d *Delivery) take(key objectKey) (turn, bool) {
+func (d *Core) take(key objectKey) (turn, bool) {
 	d.mu.Lock()
 	ev, taken, ok := d.takeLocked(key)
 	d.mu.Unlock()
@@ -623,7 +623,7 @@ func (d *Delivery) take(key objectKey) (turn, bool) {
 
 // call calls the rule's handler for t, unless t only finalizes an object
 // for a rule without onDelete.
-func (d *Delivery) call(caller Caller, t turn) called {
+func (d *Core) call(caller Caller, t turn) called {
 	var c called
 	c.called = !t.taken.Finalize || d.want.delete
 	if c.called {
@@ -646,7 +646,7 @@ func (d *Delivery) call(caller Caller, t turn) called {
 // settle acts on what call did: a finalize removes the finalizer once its
 // actions are done, a call that succeeded arms its timer and commits its
 // actions, and a failed one is retried or given up (failed).
-func (d *Delivery) settle(ctx context.Context, t turn, c called, pace bool) {
+func (d *Core) settle(ctx context.Context, t turn, c called, pace bool) {
 	err := c.err
 	finalizing := false
 	if err == nil && t.taken.Finalize {
@@ -681,7 +681,7 @@ func (d *Delivery) settle(ctx context.Context, t turn, c called, pace bool) {
 // failed settles a call that failed with err, or whose finalize failed
 // (finalizing): it is made again later, on the latest state, unless it has
 // used up its retries; a worker with pace set rests after it.
-func (d *Delivery) failed(ctx context.Context, t turn, c called, err error, finalizing, pace bool) {
+func (d *Core) failed(ctx context.Context, t turn, c called, err error, finalizing, pace bool) {
 	key, ev := t.key, t.ev
 	rest := RestAfter(err)
 	defer func() {
@@ -727,7 +727,7 @@ func (d *Delivery) failed(ctx context.Context, t turn, c called, err error, fina
 
 // traceTurn records the call of t in the trace, with the result settle
 // gave it; a turn that called nothing records nothing.
-func (d *Delivery) traceTurn(t turn, c called, err error, result string) {
+func (d *Core) traceTurn(t turn, c called, err error, result string) {
 	if c.called && d.traced() {
 		d.traceCall(t.key, t.ev, c.at, c.took, c.retry, err, result)
 	}
@@ -739,7 +739,7 @@ func (d *Delivery) traceTurn(t turn, c called, err error, result string) {
 // or an action that would be stale on arrival. Changes up to that state
 // are then not delivered again (see seenAheadLocked). It returns false
 // when the newest state changes nothing the rule looks at.
-func (d *Delivery) freshen(key objectKey, ev scripting.Event) (scripting.Event, bool) {
+func (d *Core) freshen(key objectKey, ev scripting.Event) (scripting.Event, bool) {
 	if d.opts.Cache == nil || key.tick {
 		return ev, true
 	}
@@ -778,7 +778,7 @@ func (d *Delivery) freshen(key objectKey, ev scripting.Event) (scripting.Event, 
 // commit hands the actions of a successful call to the sink, and
 // releases key once they are all finished; the returned channel is closed
 // then.
-func (d *Delivery) commit(key objectKey, ev scripting.Event, asked []actions.Action) <-chan struct{} {
+func (d *Core) commit(key objectKey, ev scripting.Event, asked []actions.Action) <-chan struct{} {
 	finished := make(chan struct{})
 	if len(asked) == 0 {
 		d.queue.Done(key)
@@ -823,7 +823,7 @@ func (d *Delivery) commit(key objectKey, ev scripting.Event, asked []actions.Act
 // takeLocked removes the next call of key from its entry. An entry with
 // more to do queues its key again (the workqueue hands it out once this
 // call is done).
-func (d *Delivery) takeLocked(key objectKey) (scripting.Event, Change, bool) {
+func (d *Core) takeLocked(key objectKey) (scripting.Event, Change, bool) {
 	now := d.now()
 	if key.tick {
 		d.scheduleTickLocked(now)
@@ -866,7 +866,7 @@ func (d *Delivery) takeLocked(key objectKey) (scripting.Event, Change, bool) {
 // while it ran, so that its retry sees the object's latest state: an add
 // stays an add, an update keeps the object the script last saw, and an add
 // followed by a delete becomes nothing.
-func (d *Delivery) restore(key objectKey, taken Change) {
+func (d *Core) restore(key objectKey, taken Change) {
 	if taken.Type == scripting.Timer {
 		d.retryTimer(key, taken)
 		return

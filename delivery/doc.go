@@ -1,4 +1,4 @@
-// Package reaction is kreact's reaction core: what reaches a rule's
+// Package delivery is kreact's delivery core (Core): what reaches a rule's
 // handlers, when, and what becomes of the actions they ask for. `kreact
 // run` (package engine) drives it with informers and an actions.Queue;
 // `kreact test` (package ruletest) drives the same code with a fake cache
@@ -16,7 +16,7 @@
 //
 // # Delivery, coalesced per object
 //
-// A Delivery holds, per object, the changes its rule has not handled yet,
+// A Core holds, per object, the changes its rule has not handled yet,
 // and a client-go workqueue of the objects that have some. Informer
 // handlers only fold a change into that state and queue the object; they
 // never wait for a script. Workers take one object at a time (the
@@ -118,8 +118,8 @@
 //
 // # Trace
 //
-// With Options.Trace, a Delivery keeps per object (and informer of the
-// plan) its latest decisions, calls and actions, which Delivery.Trace
+// With Options.Trace, a Core keeps per object (and informer of the
+// plan) its latest decisions, calls and actions, which Core.Trace
 // returns, with what waits for the object (a call, a timer, the
 // finalizer): `kreact explain` and `kreact test --explain` print it. A
 // change is queued, coalesced into the call that waited, not handled
@@ -135,7 +135,7 @@
 // dry-run, failed with the error: a refusal names the permission) and
 // latency. kreact.log lines are not recorded: they go to the log.
 //
-// Changes that never reach the Delivery (another namespace, a selector
+// Changes that never reach the Core (another namespace, a selector
 // that does not match, another replica's shard) leave no record here;
 // Watches says which spec.watch entry takes an object, and why not.
 //
@@ -156,5 +156,5 @@
 // Observe, Tick, Fire, NextDue and the informer handlers may be called
 // from any goroutine and never block on scripts. Run calls each Caller from one
 // goroutine only. Drain is for one goroutine, when nothing else runs the
-// Delivery (offline tests).
-package reaction
+// Core (offline tests).
+package delivery

@@ -1,4 +1,4 @@
-package reaction
+package delivery
 
 import (
 	"context"
@@ -138,7 +138,7 @@ func testRule(mod ...func(*rules.Rule)) *rules.Rule {
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func newTestDelivery(t *testing.T, r *rules.Rule, h Handlers, sink Sink, obs Observer) *Delivery {
+func newTestDelivery(t *testing.T, r *rules.Rule, h Handlers, sink Sink, obs Observer) *Core {
 	t.Helper()
 	d := New(r, h, sink, Options{Logger: quiet(), BaseDelay: -1, Observer: obs})
 	t.Cleanup(d.ShutDown)
@@ -379,7 +379,7 @@ func TestRetryOnLatestState(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var d *Delivery
+			var d *Core
 			first := true
 			rec := &recorder{}
 			rec.during = func(scripting.Event) {

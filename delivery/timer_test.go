@@ -1,4 +1,4 @@
-package reaction
+package delivery
 
 import (
 	"context"
@@ -52,8 +52,8 @@ func (c *timerCaller) Invoke(ev scripting.Event) (scripting.Outcome, error) {
 
 var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 
-// newClocked returns a Delivery on a fake clock at t0.
-func newClocked(t *testing.T, r *rules.Rule, opts Options) (*Delivery, *testingclock.FakeClock, *recorder) {
+// newClocked returns a Core on a fake clock at t0.
+func newClocked(t *testing.T, r *rules.Rule, opts Options) (*Core, *testingclock.FakeClock, *recorder) {
 	t.Helper()
 	clk := testingclock.NewFakeClock(t0)
 	rec := &recorder{}
@@ -65,7 +65,7 @@ func newClocked(t *testing.T, r *rules.Rule, opts Options) (*Delivery, *testingc
 
 // advance moves the clock by dt, stopping at each deadline on the way to
 // make the calls due then, as kreact test does.
-func advance(t *testing.T, d *Delivery, clk *testingclock.FakeClock, c Caller, dt time.Duration) {
+func advance(t *testing.T, d *Core, clk *testingclock.FakeClock, c Caller, dt time.Duration) {
 	t.Helper()
 	end := clk.Now().Add(dt)
 	for range 1000 {
@@ -226,7 +226,7 @@ func TestTimerOfAGoneObjectIsNotArmed(t *testing.T) {
 	}
 }
 
-// spec.every ticks on the Delivery's clock; ticks missed while the clock
+// spec.every ticks on the Core's clock; ticks missed while the clock
 // jumped are merged into one.
 func TestEveryTicksOnTheClock(t *testing.T) {
 	d, clk, rec := newClocked(t, testRule(func(r *rules.Rule) { r.Every = 10 * time.Second }), Options{})

@@ -1,4 +1,4 @@
-package reaction
+package delivery
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ type WatchMatch struct {
 	Entry int `json:"entry"`
 	// Watched is true when the entry's informer holds the object: its
 	// changes reach the rule (which still decides what to call; see the
-	// Delivery's trace).
+	// Core's trace).
 	Watched bool `json:"watched"`
 	// Reasons say why not: each names what excludes the object, where
 	// it is written, and a fix.
