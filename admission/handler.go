@@ -229,23 +229,11 @@ func Readable(r *rules.Resolved, gr schema.GroupResource) error {
 }
 
 func (s *host) Get(res apiresource.Resource, namespace, name string) (*unstructured.Unstructured, error) {
-	w, err := s.reader(res, namespace)
-	if err != nil {
-		return nil, err
-	}
-	obj, found, err := w.Get(namespace, name)
-	if err != nil || !found {
-		return nil, err
-	}
-	return obj, nil
+	return dynamicinformer.Reads(s.reader).Get(res, namespace, name)
 }
 
 func (s *host) List(res apiresource.Resource, namespace string, selector labels.Selector) ([]*unstructured.Unstructured, error) {
-	w, err := s.reader(res, namespace)
-	if err != nil {
-		return nil, err
-	}
-	return w.List(namespace, selector)
+	return dynamicinformer.Reads(s.reader).List(res, namespace, selector)
 }
 
 func (s *host) Permit(actions.Action) error {

@@ -40,23 +40,11 @@ func (h *host) reader(res apiresource.Resource, namespace string) (*dynamicinfor
 }
 
 func (h *host) Get(res apiresource.Resource, namespace, name string) (*unstructured.Unstructured, error) {
-	w, err := h.reader(res, namespace)
-	if err != nil {
-		return nil, err
-	}
-	obj, found, err := w.Get(namespace, name)
-	if err != nil || !found {
-		return nil, err
-	}
-	return obj, nil
+	return dynamicinformer.Reads(h.reader).Get(res, namespace, name)
 }
 
 func (h *host) List(res apiresource.Resource, namespace string, selector labels.Selector) ([]*unstructured.Unstructured, error) {
-	w, err := h.reader(res, namespace)
-	if err != nil {
-		return nil, err
-	}
-	return w.List(namespace, selector)
+	return dynamicinformer.Reads(h.reader).List(res, namespace, selector)
 }
 
 // Permit refuses what the rule did not declare, before anything reaches
