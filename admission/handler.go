@@ -17,25 +17,9 @@ import (
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/dynamicinformer"
-	"github.com/kreact/kreact/projection"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
-
-// Mapper resolves what rules and scripts name to resources
-// (restmapper.Mapper).
-type Mapper interface {
-	Resolve(ref string) (apiresource.Resource, error)
-	ResolveKind(apiVersion, kind string) (apiresource.Resource, error)
-}
-
-// Informers is the part of the informer manager that serves the reads of
-// admission handlers (dynamicinformer.Manager).
-type Informers interface {
-	WatchFields(key dynamicinformer.Key, owner string, h cache.ResourceEventHandler, fields projection.Fields) (*dynamicinformer.Watch, error)
-}
-
-var _ Informers = (*dynamicinformer.Manager)(nil)
 
 // handler serves the admission handlers of one rule: a few runtimes of
 // its program, and the caches of its spec.reads. It is safe for
@@ -46,7 +30,7 @@ type handler struct {
 	prog        *scripting.Program
 	handlers    Handlers
 	fingerprint string
-	mapper      Mapper
+	mapper      apiresource.Resolver
 	logger      *slog.Logger
 	now         func() time.Time
 	// host is what the scripts reach: host{h} under kreact run, the
@@ -69,7 +53,7 @@ type handler struct {
 
 // newHandler builds the handler of a rule and subscribes to the caches of
 // its spec.reads; informers may be nil, and then reads fail.
-func newHandler(r Rule, prog *scripting.Program, mapper Mapper, informers Informers, logger *slog.Logger, now func() time.Time) (*handler, error) {
+func newHandler(r Rule, prog *scripting.Program, mapper apiresource.Resolver, informers dynamicinformer.Watcher, logger *slog.Logger, now func() time.Time) (*handler, error) {
 	res := r.Resolved
 	h := &handler{
 		rule: res.Rule, resolved: res, prog: prog, handlers: r.Handlers,

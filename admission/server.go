@@ -18,7 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
@@ -39,13 +40,10 @@ type ServerOptions struct {
 	// loaded, and deletes them when no rule has admission handlers; nil
 	// leaves them to the user (kreact webhooks).
 	Applier Applier
-	// Compile compiles and checks a rule as every command does
-	// (rules.Check(). Required.
-	Compile func(*rules.Rule) (*scripting.Program, diag.ErrorList)
 	// Mapper resolves the rules' resources. Required.
-	Mapper Mapper
+	Mapper apiresource.Resolver
 	// Informers serves the reads of spec.reads; nil makes them fail.
-	Informers Informers
+	Informers dynamicinformer.Watcher
 	// Observer, if set, is told about every request answered.
 	Observer Observer
 	// Logger receives the server's logs; nil means slog.Default().
@@ -94,8 +92,8 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		return nil, errors.New("admission: no address to listen on")
 	case opts.Certificates == nil:
 		return nil, errors.New("admission: no certificates")
-	case opts.Compile == nil || opts.Mapper == nil:
-		return nil, errors.New("admission: no compiler or mapper")
+	case opts.Mapper == nil:
+		return nil, errors.New("admission: no mapper")
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -135,7 +133,7 @@ func (s *Server) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 	}
 	var built []*handler
 	for _, r := range rs {
-		prog, problems := s.opts.Compile(r)
+		prog, problems := rules.Check(r)
 		if problems.Errors().Err() != nil {
 			// Whether it has admission handlers is unknown; the
 			// engine, which compiles every rule, reports it.

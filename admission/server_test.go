@@ -19,22 +19,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/scripting"
 )
-
-// compile is rules.Check('s compilation, which this package cannot import.
-func compile(r *rules.Rule) (*scripting.Program, diag.ErrorList) {
-	p, err := scripting.Compile(r.ScriptPos.File, r.Script, scripting.CompileOptions{LineOffset: r.ScriptPos.Line - 1, ColumnOffset: r.ScriptPos.Col - 1})
-	if err != nil {
-		var list diag.ErrorList
-		list.AddError(r.Pos, err)
-		return nil, list
-	}
-	return p, nil
-}
 
 // recordingApplier records what the server applies: the API server's
 // side is tested end to end (e2e_test.go).
@@ -78,7 +65,6 @@ func newTestServer(t *testing.T, files map[string]string) (*Server, *recordingAp
 		Addr:         "127.0.0.1:0",
 		Certificates: func(context.Context) (*Certificates, error) { return certs, nil },
 		Applier:      app,
-		Compile:      compile,
 		Mapper:       restmapper.New(restmapper.NewStatic(restmapper.Builtin()), restmapper.Options{}),
 	})
 	if err != nil {

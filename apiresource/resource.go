@@ -50,3 +50,11 @@ func (r Resource) Equal(o Resource) bool {
 		slices.Equal(r.Verbs, o.Verbs) &&
 		slices.Equal(r.Subresources, o.Subresources)
 }
+
+// A Resolver resolves what rules and scripts name to resources: a name
+// as kubectl takes it ("deploy", "backups.example.com"), or an object's
+// apiVersion and kind (restmapper.Mapper).
+type Resolver interface {
+	Resolve(ref string) (Resource, error)
+	ResolveKind(apiVersion, kind string) (Resource, error)
+}

@@ -3,9 +3,19 @@ package dynamicinformer
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/projection"
 )
+
+// Watcher is what reads the caches: the Manager, for the engine and the
+// admission server; fields is what the reader uses of the objects.
+type Watcher interface {
+	WatchFields(key Key, owner string, h cache.ResourceEventHandler, fields projection.Fields) (*Watch, error)
+}
+
+var _ Watcher = (*Manager)(nil)
 
 // Reads answers a script's kreact.get and kreact.list (scripting.Host's
 // Get and List) from the Watch it picks for a resource and namespace: the

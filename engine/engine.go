@@ -25,25 +25,10 @@ import (
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/explain"
 	"github.com/kreact/kreact/finalizers"
-	"github.com/kreact/kreact/projection"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
-
-// Mapper resolves what scripts and rules name to resources.
-type Mapper interface {
-	Resolve(ref string) (apiresource.Resource, error)
-	ResolveKind(apiVersion, kind string) (apiresource.Resource, error)
-}
-
-// Informers is the part of the informer manager the engine uses. fields
-// is what the handler reads of the objects (delivery.Informer.Fields).
-type Informers interface {
-	WatchFields(key dynamicinformer.Key, owner string, h cache.ResourceEventHandler, fields projection.Fields) (*dynamicinformer.Watch, error)
-}
-
-var _ Informers = (*dynamicinformer.Manager)(nil)
 
 // Options configure an Engine. The zero value is usable.
 type Options struct {
@@ -105,8 +90,8 @@ type Observer interface {
 // goroutine, again and again; Run must be running for rules to start.
 type Engine struct {
 	client    rest.Interface
-	mapper    Mapper
-	informers Informers
+	mapper    apiresource.Resolver
+	informers dynamicinformer.Watcher
 	source    discovery.Source
 	opts      Options
 	log       *slog.Logger
@@ -140,7 +125,7 @@ func (e *Engine) plan(res *rules.Resolved) []delivery.Informer {
 
 // New returns an Engine. source tells it when resources appear, so that
 // rules waiting for a CRD can start.
-func New(client rest.Interface, mapper Mapper, informers Informers, source discovery.Source, opts Options) *Engine {
+func New(client rest.Interface, mapper apiresource.Resolver, informers dynamicinformer.Watcher, source discovery.Source, opts Options) *Engine {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}

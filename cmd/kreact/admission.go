@@ -58,7 +58,6 @@ func admissionServer(f *admissionFlags, stack *kube.Stack, rec *metrics.Recorder
 		Certificates: certs,
 		Config:       opts,
 		Applier:      applier,
-		Compile:      rules.Check,
 		Mapper:       stack.Mapper,
 		Informers:    stack.Informers,
 		Observer:     rec,
