@@ -40,7 +40,7 @@
 // # Server
 //
 // Server is a lifecycle.Runnable that every replica runs, leader or not,
-// and a reload.Loader that follows the rule files. It binds its address,
+// and a engine.Loader that follows the rule files. It binds its address,
 // gets its certificate and applies the configurations only once a rule
 // with admission handlers is loaded, so that rule sets without any change
 // nothing; it deletes the configurations when the last such rule goes, and

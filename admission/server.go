@@ -54,7 +54,7 @@ type ServerOptions struct {
 
 // Server answers the API server's admission reviews with the admission
 // handlers (onValidate, onMutate) of the rules it loaded, over HTTPS. It
-// is a lifecycle.Runnable, and a reload.Loader: Load sets the rules, from
+// is a lifecycle.Runnable, and a engine.Loader: Load sets the rules, from
 // any goroutine, as often as they change.
 //
 // It listens only once a rule with admission handlers is loaded: a rule

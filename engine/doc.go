@@ -41,4 +41,20 @@
 // /readyz never waits behind a script. Warm's watches are released by the
 // next Load (the rules it starts hold their own on the same informers) or
 // when Warm's context ends.
+//
+// # Rule files and reloads
+//
+// RuleSet is the rule set of kreact run as a lifecycle component: the
+// first load (ReadRules), the wait for the caches, and Reload, which keeps
+// the running rules in step with their files: it polls the files' names,
+// sizes and modification times (Fingerprint) and, when any changes (an
+// edit, a new file, a removed one), loads them again and hands the rules
+// to Load, which replaces only the rules that changed and keeps the
+// previous version of a rule whose new one does not validate. Each problem
+// is logged on a line of its own; a reload logs again only the problems of
+// the files that changed, and counts the others.
+//
+// Polling rather than inotify: it works the same on every file system,
+// including a ConfigMap mounted into a pod (updated by a symlink swap),
+// and costs one stat per file per interval.
 package engine

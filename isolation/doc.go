@@ -31,7 +31,7 @@
 //     logs why.
 //   - The child reports to its parent on a pipe (Reporter, ReportFDEnv):
 //     after each of its loads, how many rules it runs, which the parent
-//     counts as its own (Supervisor.Running, for reload.Rules); and,
+//     counts as its own (Supervisor.Running, for engine.RuleSet); and,
 //     before it exits because none of its rules can run, why. Such a
 //     child is started again only at the next Want (the parent loaded the
 //     rule files again, or a rule moved), and if it was the first, the

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/rules"
 )
@@ -69,8 +70,8 @@ func New(opts Options) (*Isolation, error) {
 }
 
 // Loader returns what loads this side's rules into eng: the rule set's
-// engine (reload.Rules.Engine). It is called once, before Start.
-func (i *Isolation) Loader(eng Engine) *Split {
+// engine (engine.RuleSet.Engine). It is called once, before Start.
+func (i *Isolation) Loader(eng engine.StatusLoader) *Split {
 	i.split.Engine = eng
 	return i.split
 }
@@ -90,7 +91,7 @@ func (i *Isolation) RunsElsewhere(removed *rules.Rule) bool { return i.split.Run
 func (i *Isolation) CallFailed(rule string, err error) { i.split.Misbehaved(rule, err) }
 
 // Elsewhere is the child's Supervisor, which tells how many rules the
-// other process runs (reload.Rules.Elsewhere), or nil where there is none.
+// other process runs (engine.RuleSet.Elsewhere), or nil where there is none.
 func (i *Isolation) Elsewhere() *Supervisor { return i.sup }
 
 // RulesElsewhere returns the names of the rules of the last load that run

@@ -20,12 +20,6 @@ import (
 // Supervisor starts: that process runs only the isolated rules.
 const ChildEnv = "KREACT_ISOLATED_CHILD"
 
-// Engine is what Split hands its side's rules to: engine.Engine.
-type Engine interface {
-	Load(ctx context.Context, rs []*rules.Rule, keepSources ...string) error
-	Status() []engine.Status
-}
-
 // MoveAfterCPU is the CPU time after which kreact run stops a call and
 // moves its rule (Split.CPULimit): thousands
 // of times what a handler call takes (about 15µs), and long before a
@@ -48,7 +42,7 @@ type Move struct {
 // under it: the isolated rules (spec.isolate, and the rules moved after
 // they misbehaved) if Isolated is set, else the others.
 type Split struct {
-	Engine   Engine
+	Engine   engine.StatusLoader
 	Isolated bool
 	// Found, if set, is called at each Load whose rule set has an
 	// isolated rule that this side does not run, and at each move: a

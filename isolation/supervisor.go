@@ -41,7 +41,7 @@ type Supervisor struct {
 	CannotStart func()
 	// Reported, if set, is called after the child reported a load and
 	// after it exited, when Running may have changed:
-	// reload.Rules.Recount. It must not block.
+	// engine.RuleSet.Recount. It must not block.
 	Reported func()
 
 	// wanted holds a Want not yet served by a start.

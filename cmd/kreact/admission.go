@@ -8,9 +8,9 @@ import (
 
 	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/metrics"
-	"github.com/kreact/kreact/reload"
 	"github.com/kreact/kreact/rules"
 )
 
@@ -87,7 +87,7 @@ func checkAdmissionFiles(f *admissionFlags) error {
 // admissionRules loads rs into the server, then follows the rule files
 // as the leader's engine does (every replica serves admission), until
 // ctx ends.
-func admissionRules(srv *admission.Server, rs []*rules.Rule, failed []string, opts reload.Options, logger *slog.Logger) func(context.Context) error {
+func admissionRules(srv *admission.Server, rs []*rules.Rule, failed []string, opts engine.ReloadOptions, logger *slog.Logger) func(context.Context) error {
 	return func(ctx context.Context) error {
 		report := func(err error) {
 			if err != nil && ctx.Err() == nil {
@@ -100,7 +100,7 @@ func admissionRules(srv *admission.Server, rs []*rules.Rule, failed []string, op
 			return nil
 		}
 		opts.Reloaded = report
-		reload.Loop(ctx, srv, opts)
+		engine.Reload(ctx, srv, opts)
 		return nil
 	}
 }

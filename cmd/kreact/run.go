@@ -26,7 +26,6 @@ import (
 	"github.com/kreact/kreact/leader"
 	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/metrics"
-	"github.com/kreact/kreact/reload"
 	"github.com/kreact/kreact/scripting"
 	"github.com/kreact/kreact/shard"
 )
@@ -65,8 +64,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	memlimit.Set(logger, os.Getenv, os.ReadFile)
 	// Taken before reading, so that an edit made while the rules load is
 	// reloaded, not missed.
-	readFiles := reload.Fingerprint(f.files)
-	files, err := reload.Read(ctx, "run: loading rules", f.files)
+	readFiles := engine.Fingerprint(f.files)
+	files, err := engine.ReadRules(ctx, "run: loading rules", f.files)
 	if err != nil {
 		return err
 	}
@@ -127,15 +126,15 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	always := append(sh.always, stack, srv)
 	if adm != nil {
 		always = append(always, adm, lifecycle.Func(admissionRules(adm, files.Rules, files.Failed,
-			reload.Options{Paths: f.files, Interval: f.reloadInterval, Since: readFiles}, logger)))
+			engine.ReloadOptions{Paths: f.files, Interval: f.reloadInterval, Since: readFiles}, logger)))
 	}
 	if f.leader.Enabled {
 		// Standby replicas fill the caches now, so that taking over costs
 		// no initial list.
 		always = append(always, lifecycle.Func(func(ctx context.Context) error { return eng.Warm(ctx, iso.Rules(files.Rules)) }))
 	}
-	set := &reload.Rules{Engine: iso.Loader(eng), Informers: stack.Informers.Status, Rules: files.Rules, Failed: files.Failed, Logger: logger,
-		Options: reload.Options{Paths: f.files, Interval: f.reloadInterval, Since: readFiles, Reloaded: func(err error) {
+	set := &engine.RuleSet{Engine: iso.Loader(eng), Informers: stack.Informers.Status, Rules: files.Rules, Failed: files.Failed, Logger: logger,
+		Options: engine.ReloadOptions{Paths: f.files, Interval: f.reloadInterval, Since: readFiles, Reloaded: func(err error) {
 			if err != nil {
 				rec.ReloadFailed()
 			}
@@ -237,7 +236,7 @@ func (c isolatedRole) stopped(logger *slog.Logger, err error) error {
 		return err
 	}
 	logger.Info("stopped")
-	var none *reload.NoRulesError
+	var none *engine.NoRulesError
 	if errors.As(err, &none) {
 		return c.invalid(err)
 	}

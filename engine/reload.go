@@ -1,4 +1,4 @@
-package reload
+package engine
 
 import (
 	"context"
@@ -15,13 +15,13 @@ import (
 	"github.com/kreact/kreact/rules"
 )
 
-// Loader is what Loop hands the rules to: engine.Engine.
+// Loader is what Loop hands the rules to: Engine.
 type Loader interface {
 	Load(ctx context.Context, rs []*rules.Rule, keepSources ...string) error
 }
 
 // Options configure Loop.
-type Options struct {
+type ReloadOptions struct {
 	// Paths are the rule files and directories, as given to
 	// rules.LoadEach.
 	Paths []string
@@ -45,10 +45,10 @@ type Options struct {
 
 // Files are the rules read from rule files: a file that does not load is
 // skipped, the others' rules run.
-type Files struct {
+type RuleFiles struct {
 	Rules []*rules.Rule
 	// Failed are the files that did not load, whose rules keep running
-	// as they were (engine.Engine.Load's keepSources).
+	// as they were (Engine.Load's keepSources).
 	Failed []string
 	// Err holds every problem of the files that did not load.
 	Err error
@@ -58,9 +58,9 @@ type Files struct {
 // first load and every reload. If ctx ends first it returns ctx's error
 // at once, naming what it was doing, and leaves the read to finish on its
 // own (lifecycle.Interruptible): a stop is not held up by a slow disk.
-func Read(ctx context.Context, what string, paths []string) (Files, error) {
-	return lifecycle.Interruptible(ctx, what, func() Files {
-		var f Files
+func ReadRules(ctx context.Context, what string, paths []string) (RuleFiles, error) {
+	return lifecycle.Interruptible(ctx, what, func() RuleFiles {
+		var f RuleFiles
 		f.Rules, f.Failed, f.Err = rules.LoadEach(paths...)
 		return f
 	})
@@ -68,7 +68,7 @@ func Read(ctx context.Context, what string, paths []string) (Files, error) {
 
 // Loop reloads the rules when their files change, until ctx ends. A load
 // under way when ctx ends is not waited for (lifecycle.Interruptible).
-func Loop(ctx context.Context, l Loader, opts Options) {
+func Reload(ctx context.Context, l Loader, opts ReloadOptions) {
 	last := opts.Since
 	if last == "" {
 		last = Fingerprint(opts.Paths)
@@ -89,7 +89,7 @@ func Loop(ctx context.Context, l Loader, opts Options) {
 			opts.Changed(changedFiles(last, now))
 		}
 		last = now
-		got, err := Read(ctx, "reload", opts.Paths)
+		got, err := ReadRules(ctx, "reload", opts.Paths)
 		if err != nil {
 			return
 		}

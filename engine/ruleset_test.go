@@ -1,4 +1,4 @@
-package reload
+package engine
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/dynamicinformer"
-	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/testcluster"
 	"github.com/kreact/kreact/rules"
 )
@@ -39,12 +38,12 @@ func (f *fakeEngine) Load(_ context.Context, rs []*rules.Rule, _ ...string) erro
 	return nil
 }
 
-func (f *fakeEngine) Status() []engine.Status {
+func (f *fakeEngine) Status() []Status {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []engine.Status
+	var out []Status
 	for _, n := range f.names {
-		out = append(out, engine.Status{Rule: n, Running: true, Synced: true})
+		out = append(out, Status{Rule: n, Running: true, Synced: true})
 	}
 	return out
 }
@@ -55,7 +54,7 @@ func TestRulesWithNoRuleRunning(t *testing.T) {
 	problems.Add(diag.Position{File: "r.yaml", Line: 3, Col: 1, Rule: "r"}, `rule "r": script: Unexpected token`)
 	var logs testcluster.LogBuffer
 	loaded := false
-	r := &Rules{Engine: &fakeEngine{err: problems}, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Loaded: func(int) { loaded = true }}
+	r := &RuleSet{Engine: &fakeEngine{err: problems}, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Loaded: func(int) { loaded = true }}
 	err := r.Start(t.Context())
 	var none *NoRulesError
 	if !errors.As(err, &none) || err.Error() != problems.Error() {
@@ -74,7 +73,7 @@ func TestRulesRunningElsewhereCount(t *testing.T) {
 	var logs testcluster.LogBuffer
 	ctx, cancel := context.WithCancel(t.Context())
 	counts := make(chan int, 1)
-	r := &Rules{
+	r := &RuleSet{
 		Engine: &fakeEngine{err: problems}, Informers: func() []dynamicinformer.WatchStatus { return nil }, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		Loaded: func(n int) { counts <- n }, Elsewhere: &otherProcess{running: 2},
 	}
@@ -114,7 +113,7 @@ func (o *otherProcess) Heard(context.Context) error { return o.invalid }
 func TestRulesWithNoneRunningElsewhere(t *testing.T) {
 	other := &otherProcess{invalid: errors.New(`isolated rules: none can run: r.yaml:8:17: no such resource; did you mean "deployments"?`)}
 	loaded := false
-	r := &Rules{Engine: &fakeEngine{}, Logger: slog.New(slog.DiscardHandler), Loaded: func(int) { loaded = true }, Elsewhere: other}
+	r := &RuleSet{Engine: &fakeEngine{}, Logger: slog.New(slog.DiscardHandler), Loaded: func(int) { loaded = true }, Elsewhere: other}
 	err := r.Start(t.Context())
 	var none *NoRulesError
 	if !errors.As(err, &none) || !strings.Contains(err.Error(), `did you mean "deployments"?`) {
@@ -130,7 +129,7 @@ func TestRulesWithNoneRunningElsewhere(t *testing.T) {
 func TestRulesRecountsWhatRunsElsewhere(t *testing.T) {
 	other := &otherProcess{running: 1}
 	counts := make(chan int, 10)
-	r := &Rules{
+	r := &RuleSet{
 		Engine: &fakeEngine{}, Informers: func() []dynamicinformer.WatchStatus { return nil }, Logger: slog.New(slog.DiscardHandler),
 		Loaded: func(n int) { counts <- n }, Elsewhere: other,
 	}
@@ -172,9 +171,9 @@ func TestRulesLoadsAndReloads(t *testing.T) {
 	var logs testcluster.LogBuffer
 	counts := make(chan int, 10)
 	reloaded := make(chan error, 10)
-	r := &Rules{
+	r := &RuleSet{
 		Engine: &fakeEngine{}, Informers: func() []dynamicinformer.WatchStatus { return nil }, Rules: rs, Failed: failed, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-		Options: Options{Paths: []string{dir}, Interval: 10 * time.Millisecond, Since: since, Reloaded: func(err error) { reloaded <- err }},
+		Options: ReloadOptions{Paths: []string{dir}, Interval: 10 * time.Millisecond, Since: since, Reloaded: func(err error) { reloaded <- err }},
 		Loaded:  func(n int) { counts <- n },
 		Attrs:   []any{"dryRun", true},
 	}
@@ -220,9 +219,9 @@ func TestReloadLogsOnlyTheErrorsOfChangedFiles(t *testing.T) {
 	var logs testcluster.LogBuffer
 	counts := make(chan int, 10)
 	reloaded := make(chan error, 10)
-	r := &Rules{
+	r := &RuleSet{
 		Engine: &fakeEngine{}, Informers: func() []dynamicinformer.WatchStatus { return nil }, Rules: rs, Failed: failed, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-		Options: Options{Paths: []string{dir}, Interval: 10 * time.Millisecond, Since: since, Reloaded: func(err error) { reloaded <- err }},
+		Options: ReloadOptions{Paths: []string{dir}, Interval: 10 * time.Millisecond, Since: since, Reloaded: func(err error) { reloaded <- err }},
 		Loaded:  func(n int) { counts <- n },
 	}
 	done := make(chan error)

@@ -1,4 +1,4 @@
-package reload
+package engine
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/dynamicinformer"
-	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/rules"
 )
 
@@ -18,8 +17,8 @@ import (
 // loads the rules into the engine and logs each problem, waits for their
 // caches to sync, then reloads them whenever their files change (Loop)
 // until its context ends.
-type Rules struct {
-	Engine Engine
+type RuleSet struct {
+	Engine StatusLoader
 	// Informers reports the watches, for the wait for the caches
 	// (dynamicinformer.Manager.Status). Required.
 	Informers func() []dynamicinformer.WatchStatus
@@ -29,7 +28,7 @@ type Rules struct {
 	Failed []string
 	// Options are Loop's; an Interval of zero never reloads. Their
 	// Reloaded, if set, is called after each reload has been logged.
-	Options Options
+	Options ReloadOptions
 	// Loaded, if set, is told the number of rules running after the
 	// first load and after each reload.
 	Loaded func(running int)
@@ -47,10 +46,10 @@ type Rules struct {
 	started atomic.Bool
 }
 
-// Engine is what Rules runs the rules in: engine.Engine.
-type Engine interface {
+// Engine is what Rules runs the rules in: Engine.
+type StatusLoader interface {
 	Loader
-	Status() []engine.Status
+	Status() []Status
 }
 
 // Elsewhere is another process that runs some of the rules and says how
@@ -73,7 +72,7 @@ func (e *NoRulesError) Unwrap() error { return e.Err }
 
 // Start runs the rule set until ctx ends, and returns a NoRulesError if no
 // rule could be loaded.
-func (r *Rules) Start(ctx context.Context) error {
+func (r *RuleSet) Start(ctx context.Context) error {
 	logger := r.Logger
 	if logger == nil {
 		logger = slog.Default()
@@ -102,7 +101,7 @@ func (r *Rules) Start(ctx context.Context) error {
 	attrs := append(r.counts(n), "files", strings.Join(r.Options.Paths, ","))
 	logger.Info("rules loaded", append(attrs, r.Attrs...)...)
 	// The "caches synced" line: every 100ms a look, every 3s a report.
-	engine.WaitForSync(ctx, logger, engine.SyncView{Rules: r.Engine.Status, Informers: r.Informers}, 100*time.Millisecond, 3*time.Second)
+	WaitForSync(ctx, logger, SyncView{Rules: r.Engine.Status, Informers: r.Informers}, 100*time.Millisecond, 3*time.Second)
 	if r.Options.Interval > 0 {
 		opts := r.Options
 		var changed map[string]bool
@@ -128,7 +127,7 @@ func (r *Rules) Start(ctx context.Context) error {
 				r.Options.Reloaded(err)
 			}
 		}
-		Loop(ctx, r.Engine, opts)
+		Reload(ctx, r.Engine, opts)
 	}
 	<-ctx.Done()
 	logger.Info("shutting down: finishing queued changes and actions")
@@ -138,22 +137,22 @@ func (r *Rules) Start(ctx context.Context) error {
 // Recount tells Loaded the number of rules running again, once Start has
 // loaded them: Elsewhere calls it when its count changes. It is safe to
 // call from any goroutine.
-func (r *Rules) Recount() {
+func (r *RuleSet) Recount() {
 	if r.started.Load() {
 		r.loaded(r.running())
 	}
 }
 
 // running counts the rules the engine runs or keeps waiting for resources.
-func (r *Rules) running() int { return len(r.Engine.Status()) }
+func (r *RuleSet) running() int { return len(r.Engine.Status()) }
 
-func (r *Rules) loaded(n int) {
+func (r *RuleSet) loaded(n int) {
 	if r.Loaded != nil {
 		r.Loaded(n + r.elsewhere())
 	}
 }
 
-func (r *Rules) elsewhere() int {
+func (r *RuleSet) elsewhere() int {
 	if r.Elsewhere == nil {
 		return 0
 	}
@@ -162,7 +161,7 @@ func (r *Rules) elsewhere() int {
 
 // counts are the attributes that count the rules: those n running here,
 // and those running elsewhere where there can be any.
-func (r *Rules) counts(n int) []any {
+func (r *RuleSet) counts(n int) []any {
 	if r.Elsewhere == nil {
 		return []any{"rules", n}
 	}

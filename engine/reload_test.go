@@ -1,4 +1,4 @@
-package reload
+package engine
 
 import (
 	"context"
@@ -8,11 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kreact/kreact/internal/leaktest"
 	"github.com/kreact/kreact/rules"
 )
-
-func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
 
 func rule(name, script string) string {
 	return "apiVersion: kreact.dev/v1alpha1\nkind: Rule\nmetadata: {name: " + name + "}\nspec:\n  watch: [{resource: configmaps}]\n  script: '" + script + "'\n"
@@ -92,7 +89,7 @@ func TestLoopReloadsOnChangeAndStopsWithItsContext(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Loop(ctx, l, Options{Paths: []string{dir}, Interval: time.Millisecond, Reloaded: func(err error) { reloaded <- err }})
+		Reload(ctx, l, ReloadOptions{Paths: []string{dir}, Interval: time.Millisecond, Reloaded: func(err error) { reloaded <- err }})
 	}()
 	writeUntil(t, reloaded, filepath.Join(dir, "b.yaml"), rule("b", "function onAdd() {}"), func(err error) bool { return err == nil })
 	if n := l.last.Load(); n != 2 {
@@ -121,7 +118,7 @@ func TestLoopReloadsAnEditMadeBeforeItStarted(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Loop(ctx, l, Options{Paths: []string{dir}, Interval: time.Millisecond, Since: since, Reloaded: func(err error) { reloaded <- err }})
+		Reload(ctx, l, ReloadOptions{Paths: []string{dir}, Interval: time.Millisecond, Since: since, Reloaded: func(err error) { reloaded <- err }})
 	}()
 	if err := <-reloaded; err != nil {
 		t.Errorf("reload: %v", err)
