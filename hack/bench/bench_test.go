@@ -223,3 +223,19 @@ func TestProfileWritesTheControllersProfile(t *testing.T) {
 		t.Error("unreachable controller: no error")
 	}
 }
+
+func TestExplainReport(t *testing.T) {
+	var buf bytes.Buffer
+	explainReport(&buf, []syncResult{{objects: 10, controller: "bare"}})
+	if buf.Len() != 0 {
+		t.Errorf("a report without -explain: %q", buf.String())
+	}
+	explainReport(&buf, []syncResult{
+		{objects: 100000, repeat: 0, controller: "kreact", explain: 3*time.Millisecond + 456*time.Microsecond},
+		{objects: 100000, repeat: 0, controller: "bare"},
+	})
+	want := "\n| objects | repeat | kreact explain answer |\n|---|---|---|\n| 100000 | 1 | 3.5ms |\n"
+	if buf.String() != want {
+		t.Errorf("report:\n%q\nwant\n%q", buf.String(), want)
+	}
+}

@@ -26,6 +26,8 @@ type settings struct {
 	// fields, if set, is the kreact rule's spec.watch[].fields (paths
 	// separated by commas); the bare controller caches whole objects.
 	fields string
+	// explain runs kreact with --explain-address (traces kept).
+	explain bool
 }
 
 // fieldsLine is the rule's fields line, or nothing.
@@ -38,10 +40,14 @@ func (s settings) fieldsLine() string {
 
 // describeFields names kreact's projection for the report.
 func (s settings) describeFields() string {
-	if s.fields == "" {
-		return "kreact caches whole objects"
+	d := "kreact caches whole objects"
+	if s.fields != "" {
+		d = "kreact's rule has fields: [" + s.fields + "]"
 	}
-	return "kreact's rule has fields: [" + s.fields + "]"
+	if s.explain {
+		d += ", kreact keeps traces (--explain-address)"
+	}
+	return d
 }
 
 // controller is one running controller process.
@@ -54,8 +60,10 @@ type controller struct {
 	metricsAddr string
 	// pprofAddr serves /debug/pprof/ (both controllers).
 	pprofAddr string
-	stdout    *lockedBuffer
-	stderr    *lockedBuffer
+	// explainAddr serves kreact explain; empty unless settings.explain.
+	explainAddr string
+	stdout      *lockedBuffer
+	stderr      *lockedBuffer
 	// stopped is closed by stop.
 	stopped chan struct{}
 }
@@ -95,7 +103,7 @@ spec:
 	if err := os.WriteFile(filepath.Join(ruleDir, "mirror.yaml"), []byte(rule), 0o644); err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(2)
+	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err
 	}
@@ -107,6 +115,10 @@ spec:
 		"--kube-api-qps", strconv.FormatFloat(s.qps, 'f', -1, 64), "--kube-api-burst", strconv.Itoa(s.burst),
 		"--metrics-bind-address", metrics, "--health-probe-bind-address", health,
 		"--log-level", "warn", "--reload-interval", "0", "--pprof")
+	if s.explain {
+		c.explainAddr = fmt.Sprintf("127.0.0.1:%d", ports[2])
+		c.cmd.Args = append(c.cmd.Args, "--explain-address", c.explainAddr)
+	}
 	if err := c.start(); err != nil {
 		return nil, err
 	}

@@ -41,6 +41,10 @@
 // and its RSS at the end of the window (VmRSS: the steady state), with the
 // kreact/bare ratios of each repeat as median (min–max).
 //
+// With -explain, kreact runs with --explain-address, which keeps each
+// rule's trace, and each sync phase times one kreact explain answer at
+// readiness, with every object cached.
+//
 // With -fields, kreact's rule has spec.watch[].fields (a projection: its
 // cache keeps those paths and the identity metadata); the bare controller
 // always caches whole objects.

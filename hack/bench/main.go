@@ -28,10 +28,13 @@ type flags struct {
 	burstObjects, burstUpdates int
 	workers                    int
 	fields                     string
-	qps                        float64
-	burst                      int
-	drainTimeout               time.Duration
-	controllers                string
+	// explain runs kreact with --explain-address: it keeps every rule's
+	// trace, and the sync phase times one kreact explain answer.
+	explain      bool
+	qps          float64
+	burst        int
+	drainTimeout time.Duration
+	controllers  string
 	// profile, when set, is a directory for a CPU profile of each
 	// controller over each steady phase.
 	profile string
@@ -58,6 +61,7 @@ func main() {
 	flag.IntVar(&f.workers, "workers", 8, "workers of both controllers (kreact: spec.workers and spec.actionWorkers)")
 	flag.Float64Var(&f.qps, "qps", 200, "client QPS of both controllers")
 	flag.StringVar(&f.fields, "fields", "", "spec.watch[].fields of kreact's rule, e.g. data.seq,metadata.generation,metadata.creationTimestamp (empty: whole objects)")
+	flag.BoolVar(&f.explain, "explain", false, "run kreact with --explain-address, which keeps each rule's trace, and time a kreact explain answer after each sync")
 	flag.IntVar(&f.burst, "burst", 400, "client burst of both controllers")
 	flag.DurationVar(&f.drainTimeout, "drain-timeout", 5*time.Minute, "how long to wait for a controller to catch up after a phase")
 	flag.StringVar(&f.controllers, "controllers", "kreact,bare", "controllers to measure")
@@ -119,7 +123,7 @@ func run(f flags) error {
 	if err != nil {
 		return err
 	}
-	s := settings{kubeconfig: cluster.KubeconfigPath(), workers: f.workers, qps: f.qps, burst: f.burst, fields: f.fields}
+	s := settings{kubeconfig: cluster.KubeconfigPath(), workers: f.workers, qps: f.qps, burst: f.burst, fields: f.fields, explain: f.explain}
 	var seq atomic.Int64
 
 	type target struct {
@@ -232,6 +236,7 @@ func run(f flags) error {
 		fmt.Println(syncSettingsLine(syncSizes, f.syncRepeats, f.syncWindow, s, runtime.NumCPU(), runtime.Version()))
 		fmt.Println()
 		syncReport(os.Stdout, syncResults)
+		explainReport(os.Stdout, syncResults)
 	}
 	return nil
 }

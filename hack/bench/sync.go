@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/kreact/kreact/explain"
 )
 
 // payloadSize is the size of each sync ConfigMap's data.payload.
@@ -82,6 +84,9 @@ type syncResult struct {
 	// the peak over the whole run; rss VmRSS at the end of the window.
 	hwmReady, hwm, rss int64
 	patches            int64
+	// explain is how long one kreact explain answer took at readiness,
+	// with -explain; zero otherwise.
+	explain time.Duration
 }
 
 // measureSync starts one controller on namespace, waits for it to be
@@ -103,6 +108,15 @@ func measureSync(ctx context.Context, name string, f flags, s settings, namespac
 		return r, err
 	}
 	r.sync = time.Since(start)
+	if c.explainAddr != "" {
+		// One answer about one object among all those cached: a lookup
+		// per informer and a scan of each rule's trace.
+		asked := time.Now()
+		if _, err := explain.Ask(ctx, c.explainAddr, "configmaps", namespace, objectName(0)); err != nil {
+			return r, fmt.Errorf("kreact explain: %w", err)
+		}
+		r.explain = time.Since(asked)
+	}
 	pid := c.cmd.Process.Pid
 	if r.cpuReady, err = cpuSeconds(pid); err != nil {
 		return r, err
@@ -279,4 +293,21 @@ func syncSettingsLine(sizes []int, repeats int, window time.Duration, s settings
 		fmt.Sprintf("%d cores", cores),
 		goVersion,
 	}, ", ")
+}
+
+// explainReport writes, with -explain, how long kreact took to answer
+// one kreact explain at readiness, with every object cached.
+func explainReport(w io.Writer, results []syncResult) {
+	first := true
+	for _, r := range results {
+		if r.explain == 0 {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\n| objects | repeat | kreact explain answer |")
+			fmt.Fprintln(w, "|---|---|---|")
+			first = false
+		}
+		fmt.Fprintf(w, "| %d | %d | %s |\n", r.objects, r.repeat+1, r.explain.Round(100*time.Microsecond))
+	}
 }
