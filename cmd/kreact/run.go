@@ -62,18 +62,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	memlimit.Set(logger, os.Getenv, os.ReadFile)
-	// Taken before reading, so that an edit made while the rules load is
-	// reloaded, not missed.
-	readFiles := engine.Fingerprint(f.files)
-	files, err := engine.ReadRules(ctx, "run: loading rules", f.files)
+	files, readFiles, err := f.readRules(ctx, logger, child)
 	if err != nil {
 		return err
 	}
-	if len(files.Rules) == 0 {
-		return child.invalid(cmp.Or(files.Err, fmt.Errorf("no rules in %s", strings.Join(f.files, ", "))))
-	}
-	// A broken rule file is reported and skipped: the other rules run.
-	diag.Log(logger, "rule files with errors are not running", files.Err)
 	cfg, _, err := f.cluster.Load(userAgent())
 	if err != nil {
 		return err
@@ -107,11 +99,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		DryRun: f.dryRun, Logger: logger, Observer: rec, MetricsProvider: rec, Shards: f.shards.Plan(), Schedules: sh.schedules,
 		RunsElsewhere: iso.RunsElsewhere, CPULimit: iso.CPULimit, CallFailed: iso.CallFailed, Trace: f.traceSize(), Replica: rep.replica,
 	})
-	if f.serve.ExplainAddr != "" {
-		// kreact explain answers from the rules' traces.
-		f.serve.Explain = explain.Handler(explain.Live{Resolve: stack.Mapper.Resolve, Client: stack.Client, Rules: eng.Explain,
-			Shard: sh.membership, ShardByNamespace: f.shards.Key == "namespace", Elsewhere: iso.RulesElsewhere}.Source())
-	}
+	f.serveExplain(stack, eng, sh, iso)
 	rec.WatchFinalizers(eng.Finalizing)
 	// Every replica answers admission reviews; the isolated rules'
 	// process leaves them to its parent.
@@ -124,23 +112,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	always := append(sh.always, stack, srv)
-	if adm != nil {
-		always = append(always, adm, lifecycle.Func(admissionRules(adm, files.Rules, files.Failed,
-			engine.ReloadOptions{Paths: f.files, Interval: f.reloadInterval, Since: readFiles}, logger)))
-	}
-	if f.leader.Enabled {
-		// Standby replicas fill the caches now, so that taking over costs
-		// no initial list.
-		always = append(always, lifecycle.Func(func(ctx context.Context) error { return eng.Warm(ctx, iso.Rules(files.Rules)) }))
-	}
-	set := &engine.RuleSet{Engine: iso.Loader(eng), Informers: stack.Informers.Status, Rules: files.Rules, Failed: files.Failed, Logger: logger,
-		Options: engine.ReloadOptions{Paths: f.files, Interval: f.reloadInterval, Since: readFiles, Reloaded: func(err error) {
-			if err != nil {
-				rec.ReloadFailed()
-			}
-		}},
-		Loaded: child.loaded(ready.RulesLoaded), Attrs: []any{"dryRun", f.dryRun},
-	}
+	always = append(always, f.admissionRunnables(adm, files, readFiles, logger)...)
+	always = append(always, f.standby(eng, iso, files)...)
+	set := f.ruleSet(files, readFiles, iso.Loader(eng), stack, rec, child.loaded(ready.RulesLoaded), logger)
 	if sup := iso.Elsewhere(); sup != nil {
 		set.Elsewhere, sup.Reported = sup, set.Recount
 	}
@@ -357,4 +331,64 @@ func readiness(ready *metrics.Readiness, eng *engine.Engine, adm *admission.Serv
 		return errAdmissionNotSynced
 	}
 	return nil
+}
+
+// readRules reads the rule files, and the fingerprint of the files taken
+// before, so that an edit made while the rules load is reloaded, not
+// missed. A broken rule file is reported and skipped: the other rules
+// run; with none left, kreact run exits 3.
+func (f *runFlags) readRules(ctx context.Context, logger *slog.Logger, child isolatedRole) (engine.RuleFiles, string, error) {
+	readFiles := engine.Fingerprint(f.files)
+	files, err := engine.ReadRules(ctx, "run: loading rules", f.files)
+	if err != nil {
+		return files, "", err
+	}
+	if len(files.Rules) == 0 {
+		return files, "", child.invalid(cmp.Or(files.Err, fmt.Errorf("no rules in %s", strings.Join(f.files, ", "))))
+	}
+	diag.Log(logger, "rule files with errors are not running", files.Err)
+	return files, readFiles, nil
+}
+
+// serveExplain makes --explain-address answer kreact explain from the
+// rules' traces.
+func (f *runFlags) serveExplain(stack *kube.Stack, eng *engine.Engine, sh sharding, iso *isolation.Isolation) {
+	if f.serve.ExplainAddr == "" {
+		return
+	}
+	f.serve.Explain = explain.Handler(explain.Live{Resolve: stack.Mapper.Resolve, Client: stack.Client, Rules: eng.Explain,
+		Shard: sh.membership, ShardByNamespace: f.shards.Key == "namespace", Elsewhere: iso.RulesElsewhere}.Source())
+}
+
+// ruleSet is kreact run's rule set: the rules read, loaded into loader,
+// reloaded when their files change (a refused reload counted), and
+// counted for readiness with loaded.
+func (f *runFlags) ruleSet(files engine.RuleFiles, readFiles string, loader engine.StatusLoader, stack *kube.Stack, rec *metrics.Recorder, loaded func(int), logger *slog.Logger) *engine.RuleSet {
+	return &engine.RuleSet{Engine: loader, Informers: stack.Informers.Status, Rules: files.Rules, Failed: files.Failed, Logger: logger,
+		Options: engine.ReloadOptions{Paths: f.files, Interval: f.reloadInterval, Since: readFiles, Reloaded: func(err error) {
+			if err != nil {
+				rec.ReloadFailed()
+			}
+		}},
+		Loaded: loaded, Attrs: []any{"dryRun", f.dryRun},
+	}
+}
+
+// admissionRunnables are the admission server and what keeps its rules in
+// step with their files, on every replica; none without a server.
+func (f *runFlags) admissionRunnables(adm *admission.Server, files engine.RuleFiles, readFiles string, logger *slog.Logger) []lifecycle.Runnable {
+	if adm == nil {
+		return nil
+	}
+	return []lifecycle.Runnable{adm, lifecycle.Func(admissionRules(adm, files.Rules, files.Failed,
+		engine.ReloadOptions{Paths: f.files, Interval: f.reloadInterval, Since: readFiles}, logger))}
+}
+
+// standby is what a replica runs while it waits for the lease: it fills
+// the caches now, so that taking over costs no initial list.
+func (f *runFlags) standby(eng *engine.Engine, iso *isolation.Isolation, files engine.RuleFiles) []lifecycle.Runnable {
+	if !f.leader.Enabled {
+		return nil
+	}
+	return []lifecycle.Runnable{lifecycle.Func(func(ctx context.Context) error { return eng.Warm(ctx, iso.Rules(files.Rules)) })}
 }
