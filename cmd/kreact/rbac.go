@@ -11,7 +11,6 @@ import (
 	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/rbac"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/validate"
 )
 
 type rbacFlags struct {
@@ -52,20 +51,9 @@ func rbacCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return &usageError{Msg: fmt.Sprintf("rbac: %s %q: %s", flag, v, strings.Join(errs, "; "))}
 		}
 	}
-	ruleFiles, crds := validate.Inputs(f.files)
-	f.res.CRDs = append(f.res.CRDs, crds...)
-	mapper, err := resolver(ctx, &f.res)
+	c, err := checkedRules(ctx, f.files, &f.res)
 	if err != nil {
 		return err
-	}
-	// A rule that validate refuses is refused here, with every error
-	// listed as validate lists it (its warnings refuse nothing).
-	c, err := validate.Check(ctx, ruleFiles, mapper)
-	if err != nil {
-		return err
-	}
-	if nErr, _ := c.Problems.Count(); nErr > 0 {
-		return &invalidError{c.Problems.Errors()}
 	}
 	for _, res := range c.Resolved {
 		for _, w := range rbac.WideActions(res) {

@@ -99,3 +99,24 @@ func checkCluster(ctx context.Context, res *resourceFlags, r *validate.Result) e
 	r.Problems.Sort()
 	return nil
 }
+
+// checkedRules checks the rule files of paths as kreact validate does,
+// for the commands that print what rules need (rbac, webhooks): a rule
+// that validate refuses is refused here, with every error listed as
+// validate lists it (its warnings refuse nothing).
+func checkedRules(ctx context.Context, paths []string, res *resourceFlags) (*validate.Result, error) {
+	ruleFiles, crds := validate.Inputs(paths)
+	res.CRDs = append(res.CRDs, crds...)
+	mapper, err := resolver(ctx, res)
+	if err != nil {
+		return nil, err
+	}
+	c, err := validate.Check(ctx, ruleFiles, mapper)
+	if err != nil {
+		return nil, err
+	}
+	if nErr, _ := c.Problems.Count(); nErr > 0 {
+		return nil, &invalidError{c.Problems.Errors()}
+	}
+	return c, nil
+}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/validate"
 )
 
 type webhooksFlags struct {
@@ -36,19 +35,9 @@ func webhooksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	ruleFiles, crds := validate.Inputs(f.files)
-	f.res.CRDs = append(f.res.CRDs, crds...)
-	mapper, err := resolver(ctx, &f.res)
+	c, err := checkedRules(ctx, f.files, &f.res)
 	if err != nil {
 		return err
-	}
-	// As kreact rbac: a rule that validate refuses is refused here.
-	c, err := validate.Check(ctx, ruleFiles, mapper)
-	if err != nil {
-		return err
-	}
-	if nErr, _ := c.Problems.Count(); nErr > 0 {
-		return &invalidError{c.Problems.Errors()}
 	}
 	var rs []admission.Rule
 	for _, res := range c.Resolved {
