@@ -178,16 +178,21 @@ func TestAdmissionAgainstTheAPIServer(t *testing.T) {
 		i++
 		return createConfigMap("adm-owner", fmt.Sprintf("free-%d", i), nil) == nil
 	})
-	v, err := dyn.Resource(validatingConfigsGVR).Get(t.Context(), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hooks, _, _ := unstructured.NestedSlice(v.Object, "webhooks")
-	for _, h := range hooks {
-		if n, _, _ := unstructured.NestedString(h.(map[string]any), "name"); n == "owner-required.kreact.dev" {
-			t.Errorf("the removed rule's webhook is still configured")
+	// The server stops answering for the rule at once; the configuration
+	// it applies follows.
+	testcluster.Eventually(t, "the removed rule's webhook to go from the configuration", func() bool {
+		v, err := dyn.Resource(validatingConfigsGVR).Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		hooks, _, _ := unstructured.NestedSlice(v.Object, "webhooks")
+		for _, h := range hooks {
+			if n, _, _ := unstructured.NestedString(h.(map[string]any), "name"); n == "owner-required.kreact.dev" {
+				return false
+			}
+		}
+		return true
+	})
 
 	// kreact stopped: the mutating webhook is still configured, with
 	// failurePolicy Ignore, and the API server lets the request through.

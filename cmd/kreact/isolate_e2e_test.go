@@ -272,7 +272,11 @@ func TestMisbehavingRuleMovesToTheIsolatedProcess(t *testing.T) {
 	const ns = "isolate-move-e2e"
 	dyn := dynamic.NewForConfigOrDie(cluster.Config())
 	file := filepath.Join(t.TempDir(), "rules.yaml")
-	writeFile(t, file, annotatingRule("plain", ns, "")+"---\n"+spinningRule("spinner", ns, ""))
+	// A timeout long enough that the loop reaches the CPU limit (50ms of
+	// CPU) first even on a loaded machine, where the call's thread,
+	// demoted to idle priority after 2ms, waits for a CPU.
+	spinner := strings.Replace(spinningRule("spinner", ns, ""), "timeout: 500ms", "timeout: 10s", 1)
+	writeFile(t, file, annotatingRule("plain", ns, "")+"---\n"+spinner)
 	metricsAddr := testcluster.FreeAddr(t)
 	k := startKreact(t, "run", "-f", file, "--reload-interval", "200ms", "--isolated-metrics-bind-address", metricsAddr)
 	testcluster.Eventually(t, "kreact to sync", func() bool { return k.stderr.Count("caches synced") > 0 })
@@ -294,7 +298,7 @@ func TestMisbehavingRuleMovesToTheIsolatedProcess(t *testing.T) {
 		return strings.Contains(body, `kreact_handler_calls_total{event="add",rule="spinner"}`) && !strings.Contains(body, `rule="plain"`)
 	})
 	testcluster.Eventually(t, "the isolated process to run the looping call to its timeout", func() bool {
-		return k.stderr.Count("rule=spinner", "isolated=true", "timed out after 500ms") > 0
+		return k.stderr.Count("rule=spinner", "isolated=true", "timed out after 10s") > 0
 	})
 	if n := k.stderr.Count("rule misbehaved"); n != 1 {
 		t.Errorf("%d moves logged, want 1", n)
