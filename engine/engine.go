@@ -76,6 +76,13 @@ type Options struct {
 	// (scripting.RuntimeOptions.Replica). Nil means a replica named ""
 	// that leads.
 	Replica func() scripting.Replica
+	// Asked, if set, is told of every action a rule asks for, as its
+	// delivery core hands it to the action queue: in the order each
+	// rule asked, before any attempt, whether or not it then succeeds.
+	// It is what an offline test's recorder sees (kreact record writes
+	// them as a test's expected actions). It is called from the rules'
+	// workers, concurrently, and must return quickly.
+	Asked func(actions.Action)
 }
 
 // Observer is told what the engine does, for metrics and tests: what the

@@ -74,7 +74,11 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 	if e.opts.CallFailed != nil {
 		observer = callFailed{Observer: observer, failed: e.opts.CallFailed}
 	}
-	run.delivery = delivery.New(r, prog, run.queue, delivery.Options{
+	var sink delivery.Sink = run.queue
+	if e.opts.Asked != nil {
+		sink = askedSink{Queue: run.queue, asked: e.opts.Asked}
+	}
+	run.delivery = delivery.New(r, prog, sink, delivery.Options{
 		Logger:          e.log,
 		Observer:        observer,
 		MetricsProvider: e.opts.MetricsProvider,
@@ -132,6 +136,26 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 	}
 	run.deliveryDone.Go(func() { run.delivery.Run(deliveryCtx, callers) })
 	return run, nil
+}
+
+// askedSink is the action queue of a rule, telling Options.Asked of each
+// action it takes. It keeps the queue's EnqueueResult, which spec.finalizer
+// needs (delivery.ResultSink).
+type askedSink struct {
+	*actions.Queue
+	asked func(actions.Action)
+}
+
+var _ delivery.ResultSink = askedSink{}
+
+func (s askedSink) EnqueueThen(a actions.Action, done func()) {
+	s.asked(a)
+	s.Queue.EnqueueThen(a, done)
+}
+
+func (s askedSink) EnqueueResult(a actions.Action, done func(error)) {
+	s.asked(a)
+	s.Queue.EnqueueResult(a, done)
 }
 
 // watchCache is the delivery.Cache of a runner: source i is plan[i]'s
