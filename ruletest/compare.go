@@ -34,6 +34,10 @@ func (fs Fields) Get(key string) (any, bool) {
 	return nil, false
 }
 
+// MarshalYAML writes fs as a YAML mapping in its order, as --update
+// writes expected actions.
+func (fs Fields) MarshalYAML() (any, error) { return fieldsNode(fs), nil }
+
 // get returns the value of key, or its zero value when it is absent: an
 // absent string field is "", an absent dryRun false.
 func (fs Fields) get(key string) any {

@@ -57,6 +57,7 @@ func commands() []command {
 		{"watch", "print add/update/delete events of resources", watchCmd},
 		{"validate", "check rule files without running them", validateCmd},
 		{"test", "run rule tests offline, without a cluster", testCmd},
+		{"record", "record live changes and the rules' actions as a test case", recordCmd},
 		{"rbac", "print the least-privilege RBAC a rule set needs", rbacCmd},
 		{"webhooks", "print the admission webhook configurations a rule set needs", webhooksCmd},
 		{"finalizers", "release RULE: remove a rule's finalizer from every object", finalizersCmd},

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/cmd/kreact/tail"
+	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/internal/kube"
+	"github.com/kreact/kreact/lifecycle"
+	"github.com/kreact/kreact/record"
+	"github.com/kreact/kreact/restmapper"
+)
+
+type recordFlags struct {
+	files, crds   []string
+	namespace     string
+	allNamespaces bool
+	labelSelector string
+	output        string
+	duration      time.Duration
+	cluster       clusterFlags
+	log           logFlags
+}
+
+// recordCmd is `kreact record -f RULES RESOURCE [NAME...]`: it runs the
+// rules in dry-run against the chosen objects' live changes and writes
+// what happened as a kreact test case (package record).
+func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f recordFlags
+	fs := commandFlags("record", stdout)
+	fs.ListVarP(&f.files, "filename", "f", "rule file or directory (repeatable)")
+	fs.ListVarP(&f.crds, "crd", "", "file of CustomResourceDefinitions for the case's spec.crds (repeatable)")
+	fs.StringVarP(&f.namespace, "namespace", "n", "", "namespace to record (default: the context's namespace)")
+	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "record all namespaces")
+	fs.StringVarP(&f.labelSelector, "selector", "l", "", "label selector, e.g. app=web,tier!=db")
+	fs.StringVarP(&f.output, "output", "o", "", "the case file to write (default: stdout)")
+	fs.DurationVar(&f.duration, "for", 0, "stop recording after this long (default: at Ctrl-C)")
+	f.cluster.Register(fs)
+	f.log.Register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if len(f.files) == 0 {
+		return &usageError{Msg: "record: no rule files: use -f FILE|DIR"}
+	}
+	if fs.NArg() == 0 {
+		return &usageError{Msg: "record: name a resource, e.g. `kreact record -f rules/ cm web -n shop`"}
+	}
+	// RESOURCE[,RESOURCE...] [NAME...], as kubectl get takes them.
+	refs, names := tail.Refs(fs.Args()[:1]), fs.Args()[1:]
+	logger, err := f.log.Logger(stderr)
+	if err != nil {
+		return err
+	}
+	files, err := engine.ReadRules(ctx, "record: loading rules", f.files)
+	if err != nil {
+		return err
+	}
+	// kreact test refuses a rule file with errors: so does its recording.
+	if files.Err != nil {
+		return &invalidError{files.Err}
+	}
+	if len(files.Rules) == 0 {
+		return &invalidError{fmt.Errorf("no rules in %s", strings.Join(f.files, ", "))}
+	}
+	dir := "."
+	if f.output != "" {
+		dir = filepath.Dir(f.output)
+	}
+	rulePaths, err := relativeTo(dir, f.files)
+	if err != nil {
+		return err
+	}
+	crdPaths, err := relativeTo(dir, f.crds)
+	if err != nil {
+		return err
+	}
+	cfg, contextNS, err := f.cluster.Load(userAgent())
+	if err != nil {
+		return err
+	}
+	namespace := f.namespace
+	if namespace == "" {
+		namespace = contextNS
+	}
+	if f.allNamespaces {
+		namespace = ""
+	}
+
+	stack, err := kube.New(ctx, cfg, kube.Options{Logger: logger})
+	if err != nil {
+		return &clusterError{Err: err}
+	}
+	var resources []apiresource.Resource
+	for _, ref := range refs {
+		res, err := stack.Mapper.Resolve(ref)
+		var nf *restmapper.NotFoundError
+		switch {
+		case errors.As(err, &nf):
+			return &usageError{Msg: "record: " + err.Error()}
+		case err != nil:
+			return &invalidError{err}
+		}
+		resources = append(resources, res)
+	}
+	rec, err := record.New(files.Rules, record.Options{Names: names, Namespace: namespace, LabelSelector: f.labelSelector})
+	if err != nil {
+		return &usageError{Msg: "record: " + err.Error()}
+	}
+	// The recorder's watches come first, whole objects, so that a rule's
+	// narrower watch (spec.watch[].fields) never makes the shared
+	// informer list again.
+	for _, res := range resources {
+		if err := rec.Watch(stack.Informers, res); err != nil {
+			return err
+		}
+	}
+	defer rec.Stop()
+	// The rules see only the recorded objects of the recorded resources,
+	// so that the case holds every change they acted on.
+	eng := engine.New(stack.REST, stack.Mapper, rec.Scope(stack.Informers), stack.Discovery, engine.Options{DryRun: true, Logger: logger, Asked: rec.Asked})
+	if f.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.duration)
+		defer cancel()
+	}
+	load := func(ctx context.Context) error {
+		rec.Begin()
+		if err := eng.Load(ctx, files.Rules); err != nil {
+			return &invalidError{err}
+		}
+		for !rec.Synced() {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		if rec.Objects() == 0 {
+			logger.Warn("no object matches yet; recording the changes to come", "resources", strings.Join(refs, ","), "names", strings.Join(names, ","), "namespace", namespace, "selector", f.labelSelector)
+		}
+		logger.Info("recording; Ctrl-C writes the case", "objects", rec.Objects())
+		<-ctx.Done()
+		return nil
+	}
+	// The rules stop (their changes and actions drained) before the
+	// recording is taken.
+	if err := (lifecycle.Layers{stack, lifecycle.Group{lifecycle.Func(eng.Run), lifecycle.Func(load)}}).Start(ctx); err != nil {
+		return err
+	}
+	r := rec.Recording()
+	r.Rules, r.CRDs = rulePaths, crdPaths
+	r.Description = fmt.Sprintf("recorded by kreact record %s from %s", strings.Join(args, " "), cfg.Host)
+	data, err := r.Case()
+	if err != nil {
+		return err
+	}
+	logger.Info("recorded", "changes", len(r.Changes), "actions", len(r.Actions), "output", f.output)
+	if f.output == "" {
+		_, err = stdout.Write(data)
+		return err
+	}
+	return os.WriteFile(f.output, data, 0o644)
+}
+
+// relativeTo returns paths as a case file in dir names them.
+func relativeTo(dir string, paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		rel, err := record.RelativeTo(dir, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rel)
+	}
+	return out, nil
+}

@@ -1,0 +1,60 @@
+// Package record turns what kreact's rules did with live objects into a
+// `kreact test` case (package ruletest): the objects' changes, in order,
+// with the time between them, and the actions the rules asked for. It is
+// what `kreact record` writes; docs/cli.md documents the command.
+//
+// # Design: the rules run here, in dry-run, and the recorder listens
+//
+// A faithful replay needs the actions of exactly the changes recorded,
+// made by the code that makes them under kreact run. So `kreact record`
+// runs the rules itself with package engine, in dry-run (every action is
+// sent with dryRun=All: the cluster does not change), and a Recorder
+// takes two streams:
+//
+//   - the changes of the objects chosen (resource, names, namespace,
+//     label selector), from an informer of its own on the same informer
+//     manager (Recorder.Watch), in the order the watch delivers them;
+//   - the actions, as each rule's delivery core hands them to its action
+//     queue (engine.Options.Asked): the point where package ruletest's
+//     recorder takes them offline, so both sides record the same thing.
+//
+// Observing a separate running kreact instead would need its actions back
+// from the API server (a dry-run leaves none, and events and HTTP calls
+// leave no object change), and would not know which rule asked.
+//
+// # The case
+//
+// Recording.Case writes one RuleTest case: objects already there when the
+// recording starts are adds with initial: true (kreact run delivers its
+// initial list so, ctx.initial), then every add, update and delete, with
+// an advance event for the time since the previous one (to the
+// millisecond), and one for the time from the last change to the end of
+// the recording, so that timers (kreact.after) and spec.every or
+// spec.schedule ticks fall due in the replay as they did live. spec.now is
+// the time the rules started.
+//
+// Objects are trimmed of what the test format ignores and a script has no
+// use for: metadata.managedFields and metadata.resourceVersion (kreact
+// test delivers no update for a change of those alone, and an update that
+// changed nothing else is not recorded). uid, creationTimestamp and
+// generation stay: scripts read them (kreact.once's marker patch names the
+// uid, TTL rules read creationTimestamp, setCondition observedGeneration).
+//
+// Expected actions are written as `kreact test --update` writes them
+// (ruletest.ActionFields), the rule's name included when several rules
+// run, without the dryRun that record's own dry-run sets (a rule's own
+// spec.dryRun is kept).
+//
+// # Limits of the replay
+//
+// The replay is exact when the rules see only the changes recorded: a
+// rule that also watches or reads resources not recorded acts on changes
+// the case does not hold. Live, changes that arrive together may be
+// coalesced into one call (kreact run's delivery); the case replays each
+// change after the previous one's calls. Scripts that write the clock
+// into an action (kreact.now(), kreact.once) see the time of the change
+// live and the recorded time, to the millisecond, offline. With several
+// rules, the order of their actions for one change is the order they
+// were asked in live, where the rules run side by side, and offline in
+// load order.
+package record
