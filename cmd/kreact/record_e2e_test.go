@@ -207,3 +207,20 @@ func TestRecordBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordFor stops by itself after --for and writes the case to
+// stdout, here of nothing: the selector matches nothing, and says so.
+func TestRecordFor(t *testing.T) {
+	rule := filepath.Join(t.TempDir(), "rule.yaml")
+	if err := os.WriteFile(rule, []byte(recordRule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := runMain(t.Context(), []string{"record", "-f", rule, "cm", "-n", "record-e2e", "-l", "app=nothing", "--for", "1s", "--kubeconfig", cluster.KubeconfigPath()}, &stdout, &stderr)
+	if code != exitOK || !strings.Contains(stdout.String(), "kind: RuleTest") || !strings.Contains(stdout.String(), "actions: []") {
+		t.Errorf("kreact record --for 1s: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "no object matches yet") {
+		t.Errorf("record did not say that the selector matches nothing:\n%s", stderr.String())
+	}
+}
