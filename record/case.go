@@ -43,6 +43,10 @@ type Recording struct {
 	// Actions are the actions the rules asked for, in that order, as a
 	// test expects them.
 	Actions []ruletest.Fields
+	// Errors are the script errors of the calls given up, in that order,
+	// as a test expects them (substrings: without the position, whose
+	// file the replay names from the case's spec.rules).
+	Errors []string
 }
 
 // Trim returns a copy of obj without what a test ignores and no script
@@ -104,6 +108,7 @@ type (
 	}
 	expect struct {
 		Actions []ruletest.Fields `yaml:"actions"`
+		Errors  []string          `yaml:"errors,omitempty"`
 	}
 )
 
@@ -111,7 +116,7 @@ type (
 // package's doc).
 func (r *Recording) Case() ([]byte, error) {
 	start := r.Start.UTC().Truncate(time.Millisecond)
-	c := testCase{Name: "recorded " + start.Format(time.RFC3339Nano), Expect: expect{Actions: r.Actions}}
+	c := testCase{Name: "recorded " + start.Format(time.RFC3339Nano), Expect: expect{Actions: r.Actions, Errors: r.Errors}}
 	last := start
 	advance := func(to time.Time) {
 		if d := to.Sub(last).Round(time.Millisecond); d > 0 {

@@ -43,13 +43,24 @@
 // Expected actions are written as `kreact test --update` writes them
 // (ruletest.ActionFields), the rule's name included when several rules
 // run, without the dryRun that record's own dry-run sets (a rule's own
-// spec.dryRun is kept).
+// spec.dryRun is kept). The errors of calls given up (the Recorder is the
+// engine's Observer) are the case's expected errors, without their
+// position, whose file name differs between the command line and the
+// case's spec.rules.
+//
+// # The rules see what is recorded
+//
+// Recorder.Scope filters the informers the engine watches through: a
+// change of an object of a recorded resource that the recording leaves
+// out (another namespace, label or name) does not reach the rules, so
+// that the case holds every change of that resource they acted on.
 //
 // # Limits of the replay
 //
 // The replay is exact when the rules see only the changes recorded: a
 // rule that also watches or reads resources not recorded acts on changes
-// the case does not hold. Live, changes that arrive together may be
+// the case does not hold (kreact record runs the case it wrote, and says
+// so). Live, changes that arrive together may be
 // coalesced into one call (kreact run's delivery); the case replays each
 // change after the previous one's calls. Scripts that write the clock
 // into an action (kreact.now(), kreact.once) see the time of the change

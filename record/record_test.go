@@ -3,8 +3,10 @@ package record
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/ruletest"
 	"github.com/kreact/kreact/scripting"
@@ -210,6 +213,8 @@ func TestRecorder(t *testing.T) {
 	colors.DryRun, careful.DryRun, careful.Rule = true, true, "careful"
 	r.Asked(colors)
 	r.Asked(careful)
+	r.HandlerGivenUp("colors", scripting.Add, fmt.Errorf("call: %w", &scripting.ScriptError{Rule: "colors", Handler: "onAdd",
+		Position: diag.Position{File: "/live/rules/colors.yaml", Line: 12, Col: 3}, Message: "Error: no good"}))
 
 	got := r.Recording()
 	var changes []string
@@ -225,6 +230,10 @@ func TestRecorder(t *testing.T) {
 	}
 	if want := "add a blue initial, update a green, delete a green"; strings.Join(changes, ", ") != want {
 		t.Errorf("changes: %s\nwant:    %s", strings.Join(changes, ", "), want)
+	}
+	// The case names the rule file as spec.rules does, not as record did.
+	if want := []string{"Error: no good (rule colors, onAdd)"}; !slices.Equal(got.Errors, want) {
+		t.Errorf("errors %q, want %q", got.Errors, want)
 	}
 	if len(got.Actions) != 2 {
 		t.Fatalf("%d actions, want 2", len(got.Actions))

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -14,7 +15,9 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/dynamicinformer"
+	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/projection"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/ruletest"
@@ -52,6 +55,7 @@ type Recorder struct {
 	start    time.Time
 	changes  []Change
 	actions  []ruletest.Fields
+	givenUp  []string
 	// current holds the last recorded state of each object, to leave out
 	// updates that changed only what Trim removes.
 	current map[objectKey]*unstructured.Unstructured
@@ -211,6 +215,31 @@ func (r *Recorder) Asked(a actions.Action) {
 	r.actions = append(r.actions, fs)
 }
 
+var _ engine.Observer = (*Recorder)(nil)
+
+// HandlerGivenUp records the error of a call given up, as kreact test
+// expects it; the Recorder is the engine's Observer.
+func (r *Recorder) HandlerGivenUp(_ string, _ scripting.EventType, err error) {
+	msg := err.Error()
+	var se *scripting.ScriptError
+	if errors.As(err, &se) {
+		// kreact test's error names the rule file as the case does.
+		se := *se
+		se.Position = diag.Position{}
+		msg = se.Error()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.givenUp = append(r.givenUp, msg)
+}
+
+// Event, HandlerCall, ChangesDropped and ActionResult record nothing: the
+// changes come from the recorder's own watches, the actions from Asked.
+func (r *Recorder) Event(string, string, scripting.EventType)                     {}
+func (r *Recorder) HandlerCall(string, scripting.EventType, time.Duration, error) {}
+func (r *Recorder) ChangesDropped(string, int)                                    {}
+func (r *Recorder) ActionResult(actions.Result)                                   {}
+
 // Recording returns what was recorded until now.
 func (r *Recorder) Recording() Recording {
 	now := r.opts.Now()
@@ -220,7 +249,7 @@ func (r *Recorder) Recording() Recording {
 	if start.IsZero() {
 		start = now
 	}
-	return Recording{Start: start, End: now, Changes: slices.Clone(r.changes), Actions: slices.Clone(r.actions)}
+	return Recording{Start: start, End: now, Changes: slices.Clone(r.changes), Actions: slices.Clone(r.actions), Errors: slices.Clone(r.givenUp)}
 }
 
 func (r *Recorder) handler() cache.ResourceEventHandler {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/cmd/kreact/tail"
 	"github.com/kreact/kreact/engine"
@@ -17,6 +20,7 @@ import (
 	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/record"
 	"github.com/kreact/kreact/restmapper"
+	"github.com/kreact/kreact/ruletest"
 )
 
 type recordFlags struct {
@@ -56,6 +60,9 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	// RESOURCE[,RESOURCE...] [NAME...], as kubectl get takes them.
 	refs, names := tail.Refs(fs.Args()[:1]), fs.Args()[1:]
+	if _, err := labels.Parse(f.labelSelector); err != nil {
+		return &usageError{Msg: fmt.Sprintf("record: -l %q: %v", f.labelSelector, err)}
+	}
 	logger, err := f.log.Logger(stderr)
 	if err != nil {
 		return err
@@ -99,6 +106,10 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return &clusterError{Err: err}
 	}
+	rec, err := record.New(files.Rules, record.Options{Names: names, Namespace: namespace, LabelSelector: f.labelSelector})
+	if err != nil {
+		return err
+	}
 	var resources []apiresource.Resource
 	for _, ref := range refs {
 		res, err := stack.Mapper.Resolve(ref)
@@ -111,10 +122,6 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		resources = append(resources, res)
 	}
-	rec, err := record.New(files.Rules, record.Options{Names: names, Namespace: namespace, LabelSelector: f.labelSelector})
-	if err != nil {
-		return &usageError{Msg: "record: " + err.Error()}
-	}
 	// The recorder's watches come first, whole objects, so that a rule's
 	// narrower watch (spec.watch[].fields) never makes the shared
 	// informer list again.
@@ -126,7 +133,7 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	defer rec.Stop()
 	// The rules see only the recorded objects of the recorded resources,
 	// so that the case holds every change they acted on.
-	eng := engine.New(stack.REST, stack.Mapper, rec.Scope(stack.Informers), stack.Discovery, engine.Options{DryRun: true, Logger: logger, Asked: rec.Asked})
+	eng := engine.New(stack.REST, stack.Mapper, rec.Scope(stack.Informers), stack.Discovery, engine.Options{DryRun: true, Logger: logger, Asked: rec.Asked, Observer: rec})
 	if f.duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, f.duration)
@@ -163,12 +170,25 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	logger.Info("recorded", "changes", len(r.Changes), "actions", len(r.Actions), "output", f.output)
+	logger.Info("recorded", "changes", len(r.Changes), "actions", len(r.Actions), "errors", len(r.Errors), "output", f.output)
 	if f.output == "" {
 		_, err = stdout.Write(data)
 		return err
 	}
-	return os.WriteFile(f.output, data, 0o644)
+	if err := os.WriteFile(f.output, data, 0o644); err != nil {
+		return err
+	}
+	// The case is checked as kreact test will run it: what the replay
+	// cannot reproduce (see package record) is said now, not found later.
+	var report bytes.Buffer
+	sum, err := ruletest.Run(context.WithoutCancel(ctx), []string{f.output}, &report, ruletest.Options{})
+	if err != nil || sum.Failed > 0 {
+		logger.Warn("the case does not replay as recorded: did the rules watch or read objects not recorded, or were changes coalesced? See `kreact record --help`", "file", f.output, "error", err)
+		_, err = io.Copy(stderr, &report)
+		return err
+	}
+	logger.Info("replayed offline with kreact test: the same actions", "file", f.output)
+	return nil
 }
 
 // relativeTo returns paths as a case file in dir names them.

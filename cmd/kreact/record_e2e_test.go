@@ -113,6 +113,9 @@ func TestRecordReplaysOffline(t *testing.T) {
 	if code := c.stop(); code != exitOK {
 		t.Fatalf("kreact record exited %d after Ctrl-C, want 0", code)
 	}
+	if !strings.Contains(c.stderr.String(), "replayed offline with kreact test: the same actions") {
+		t.Errorf("record did not check its replay:\n%s", c.stderr)
+	}
 	if n := strings.Count(c.stderr.String(), "msg=added"); n != 1 {
 		t.Errorf("the rule handled %d adds, want 1: the object outside the selector reached it", n)
 	}
@@ -222,5 +225,72 @@ func TestRecordFor(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "no object matches yet") {
 		t.Errorf("record did not say that the selector matches nothing:\n%s", stderr.String())
+	}
+}
+
+// TestRecordChecksItsReplay: a call given up live is an expected error of
+// the case, which replays; a rule that acts on objects not recorded (here
+// a Secret, where only ConfigMaps are recorded) makes a case that does
+// not replay, and record says so.
+func TestRecordChecksItsReplay(t *testing.T) {
+	ctx := t.Context()
+	const ns = "record-check-e2e"
+	createNamespace(t, ns)
+	dir := t.TempDir()
+	const rule = `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: wide
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [record-check-e2e]
+    - resource: secrets
+      namespaces: [record-check-e2e]
+  retries: 0
+  permissions:
+    - resources: [configmaps, secrets]
+      verbs: [patch]
+  script: |
+    function onAdd(obj, ctx) {
+      if (obj.metadata.name === "broken") throw new Error("no good");
+      kreact.patch(obj, {metadata: {labels: {seen: "yes"}}});
+      kreact.log("added-" + obj.kind + "-" + obj.metadata.name);
+    }
+`
+	if err := os.WriteFile(filepath.Join(dir, "rule.yaml"), []byte(rule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs := kubernetes.NewForConfigOrDie(cluster.Config()).CoreV1()
+	record := func(file string, create func(c *cli)) *cli {
+		t.Helper()
+		c := startCLI(t, "record", "-f", filepath.Join(dir, "rule.yaml"), "cm", "-n", ns, "-o", filepath.Join(dir, file), "--kubeconfig", cluster.KubeconfigPath())
+		testcluster.Eventually(t, "record to start", func() bool { return strings.Contains(c.stderr.String(), "recording;") })
+		create(c)
+		if code := c.stop(); code != exitOK {
+			t.Fatalf("kreact record exited %d after Ctrl-C, want 0", code)
+		}
+		return c
+	}
+
+	c := record("given-up.yaml", func(c *cli) {
+		if _, err := cs.ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "broken"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		testcluster.Eventually(t, "the call to be given up", func() bool { return strings.Contains(c.stderr.String(), "handler call given up") })
+	})
+	data, _ := os.ReadFile(filepath.Join(dir, "given-up.yaml"))
+	if !strings.Contains(c.stderr.String(), "replayed offline with kreact test: the same actions") || !strings.Contains(string(data), "Error: no good (rule wide, onAdd)") {
+		t.Errorf("a given-up call: the case does not expect its error, or does not replay:\n%s\nstderr:\n%s", data, c.stderr)
+	}
+
+	c = record("secret.yaml", func(c *cli) {
+		if _, err := cs.Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		testcluster.Eventually(t, "the rule to act on the Secret", func() bool { return strings.Contains(c.stderr.String(), "msg=added-Secret-s") })
+	})
+	if !strings.Contains(c.stderr.String(), "the case does not replay as recorded") || !strings.Contains(c.stderr.String(), "--- FAIL") {
+		t.Errorf("record did not say that its case does not replay:\n%s", c.stderr)
 	}
 }
