@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -119,9 +120,11 @@ func (b *bench) deleteConfigurations(ctx context.Context) error {
 
 // webhookProcess is a running webhook: kreact or the bare one.
 type webhookProcess struct {
-	cmd    *exec.Cmd
-	stderr *lockedBuffer
-	exited chan struct{}
+	cmd *exec.Cmd
+	// metrics is kreact's /metrics address; empty for the bare webhook.
+	metrics string
+	stderr  *lockedBuffer
+	exited  chan struct{}
 }
 
 func (p *webhookProcess) start() error {
@@ -157,7 +160,7 @@ func (b *bench) startKreact(ctx context.Context) (*webhookProcess, error) {
 	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	health := fmt.Sprintf("127.0.0.1:%d", ports[2])
 	// Warnings only: the bare webhook logs nothing per review either.
-	p := &webhookProcess{cmd: exec.Command(b.kreact, "run", "-f", b.ruleDir, "--kubeconfig", b.kubeconfig,
+	p := &webhookProcess{metrics: fmt.Sprintf("127.0.0.1:%d", ports[1]), cmd: exec.Command(b.kreact, "run", "-f", b.ruleDir, "--kubeconfig", b.kubeconfig,
 		"--admission-bind-address", addr, "--admission-url", "https://"+addr,
 		"--admission-name", kreactConfig, "--admission-namespace", ownNamespace,
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[1]), "--health-probe-bind-address", health,
@@ -341,6 +344,9 @@ func (b *bench) measure(ctx context.Context, webhook string, rate float64, repea
 		return r, err
 	}
 	r.fill(samples, elapsed)
+	if p != nil && p.metrics != "" {
+		logMetrics(p.metrics)
+	}
 	r.cpu = cpu1 - cpu0
 	if p == nil {
 		r.cpu = -1
@@ -351,6 +357,27 @@ func (b *bench) measure(ctx context.Context, webhook string, rate float64, repea
 		}
 	}
 	return r, ctx.Err()
+}
+
+// logMetrics prints what kreact counted of its reviews and keeps in its
+// cache (the rule's watch), to tell what its CPU was spent on.
+func logMetrics(addr string) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "  kreact metrics: %v\n", err)
+		return
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "  kreact metrics: %v\n", err)
+		return
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if strings.HasPrefix(line, "kreact_admission_requests_total{") || strings.HasPrefix(line, "kreact_informer_objects{") {
+			fmt.Fprintf(os.Stderr, "  %s\n", line)
+		}
+	}
 }
 
 // processCPU is p's CPU seconds so far, or 0 without a process.
