@@ -15,9 +15,16 @@ func rule(name, script string) string {
 	return "apiVersion: kreact.dev/v1alpha1\nkind: Rule\nmetadata: {name: " + name + "}\nspec:\n  watch: [{resource: configmaps}]\n  script: '" + script + "'\n"
 }
 
+// write replaces the file at path whole (a write to a temporary file, then
+// a rename), as an editor or a ConfigMap's symlink swap does: a reload
+// that polls every millisecond must not see it half written, empty and
+// valid.
 func write(t *testing.T, path, content string) {
 	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+	if err := os.WriteFile(path+".tmp", []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
 		t.Fatal(err)
 	}
 }
