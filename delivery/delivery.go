@@ -665,14 +665,8 @@ func (d *Core) settle(ctx context.Context, t turn, c called, pace bool) {
 	d.traceTurn(t, c, nil, "ok")
 	d.queue.Forget(t.key)
 	d.arm(t.key, t.ev, c.out.Timer)
-	var committed <-chan struct{}
-	if c.out.Once != nil {
-		committed = d.commitOnce(t.key, c.out.Actions, *c.out.Once)
-	} else {
-		committed = d.commit(t.key, t.ev, c.out.Actions)
-	}
 	select {
-	case <-committed:
+	case <-d.commit(t.key, t.ev, c.out.Actions, c.out.Once):
 	case <-ctx.Done():
 		// The actions finish, and release the object, on their own.
 	}
@@ -777,45 +771,66 @@ func (d *Core) freshen(key objectKey, ev scripting.Event) (scripting.Event, bool
 
 // commit hands the actions of a successful call to the sink, and
 // releases key once they are all finished; the returned channel is closed
-// then.
-func (d *Core) commit(key objectKey, ev scripting.Event, asked []actions.Action) <-chan struct{} {
+// then. With a once marker (kreact.once), the marker is sent after them,
+// only if every one succeeded (otherwise the next call does it again),
+// and key is released after it. The actions of every call are traced,
+// and one that fails records its Event, with a marker or without.
+func (d *Core) commit(key objectKey, ev scripting.Event, asked []actions.Action, marker *actions.Action) <-chan struct{} {
 	finished := make(chan struct{})
-	if len(asked) == 0 {
+	release := func() {
 		d.queue.Done(key)
 		close(finished)
+	}
+	var failed atomic.Bool
+	// all runs once every action is finished.
+	all := func() {
+		if marker == nil || failed.Load() {
+			release()
+			return
+		}
+		d.enqueueResult(*marker, func(err error) {
+			if err == nil {
+				d.markedOnce(key, marker.UID)
+			}
+			release()
+		})
+	}
+	if len(asked) == 0 {
+		all()
 		return finished
 	}
 	var left atomic.Int32
 	left.Store(int32(len(asked)))
-	release := func() {
+	settled := func() {
 		if left.Add(-1) == 0 {
-			d.queue.Done(key)
-			close(finished)
+			all()
 		}
 	}
-	if d.traced() || d.rule.RecordEvents {
-		// How each action ends matters: for the trace, and for the Event
-		// of one that fails.
-		start := d.now()
+	if !d.traced() && !d.rule.RecordEvents && marker == nil {
+		// Nothing needs to know how each action ended.
 		for _, a := range asked {
-			var traced func(error)
-			if d.traced() {
-				traced = d.traceAction(key, ev.Resource.GVR.GroupResource(), a, start)
-			}
-			d.enqueueResult(a, func(err error) {
-				if traced != nil {
-					traced(err)
-				}
-				if err != nil && a.Verb != actions.Event && !errors.Is(err, actions.ErrStopped) {
-					d.recordEvent(key, ev, ReasonActionFailed, fmt.Sprintf("rule %s: %s %s failed: %v", d.rule.Name, a.Verb, actionTarget(a), err))
-				}
-				release()
-			})
+			d.sink.EnqueueThen(a, settled)
 		}
 		return finished
 	}
+	start := d.now()
 	for _, a := range asked {
-		d.sink.EnqueueThen(a, release)
+		var traced func(error)
+		if d.traced() {
+			traced = d.traceAction(key, ev.Resource.GVR.GroupResource(), a, start)
+		}
+		d.enqueueResult(a, func(err error) {
+			if traced != nil {
+				traced(err)
+			}
+			if err != nil {
+				failed.Store(true)
+				if a.Verb != actions.Event && !errors.Is(err, actions.ErrStopped) {
+					d.recordEvent(key, ev, ReasonActionFailed, fmt.Sprintf("rule %s: %s %s failed: %v", d.rule.Name, a.Verb, actionTarget(a), err))
+				}
+			}
+			settled()
+		})
 	}
 	return finished
 }

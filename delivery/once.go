@@ -5,7 +5,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/scripting"
 )
 
@@ -58,48 +57,14 @@ func (d *Core) withMarker(key objectKey, ev scripting.Event) scripting.Event {
 	return ev
 }
 
-// commitOnce is commit for a call with a once marker: the actions, then,
-// if they all succeeded, the marker; key is released after both.
-func (d *Core) commitOnce(key objectKey, asked []actions.Action, marker actions.Action) <-chan struct{} {
-	finished := make(chan struct{})
-	release := func() {
-		d.queue.Done(key)
-		close(finished)
+// markedOnce records that the marker of a call on key, whose object has
+// uid, is written: the object's later calls see kreact.once false even
+// before the cache shows the marker.
+func (d *Core) markedOnce(key objectKey, uid types.UID) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.once.marked[key]; !ok {
+		d.once.count.Add(1)
 	}
-	mark := func() {
-		d.enqueueResult(marker, func(err error) {
-			if err == nil {
-				d.mu.Lock()
-				if _, ok := d.once.marked[key]; !ok {
-					d.once.count.Add(1)
-				}
-				d.once.marked[key] = marker.UID
-				d.mu.Unlock()
-			}
-			release()
-		})
-	}
-	if len(asked) == 0 {
-		mark()
-		return finished
-	}
-	var left atomic.Int32
-	var failed atomic.Bool
-	left.Store(int32(len(asked)))
-	for _, a := range asked {
-		d.enqueueResult(a, func(err error) {
-			if err != nil {
-				failed.Store(true)
-			}
-			if left.Add(-1) == 0 {
-				if failed.Load() {
-					// Not marked: the next call does it again.
-					release()
-					return
-				}
-				mark()
-			}
-		})
-	}
-	return finished
+	d.once.marked[key] = uid
 }

@@ -3,6 +3,7 @@ package delivery
 import (
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -116,5 +117,25 @@ func TestOnceDoesNotMarkAfterAFailure(t *testing.T) {
 	}
 	if got := sink.recorded(); !slices.Equal(got, want) {
 		t.Errorf("actions\n got %q\nwant %q", got, want)
+	}
+}
+
+// The actions of a call that asks for kreact.once are traced like any
+// call's (the marker is kreact's, not the rule's, and is not).
+func TestOnceCallsAreTraced(t *testing.T) {
+	prog, rt := onceRuntime(t)
+	sink := &onceSink{}
+	d := New(testRule(), prog, sink, Options{Logger: quiet(), BaseDelay: -1, Trace: DefaultTraceSize})
+	t.Cleanup(d.ShutDown)
+	d.Observe(0, add(cm("a", "1")))
+	d.Drain(t.Context(), rt)
+	var actions []string
+	for _, line := range traceLines(t, d, "a") {
+		if strings.HasPrefix(line, "action ") {
+			actions = append(actions, line)
+		}
+	}
+	if len(actions) != 1 || !strings.HasPrefix(actions[0], "action event ") {
+		t.Errorf("traced actions %q; want the call's event", actions)
 	}
 }
