@@ -19,32 +19,6 @@ func ms(ns ...float64) []time.Duration {
 	return out
 }
 
-func TestPercentile(t *testing.T) {
-	hundred := make([]float64, 100)
-	for i := range hundred {
-		hundred[i] = float64(100 - i)
-	}
-	tests := []struct {
-		name string
-		in   []time.Duration
-		p    float64
-		want time.Duration
-	}{
-		{"none", nil, 50, 0},
-		{"one", ms(7), 99, 7 * time.Millisecond},
-		{"median of ten", ms(10, 1, 9, 2, 8, 3, 7, 4, 6, 5), 50, 5 * time.Millisecond},
-		{"p99 of a hundred", ms(hundred...), 99, 99 * time.Millisecond},
-		{"p100", ms(3, 1, 2), 100, 3 * time.Millisecond},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := percentile(tt.in, tt.p); got != tt.want {
-				t.Errorf("percentile = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestSpread(t *testing.T) {
 	tests := []struct {
 		name string
@@ -161,18 +135,6 @@ func TestParseRates(t *testing.T) {
 		if _, err := parseRates(bad); err == nil {
 			t.Errorf("parseRates(%q) accepted", bad)
 		}
-	}
-}
-
-func TestParseStatCPU(t *testing.T) {
-	// The command name may hold spaces and parentheses.
-	stat := "4242 (kre act) (x) S 1 4242 4242 0 -1 4194560 1234 0 0 0 250 75 0 0 20 0 12 0 123 456 789"
-	cpu, err := parseStatCPU(stat)
-	if err != nil || cpu != 3.25 {
-		t.Errorf("parseStatCPU = %v, %v; want 3.25 s", cpu, err)
-	}
-	if _, err := parseStatCPU("4242 kreact S 1"); err == nil {
-		t.Error("parseStatCPU accepted a line without a command name")
 	}
 }
 

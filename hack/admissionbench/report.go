@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kreact/kreact/hack/internal/benchstat"
 )
 
 // result is one webhook's figures for one phase.
@@ -45,19 +47,7 @@ func (r *result) fill(samples []sample, elapsed time.Duration) {
 			r.wrong++
 		}
 	}
-	r.p50, r.p99 = percentile(lat, 50), percentile(lat, 99)
-}
-
-// percentile returns the p-th percentile (0–100) of ds by the nearest-rank
-// method, or 0 for none.
-func percentile(ds []time.Duration, p float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	rank := int(p/100*float64(len(s))+0.999999) - 1
-	return s[min(max(rank, 0), len(s)-1)]
+	r.p50, r.p99 = benchstat.Percentile(lat, 50), benchstat.Percentile(lat, 99)
 }
 
 // spread is the median, the least and the greatest of some values.

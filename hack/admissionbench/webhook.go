@@ -24,6 +24,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kreact/kreact/hack/internal/benchstat"
 )
 
 // The names of the two webhooks' configurations, and the message each
@@ -385,7 +387,7 @@ func processCPU(p *webhookProcess) (float64, error) {
 	if p == nil {
 		return 0, nil
 	}
-	return cpuSeconds(p.cmd.Process.Pid)
+	return benchstat.CPUSeconds(p.cmd.Process.Pid)
 }
 
 func freePorts(n int) ([]int, error) {

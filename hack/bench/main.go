@@ -17,6 +17,7 @@ import (
 
 	"k8s.io/client-go/dynamic"
 
+	"github.com/kreact/kreact/hack/internal/benchstat"
 	"github.com/kreact/kreact/internal/testcluster"
 )
 
@@ -270,7 +271,7 @@ func measure(ctx context.Context, phase, name string, f flags, s settings, names
 		return r, err
 	}
 	pid := c.cmd.Process.Pid
-	cpu0, err := cpuSeconds(pid)
+	cpu0, err := benchstat.CPUSeconds(pid)
 	if err != nil {
 		return r, err
 	}
@@ -288,13 +289,13 @@ func measure(ctx context.Context, phase, name string, f flags, s settings, names
 	r.drain = time.Since(end)
 	r.left = t.outstanding()
 	lat := t.takeLatencies()
-	r.p50, r.p99 = percentile(lat, 50), percentile(lat, 99)
-	cpu1, err := cpuSeconds(pid)
+	r.p50, r.p99 = benchstat.Percentile(lat, 50), benchstat.Percentile(lat, 99)
+	cpu1, err := benchstat.CPUSeconds(pid)
 	if err != nil {
 		return r, err
 	}
 	r.cpu = cpu1 - cpu0
-	if r.rss, err = peakRSS(pid); err != nil {
+	if r.rss, err = benchstat.PeakRSS(pid); err != nil {
 		return r, err
 	}
 	r.patches, err = c.stopCountingPatches()

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kreact/kreact/explain"
+	"github.com/kreact/kreact/hack/internal/benchstat"
 )
 
 // payloadSize is the size of each sync ConfigMap's data.payload.
@@ -118,10 +119,10 @@ func measureSync(ctx context.Context, name string, f flags, s settings, namespac
 		r.explain = time.Since(asked)
 	}
 	pid := c.cmd.Process.Pid
-	if r.cpuReady, err = cpuSeconds(pid); err != nil {
+	if r.cpuReady, err = benchstat.CPUSeconds(pid); err != nil {
 		return r, err
 	}
-	if r.hwmReady, _, err = memory(pid); err != nil {
+	if r.hwmReady, _, err = benchstat.Memory(pid); err != nil {
 		return r, err
 	}
 	select {
@@ -129,12 +130,12 @@ func measureSync(ctx context.Context, name string, f flags, s settings, namespac
 	case <-ctx.Done():
 		return r, ctx.Err()
 	}
-	cpu, err := cpuSeconds(pid)
+	cpu, err := benchstat.CPUSeconds(pid)
 	if err != nil {
 		return r, err
 	}
 	r.cpuWindow = cpu - r.cpuReady
-	if r.hwm, r.rss, err = memory(pid); err != nil {
+	if r.hwm, r.rss, err = benchstat.Memory(pid); err != nil {
 		return r, err
 	}
 	r.patches, err = c.stopCountingPatches()

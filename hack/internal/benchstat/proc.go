@@ -1,4 +1,4 @@
-package main
+package benchstat
 
 import (
 	"fmt"
@@ -11,19 +11,19 @@ import (
 // is 100 on every Linux this runs on.
 const clockTicks = 100
 
-// cpuSeconds returns the user plus system CPU time of a process.
-func cpuSeconds(pid int) (float64, error) {
+// CPUSeconds returns the user plus system CPU time of a process.
+func CPUSeconds(pid int) (float64, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
 	}
-	return parseStatCPU(string(data))
+	return ParseStatCPU(string(data))
 }
 
-// parseStatCPU reads utime and stime (fields 14 and 15) of a
+// ParseStatCPU reads utime and stime (fields 14 and 15) of a
 // /proc/PID/stat line. The command name, field 2, may hold spaces and
 // parentheses, so the fields are counted after its last ')'.
-func parseStatCPU(stat string) (float64, error) {
+func ParseStatCPU(stat string) (float64, error) {
 	i := strings.LastIndexByte(stat, ')')
 	if i < 0 {
 		return 0, fmt.Errorf("stat: no command name")
@@ -44,31 +44,31 @@ func parseStatCPU(stat string) (float64, error) {
 	return float64(utime+stime) / clockTicks, nil
 }
 
-// peakRSS returns a process's peak resident set size in bytes (VmHWM).
-func peakRSS(pid int) (int64, error) {
-	hwm, _, err := memory(pid)
+// PeakRSS returns a process's peak resident set size in bytes (VmHWM).
+func PeakRSS(pid int) (int64, error) {
+	hwm, _, err := Memory(pid)
 	return hwm, err
 }
 
-// memory returns a process's peak and current resident set sizes in bytes
+// Memory returns a process's peak and current resident set sizes in bytes
 // (VmHWM and VmRSS).
-func memory(pid int) (hwm, rss int64, err error) {
+func Memory(pid int) (hwm, rss int64, err error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, 0, err
 	}
-	if hwm, err = parseStatusBytes(string(data), "VmHWM"); err != nil {
+	if hwm, err = ParseStatusBytes(string(data), "VmHWM"); err != nil {
 		return 0, 0, err
 	}
-	if rss, err = parseStatusBytes(string(data), "VmRSS"); err != nil {
+	if rss, err = ParseStatusBytes(string(data), "VmRSS"); err != nil {
 		return 0, 0, err
 	}
 	return hwm, rss, nil
 }
 
-// parseStatusBytes reads a size field ("VmHWM:\t 51200 kB") of a
+// ParseStatusBytes reads a size field ("VmHWM:\t 51200 kB") of a
 // /proc/PID/status file.
-func parseStatusBytes(status, field string) (int64, error) {
+func ParseStatusBytes(status, field string) (int64, error) {
 	for line := range strings.SplitSeq(status, "\n") {
 		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			f := strings.Fields(rest)
