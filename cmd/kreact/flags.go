@@ -51,3 +51,15 @@ func helpText(name string) string {
 	}
 	return strings.TrimSuffix(string(data), "\n")
 }
+
+// namespaceFor is the namespace kubectl would use: every namespace ("")
+// with -A, else -n, else the kubeconfig context's.
+func namespaceFor(flag string, all bool, contextNS string) string {
+	switch {
+	case all:
+		return ""
+	case flag != "":
+		return flag
+	}
+	return contextNS
+}

@@ -94,13 +94,7 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	namespace := f.namespace
-	if namespace == "" {
-		namespace = contextNS
-	}
-	if f.allNamespaces {
-		namespace = ""
-	}
+	namespace := namespaceFor(f.namespace, f.allNamespaces, contextNS)
 
 	stack, err := kube.New(ctx, cfg, kube.Options{Logger: logger})
 	if err != nil {
