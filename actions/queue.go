@@ -59,8 +59,8 @@ type Options struct {
 	// MetricsProvider receives the workqueue's metrics. Nil means client-go's
 	// global provider (which does nothing unless one is registered).
 	MetricsProvider workqueue.MetricsProvider
-	// OnResult, if set, is called after every attempt, from a worker
-	// goroutine. It must not block.
+	// OnResult, if set, is called after every attempt, from the goroutine
+	// that made it (a worker's, or Execute's caller's). It must not block.
 	OnResult func(Result)
 }
 
@@ -100,6 +100,20 @@ type Queue struct {
 	mu      sync.Mutex
 	pending map[targetKey][]queued
 	seq     uint64
+	// workCtx is the workers' context while Run takes actions, nil
+	// before and after: Execute attempts only meanwhile.
+	workCtx context.Context
+	// inline holds the targets whose head action Execute is attempting
+	// on its caller's goroutine: the workqueue does not hold them, and
+	// an action enqueued behind one waits for Execute to hand it over.
+	inline map[targetKey]struct{}
+	// executing counts Execute's attempts under way, which Run waits
+	// for before it drops what is left.
+	executing sync.WaitGroup
+	// adds, latency and work count Execute's attempts in the workqueue's
+	// metrics, as items that waited for nothing.
+	adds          workqueue.CounterMetric
+	latency, work workqueue.HistogramMetric
 
 	// reconnect spaces the attempts of actions that wait for an API server
 	// that cannot be reached: apart from the queue's own backoff, so that
@@ -166,6 +180,7 @@ func NewQueue(client rest.Interface, opts Options) *Queue {
 		log:     opts.Logger,
 		limiter: rate.NewLimiter(limit, opts.Burst),
 		pending: map[targetKey][]queued{},
+		inline:  map[targetKey]struct{}{},
 
 		reconnect:      workqueue.NewTypedItemExponentialFailureRateLimiter[targetKey](opts.BaseDelay, reconnectMax),
 		unreachableLog: rate.Sometimes{First: 1, Interval: 10 * time.Second},
@@ -174,8 +189,20 @@ func NewQueue(client rest.Interface, opts Options) *Queue {
 		workqueue.NewTypedItemExponentialFailureRateLimiter[targetKey](opts.BaseDelay, opts.MaxDelay),
 		workqueue.TypedRateLimitingQueueConfig[targetKey]{Name: opts.Name, MetricsProvider: opts.MetricsProvider},
 	)
+	q.adds, q.latency, q.work = noMetric{}, noMetric{}, noMetric{}
+	if m := opts.MetricsProvider; m != nil {
+		q.adds, q.latency, q.work = m.NewAddsMetric(opts.Name), m.NewLatencyMetric(opts.Name), m.NewWorkDurationMetric(opts.Name)
+	}
 	return q
 }
+
+// noMetric counts nothing, for a queue without a MetricsProvider (whose
+// workqueue reports to client-go's global provider, which does nothing
+// unless one is registered).
+type noMetric struct{}
+
+func (noMetric) Inc()            {}
+func (noMetric) Observe(float64) {}
 
 // queued is an action waiting on its target, and what to call when it is
 // finished.
@@ -218,8 +245,44 @@ func (q *Queue) enqueue(w queued) {
 	q.seq++
 	key := keyOf(w.action, q.seq)
 	q.pending[key] = append(q.pending[key], w)
+	_, behindExecute := q.inline[key]
 	q.mu.Unlock()
-	q.queue.Add(key)
+	if !behindExecute {
+		q.queue.Add(key)
+	}
+}
+
+// Execute is EnqueueResult for a caller that waits for the action anyway,
+// as the delivery of a call waits for its actions: when no other action
+// waits on its target and the rate limit lets one go now, its first
+// attempt is made on the calling goroutine, which spares the hand-over to
+// a worker goroutine and back (two thread wake-ups, at low rates a
+// reaction's largest cost after the script). Otherwise, and for its
+// retries, it is queued as EnqueueResult queues it, in the same order
+// behind the actions on its target. done is called exactly once, as for
+// EnqueueResult, often before Execute returns.
+func (q *Queue) Execute(a Action, done func(error)) {
+	w := queued{action: a, result: done}
+	q.mu.Lock()
+	ctx := q.workCtx
+	q.seq++
+	key := keyOf(a, q.seq)
+	_, behindExecute := q.inline[key]
+	if ctx == nil || len(q.pending[key]) > 0 || behindExecute || !q.limiter.Allow() {
+		q.mu.Unlock()
+		q.enqueue(w)
+		return
+	}
+	q.pending[key] = []queued{w}
+	q.inline[key] = struct{}{}
+	q.executing.Add(1)
+	q.mu.Unlock()
+	defer q.executing.Done()
+	q.adds.Inc()
+	q.latency.Observe(0)
+	start := time.Now()
+	q.attempt(ctx, key, a)
+	q.work.Observe(time.Since(start).Seconds())
 }
 
 // finish tells the action's caller that it is finished, with err.
@@ -260,6 +323,9 @@ func (q *Queue) Run(ctx context.Context) error {
 	// Workers use their own context so that draining can still execute.
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
+	q.mu.Lock()
+	q.workCtx = workCtx
+	q.mu.Unlock()
 	for range q.opts.Workers {
 		wg.Go(func() {
 			for q.processNext(workCtx) {
@@ -267,6 +333,9 @@ func (q *Queue) Run(ctx context.Context) error {
 		})
 	}
 	<-ctx.Done()
+	q.mu.Lock()
+	q.workCtx = nil
+	q.mu.Unlock()
 	drained := make(chan struct{})
 	go func() {
 		q.queue.ShutDownWithDrain()
@@ -281,6 +350,7 @@ func (q *Queue) Run(ctx context.Context) error {
 	// (client-go's delayingType does not override it); ShutDown ends it.
 	q.queue.ShutDown()
 	wg.Wait()
+	q.executing.Wait()
 	q.mu.Lock()
 	left := q.pending
 	q.pending = map[targetKey][]queued{}
@@ -314,11 +384,17 @@ func (q *Queue) processNext(ctx context.Context) bool {
 		q.queue.Forget(key)
 		return true
 	}
-	a := waiting[0].action
 	if err := q.limiter.Wait(ctx); err != nil {
 		q.queue.AddRateLimited(key)
 		return true
 	}
+	q.attempt(ctx, key, waiting[0].action)
+	return true
+}
+
+// attempt executes a, the head action of key, and then pops it when it is
+// finished, or queues key again for its next attempt.
+func (q *Queue) attempt(ctx context.Context, key targetKey, a Action) {
 	if q.opts.DryRun {
 		a.DryRun = true
 	}
@@ -335,8 +411,8 @@ func (q *Queue) processNext(ctx context.Context) bool {
 		q.unreachableLog.Do(func() {
 			q.log.Warn("API server unavailable; actions wait for it (logged at most every 10s)", append(actionAttrs(a), "error", err)...)
 		})
+		q.handBack(key)
 		q.queue.AddAfter(key, q.reconnect.When(key))
-		return true
 	case class == webhookDown && q.queue.NumRequeues(key) < q.opts.Retries:
 		// Unlike the API server, a webhook that is down may stay down:
 		// retry within the rule's budget, then give up (below).
@@ -344,14 +420,14 @@ func (q *Queue) processNext(ctx context.Context) bool {
 		q.report(a, Retrying, err)
 		q.log.Warn(webhookProblem(err)+"; action will be retried",
 			append(actionAttrs(a), "attempt", q.queue.NumRequeues(key)+1, "retries", q.opts.Retries, "error", err)...)
+		q.handBack(key)
 		q.queue.AddRateLimited(key)
-		return true
 	case class == retriable && q.queue.NumRequeues(key) < q.opts.Retries:
 		q.retried.Add(1)
 		q.report(a, Retrying, err)
 		q.log.Info("action failed; retrying", append(actionAttrs(a), "attempt", q.queue.NumRequeues(key)+1, "error", err)...)
+		q.handBack(key)
 		q.queue.AddRateLimited(key)
-		return true
 	case class == permanent:
 		q.failed.Add(1)
 		q.report(a, Failed, err)
@@ -367,7 +443,15 @@ func (q *Queue) processNext(ctx context.Context) bool {
 		q.log.Error(msg, append(actionAttrs(a), "retries", q.queue.NumRequeues(key), "error", err)...)
 		q.pop(key, err)
 	}
-	return true
+}
+
+// handBack gives key back to the workqueue, whose worker makes the next
+// attempt at its head action; after an attempt by Execute, actions
+// enqueued behind it meanwhile may be queued again from then on.
+func (q *Queue) handBack(key targetKey) {
+	q.mu.Lock()
+	delete(q.inline, key)
+	q.mu.Unlock()
 }
 
 // pop removes the head action of key, tells its caller it is finished
@@ -376,6 +460,7 @@ func (q *Queue) pop(key targetKey, err error) {
 	q.queue.Forget(key)
 	q.reconnect.Forget(key)
 	q.mu.Lock()
+	delete(q.inline, key)
 	waiting := q.pending[key]
 	var head queued
 	if len(waiting) > 0 {
