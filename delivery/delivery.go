@@ -147,7 +147,7 @@ const (
 	//
 	// Only a call that used at least garbageRestCPU rests so: where the
 	// system gives no per-call figure, a call is charged with what the
-	// process allocated while it ran (see scripting's memory watchdog),
+	// process allocated while it ran (see package internal/governor),
 	// so a short call beside a hog could be stopped by mistake there, and
 	// it must not hold its rule up for seconds. Making 64 MiB of garbage
 	// takes milliseconds of CPU; a typical call uses microseconds.

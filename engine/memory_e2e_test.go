@@ -262,7 +262,7 @@ func (c *callTally) get(rule string) (calls, givenUp int, cause string) {
 // string that doubles is stopped only after the step during which its
 // reading came, a call stuck in a built-in when it is stopped finishes
 // unwatched, and while calls misbehave the heap may grow by 128 MiB
-// between collections (scripting's gcPacer). Before the
+// between collections (internal/governor's gcPacer). Before the
 // pacer, 120–580 MiB in fourteen runs, race detector or not; before
 // failing rules rested (package delivery), 0.55–1.5 GiB. The 1 GiB
 // checked shows a runaway: before the memory limit, one doubling rule

@@ -17,6 +17,12 @@
 // module, but `export` in front of a top-level declaration is ignored, so
 // that tsc checks each rule file on its own (see exports.go).
 //
+// This package is the JavaScript API and the runtimes that run it. What
+// governs script calls process-wide (the watchdog of their memory and CPU
+// limits, the priority of their threads, GOMAXPROCS, the pacing of the
+// collector) is package internal/governor's, whose doc states what it
+// guarantees; see Memory below.
+//
 // # Compile once, one runtime per goroutine
 //
 // Compile parses and compiles a script once into an immutable Program. A
@@ -77,7 +83,8 @@
 //
 // Every call, and the top level when a runtime is built, has a deadline
 // (RuntimeOptions.Timeout), and optionally a CPU limit
-// (RuntimeOptions.CPULimit, read by the memory watchdog below). goja checks Runtime.Interrupt only between
+// (RuntimeOptions.CPULimit, read by the watchdog of package
+// internal/governor, below). goja checks Runtime.Interrupt only between
 // instructions, never inside built-in functions, so:
 //
 //   - ClearInterrupt runs before every call: an Interrupt that arrived
@@ -86,14 +93,9 @@
 //     half updated: the next Call rebuilds the goja runtime from the
 //     Program.
 //   - Backtracking regular expressions have a match timeout
-//     (RegexpMatchTimeout, set through regexp2.DefaultMatchTimeout, one
-//     of the package's process-wide effects; the others are the memory
-//     watchdog and the transparent huge pages it turns off,
-//     debug.FreeOSMemory after a call stopped for memory,
-//     GOMAXPROCS, GOGC while calls misbehave (gcPacer), and ending the
-//     threads of demoted calls, which also
-//     ends a child process started from one of them with Pdeathsig set;
-//     see Memory).
+//     (RegexpMatchTimeout, set through regexp2.DefaultMatchTimeout, the
+//     package's one process-wide effect of its own; the others are the
+//     governor's: see Memory).
 //   - Some built-ins take super-linear time on hostile input (JSON.stringify
 //     of a value nested 200,000 deep takes minutes: its cycle check is
 //     quadratic) and cannot be interrupted. So each Runtime runs the script
@@ -114,7 +116,7 @@
 //
 // goja has no allocation hook and Go has no per-goroutine allocation
 // counter, so a call's memory limit (RuntimeOptions.MemoryLimit) is kept
-// with these measures, none exact:
+// with two measures, none exact:
 //
 //   - Built-ins that build a value much larger than their arguments in one
 //     step are wrapped (capAllocations): they estimate the result from the
@@ -130,81 +132,43 @@
 //     groups nest deeper than MaxRegexpNesting with a SyntaxError.
 //     Compile refuses such a literal, at its position, against
 //     DefaultMemoryLimit: goja compiles literals with the script.
-//   - A process-wide watchdog (allocWatch) charges each running call with
-//     the new memory its own thread takes: the pages the thread is the
-//     first to touch (its minor page faults, which Linux counts per
-//     thread; each call runs locked to its thread, below). It reads them
-//     every 5ms and interrupts every call that is over its limit. The
-//     call fails with ScriptError.Memory set and its runtime is rebuilt,
-//     as after a timeout; the memory it held is then handed back to the
-//     operating system (reclaimer: debug.FreeOSMemory, at most twice a
-//     second, and not while the pacer spaces out collections), rather
-//     than when Go's background scavenger gets to it. What other calls,
-//     the informers or the rest of the process allocate is not the
-//     call's: a loop that allocates nothing is never stopped for memory,
-//     however much is allocated beside it.
-//   - Page faults miss memory the collector freed and a call reuses, so
-//     the watchdog also charges each call with what the whole process
-//     allocated since it started (/gc/heap/allocs:bytes, garbage
-//     included; read at most a millisecond before the call started, a
-//     reading shared by the calls that start in that millisecond), and
-//     stops a call over its limit by that figure only if
-//     the call took at least an eighth of its limit, and 4 MiB, in new
-//     memory itself (evidenceShare): its error says that the figure is
-//     the process's, and what the call took. A call that took (almost)
-//     nothing is never stopped on it. Where the kernel does not count a
-//     thread's faults (other systems, no /proc), that figure alone is
-//     used, and the error says so.
-//   - So that spinning scripts cannot starve the watchdog (Go's scheduler
-//     has no priorities), GOMAXPROCS is raised to its starting value plus
-//     the most calls that have run at once (scriptProcs): the process
-//     keeps as many Ps for everything else as it started with, and the
-//     operating system shares the CPUs between threads.
-//   - Each call runs locked to its thread, and the watchdog moves the
-//     thread of a call that has used demoteAfter (2ms) of CPU to
-//     SCHED_IDLE (Linux; nice 19 where that is refused): a looping or
-//     copying call then runs only on CPU time nobody else wants. The
-//     thread ends with the call (callThread). A failed call reports the
-//     CPU time it used (ScriptError.CPU), by which package delivery makes
-//     the rule's worker rest.
-//   - Every collection stops the world, which waits for demoted calls
-//     too, so while calls misbehave (one was demoted or stopped for
-//     memory in the last 3s) GOGC is raised until the heap may grow by
-//     128 MiB between collections (gcPacer), and GOMAXPROCS grows by
-//     doubling (scriptProcs): each stop of the world costs others a
-//     pause, and there are fewer of them.
+//   - What a script takes step by step is the process-wide governor's
+//     (package internal/governor, whose doc states what it guarantees):
+//     each Runtime registers its calls with it through a governor.Meter,
+//     and each call runs locked to its thread. Its watchdog charges a
+//     call with the pages its own thread takes first (Linux counts them
+//     per thread), and with what the whole process allocated since the
+//     call started once the call took an eighth of its limit, and 4 MiB,
+//     itself; it reads them every 5ms and interrupts a call over its
+//     limit, which fails with ScriptError.Memory set, its runtime rebuilt
+//     as after a timeout, and the memory it held handed back to the
+//     operating system (governor.Reclaim). What other calls, the
+//     informers or the rest of the process allocate is not the call's: a
+//     loop that allocates nothing is never stopped for memory, however
+//     much is allocated beside it.
+//
+// The governor also keeps spinning scripts from starving the rest of the
+// process: it demotes the thread of a call that has used 2ms of CPU to
+// SCHED_IDLE (the thread ends with the call, and a new goroutine serves
+// the next one), raises GOMAXPROCS by the calls running, and spaces out
+// Go's collections while calls misbehave. A failed call reports the CPU
+// time it used (ScriptError.CPU), by which package delivery makes the
+// rule's worker rest, and ScriptError.Hogged says whether it computed at
+// length.
 //
 // What this cannot remove is that one process's rules share its collector:
 // beside hostile calls, a good rule's calls still wait for collections
 // that wait for the hostile ones. Rules that must not slow the others run
 // in a process of their own (package isolation, spec.isolate).
 //
-// A thread's page faults are the memory it makes the process take, not
-// all it allocates: memory the collector freed and the call reuses counts
-// only in the process's figure. Whatever runs on the call's thread counts
-// as the call's own: the Host methods it calls, the collector's work that
-// Go makes an allocating goroutine do, and under the race detector the
-// shadow of what the call writes (up to four times as much). So that one
-// fault is one page, the process asks the kernel for no transparent huge
-// pages (prctl PR_SET_THP_DISABLE; where that is refused, calls are
-// charged with the process's figure alone). Because a call that allocates
-// is also stopped on everything the process allocated since it started,
-// what the calls running hold together is about one limit, plus overruns,
-// however many of them take memory: all they hold was allocated since the
-// oldest of them started.
-//
-// Guaranteed: a call that takes memory step by step is stopped at the
-// first reading after it passes its limit (overrun: what it takes until
-// then, plus one step such as one doubling of a string); the wrapped
-// built-ins never allocate more than the limit in one step; a call whose
-// thread took less than an eighth of its limit is never stopped for
-// memory, whatever the rest of the process allocates.
-// Not guaranteed: punctual readings. They are due every 5ms, and script
-// calls cannot hold every P, but they come late on an overloaded machine,
-// or while the runtime waits for a huge copy to stop the world, and a
-// string that doubles can double again meanwhile. A call that is
+// Guaranteed: what the governor guarantees (a call that takes memory step
+// by step is stopped at the first reading after it passes its limit; a
+// call whose thread took less than an eighth of its limit is never
+// stopped for memory, whatever the rest of the process allocates), and
+// the wrapped built-ins never allocate more than the limit in one step.
+// Not guaranteed: punctual readings (see the governor). A call that is
 // interrupted while stuck in a built-in is abandoned (see Timeouts) and
-// finishes on its own, unwatched. A call shorter than 5ms is never read.
+// finishes on its own, unwatched.
 // Built-ins outside the wrapped list, or the originals reached by a
 // script written to evade the wrappers, can allocate past the limit in
 // one step. The process's resident set is therefore bounded only loosely:

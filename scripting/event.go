@@ -12,6 +12,7 @@ import (
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/internal/governor"
 )
 
 // EventType is the kind of change a handler reacts to.
@@ -271,21 +272,22 @@ func (e *ScriptError) Error() string {
 func (e *ScriptError) Unwrap() error { return e.Err }
 
 // Hogged reports whether the call was stopped at its CPU limit, or at its
-// timeout or memory limit while computing: it had used demoteAfter of
-// CPU, which a call that waits (for kreact.http, say) does not. Such a call costs the rules
+// timeout or memory limit while computing: it had used the 2ms of CPU
+// after which its thread is demoted (governor.DemoteAfter), which a call
+// that waits (for kreact.http, say) does not. Such a call costs the rules
 // beside it in the same process (see Memory in the package doc), and
 // package isolation moves its rule to a process of its own.
 func (e *ScriptError) Hogged() bool {
-	return e.CPULimit || (e.Timeout || e.Memory) && e.CPU >= demoteAfter
+	return e.CPULimit || (e.Timeout || e.Memory) && e.CPU >= governor.DemoteAfter
 }
 
 // describeStop records why the call was interrupted: the value it was
 // interrupted with.
 func (e *ScriptError) describeStop(stopped any) {
 	switch v := stopped.(type) {
-	case *memoryError:
-		e.Memory, e.Allocated = true, v.used
-	case *cpuError:
+	case *governor.MemoryError:
+		e.Memory, e.Allocated = true, v.Used
+	case *governor.CPUError:
 		e.CPULimit = true
 	default:
 		e.Timeout = true

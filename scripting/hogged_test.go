@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/kreact/kreact/internal/governor"
 )
 
 // A call stopped at its timeout or memory limit while computing hogged the
@@ -33,7 +35,7 @@ func TestHogged(t *testing.T) {
 			}
 		})
 	}
-	waited := &ScriptError{Message: "timed out", Timeout: true, CPU: demoteAfter / 2}
+	waited := &ScriptError{Message: "timed out", Timeout: true, CPU: governor.DemoteAfter / 2}
 	thrown := &ScriptError{Message: "Error: boom", CPU: time.Second}
 	if Hogged(waited) || Hogged(thrown) || Hogged(errors.New("timed out")) {
 		t.Error("a call that timed out while it waited, or threw, counts as hogging")

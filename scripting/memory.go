@@ -6,14 +6,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/kreact/kreact/internal/governor"
 )
 
 // DefaultMemoryLimit is the memory budget of one call when
 // RuntimeOptions.MemoryLimit is zero: the memory the call may take (see
-// allocWatch) before it is stopped.
+// the Memory section of the package doc) before it is stopped.
 const DefaultMemoryLimit = 64 << 20
 
 // Estimated costs, in bytes, that the checks of capAllocations charge
@@ -35,57 +36,8 @@ const (
 	bytesPerJSONValue = 200
 )
 
-// memoryError is the value a call is interrupted with when it allocated
-// past its limit, and the error of a built-in refused up front.
-type memoryError struct {
-	limit, used int64
-	// process is set when used is what the whole process allocated while
-	// the call ran; own is then the new memory the call took itself, or
-	// -1 where the operating system does not tell.
-	process bool
-	own     int64
-}
-
-func (e *memoryError) Error() string {
-	switch {
-	case e.process && e.own < 0:
-		return fmt.Sprintf("memory limit exceeded: the process allocated %s while the call ran, over the call's limit of %s (no per-call figure on this system)",
-			FormatBytes(e.used), FormatBytes(e.limit))
-	case e.process:
-		return fmt.Sprintf("memory limit exceeded: the process allocated %s while the call ran, over the call's limit of %s, and the call took %s of new memory itself",
-			FormatBytes(e.used), FormatBytes(e.limit), FormatBytes(e.own))
-	}
-	return fmt.Sprintf("memory limit exceeded: the call took %s of new memory, over its limit of %s",
-		FormatBytes(e.used), FormatBytes(e.limit))
-}
-
-// cpuError is the value a call is interrupted with when it used more CPU
-// time than RuntimeOptions.CPULimit.
-type cpuError struct {
-	limit time.Duration
-}
-
-func (e *cpuError) Error() string {
-	return fmt.Sprintf("CPU limit exceeded: the call computed for more than %v", e.limit)
-}
-
 // FormatBytes writes n bytes for people: "64 MiB", "1.5 GiB", "512 bytes".
-func FormatBytes(n int64) string {
-	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	if n < 1<<10 {
-		return strconv.FormatInt(n, 10) + " bytes"
-	}
-	f := float64(n)
-	unit := ""
-	for _, u := range units {
-		if f < 1<<10 {
-			break
-		}
-		f /= 1 << 10
-		unit = u
-	}
-	return strconv.FormatFloat(math.Round(f*10)/10, 'f', -1, 64) + " " + unit
-}
+func FormatBytes(n int64) string { return governor.FormatBytes(n) }
 
 // sizer estimates what a built-in is about to allocate, in bytes. It may
 // replace call's this and arguments with the primitive values it
@@ -99,7 +51,7 @@ type sizer func(call *goja.FunctionCall) int64
 // functions, so the call's watchdog cannot stop them once they run:
 // 'x'.repeat(1<<30) allocates its gigabyte before any script instruction
 // runs again. What a script builds step by step (a loop that pushes or
-// concatenates) is the watchdog's: see allocWatch.
+// concatenates) is the watchdog's (package internal/governor).
 //
 // The typed arrays, ArrayBuffer and DataView are removed: rules work on
 // JSON, and their constructors allocate any size in one step.

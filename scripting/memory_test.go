@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/dop251/goja"
 )
 
 // TestBuiltinsRefusedOverMemoryLimit checks that the built-ins that build a
@@ -132,7 +130,7 @@ func TestCappedBuiltinsBehave(t *testing.T) {
 }
 
 // allocated reads the process's allocation counter.
-func allocated() uint64 { return readMetric(allocsMetric) }
+func allocated() uint64 { return readMetric("/gc/heap/allocs:bytes") }
 
 // readMetric reads one uint64 runtime metric.
 func readMetric(name string) uint64 {
@@ -179,7 +177,7 @@ func TestMemoryLimitStopsGrowingCall(t *testing.T) {
 				t.Errorf("Memory, Timeout = %v, %v, want true, false (%v)", se.Memory, se.Timeout, err)
 			}
 			// Stopped on its own figure, or on the process's with
-			// evidence of its own (see allocWatch).
+			// evidence of its own (see internal/governor).
 			own := strings.HasPrefix(se.Message, "memory limit exceeded: the call took ") && strings.HasSuffix(se.Message, " of new memory, over its limit of 16 MiB")
 			process := strings.HasPrefix(se.Message, "memory limit exceeded: the process allocated ") && strings.Contains(se.Message, " while the call ran, over the call's limit of 16 MiB, and the call took ")
 			if !own && !process {
@@ -255,80 +253,6 @@ func TestMemoryLimitSparesOtherCalls(t *testing.T) {
 	}
 }
 
-// TestWatchdogStopsEveryCallOverItsLimit checks one reading of the
-// watchdog: every call over its limit is interrupted, the others are left
-// alone.
-func TestWatchdogStopsEveryCallOverItsLimit(t *testing.T) {
-	w := &allocWatch{calls: map[*allocMeter]struct{}{}, sample: [1]metrics.Sample{{Name: allocsMetric}}}
-	older := newAllocMeter(goja.New(), 1, nil)
-	newer := newAllocMeter(goja.New(), 1, nil)
-	within := newAllocMeter(goja.New(), math.MaxInt64, nil)
-	// Charged with the process's allocations, as where the kernel does
-	// not count a thread's page faults.
-	older.own, newer.own, within.own = false, false, false
-	w.calls[older], w.calls[newer], w.calls[within] = struct{}{}, struct{}{}, struct{}{}
-	now := allocated()
-	older.base = 0
-	newer.base = now - 1000
-	within.base = 0
-	idle := 0
-	if !w.check(&idle) {
-		t.Fatal("check ended the loop with calls registered")
-	}
-	select {
-	case stop := <-older.tripped:
-		if err, ok := stop.(*memoryError); !ok || err.limit != 1 || err.used < int64(now) || !err.process {
-			t.Errorf("older tripped with %+v", stop)
-		}
-	default:
-		t.Fatal("the call charged most was not tripped")
-	}
-	select {
-	case stop := <-newer.tripped:
-		if err, ok := stop.(*memoryError); !ok || err.used < 1000 {
-			t.Errorf("newer tripped with %+v", stop)
-		}
-	default:
-		t.Fatal("the other call over its limit was not tripped")
-	}
-	select {
-	case <-within.tripped:
-		t.Fatal("the call within its limit was tripped")
-	default:
-	}
-	if _, ok := w.calls[within]; !ok || len(w.calls) != 1 {
-		t.Errorf("watched calls = %v, want only the one within its limit", w.calls)
-	}
-	// With no calls left the loop ends after watchIdle.
-	w.calls = map[*allocMeter]struct{}{}
-	n := 0
-	for w.check(&idle) {
-		n++
-	}
-	if want := int(watchIdle/watchEvery) - 1; n != want {
-		t.Errorf("check returned true %d times without calls, want %d", n, want)
-	}
-}
-
-func TestFormatBytes(t *testing.T) {
-	for _, tt := range []struct {
-		n    int64
-		want string
-	}{
-		{0, "0 bytes"},
-		{1023, "1023 bytes"},
-		{1024, "1 KiB"},
-		{64 << 20, "64 MiB"},
-		{70_100_000, "66.9 MiB"},
-		{3 << 29, "1.5 GiB"},
-		{math.MaxInt64, "8 EiB"},
-	} {
-		if got := FormatBytes(tt.n); got != tt.want {
-			t.Errorf("FormatBytes(%d) = %q, want %q", tt.n, got, tt.want)
-		}
-	}
-}
-
 func TestSaturatingArithmetic(t *testing.T) {
 	if got := mul(1<<40, 1<<40, 2); got != math.MaxInt64 {
 		t.Errorf("mul overflow = %d", got)
@@ -366,45 +290,16 @@ func TestJSONShape(t *testing.T) {
 	}
 }
 
-// TestReclaimerServesRequestsTogether checks that requests made while a
-// reclaim is scheduled are served by it: many requests at once cause one
-// reclaim, or two if the first had started before the others came.
-func TestReclaimerServesRequestsTogether(t *testing.T) {
-	freed := make(chan struct{}, 10)
-	r := &reclaimer{free: func() { freed <- struct{}{} }}
-	for range 10 {
-		r.request()
-	}
-	<-freed
-	// The loop ends once no request is pending.
-	for {
-		r.mu.Lock()
-		running := r.running
-		r.mu.Unlock()
-		if !running {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := 1 + len(freed); n > 2 {
-		t.Errorf("10 requests at once caused %d reclaims, want 1 or 2", n)
-	}
-	// A request afterwards causes one more.
-	r.request()
-	<-freed
-}
-
 // TestMemoryErrorReclaims checks that a call stopped for its memory limit
 // asks for a reclaim, and a call that fails otherwise does not.
 func TestMemoryErrorReclaims(t *testing.T) {
 	freed := make(chan struct{}, 10)
-	old := reclaim
-	reclaim = &reclaimer{free: func() { freed <- struct{}{} }}
-	defer func() { reclaim = old }()
+	reclaim := func() { freed <- struct{}{} }
 
 	thrower := mustRuntime(t, "throw.js", "function onAdd(obj) { throw new Error('no'); }\n", newFakeHost(), RuntimeOptions{})
 	hog := mustRuntime(t, "hog.js", "function onAdd(obj) { const a = []; for (;;) a.push([a.length]); }\n",
 		newFakeHost(), RuntimeOptions{MemoryLimit: 8 << 20, Timeout: 30 * time.Second})
+	thrower.cfg.reclaim, hog.cfg.reclaim = reclaim, reclaim
 	if _, err := thrower.Call(addEvent); err == nil {
 		t.Fatal("throwing call succeeded")
 	}
@@ -414,54 +309,10 @@ func TestMemoryErrorReclaims(t *testing.T) {
 		t.Fatalf("hostile call = %v, want a memory limit error", err)
 	}
 	<-freed
-	// Only the memory error asked: the reclaimer has no request left.
-	reclaim.mu.Lock()
-	defer reclaim.mu.Unlock()
-	if reclaim.pending {
+	// Only the memory error asked: there is no request left.
+	if len(freed) != 0 {
 		t.Error("a reclaim is still pending after the only one requested ran")
 	}
-}
-
-// TestMemoryLimitChargesTheCallOnly allocates far past a call's limit
-// elsewhere in the process while the call waits in a host method: the
-// call returns normally, its charge is its own.
-func TestMemoryLimitChargesTheCallOnly(t *testing.T) {
-	h := newFakeHost()
-	h.getEntered = make(chan struct{}, 1)
-	h.getRelease = make(chan struct{})
-	r := mustRuntime(t, "wait.js", "function onAdd(obj) {\n  kreact.get('configmaps', 'default', 'x');\n}\n",
-		h, RuntimeOptions{Rule: "wait", MemoryLimit: 16 << 20, Timeout: 30 * time.Second})
-	errc := make(chan error, 1)
-	go func() {
-		_, err := r.Call(addEvent)
-		errc <- err
-	}()
-	<-h.getEntered
-	// What an informer's initial list, or another rule, allocates.
-	keep := make([][]byte, 0, 64)
-	for range 64 {
-		b := make([]byte, 1<<20)
-		for i := range b {
-			b[i] = 1
-		}
-		keep = append(keep, b)
-	}
-	// Two readings of the watchdog after the allocation, unless it
-	// stopped for want of calls (it stopped this one).
-	for n := watchdog.readings.Load() + 2; watchdog.readings.Load() < n; {
-		watchdog.mu.Lock()
-		running := watchdog.running
-		watchdog.mu.Unlock()
-		if !running {
-			break
-		}
-		runtime.Gosched()
-	}
-	close(h.getRelease)
-	if err := <-errc; err != nil {
-		t.Errorf("Call = %v, want no error: the call allocated nothing", err)
-	}
-	runtime.KeepAlive(keep)
 }
 
 // TestMemoryLimitSparesALoopBesideAHog runs a call that loops without
@@ -530,33 +381,3 @@ func TestMemoryLimitBoundsCallsTogether(t *testing.T) {
 		t.Error("no call was stopped for what the process allocated while it ran")
 	}
 }
-
-// TestWatchdogSharesRecentReadings: calls that start within reuseReading
-// of a reading of the process's counter take it as their base, which is
-// never more than the counter when they start; later calls read it again.
-func TestWatchdogSharesRecentReadings(t *testing.T) {
-	w := &allocWatch{calls: map[*allocMeter]struct{}{}, sample: [1]metrics.Sample{{Name: allocsMetric}}}
-	w.running = true // no loop: this test reads by hand
-	meter := func() *allocMeter { return newAllocMeter(goja.New(), math.MaxInt64, nil) }
-	t0 := time.Now()
-	first, second, third := meter(), meter(), meter()
-	w.start(first, t0)
-	garbage = make([]byte, 1<<20)
-	w.start(second, t0.Add(reuseReading/2))
-	if second.base != first.base {
-		t.Errorf("a call starting %v after a reading has base %d, want the reading's %d", reuseReading/2, second.base, first.base)
-	}
-	w.start(third, t0.Add(reuseReading))
-	if third.base < first.base+1<<20 {
-		t.Errorf("a call starting %v after a reading has base %d, want a new reading past %d", reuseReading, third.base, first.base+1<<20)
-	}
-	if now := allocated(); third.base > now {
-		t.Errorf("base %d is past the counter %d", third.base, now)
-	}
-	for _, m := range []*allocMeter{first, second, third} {
-		w.stop(m)
-	}
-}
-
-// garbage keeps an allocation from being optimised away.
-var garbage []byte

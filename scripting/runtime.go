@@ -17,6 +17,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/internal/governor"
 )
 
 // RuntimeOptions configures a Runtime.
@@ -123,6 +124,9 @@ type config struct {
 	host  Host
 	opts  RuntimeOptions
 	grace time.Duration
+	// reclaim asks for the memory of a call stopped for its memory
+	// limit back (governor.Reclaim; tests replace it).
+	reclaim func()
 	// inflight counts worker goroutines, abandoned ones included.
 	inflight sync.WaitGroup
 	// stuck counts abandoned calls that are still running.
@@ -160,8 +164,9 @@ type env struct {
 	// call, its thread demoted: the next call needs a new one.
 	retired bool
 
-	// meter registers each call with the memory watchdog.
-	meter *allocMeter
+	// meter registers each call with the governor: its memory and CPU
+	// limits, its thread's priority, GOMAXPROCS.
+	meter *governor.Meter
 	// rangeErrorCtor is the RangeError constructor, kept before the
 	// script can replace the global.
 	rangeErrorCtor *goja.Object
@@ -234,21 +239,18 @@ func (b *workerBox) stop() {
 func work(cfg *config, jobs <-chan job) {
 	defer cfg.inflight.Done()
 	for j := range jobs {
-		// Every call running leaves a P for the rest (see scriptProcs).
-		procs.add(1)
 		// The call keeps its thread, so that the watchdog can lower the
-		// thread's priority if the call runs long (see callThread).
+		// thread's priority if the call runs long (see governor.Meter).
 		runtime.LockOSThread()
-		j.e.meter.enter()
+		j.e.meter.Enter()
 		err := j.e.exec(j.fn)
-		demoted, used := j.e.meter.leave(err != nil)
+		demoted, used := j.e.meter.Leave(err != nil)
 		if se, ok := err.(*ScriptError); ok {
 			se.CPU = used
 		}
 		if !demoted {
 			runtime.UnlockOSThread()
 		}
-		procs.add(-1)
 		j.e.mu.Lock()
 		j.e.finished = true
 		abandoned := j.e.abandoned.Load()
@@ -313,8 +315,8 @@ func (a *alarm) clear() {
 }
 
 // fire interrupts the call under way if it is past its deadline, and
-// tells Runtime.run through the call's tripped channel, as the watchdog
-// does.
+// tells Runtime.run through the call's meter (governor.Meter.Trip), as
+// the watchdog does.
 func (a *alarm) fire() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -329,7 +331,7 @@ func (a *alarm) fire() {
 	a.armed = false
 	stop := &timeoutError{a.timeout}
 	a.e.vm.Interrupt(stop)
-	a.e.meter.trip(stop)
+	a.e.meter.Trip(stop)
 	a.e = nil
 }
 
@@ -366,7 +368,7 @@ func NewRuntime(p *Program, host Host, opts RuntimeOptions) (*Runtime, error) {
 	}
 	configureRegexp()
 	r := &Runtime{
-		cfg:    &config{p: p, host: host, opts: opts, grace: abandonGrace},
+		cfg:    &config{p: p, host: host, opts: opts, grace: abandonGrace, reclaim: governor.Reclaim},
 		alarm:  newAlarm(opts.Timeout),
 		timer:  time.NewTimer(time.Hour),
 		done:   make(chan error, 1),
@@ -467,7 +469,7 @@ func (r *Runtime) call(i int, ev Event) (Outcome, error) {
 	}
 	if se, ok := err.(*ScriptError); ok && se.Memory {
 		// The discarded runtime's values are garbage now.
-		reclaim.request()
+		r.cfg.reclaim()
 	}
 	if err != nil {
 		return Outcome{}, err
@@ -481,7 +483,7 @@ func (r *Runtime) call(i int, ev Event) (Outcome, error) {
 func (r *Runtime) newEnv() (*env, error) {
 	p := r.cfg.p
 	e := &env{cfg: r.cfg, vm: goja.New()}
-	e.meter = newAllocMeter(e.vm, r.cfg.opts.MemoryLimit, r.cfg.opts.CPULimit)
+	e.meter = governor.NewMeter(e.vm, r.cfg.opts.MemoryLimit, r.cfg.opts.CPULimit)
 	e.install()
 	err := r.run(e, "", func() error {
 		if _, err := e.vm.RunProgram(p.prg); err != nil {
@@ -535,8 +537,8 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 	e.vm.ClearInterrupt()
 
 	started := time.Now()
-	watchdog.start(e.meter, started)
-	defer watchdog.stop(e.meter)
+	e.meter.Begin(started)
+	defer e.meter.End()
 	r.alarm.set(e, started)
 	defer r.alarm.clear()
 	r.worker.get(cfg) <- job{e: e, fn: fn, done: r.done}
@@ -551,7 +553,7 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 	select {
 	case err := <-r.done:
 		return finished(err)
-	case stopped = <-e.meter.tripped:
+	case stopped = <-e.meter.Tripped():
 		// The alarm or the watchdog has interrupted the call already.
 	}
 	r.timer.Reset(cfg.grace)

@@ -22,13 +22,14 @@ func Options(extra ...goleak.Option) []goleak.Option {
 		// regexp2 runs a clock goroutine while match timeouts are in use;
 		// it stops by itself about a second after the last match.
 		goleak.IgnoreAnyFunction("github.com/dlclark/regexp2/v2.runClock"),
-		// scripting's reclaimer returns the memory of a call stopped for
-		// its memory limit to the operating system; it is process-wide
-		// and ends by itself half a second after the last such call.
-		goleak.IgnoreAnyFunction("github.com/kreact/kreact/scripting.(*reclaimer).loop"),
-		// scripting's collector pacer is process-wide too, and ends by
+		// The script governor's reclaimer returns the memory of a call
+		// stopped for its memory limit to the operating system; it is
+		// process-wide and ends by itself half a second after the last
+		// such call.
+		goleak.IgnoreAnyFunction("github.com/kreact/kreact/internal/governor.(*reclaimer).loop"),
+		// The governor's collector pacer is process-wide too, and ends by
 		// itself three seconds after the last call that misbehaved.
-		goleak.IgnoreAnyFunction("github.com/kreact/kreact/scripting.(*gcPacer).loop"),
+		goleak.IgnoreAnyFunction("github.com/kreact/kreact/internal/governor.(*gcPacer).loop"),
 		// The test control plane's process waiters (a restarted API
 		// server has a new one).
 		goleak.IgnoreAnyFunction("github.com/kreact/kreact/internal/testcluster.(*process).start.func1"),

@@ -1,4 +1,4 @@
-package scripting
+package governor
 
 import (
 	"sync"
@@ -7,10 +7,11 @@ import (
 	"github.com/kreact/kreact/internal/idleprio"
 )
 
-// demoteAfter is how much CPU time a call may use at normal priority.
+// DemoteAfter is how much CPU time a call may use at normal priority.
 // Handler calls take microseconds (a typical one about 15µs); a call that
-// has run for milliseconds is looping, backtracking or copying.
-const demoteAfter = 2 * time.Millisecond
+// has run for milliseconds is looping, backtracking or copying, and costs
+// the calls beside it.
+const DemoteAfter = 2 * time.Millisecond
 
 // callThread is the operating-system thread a call runs on, and whether
 // the watchdog has demoted it.
@@ -21,7 +22,7 @@ const demoteAfter = 2 * time.Millisecond
 // machine a few such calls starve everything else: the good rules'
 // calls, the informers, the watchdog itself, and the API server when it
 // shares the machine. So each call runs locked to its thread, and the
-// watchdog moves the thread of a call that has used more than demoteAfter
+// watchdog moves the thread of a call that has used more than DemoteAfter
 // of CPU to the lowest priority the operating system has (Linux:
 // SCHED_IDLE, else nice 19): from then on it runs only when nothing else
 // wants the CPU. A thread cannot get its priority back without
@@ -92,9 +93,9 @@ func (t *callThread) leave(measure bool) (demoted bool, used time.Duration) {
 }
 
 // check demotes the thread if the call on it has used more than
-// demoteAfter of CPU, and reports whether it did so now. The watchdog
+// DemoteAfter of CPU, and reports whether it did so now. The watchdog
 // calls it at each reading. Once demoted, the thread's CPU clock is read
-// again only if always is set (for RuntimeOptions.CPULimit); used is what
+// again only if always is set (for a Meter's cpuLimit); used is what
 // the call has used when read, else 0.
 func (t *callThread) check(always bool) (demotedNow bool, used time.Duration) {
 	t.mu.Lock()
@@ -107,7 +108,7 @@ func (t *callThread) check(always bool) (demotedNow bool, used time.Duration) {
 		return false, 0
 	}
 	used = cpu - t.cpuAtStart
-	if t.demoted || used < demoteAfter {
+	if t.demoted || used < DemoteAfter {
 		return false, used
 	}
 	// Demoted or not, the call is not demoted again: a thread whose

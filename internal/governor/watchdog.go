@@ -1,14 +1,11 @@
-package scripting
+package governor
 
 import (
 	"os"
-	"runtime/debug"
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/dop251/goja"
 
 	"github.com/kreact/kreact/internal/idleprio"
 )
@@ -80,12 +77,12 @@ const (
 // doubles a string can double it again.
 //
 // There is one watchdog per process, so that one goroutine reads every
-// call: calls of every rule, Program and Runtime register with it. The
-// reclaimer and scriptProcs are the package's other process-wide state,
-// with regexp2.DefaultMatchTimeout and disableHugePages.
+// call: the Meters of every runtime register with it. The reclaimer, the
+// pacer and scriptProcs are the package's other process-wide state, with
+// disableHugePages.
 type allocWatch struct {
 	mu      sync.Mutex
-	calls   map[*allocMeter]struct{}
+	calls   map[*Meter]struct{}
 	running bool
 	sample  [1]metrics.Sample
 	// last is the last reading of the counter, made at lastAt or
@@ -98,49 +95,8 @@ type allocWatch struct {
 
 // watchdog is the process's allocWatch.
 var watchdog = &allocWatch{
-	calls:  make(map[*allocMeter]struct{}),
+	calls:  make(map[*Meter]struct{}),
 	sample: [1]metrics.Sample{{Name: allocsMetric}},
-}
-
-// allocMeter is one call's registration with the watchdog.
-type allocMeter struct {
-	vm    *goja.Runtime
-	limit int64
-	// own is set where the call is charged with the pages its thread
-	// faults in (perThreadMemory). base is the process's allocation
-	// counter when the call started (see allocWatch).
-	own  bool
-	base uint64
-	// cpuLimit is RuntimeOptions.CPULimit; nil for none.
-	cpuLimit func() time.Duration
-	// tripped receives the error the call was interrupted with (a
-	// *memoryError or a *cpuError from the watchdog, a *timeoutError
-	// from the Runtime's alarm), through trip. Each sends at most once a
-	// call; start empties it.
-	tripped chan error
-	// thread is the thread running the call, which the watchdog demotes
-	// if the call runs long.
-	thread callThread
-}
-
-// enter and leave are called on the script goroutine, locked to its
-// thread, around each call (see callThread).
-func (m *allocMeter) enter() { m.thread.enter() }
-func (m *allocMeter) leave(measure bool) (demoted bool, used time.Duration) {
-	return m.thread.leave(measure)
-}
-
-func newAllocMeter(vm *goja.Runtime, limit int64, cpuLimit func() time.Duration) *allocMeter {
-	return &allocMeter{vm: vm, limit: limit, own: perThreadMemory(), cpuLimit: cpuLimit, tripped: make(chan error, 2)}
-}
-
-// trip tells Runtime.run that the call was interrupted with stop. It
-// never blocks: a full channel already holds a stop that wakes run.
-func (m *allocMeter) trip(stop error) {
-	select {
-	case m.tripped <- stop:
-	default:
-	}
 }
 
 // pageSize is the size of the pages that threadFaults counts.
@@ -172,7 +128,7 @@ func (w *allocWatch) allocated(now time.Time) uint64 {
 // serves as m's base: the counter only grows, so the call is charged
 // with at least what the process allocated since it started, and at most
 // what it allocated in reuseReading more.
-func (w *allocWatch) start(m *allocMeter, now time.Time) {
+func (w *allocWatch) start(m *Meter, now time.Time) {
 	for len(m.tripped) > 0 {
 		<-m.tripped
 	}
@@ -190,8 +146,8 @@ func (w *allocWatch) start(m *allocMeter, now time.Time) {
 }
 
 // stop ends m's call. A trip that raced with it leaves an interrupt that
-// the next call clears (Runtime.run calls ClearInterrupt first).
-func (w *allocWatch) stop(m *allocMeter) {
+// the next call clears (see Meter.End).
+func (w *allocWatch) stop(m *Meter) {
 	w.mu.Lock()
 	delete(w.calls, m)
 	w.mu.Unlock()
@@ -232,12 +188,12 @@ func (w *allocWatch) check(idle *int) bool {
 			own := m.thread.faulted() * pageSize
 			switch {
 			case own > m.limit:
-				stop = &memoryError{limit: m.limit, used: own}
+				stop = &MemoryError{Limit: m.limit, Used: own}
 			case shared > m.limit && own >= max(m.limit/evidenceShare, minEvidence):
-				stop = &memoryError{limit: m.limit, used: shared, process: true, own: own}
+				stop = &MemoryError{Limit: m.limit, Used: shared, Process: true, Own: own}
 			}
 		} else if shared > m.limit {
-			stop = &memoryError{limit: m.limit, used: shared, process: true, own: -1}
+			stop = &MemoryError{Limit: m.limit, Used: shared, Process: true, Own: -1}
 		}
 		if stop == nil {
 			demotedNow, cpu := m.thread.check(m.cpuLimit != nil)
@@ -246,7 +202,7 @@ func (w *allocWatch) check(idle *int) bool {
 			}
 			if m.cpuLimit != nil {
 				if limit := m.cpuLimit(); limit > 0 && cpu > limit {
-					stop = &cpuError{limit: limit}
+					stop = &CPUError{Limit: limit}
 				}
 			}
 		}
@@ -255,83 +211,8 @@ func (w *allocWatch) check(idle *int) bool {
 		}
 		pacer.misbehaved()
 		m.vm.Interrupt(stop)
-		m.trip(stop)
+		m.Trip(stop)
 		delete(w.calls, m)
 	}
 	return true
-}
-
-// reclaimEvery is the shortest time between two reclaims (see reclaimer).
-const reclaimEvery = 500 * time.Millisecond
-
-// reclaimer hands the memory of calls stopped for their memory limit back
-// to the operating system. Go's collector frees their garbage at its next
-// cycle, but returns free pages to the kernel slowly (its background
-// scavenger), and the next cycle comes late after a call that grew the
-// heap: the heap goal is twice the live heap of the last cycle, which
-// counted the stopped call's values as live. Measured with hostile rules
-// beside good ones, the resident set stayed near 1.7 GiB for seconds
-// while Go's heap goal was 140 MiB. So after such a call ends, the
-// reclaimer runs debug.FreeOSMemory (a collection, then every free page
-// returned), at most once per reclaimEvery, on a goroutine of its own.
-// Calls that stay within their limits never cause one. While the pacer
-// spaces out collections (gcPacer), a reclaim, itself a collection,
-// waits until it stops, and is asked for then.
-type reclaimer struct {
-	mu sync.Mutex
-	// pending is set while a reclaim is scheduled and has not started;
-	// running while a goroutine serves requests.
-	pending, running bool
-	last             time.Time
-	// free is debug.FreeOSMemory; tests replace it.
-	free func()
-	// hold, if set, holds reclaims back while it returns true; whoever
-	// sets it asks for a reclaim when it turns false.
-	hold func() bool
-}
-
-// reclaim is the process's reclaimer.
-var reclaim = &reclaimer{free: debug.FreeOSMemory}
-
-// request asks for a reclaim, as soon as reclaimEvery has passed since the
-// last one. Requests before it starts are served by it.
-func (r *reclaimer) request() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.pending = true
-	if r.running {
-		return
-	}
-	r.running = true
-	go r.loop()
-}
-
-func (r *reclaimer) loop() {
-	for {
-		r.mu.Lock()
-		if !r.pending {
-			r.running = false
-			r.mu.Unlock()
-			return
-		}
-		wait := time.Until(r.last.Add(reclaimEvery))
-		r.mu.Unlock()
-		if wait > 0 {
-			time.Sleep(wait)
-		}
-		r.mu.Lock()
-		if r.hold != nil && r.hold() {
-			// Still pending: the holder asks again when it lets go.
-			r.running = false
-			r.mu.Unlock()
-			return
-		}
-		r.pending = false
-		free := r.free // tests replace it
-		r.mu.Unlock()
-		free()
-		r.mu.Lock()
-		r.last = time.Now()
-		r.mu.Unlock()
-	}
 }

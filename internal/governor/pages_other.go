@@ -1,6 +1,6 @@
 //go:build !linux
 
-package scripting
+package governor
 
 // Without per-thread page fault counts, a call is charged with what the
 // process allocated while it ran (see allocWatch).

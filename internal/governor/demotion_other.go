@@ -1,6 +1,6 @@
 //go:build !linux
 
-package scripting
+package governor
 
 import "time"
 

@@ -1,7 +1,8 @@
-package scripting
+package governor
 
 import (
 	"errors"
+	"runtime"
 	"runtime/debug"
 	"sync/atomic"
 	"testing"
@@ -157,13 +158,32 @@ func TestMemoryStopReclaimsAfterPressure(t *testing.T) {
 		reclaim.mu.Unlock()
 	}()
 
-	hog := mustRuntime(t, "hog.js", "function onAdd(obj) { const a = []; for (;;) a.push([a.length]); }\n",
-		newFakeHost(), RuntimeOptions{MemoryLimit: 8 << 20, Timeout: 30 * time.Second})
-	_, err := hog.Call(addEvent)
-	var se *ScriptError
-	if !errors.As(err, &se) || !se.Memory {
+	// A hostile call takes new memory page by page until the watchdog
+	// stops it; 256 MiB, far past its limit, ends it if it never does.
+	const limit = 8 << 20
+	hog := NewMeter(noScript{}, limit, nil)
+	call(hog, func() {
+		var keep [][]byte
+		for n := 0; len(hog.Tripped()) == 0 && n < 256<<20; n += 64 << 10 {
+			b := make([]byte, 64<<10)
+			for i := 0; i < len(b); i += 4 << 10 {
+				b[i] = 1
+			}
+			keep = append(keep, b)
+		}
+		runtime.KeepAlive(keep)
+	})
+	var err error
+	select {
+	case err = <-hog.Tripped():
+	default:
+	}
+	var me *MemoryError
+	if !errors.As(err, &me) {
 		t.Fatalf("hostile call = %v, want a memory limit error", err)
 	}
+	// What a runtime does once it dropped the call's values.
+	Reclaim()
 	if !pacer.active() {
 		t.Fatal("no pressure after a call was stopped for memory")
 	}
