@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/kreact/kreact/diag"
@@ -41,9 +40,6 @@ type RuleSet struct {
 	Elsewhere Elsewhere
 	// Logger receives the loads' lines. Nil means slog.Default().
 	Logger *slog.Logger
-
-	// started is set once Start has loaded the rules and logged them.
-	started atomic.Bool
 }
 
 // Engine is what Rules runs the rules in: Engine.
@@ -61,6 +57,9 @@ type Elsewhere interface {
 	// asked to run any rule, and returns why none of its rules can run,
 	// if it said so.
 	Heard(ctx context.Context) error
+	// Changed receives when Running may have changed (the other process
+	// reported a load, or exited): the set then tells Loaded again.
+	Changed() <-chan struct{}
 }
 
 // NoRulesError is what Start returns when no rule runs: the problems of
@@ -92,12 +91,20 @@ func (r *RuleSet) Start(ctx context.Context) error {
 			return nil
 		}
 	}
+	r.drainChanged() // the count below includes them
 	n := r.running()
 	if (loadErr != nil || elsewhereErr != nil) && n+r.elsewhere() == 0 {
 		return &NoRulesError{errors.Join(loadErr, elsewhereErr)}
 	}
-	r.started.Store(true)
 	r.loaded(n)
+	if r.Elsewhere != nil {
+		recounted := make(chan struct{})
+		defer func() { <-recounted }()
+		go func() {
+			defer close(recounted)
+			r.recount(ctx)
+		}()
+	}
 	attrs := append(r.counts(n), "files", strings.Join(r.Options.Paths, ","))
 	logger.Info("rules loaded", append(attrs, r.Attrs...)...)
 	// The "caches synced" line: every 100ms a look, every 3s a report.
@@ -134,12 +141,30 @@ func (r *RuleSet) Start(ctx context.Context) error {
 	return nil
 }
 
-// Recount tells Loaded the number of rules running again, once Start has
-// loaded them: Elsewhere calls it when its count changes. It is safe to
-// call from any goroutine.
-func (r *RuleSet) Recount() {
-	if r.started.Load() {
-		r.loaded(r.running())
+// recount tells Loaded the number of rules running again each time
+// Elsewhere's count changes, until ctx ends.
+func (r *RuleSet) recount(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.Elsewhere.Changed():
+			r.loaded(r.running())
+		}
+	}
+}
+
+// drainChanged forgets the changes Elsewhere announced so far.
+func (r *RuleSet) drainChanged() {
+	if r.Elsewhere == nil {
+		return
+	}
+	for {
+		select {
+		case <-r.Elsewhere.Changed():
+		default:
+			return
+		}
 	}
 }
 

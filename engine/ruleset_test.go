@@ -97,6 +97,7 @@ type otherProcess struct {
 	mu      sync.Mutex
 	running int
 	invalid error
+	changed chan struct{}
 }
 
 func (o *otherProcess) Running() int {
@@ -106,6 +107,8 @@ func (o *otherProcess) Running() int {
 }
 
 func (o *otherProcess) Heard(context.Context) error { return o.invalid }
+
+func (o *otherProcess) Changed() <-chan struct{} { return o.changed }
 
 // When no rule runs here and the other process says none of its rules can
 // run either, the set does not run: a NoRulesError with both sides'
@@ -124,18 +127,18 @@ func TestRulesWithNoneRunningElsewhere(t *testing.T) {
 	}
 }
 
-// When the other process's count changes, Recount tells Loaded, but only
-// once Start has loaded the rules.
+// When the other process's count changes (Changed), Loaded is told, but
+// only once Start has loaded the rules.
 func TestRulesRecountsWhatRunsElsewhere(t *testing.T) {
-	other := &otherProcess{running: 1}
+	other := &otherProcess{running: 1, changed: make(chan struct{}, 1)}
 	counts := make(chan int, 10)
 	r := &RuleSet{
 		Engine: &fakeEngine{}, Informers: func() []dynamicinformer.WatchStatus { return nil }, Logger: slog.New(slog.DiscardHandler),
 		Loaded: func(n int) { counts <- n }, Elsewhere: other,
 	}
-	r.Recount()
+	other.changed <- struct{}{}
 	if len(counts) != 0 {
-		t.Fatalf("Recount before Start told Loaded %d", <-counts)
+		t.Fatalf("a change before Start told Loaded %d", <-counts)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error)
@@ -146,7 +149,7 @@ func TestRulesRecountsWhatRunsElsewhere(t *testing.T) {
 	other.mu.Lock()
 	other.running = 0 // its process exited
 	other.mu.Unlock()
-	r.Recount()
+	other.changed <- struct{}{}
 	if n := <-counts; n != 0 {
 		t.Errorf("Loaded told %d rules after the other process exited, want 0", n)
 	}

@@ -92,7 +92,12 @@ func (i *Isolation) CallFailed(rule string, err error) { i.split.Misbehaved(rule
 
 // Elsewhere is the child's Supervisor, which tells how many rules the
 // other process runs (engine.RuleSet.Elsewhere), or nil where there is none.
-func (i *Isolation) Elsewhere() *Supervisor { return i.sup }
+func (i *Isolation) Elsewhere() engine.Elsewhere {
+	if i.sup == nil {
+		return nil // not a nil *Supervisor in the interface
+	}
+	return i.sup
+}
 
 // RulesElsewhere returns the names of the rules of the last load that run
 // in the other process (Split.Elsewhere).

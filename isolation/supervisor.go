@@ -39,13 +39,11 @@ type Supervisor struct {
 	// CannotStart, if set, is called when the child cannot be started at
 	// all (as opposed to a child that started and exited): Split.TakeBack.
 	CannotStart func()
-	// Reported, if set, is called after the child reported a load and
-	// after it exited, when Running may have changed:
-	// engine.RuleSet.Recount. It must not block.
-	Reported func()
 
 	// wanted holds a Want not yet served by a start.
 	wanted chan struct{}
+	// changed holds a change of Running not yet read from Changed.
+	changed chan struct{}
 	// backoff is the first wait before a restart; tests shorten it.
 	backoff time.Duration
 
@@ -66,7 +64,7 @@ type Supervisor struct {
 
 // NewSupervisor returns a Supervisor of the child that command builds.
 func NewSupervisor(command func() *exec.Cmd, logger *slog.Logger) *Supervisor {
-	return &Supervisor{Command: command, Logger: logger, wanted: make(chan struct{}, 1), heard: make(chan struct{}), backoff: firstBackoff}
+	return &Supervisor{Command: command, Logger: logger, wanted: make(chan struct{}, 1), changed: make(chan struct{}, 1), heard: make(chan struct{}), backoff: firstBackoff}
 }
 
 // Want asks for the child: the first call starts it, and a call after a
@@ -258,9 +256,7 @@ func (s *Supervisor) read(r io.ReadCloser) (invalid string) {
 		s.running = m.Running
 		s.mu.Unlock()
 		s.hear(m.Invalid)
-		if s.Reported != nil {
-			s.Reported()
-		}
+		s.announce()
 	}
 	return invalid
 }
@@ -291,10 +287,21 @@ func (s *Supervisor) detach(reports <-chan string) (invalid string) {
 	s.running = 0
 	s.mu.Unlock()
 	s.hear(invalid)
-	if s.Reported != nil {
-		s.Reported()
-	}
+	s.announce()
 	return invalid
+}
+
+// Changed receives after the child reported a load and after it exited,
+// when Running may have changed (engine.Elsewhere, which engine.RuleSet
+// reads). Changes not yet read are merged into one.
+func (s *Supervisor) Changed() <-chan struct{} { return s.changed }
+
+// announce tells Changed, without blocking.
+func (s *Supervisor) announce() {
+	select {
+	case s.changed <- struct{}{}:
+	default: // a change is already waiting
+	}
 }
 
 // stop asks the child to finish its queued changes and actions and exit,

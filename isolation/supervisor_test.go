@@ -190,13 +190,11 @@ func TestSupervisorReportsAChildThatCannotStart(t *testing.T) {
 }
 
 // A child's report of its load is what Running says, and what Heard waits
-// for; Reported is told.
+// for; Changed is told.
 func TestSupervisorCountsWhatTheChildReports(t *testing.T) {
 	var mu sync.Mutex
 	built := 0
 	s := NewSupervisor(child("report", io.Discard, &built, &mu), slog.New(slog.DiscardHandler))
-	reported := make(chan int, 10)
-	s.Reported = func() { reported <- s.Running() }
 	if err := s.Heard(t.Context()); err != nil || s.Running() != 0 {
 		t.Fatalf("before Want: Heard = %v, Running = %d; want nil and 0", err, s.Running())
 	}
@@ -208,8 +206,9 @@ func TestSupervisorCountsWhatTheChildReports(t *testing.T) {
 	if n := s.Running(); n != 2 {
 		t.Errorf("Running = %d, want the 2 the child reported", n)
 	}
-	if n := <-reported; n != 2 {
-		t.Errorf("Reported saw %d, want 2", n)
+	<-s.Changed()
+	if n := s.Running(); n != 2 {
+		t.Errorf("after Changed: Running = %d, want 2", n)
 	}
 	stop()
 	if n := s.Running(); n != 0 {

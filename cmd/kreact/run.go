@@ -114,10 +114,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	always := append(sh.always, stack, srv)
 	always = append(always, f.admissionRunnables(adm, files, readFiles, logger)...)
 	always = append(always, f.standby(eng, iso, files)...)
-	set := f.ruleSet(files, readFiles, iso.Loader(eng), stack, rec, child.loaded(ready.RulesLoaded), logger)
-	if sup := iso.Elsewhere(); sup != nil {
-		set.Elsewhere, sup.Reported = sup, set.Recount
-	}
+	set := f.ruleSet(files, readFiles, iso, eng, stack, rec, child.loaded(ready.RulesLoaded), logger)
 	leading, err := f.leader.Lead(cfg, logger, func(lead bool) { rep.lead.Store(lead); ready.SetLeading(lead) }, lifecycle.Group{lifecycle.Func(eng.Run), set, iso})
 	if err != nil {
 		return err
@@ -360,11 +357,12 @@ func (f *runFlags) serveExplain(stack *kube.Stack, eng *engine.Engine, sh shardi
 		Shard: sh.membership, ShardByNamespace: f.shards.Key == "namespace", Elsewhere: iso.RulesElsewhere}.Source())
 }
 
-// ruleSet is kreact run's rule set: the rules read, loaded into loader,
-// reloaded when their files change (a refused reload counted), and
-// counted for readiness with loaded.
-func (f *runFlags) ruleSet(files engine.RuleFiles, readFiles string, loader engine.StatusLoader, stack *kube.Stack, rec *metrics.Recorder, loaded func(int), logger *slog.Logger) *engine.RuleSet {
-	return &engine.RuleSet{Engine: loader, Informers: stack.Informers.Status, Rules: files.Rules, Failed: files.Failed, Logger: logger,
+// ruleSet is kreact run's rule set: the rules read, loaded into this
+// process's side of eng, reloaded when their files change (a refused
+// reload counted), and counted for readiness with loaded, with those the
+// isolated rules' process runs.
+func (f *runFlags) ruleSet(files engine.RuleFiles, readFiles string, iso *isolation.Isolation, eng *engine.Engine, stack *kube.Stack, rec *metrics.Recorder, loaded func(int), logger *slog.Logger) *engine.RuleSet {
+	return &engine.RuleSet{Engine: iso.Loader(eng), Elsewhere: iso.Elsewhere(), Informers: stack.Informers.Status, Rules: files.Rules, Failed: files.Failed, Logger: logger,
 		Options: engine.ReloadOptions{Paths: f.files, Interval: f.reloadInterval, Since: readFiles, Reloaded: func(err error) {
 			if err != nil {
 				rec.ReloadFailed()
