@@ -16,9 +16,10 @@
 // finalizers from every object, for a rule that is removed or turns the
 // option off (package engine), and for `kreact finalizers release`, the
 // escape when kreact itself is gone: the command finds the resources a
-// rule watches in its files, and Targets turns resource names into what
-// Release scans, every object of each resource whatever the rule's
-// selectors. After a release, Back finds the objects that a kreact still
-// running the rule gave the finalizer again, and Carried, when no object
-// had the rule's finalizer, the kreact finalizers the objects do carry.
+// rule watches in its files (rules.Find), and Targets turns resource names
+// into what Release scans, every object of each resource whatever the
+// rule's selectors. After a release, WaitBack (Back, every half second)
+// finds the objects that a kreact still running the rule gave the
+// finalizer again, and NotCarried, when no object had the rule's
+// finalizer, names the kreact finalizers the objects do carry (Carried).
 package finalizers

@@ -3,6 +3,7 @@ package rules
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -376,4 +377,24 @@ func parses(lines []string) bool {
 			return false
 		}
 	}
+}
+
+// Find returns the rule called name from the rule files in paths. A file
+// that does not load is reported only when the rule is not found
+// elsewhere, with the names of the rules found, so that a broken file
+// beside the rule does not hide it.
+func Find(name string, paths ...string) (*Rule, error) {
+	rs, _, loadErr := LoadEach(paths...)
+	var names []string
+	for _, r := range rs {
+		if r.Name == name {
+			return r, nil
+		}
+		names = append(names, r.Name)
+	}
+	err := fmt.Errorf("no rule %q in %s", name, strings.Join(paths, ", "))
+	if len(names) > 0 {
+		err = fmt.Errorf("%w (rules there: %s)", err, strings.Join(names, ", "))
+	}
+	return nil, errors.Join(err, loadErr)
 }

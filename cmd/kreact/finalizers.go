@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -81,11 +78,13 @@ func releaseCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return &invalidError{fmt.Errorf("rule name %q: %s", rule, strings.Join(errs, "; "))}
 	}
 	if len(f.files) > 0 {
-		watched, err := watchedBy(rule, f.files)
+		r, err := rules.Find(rule, f.files...)
 		if err != nil {
 			return &invalidError{err}
 		}
-		refs = watched
+		for _, w := range r.Watch {
+			refs = append(refs, w.Resource)
+		}
 	}
 	logger, err := f.log.Logger(stderr)
 	if err != nil {
@@ -123,19 +122,19 @@ func releaseCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			fmt.Fprintf(stdout, "%s %s released\n", stack.Mapper.Name(t.Resource), cache.MetaObjectToName(obj).String())
 		},
 	})
-	fmt.Fprintf(stdout, "%d %s released from %s\n", n, plural(n, "object", "objects"), fin)
+	fmt.Fprintf(stdout, "%s released from %s\n", finalizers.Objects(n), fin)
 	if err != nil {
 		return fmt.Errorf("finalizers release: some objects still carry %s:\n%w", fin, err)
 	}
 	if n == 0 && len(f.files) == 0 {
 		// Without the rule's files, the objects are the only place that
 		// knows the rule: none carries its finalizer.
-		return &invalidError{unknownRule(ctx, stack, rule, targets, strings.Join(names, ", "), where)}
+		return &invalidError{finalizers.NotCarried(ctx, stack.Client, rule, targets, strings.Join(names, ", "), where)}
 	}
 	if n == 0 || f.wait == 0 {
 		return nil
 	}
-	back, err := finalizersBack(ctx, stack, rule, targets, released, f.wait)
+	back, err := finalizers.WaitBack(ctx, stack.Client, rule, targets, released, f.wait)
 	if err != nil {
 		return fmt.Errorf("finalizers release: look for the finalizer on the released objects: %w", err)
 	}
@@ -143,91 +142,9 @@ func releaseCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return nil
 	}
 	for _, b := range back {
-		fmt.Fprintf(stdout, "%s %s has %s again\n", stack.Mapper.Name(b.target.Resource), cache.MetaObjectToName(b.obj).String(), fin)
+		fmt.Fprintf(stdout, "%s %s has %s again\n", stack.Mapper.Name(b.Target.Resource), cache.MetaObjectToName(b.Object).String(), fin)
 	}
-	return fmt.Errorf("finalizers release: %s came back on %d of the %d %s released: kreact still runs rule %s and puts it back; "+
+	return fmt.Errorf("finalizers release: %s came back on %d of the %s released: kreact still runs rule %s and puts it back; "+
 		"stop kreact, or remove the rule from its rule set (which releases its finalizers by itself), then run this again",
-		fin, len(back), n, plural(n, "object", "objects"), rule)
-}
-
-// unknownRule is the error of a release that found no object with the
-// rule's finalizer, naming the kreact finalizers those objects carry.
-func unknownRule(ctx context.Context, stack *kube.Stack, rule string, targets []finalizers.Target, names, where string) error {
-	err := fmt.Errorf("finalizers release: no object of %s %s carries %s: rule %s is unknown, does not watch them, or was released already",
-		names, where, finalizers.Name(rule), rule)
-	carried, _ := finalizers.Carried(ctx, stack.Client, targets)
-	if len(carried) == 0 {
-		return err
-	}
-	var list []string
-	for _, name := range slices.Sorted(maps.Keys(carried)) {
-		list = append(list, fmt.Sprintf("%s (%d %s)", name, carried[name], plural(carried[name], "object", "objects")))
-	}
-	return fmt.Errorf("%w; kreact finalizers there: %s", err, strings.Join(list, ", "))
-}
-
-// backObject is a released object that carries the finalizer again.
-type backObject struct {
-	target finalizers.Target
-	obj    *unstructured.Unstructured
-}
-
-// finalizersBack lists the released objects every half second for wait,
-// and returns those that carry the rule's finalizer again as soon as some
-// do: a kreact that runs the rule puts it back within moments of its
-// removal.
-func finalizersBack(ctx context.Context, stack *kube.Stack, rule string, targets []finalizers.Target, released map[types.UID]bool, wait time.Duration) ([]backObject, error) {
-	deadline := time.Now().Add(wait)
-	for {
-		interval := min(500*time.Millisecond, time.Until(deadline))
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(interval):
-		}
-		var back []backObject
-		for _, t := range targets {
-			objs, err := finalizers.Back(ctx, stack.Client, rule, []finalizers.Target{t}, released)
-			if err != nil {
-				return nil, err
-			}
-			for _, o := range objs {
-				back = append(back, backObject{t, o})
-			}
-		}
-		if len(back) > 0 || !time.Now().Before(deadline) {
-			return back, nil
-		}
-	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-// watchedBy returns the resources that rule watches (its spec.watch), from
-// the rule files in paths. A file that does not load is reported only when
-// the rule is not found elsewhere, with the names of the rules found.
-func watchedBy(rule string, paths []string) ([]string, error) {
-	rs, _, loadErr := rules.LoadEach(paths...)
-	var names []string
-	for _, r := range rs {
-		if r.Name != rule {
-			names = append(names, r.Name)
-			continue
-		}
-		var refs []string
-		for _, w := range r.Watch {
-			refs = append(refs, w.Resource)
-		}
-		return refs, nil
-	}
-	err := fmt.Errorf("no rule %q in %s", rule, strings.Join(paths, ", "))
-	if len(names) > 0 {
-		err = fmt.Errorf("%w (rules there: %s)", err, strings.Join(names, ", "))
-	}
-	return nil, errors.Join(err, loadErr)
+		fin, len(back), finalizers.Objects(n), rule)
 }

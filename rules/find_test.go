@@ -1,4 +1,4 @@
-package main
+package rules
 
 import (
 	"os"
@@ -29,7 +29,7 @@ func writeFinalizerRule(t *testing.T, dir, file, name string) {
 	}
 }
 
-func TestWatchedBy(t *testing.T) {
+func TestFind(t *testing.T) {
 	dir := t.TempDir()
 	writeFinalizerRule(t, dir, "a.yaml", "secret-sync")
 	writeFinalizerRule(t, dir, "b.yaml", "other")
@@ -37,17 +37,21 @@ func TestWatchedBy(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A broken file elsewhere does not hide the rule.
-	refs, err := watchedBy("secret-sync", []string{dir})
+	r, err := Find("secret-sync", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var refs []string
+	for _, w := range r.Watch {
+		refs = append(refs, w.Resource)
+	}
 	if want := []string{"secrets", "deploy"}; !slices.Equal(refs, want) {
-		t.Errorf("watchedBy = %q, want %q", refs, want)
+		t.Errorf("Find watches %q, want %q", refs, want)
 	}
 	// An unknown rule names the rules there, and the file that did not load.
-	_, err = watchedBy("nope", []string{dir})
+	_, err = Find("nope", dir)
 	if err == nil {
-		t.Fatal("watchedBy(nope) found a rule")
+		t.Fatal("Find(nope) found a rule")
 	}
 	msg := err.Error()
 	if !strings.Contains(msg, `no rule "nope" in `+dir+" (rules there: secret-sync, other)") {
