@@ -58,22 +58,26 @@ func Trim(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	return out
 }
 
-// RelativeTo returns path as a case file in dir names it: relative to
+// RelativeTo returns paths as a case file in dir names them: relative to
 // dir, with forward slashes.
-func RelativeTo(dir, path string) (string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
+func RelativeTo(dir string, paths []string) ([]string, error) {
 	absDir, err := filepath.Abs(dir)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	rel, err := filepath.Rel(absDir, abs)
-	if err != nil {
-		return "", err
+	var out []string
+	for _, path := range paths {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, err
+		}
+		rel, err := filepath.Rel(absDir, abs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, filepath.ToSlash(rel))
 	}
-	return filepath.ToSlash(rel), nil
+	return out, nil
 }
 
 // The case file, its fields in the order docs/testing.md lists them.

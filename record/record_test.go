@@ -184,8 +184,8 @@ func TestRelativeTo(t *testing.T) {
 		{".", "rules", "rules"},
 		{"a/b", "a/b/c.yaml", "c.yaml"},
 	} {
-		got, err := RelativeTo(tc.dir, tc.path)
-		if err != nil || got != tc.want {
+		got, err := RelativeTo(tc.dir, []string{tc.path})
+		if err != nil || len(got) != 1 || got[0] != tc.want {
 			t.Errorf("RelativeTo(%q, %q) = %q, %v; want %q", tc.dir, tc.path, got, err, tc.want)
 		}
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/kreact/kreact/cmd/kreact/tail"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/kube"
-	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/record"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/ruletest"
@@ -82,11 +81,11 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if f.output != "" {
 		dir = filepath.Dir(f.output)
 	}
-	rulePaths, err := relativeTo(dir, f.files)
+	rulePaths, err := record.RelativeTo(dir, f.files)
 	if err != nil {
 		return err
 	}
-	crdPaths, err := relativeTo(dir, f.crds)
+	crdPaths, err := record.RelativeTo(dir, f.crds)
 	if err != nil {
 		return err
 	}
@@ -100,10 +99,6 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return &clusterError{Err: err}
 	}
-	rec, err := record.New(files.Rules, record.Options{Names: names, Namespace: namespace, LabelSelector: f.labelSelector})
-	if err != nil {
-		return err
-	}
 	var resources []apiresource.Resource
 	for _, ref := range refs {
 		res, err := stack.Mapper.Resolve(ref)
@@ -116,48 +111,20 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		resources = append(resources, res)
 	}
-	// The recorder's watches come first, whole objects, so that a rule's
-	// narrower watch (spec.watch[].fields) never makes the shared
-	// informer list again.
-	for _, res := range resources {
-		if err := rec.Watch(stack.Informers, res); err != nil {
-			return err
-		}
-	}
-	defer rec.Stop()
-	// The rules see only the recorded objects of the recorded resources,
-	// so that the case holds every change they acted on.
-	eng := engine.New(stack.REST, stack.Mapper, rec.Scope(stack.Informers), stack.Discovery, engine.Options{DryRun: true, Logger: logger, Asked: rec.Asked, Observer: rec})
 	if f.duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, f.duration)
 		defer cancel()
 	}
-	load := func(ctx context.Context) error {
-		rec.Begin()
-		if err := eng.Load(ctx, files.Rules); err != nil {
-			return &invalidError{err}
-		}
-		for !rec.Synced() {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-		if rec.Objects() == 0 {
-			logger.Warn("no object matches yet; recording the changes to come", "resources", strings.Join(refs, ","), "names", strings.Join(names, ","), "namespace", namespace, "selector", f.labelSelector)
-		}
-		logger.Info("recording; Ctrl-C writes the case", "objects", rec.Objects())
-		<-ctx.Done()
-		return nil
+	r, err := record.Run(ctx, stack, files.Rules, resources, record.RunOptions{Refs: refs, Logger: logger,
+		Options: record.Options{Names: names, Namespace: namespace, LabelSelector: f.labelSelector}})
+	var load *record.LoadError
+	if errors.As(err, &load) {
+		return &invalidError{err}
 	}
-	// The rules stop (their changes and actions drained) before the
-	// recording is taken.
-	if err := (lifecycle.Layers{stack, lifecycle.Group{lifecycle.Func(eng.Run), lifecycle.Func(load)}}).Start(ctx); err != nil {
+	if err != nil {
 		return err
 	}
-	r := rec.Recording()
 	r.Rules, r.CRDs = rulePaths, crdPaths
 	r.Description = fmt.Sprintf("recorded by kreact record %s from %s", strings.Join(args, " "), cfg.Host)
 	data, err := r.Case()
@@ -183,17 +150,4 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	logger.Info("replayed offline with kreact test: the same actions", "file", f.output)
 	return nil
-}
-
-// relativeTo returns paths as a case file in dir names them.
-func relativeTo(dir string, paths []string) ([]string, error) {
-	var out []string
-	for _, p := range paths {
-		rel, err := record.RelativeTo(dir, p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, rel)
-	}
-	return out, nil
 }
