@@ -52,10 +52,10 @@
 //
 // Run is the whole recording: the Recorder's watches, then the engine's
 // on Recorder.Scope, which filters the informers the engine watches
-// through: a
-// change of an object of a recorded resource that the recording leaves
-// out (another namespace, label or name) does not reach the rules, so
-// that the case holds every change of that resource they acted on.
+// through: a change of an object of a recorded resource that the
+// recording leaves out (another namespace, label or name) does not reach
+// the rules, so that the case holds every change of that resource they
+// acted on.
 //
 // # Limits of the replay
 //
