@@ -56,5 +56,7 @@
 // with a CA whose certificate goes into the caBundle: a CA of the
 // process's own (GenerateCertificates), or one that the replicas share
 // through a Secret (SharedCA), so that whichever replica applied the
-// configurations last, every replica's certificate is trusted.
+// configurations last, every replica's certificate is trusted;
+// CertificateSource picks one of these (kreact run's flags), and
+// engine.Follow keeps the server's rules in step with their files.
 package admission

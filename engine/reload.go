@@ -66,6 +66,30 @@ func ReadRules(ctx context.Context, what string, paths []string) (RuleFiles, err
 	})
 }
 
+// Follow returns the component that loads files' rules into l, then
+// reloads them when their files change (Reload; an Interval of zero never
+// reloads), until its context ends. opts.Reloaded, if set, is told the
+// error of the first load too, and of no load that its context's end
+// interrupted. It is what keeps a loader other than the engine, the
+// admission server of every replica, in step with the rule files.
+func Follow(l Loader, files RuleFiles, opts ReloadOptions) lifecycle.Func {
+	return func(ctx context.Context) error {
+		reloaded := opts.Reloaded
+		opts.Reloaded = func(err error) {
+			if reloaded != nil && ctx.Err() == nil {
+				reloaded(err)
+			}
+		}
+		opts.Reloaded(l.Load(ctx, files.Rules, files.Failed...))
+		if opts.Interval <= 0 {
+			<-ctx.Done()
+			return nil
+		}
+		Reload(ctx, l, opts)
+		return nil
+	}
+}
+
 // Loop reloads the rules when their files change, until ctx ends. A load
 // under way when ctx ends is not waited for (lifecycle.Interruptible).
 func Reload(ctx context.Context, l Loader, opts ReloadOptions) {

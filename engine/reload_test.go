@@ -136,3 +136,36 @@ func TestLoopReloadsAnEditMadeBeforeItStarted(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// Follow loads the rules it is given, tells Reloaded how that went, then
+// reloads on an edit; with no Interval it loads once and waits.
+func TestFollowLoadsThenReloads(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a.yaml"), rule("a", "function onAdd() {}"))
+	files, err := ReadRules(t.Context(), "reading", []string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, interval := range []time.Duration{0, time.Millisecond} {
+		l := &loader{}
+		reloaded := make(chan error, 1000)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error)
+		go func() {
+			done <- Follow(l, files, ReloadOptions{Paths: []string{dir}, Interval: interval, Reloaded: func(err error) { reloaded <- err }})(ctx)
+		}()
+		if err := <-reloaded; err != nil || l.last.Load() != 1 {
+			t.Errorf("interval %s: first load told %v with %d rules, want nil and a", interval, err, l.last.Load())
+		}
+		if interval > 0 {
+			writeUntil(t, reloaded, filepath.Join(dir, "b.yaml"), rule("b", "function onAdd() {}"), func(err error) bool { return err == nil })
+			if n := l.last.Load(); n != 2 {
+				t.Errorf("reloaded %d rules, want a and b", n)
+			}
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("interval %s: Follow = %v", interval, err)
+		}
+	}
+}

@@ -309,14 +309,54 @@ func (r *replicaOf) replica() scripting.Replica {
 	return scripting.Replica{Name: r.name, Leader: r.leads()}
 }
 
-// admissionServer is the admission webhook server, which every replica
-// runs, or nil in the isolated rules' process and with no address.
+// admissionServer is the webhook server of the rules' admission
+// handlers, which every replica runs, or nil in the isolated rules'
+// process and with no --admission-bind-address. A certificate file that
+// is missing or does not match its key is invalid input. With
+// --admission-ca-secret the CA comes from, or goes to, that Secret.
 func (f *runFlags) admissionServer(isolatedChild bool, stack *kube.Stack, rec *metrics.Recorder, logger *slog.Logger) (*admission.Server, error) {
-	if isolatedChild {
+	a := &f.admission
+	if isolatedChild || a.Addr == "" {
 		return nil, nil
 	}
-	return admissionServer(&f.admission, stack, rec, logger)
+	opts, err := a.Options("run")
+	if err != nil {
+		return nil, err
+	}
+	certs, err := admission.CertificateSource(opts, admission.CertificateOptions{CertFile: a.CertFile, KeyFile: a.KeyFile, CASecret: a.CASecret, Client: stack.Client})
+	if err != nil {
+		return nil, &invalidError{err}
+	}
+	var applier admission.Applier
+	if a.Apply {
+		applier = admission.NewApplier(stack.Client)
+	}
+	return admission.NewServer(admission.ServerOptions{Addr: a.Addr, Certificates: certs, Config: opts, Applier: applier,
+		Mapper: stack.Mapper, Informers: stack.Informers, Observer: rec, Logger: logger})
 }
+
+// checkAdmissionFiles checks the admission flags that name files: the
+// certificate and its key (a missing file, a key that does not match, is
+// invalid input) and the CA bundle.
+func checkAdmissionFiles(f *admissionFlags) error {
+	if f.Addr == "" {
+		return nil
+	}
+	if (f.CertFile == "") != (f.KeyFile == "") {
+		return &usageError{Msg: "run: --admission-cert-file and --admission-key-file go together"}
+	}
+	if f.CertFile != "" {
+		if _, err := admission.LoadCertificates(f.CertFile, f.KeyFile); err != nil {
+			return &invalidError{err}
+		}
+	}
+	_, err := f.Options("run")
+	return err
+}
+
+// errAdmissionNotSynced is the readiness of a replica whose admission
+// handlers cannot read their caches yet.
+var errAdmissionNotSynced = errors.New("the caches that admission handlers read are not synced")
 
 // readiness is /readyz: the rules have caught up with their watches, and
 // the caches that admission handlers read too.
@@ -373,13 +413,16 @@ func (f *runFlags) ruleSet(files engine.RuleFiles, readFiles string, iso *isolat
 }
 
 // admissionRunnables are the admission server and what keeps its rules in
-// step with their files, on every replica; none without a server.
+// step with their files (every replica serves admission, leader or not);
+// none without a server.
 func (f *runFlags) admissionRunnables(adm *admission.Server, files engine.RuleFiles, readFiles string, logger *slog.Logger) []lifecycle.Runnable {
 	if adm == nil {
 		return nil
 	}
-	return []lifecycle.Runnable{adm, lifecycle.Func(admissionRules(adm, files.Rules, files.Failed,
-		engine.ReloadOptions{Paths: f.files, Interval: f.reloadInterval, Since: readFiles}, logger))}
+	return []lifecycle.Runnable{adm, engine.Follow(adm, files, engine.ReloadOptions{Paths: f.files, Interval: f.reloadInterval, Since: readFiles,
+		Reloaded: func(err error) {
+			diag.Log(logger, "admission: rules not served, or their webhook configurations not applied", err)
+		}})}
 }
 
 // standby is what a replica runs while it waits for the lease: it fills

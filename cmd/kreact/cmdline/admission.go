@@ -48,17 +48,6 @@ func (a *AdmissionFlags) RegisterServe(fs *FlagSet) {
 		"apply the webhook configurations of the rules with admission handlers, and delete them when no rule has any; false leaves them to you (kreact webhooks)")
 }
 
-// Hosts returns the names a generated certificate must hold: the
-// Service's DNS names, the host of --admission-url, and loopback.
-func (a *AdmissionFlags) Hosts(opts admission.Options) []string {
-	svc := opts.Service + "." + opts.Namespace
-	hosts := []string{opts.Service, svc, svc + ".svc", svc + ".svc.cluster.local", "localhost", "127.0.0.1", "::1"}
-	if u, err := url.Parse(opts.URL); err == nil && u.Hostname() != "" {
-		hosts = append(hosts, u.Hostname())
-	}
-	return hosts
-}
-
 // Register adds the flags to fs.
 func (a *AdmissionFlags) Register(fs *FlagSet) {
 	fs.StringVarP(&a.Name, "admission-name", "", "kreact",
