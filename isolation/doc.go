@@ -11,11 +11,13 @@
 // noise of the machine with the hostile rules in another process at idle
 // priority (see docs/performance.md).
 //
-// kreact run builds one Isolation (New) per process: it holds the Split
-// and, in kreact run, the Supervisor; it gives the engine its options
-// (CPULimit, RunsElsewhere, CallFailed) and the rule set its loader, and
-// is the lifecycle.Runnable of the reloads that follow a move and of the
-// child, so that nothing it starts outlives its Start.
+// Each kreact run process reads its Role from its environment (RoleOf:
+// the child, started with Command, or not), and builds one Isolation
+// (New): it holds the Split and, in kreact run, the Supervisor; it gives
+// the engine its options (CPULimit, RunsElsewhere, CallFailed) and the
+// rule set its loader and the count of the other side, and is the
+// lifecycle.Runnable of the reloads that follow a move and of the child,
+// so that nothing it starts outlives its Start.
 //
 // Guarantees:
 //   - Split gives each side its rules: kreact run keeps the rules that are

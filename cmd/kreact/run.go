@@ -79,7 +79,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	rep, err := f.replica(sh, child.is)
+	rep, err := f.replica(sh, child)
 	if err != nil {
 		return err
 	}
@@ -90,8 +90,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	rec := metrics.New()
 	rec.WatchInformers(stack.Informers.Status)
 	ready := metrics.NewReadiness(rec)
-	iso, err := isolation.New(isolation.Options{Child: child.is, Refuse: sh.refuseIsolation, MoveMisbehaving: f.isolateMisbehaving,
-		Command: func() *exec.Cmd { return isolatedCommand(args, stderr, rep.name) }, Parent: os.Stdin, Logger: logger})
+	iso, err := isolation.New(isolation.Options{Child: child.Child, Refuse: sh.refuseIsolation, MoveMisbehaving: f.isolateMisbehaving,
+		Command: func() *exec.Cmd { return isolation.Command(args, stderr, rep.name) }, Parent: os.Stdin, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	rec.WatchFinalizers(eng.Finalizing)
 	// Every replica answers admission reviews; the isolated rules'
 	// process leaves them to its parent.
-	adm, err := f.admissionServer(child.is, stack, rec, logger)
+	adm, err := f.admissionServer(child.Child, stack, rec, logger)
 	if err != nil {
 		return err
 	}
@@ -114,12 +114,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	always := append(sh.always, stack, srv)
 	always = append(always, f.admissionRunnables(adm, files, readFiles, logger)...)
 	always = append(always, f.standby(eng, iso, files)...)
-	set := f.ruleSet(files, readFiles, iso, eng, stack, rec, child.loaded(ready.RulesLoaded), logger)
+	set := f.ruleSet(files, readFiles, iso, eng, stack, rec, child.Loaded(ready.RulesLoaded), logger)
 	leading, err := f.leader.Lead(cfg, logger, func(lead bool) { rep.lead.Store(lead); ready.SetLeading(lead) }, lifecycle.Group{lifecycle.Func(eng.Run), set, iso})
 	if err != nil {
 		return err
 	}
-	return child.stopped(logger, append(sh.layers, always, leading).Start(ctx))
+	return stopped(child, logger, append(sh.layers, always, leading).Start(ctx))
 }
 
 // parseRunFlags reads kreact run's arguments.
@@ -161,47 +161,29 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 	return f, nil
 }
 
-// isolatedRole is whether this process is the kreact process of the
-// isolated rules (package isolation), which runs only those, and only
-// while its parent runs, which leads; and if so its reports to its
-// parent: how many rules it runs, and why none can if so.
-type isolatedRole struct {
-	is       bool
-	reporter *isolation.Reporter // nil: reports nothing
-}
-
-// isolatedChild returns this process's role. The isolated process logs
-// with isolated=true, does not take part in leader election, and serves
-// its endpoints on --isolated-metrics-bind-address only.
-func (f *runFlags) isolatedChild(logger **slog.Logger) (isolatedRole, error) {
-	if os.Getenv(isolation.ChildEnv) != "1" {
-		return isolatedRole{}, nil
+// isolatedChild returns this process's role (package isolation). The
+// isolated rules' process logs with isolated=true, does not take part in
+// leader election, and serves its endpoints on
+// --isolated-metrics-bind-address only.
+func (f *runFlags) isolatedChild(logger **slog.Logger) (isolation.Role, error) {
+	role, err := isolation.RoleOf(os.Getenv)
+	if role.Child {
+		*logger = (*logger).With("isolated", true)
+		f.leader = leaderFlags{}
+		f.serve = serveFlags{MetricsAddr: f.isolatedMetrics}
 	}
-	*logger = (*logger).With("isolated", true)
-	f.leader = leaderFlags{}
-	f.serve = serveFlags{MetricsAddr: f.isolatedMetrics}
-	reporter, err := isolation.OpenReporter(os.Getenv)
-	return isolatedRole{is: true, reporter: reporter}, err
-}
-
-// loaded is the rule set's Loaded: the readiness's count, which the
-// isolated process also reports to its parent.
-func (c isolatedRole) loaded(ready func(int)) func(int) {
-	if !c.is {
-		return ready
-	}
-	return func(n int) { ready(n); c.reporter.Loaded(n) }
+	return role, err
 }
 
 // invalid is kreact run's end when none of its rules can run: exit code
 // 3, and in the isolated process a report of why to its parent.
-func (c isolatedRole) invalid(err error) error {
-	c.reporter.Invalid(err)
+func invalid(role isolation.Role, err error) error {
+	role.Reporter.Invalid(err)
 	return &invalidError{err}
 }
 
 // stopped is kreact run's end once its components stopped with err.
-func (c isolatedRole) stopped(logger *slog.Logger, err error) error {
+func stopped(role isolation.Role, logger *slog.Logger, err error) error {
 	if errors.Is(err, leader.ErrLostLease) {
 		logger.Error("lost the leader lease; exiting so that only the new leader acts")
 		return err
@@ -209,7 +191,7 @@ func (c isolatedRole) stopped(logger *slog.Logger, err error) error {
 	logger.Info("stopped")
 	var none *engine.NoRulesError
 	if errors.As(err, &none) {
-		return c.invalid(err)
+		return invalid(role, err)
 	}
 	return err
 }
@@ -245,24 +227,6 @@ func (f *runFlags) sharding(cfg *rest.Config, logger *slog.Logger) (sharding, er
 	return sh, nil
 }
 
-// replicaEnv tells the isolated rules' process the name of the replica it
-// is part of, for kreact.replica().
-const replicaEnv = "KREACT_REPLICA"
-
-// isolatedCommand is the kreact run of the isolated rules: this program,
-// with the same arguments, told by its environment to run only those, as
-// part of replica.
-func isolatedCommand(args []string, stderr io.Writer, replica string) *exec.Cmd {
-	exe, err := os.Executable()
-	if err != nil {
-		exe = os.Args[0]
-	}
-	cmd := exec.Command(exe, append([]string{"run"}, args...)...)
-	cmd.Env = append(os.Environ(), isolation.ChildEnv+"=1", replicaEnv+"="+replica)
-	cmd.Stdout, cmd.Stderr = stderr, stderr
-	return cmd
-}
-
 // traceSize is the rules' trace: kept for kreact explain, none without its
 // endpoint.
 func (f *runFlags) traceSize() delivery.TraceSize {
@@ -282,10 +246,10 @@ type replicaOf struct {
 	lead  atomic.Bool // told by leader election
 }
 
-func (f *runFlags) replica(sh sharding, isolatedChild bool) (*replicaOf, error) {
+func (f *runFlags) replica(sh sharding, child isolation.Role) (*replicaOf, error) {
 	r := &replicaOf{}
 	r.name, _ = os.Hostname()
-	if name := os.Getenv(replicaEnv); isolatedChild && name != "" {
+	if name := child.Replica; name != "" {
 		// The isolated rules' process runs as part of its parent, and
 		// only while the parent runs its rules.
 		r.name = name
@@ -374,14 +338,14 @@ func readiness(ready *metrics.Readiness, eng *engine.Engine, adm *admission.Serv
 // before, so that an edit made while the rules load is reloaded, not
 // missed. A broken rule file is reported and skipped: the other rules
 // run; with none left, kreact run exits 3.
-func (f *runFlags) readRules(ctx context.Context, logger *slog.Logger, child isolatedRole) (engine.RuleFiles, string, error) {
+func (f *runFlags) readRules(ctx context.Context, logger *slog.Logger, child isolation.Role) (engine.RuleFiles, string, error) {
 	readFiles := engine.Fingerprint(f.files)
 	files, err := engine.ReadRules(ctx, "run: loading rules", f.files)
 	if err != nil {
 		return files, "", err
 	}
 	if len(files.Rules) == 0 {
-		return files, "", child.invalid(cmp.Or(files.Err, fmt.Errorf("no rules in %s", strings.Join(f.files, ", "))))
+		return files, "", invalid(child, cmp.Or(files.Err, fmt.Errorf("no rules in %s", strings.Join(f.files, ", "))))
 	}
 	diag.Log(logger, "rule files with errors are not running", files.Err)
 	return files, readFiles, nil
