@@ -27,13 +27,16 @@
 package explain
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/rules"
@@ -175,4 +178,44 @@ func recordLine(r delivery.Record) string {
 		b.WriteString(r.Detail)
 	}
 	return b.String()
+}
+
+// Only keeps the answer of the rule named rule, and reports whether it
+// was there; if not, it leaves o as it was.
+func (o *Object) Only(rule string) bool {
+	i := slices.IndexFunc(o.Rules, func(r Rule) bool { return r.Name == rule })
+	if i < 0 {
+		return false
+	}
+	o.Rules = o.Rules[i : i+1]
+	return true
+}
+
+// RuleNames returns the names of the rules that answered, in load order.
+func (o *Object) RuleNames() []string {
+	names := make([]string, len(o.Rules))
+	for i, r := range o.Rules {
+		names[i] = r.Name
+	}
+	return names
+}
+
+// Write prints the answer in format: "json" or "yaml" (the Object's
+// fields), else text for people (WriteText).
+func (o *Object) Write(w io.Writer, format string) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(o)
+	case "yaml":
+		data, err := yaml.Marshal(o)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	}
+	o.WriteText(w)
+	return nil
 }

@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -122,3 +123,17 @@ type remoteError struct {
 
 func (e *remoteError) Error() string { return e.msg }
 func (e *remoteError) Unwrap() error { return e.kind }
+
+// AddressEnv names the environment variable that gives kreact explain the
+// address to ask when its --address is not given.
+const AddressEnv = "KREACT_EXPLAIN_ADDRESS"
+
+// DefaultAddress is the address kreact explain asks by default; the
+// manifests in deploy/ would pass the same to kreact run.
+const DefaultAddress = "127.0.0.1:8083"
+
+// Address is the address kreact explain asks: flag, else AddressEnv in
+// getenv, else DefaultAddress.
+func Address(flag string, getenv func(string) string) string {
+	return cmp.Or(flag, getenv(AddressEnv), DefaultAddress)
+}

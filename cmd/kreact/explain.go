@@ -2,26 +2,14 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/kreact/kreact/explain"
 )
-
-// explainAddrEnv names the environment variable that gives kreact
-// explain the address to ask when --address is not given.
-const explainAddrEnv = "KREACT_EXPLAIN_ADDRESS"
-
-// defaultExplainAddr is the address kreact explain asks by default; the
-// manifests in deploy/ would pass the same to kreact run.
-const defaultExplainAddr = "127.0.0.1:8083"
 
 // explainCmd is `kreact explain RESOURCE NAME`: it asks a running kreact
 // (kreact run --explain-address) what its rules know of an object.
@@ -30,7 +18,7 @@ func explainCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs := commandFlags("explain", stdout)
 	fs.StringVarP(&namespace, "namespace", "n", "", "the object's namespace (default: default, for a namespaced resource)")
 	fs.StringVarP(&output, "output", "o", "", "yaml or json (default: text)")
-	fs.StringVarP(&addr, "address", "", "", "the --explain-address of the kreact run to ask (default: $"+explainAddrEnv+", else "+defaultExplainAddr+")")
+	fs.StringVarP(&addr, "address", "", "", "the --explain-address of the kreact run to ask (default: $"+explain.AddressEnv+", else "+explain.DefaultAddress+")")
 	fs.StringVarP(&rule, "rule", "", "", "answer for this rule only")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -50,12 +38,7 @@ func explainCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	case output != "" && output != "yaml" && output != "json":
 		return &usageError{Msg: fmt.Sprintf("explain: -o %s: want yaml or json", output)}
 	}
-	if addr == "" {
-		addr = os.Getenv(explainAddrEnv)
-	}
-	if addr == "" {
-		addr = defaultExplainAddr
-	}
+	addr = explain.Address(addr, os.Getenv)
 	resource, name := args[0], args[1]
 	o, err := explain.Ask(ctx, addr, resource, namespace, name)
 	switch {
@@ -64,27 +47,11 @@ func explainCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	case err != nil:
 		return fmt.Errorf("explain: %w", err)
 	}
-	if rule != "" {
-		var loaded []string
-		i := slices.IndexFunc(o.Rules, func(r explain.Rule) bool { loaded = append(loaded, r.Name); return r.Name == rule })
-		if i < 0 {
-			return fmt.Errorf("explain: rule %q is not loaded in the kreact at %s (loaded: %s)", rule, addr, strings.Join(loaded, ", "))
-		}
-		o.Rules = o.Rules[i : i+1]
+	if rule != "" && !o.Only(rule) {
+		return fmt.Errorf("explain: rule %q is not loaded in the kreact at %s (loaded: %s)", rule, addr, strings.Join(o.RuleNames(), ", "))
 	}
-	switch output {
-	case "json":
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(o)
-	case "yaml":
-		data, err := yaml.Marshal(o)
-		if err != nil {
-			return fmt.Errorf("explain: %w", err)
-		}
-		_, err = stdout.Write(data)
-		return err
+	if err := o.Write(stdout, output); err != nil {
+		return fmt.Errorf("explain: %w", err)
 	}
-	o.WriteText(stdout)
 	return nil
 }
