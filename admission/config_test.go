@@ -7,8 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
@@ -25,19 +23,17 @@ func loadRules(t *testing.T, file string) []Rule {
 		t.Fatal(err)
 	}
 	mapper := restmapper.New(restmapper.NewStatic(restmapper.Builtin()), restmapper.Options{})
-	var out []Rule
+	var resolved []*rules.Resolved
 	for _, r := range rs {
 		res, err := r.Resolve(mapper)
 		if err != nil {
 			t.Fatal(err)
 		}
-		prog, err := scripting.Compile(r.Name, r.Script, scripting.CompileOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h := HandlersOf(prog); h.Any() {
-			out = append(out, Rule{Resolved: res, Handlers: h})
-		}
+		resolved = append(resolved, res)
+	}
+	out, err := RulesOf(resolved)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -52,18 +48,12 @@ func TestConfigurationsGolden(t *testing.T) {
 		{"url", "testdata/url.golden.yaml", Options{Name: "kreact-dev", Namespace: "kreact-dev", Exclude: []string{"leases-here"}, URL: "https://127.0.0.1:8443/", CABundle: []byte("CA")}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			v, m := Configurations(rs, tt.opts)
-			var got bytes.Buffer
-			for _, obj := range []any{v, m} {
-				b, err := yaml.Marshal(obj)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got.WriteString("---\n")
-				got.Write(b)
+			got, err := ConfigurationsYAML(rs, tt.opts)
+			if err != nil {
+				t.Fatal(err)
 			}
 			if *update {
-				if err := os.WriteFile(tt.golden, got.Bytes(), 0o644); err != nil {
+				if err := os.WriteFile(tt.golden, got, 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -71,8 +61,8 @@ func TestConfigurationsGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v (run with -update to create it)", err)
 			}
-			if !bytes.Equal(got.Bytes(), want) {
-				t.Errorf("configurations differ from %s (run with -update to accept):\n%s", tt.golden, got.Bytes())
+			if !bytes.Equal(got, want) {
+				t.Errorf("configurations differ from %s (run with -update to accept):\n%s", tt.golden, got)
 			}
 		})
 	}
@@ -82,6 +72,9 @@ func TestConfigurationsEmpty(t *testing.T) {
 	v, m := Configurations(nil, Options{})
 	if v.Name != "kreact" || m.Name != "kreact" || len(v.Webhooks) != 0 || len(m.Webhooks) != 0 {
 		t.Errorf("Configurations(nil) = %+v, %+v; want two empty configurations named kreact", v, m)
+	}
+	if out, err := ConfigurationsYAML(nil, Options{}); err != nil || len(out) != 0 {
+		t.Errorf("ConfigurationsYAML(nil) = %q, %v; want nothing", out, err)
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/rbac"
-	"github.com/kreact/kreact/rules"
 )
 
 type rbacFlags struct {
@@ -60,19 +59,16 @@ func rbacCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			fmt.Fprintln(stderr, w)
 		}
 	}
-	var admitting []string
-	for _, res := range c.Resolved {
-		// Compiled again: validate keeps no program, and it compiled.
-		prog, err := rules.Compile(res.Rule)
-		if err != nil {
-			return &invalidError{err}
-		}
-		if admission.HandlersOf(prog).Any() {
-			admitting = append(admitting, res.Rule.Name)
-		}
+	admitting, err := admission.RulesOf(c.Resolved)
+	if err != nil {
+		return &invalidError{err}
+	}
+	var names []string
+	for _, r := range admitting {
+		names = append(names, r.Resolved.Rule.Name)
 	}
 	out, err := rbac.Generate(c.Rules, c.Resolved, rbac.Options{Name: f.name, Namespace: f.namespace, LeaderElect: f.leaderElect, Shards: f.shards, OmitNamespace: !f.namespaceObj,
-		Admission: admitting, AdmissionCASecret: f.caSecret})
+		Admission: names, AdmissionCASecret: f.caSecret})
 	if err != nil {
 		return err
 	}

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/kreact/kreact/admission"
-	"github.com/kreact/kreact/rules"
 )
 
 type webhooksFlags struct {
@@ -39,37 +35,18 @@ func webhooksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	var rs []admission.Rule
-	for _, res := range c.Resolved {
-		// Compiled again: validate keeps no program, and it compiled.
-		prog, err := rules.Compile(res.Rule)
-		if err != nil {
-			return &invalidError{err}
-		}
-		if h := admission.HandlersOf(prog); h.Any() {
-			rs = append(rs, admission.Rule{Resolved: res, Handlers: h})
-		}
+	rs, err := admission.RulesOf(c.Resolved)
+	if err != nil {
+		return &invalidError{err}
 	}
 	if len(rs) == 0 {
 		fmt.Fprintln(stderr, "kreact webhooks: no rule declares onValidate or onMutate: there is nothing to print")
 		return nil
 	}
-	v, m := admission.Configurations(rs, opts)
-	var out bytes.Buffer
-	for _, obj := range []struct {
-		hooks int
-		obj   any
-	}{{len(v.Webhooks), v}, {len(m.Webhooks), m}} {
-		if obj.hooks == 0 {
-			continue
-		}
-		data, err := yaml.Marshal(obj.obj)
-		if err != nil {
-			return err
-		}
-		out.WriteString("---\n")
-		out.Write(data)
+	out, err := admission.ConfigurationsYAML(rs, opts)
+	if err != nil {
+		return err
 	}
-	_, err = stdout.Write(out.Bytes())
+	_, err = stdout.Write(out)
 	return err
 }

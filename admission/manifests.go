@@ -1,0 +1,50 @@
+package admission
+
+import (
+	"bytes"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kreact/kreact/rules"
+)
+
+// RulesOf returns the rules of resolved whose scripts declare admission
+// handlers, with them, in the order of resolved. Each script is compiled
+// again (package validate keeps no program); one that does not compile
+// is an error.
+func RulesOf(resolved []*rules.Resolved) ([]Rule, error) {
+	var rs []Rule
+	for _, res := range resolved {
+		prog, err := rules.Compile(res.Rule)
+		if err != nil {
+			return nil, err
+		}
+		if h := HandlersOf(prog); h.Any() {
+			rs = append(rs, Rule{Resolved: res, Handlers: h})
+		}
+	}
+	return rs, nil
+}
+
+// ConfigurationsYAML returns the Configurations of rs as kreact webhooks
+// prints them: each of the two that has webhooks, as a YAML document
+// after a "---" line; nothing when neither has any.
+func ConfigurationsYAML(rs []Rule, opts Options) ([]byte, error) {
+	v, m := Configurations(rs, opts)
+	var out bytes.Buffer
+	for _, obj := range []struct {
+		hooks int
+		obj   any
+	}{{len(v.Webhooks), v}, {len(m.Webhooks), m}} {
+		if obj.hooks == 0 {
+			continue
+		}
+		data, err := yaml.Marshal(obj.obj)
+		if err != nil {
+			return nil, err
+		}
+		out.WriteString("---\n")
+		out.Write(data)
+	}
+	return out.Bytes(), nil
+}
