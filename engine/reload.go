@@ -52,6 +52,10 @@ type RuleFiles struct {
 	Failed []string
 	// Err holds every problem of the files that did not load.
 	Err error
+	// Since is the Fingerprint of the files taken before they were read
+	// (ReloadOptions.Since), so that an edit made while they load is
+	// reloaded, not missed.
+	Since string
 }
 
 // Read reads the rule files at paths (rules.LoadEach), kreact run's
@@ -60,7 +64,7 @@ type RuleFiles struct {
 // own (lifecycle.Interruptible): a stop is not held up by a slow disk.
 func ReadRules(ctx context.Context, what string, paths []string) (RuleFiles, error) {
 	return lifecycle.Interruptible(ctx, what, func() RuleFiles {
-		var f RuleFiles
+		f := RuleFiles{Since: Fingerprint(paths)}
 		f.Rules, f.Failed, f.Err = rules.LoadEach(paths...)
 		return f
 	})

@@ -146,6 +146,9 @@ func TestFollowLoadsThenReloads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if files.Since == "" || files.Since != Fingerprint([]string{dir}) {
+		t.Errorf("ReadRules' Since = %q, want the files' Fingerprint", files.Since)
+	}
 	for _, interval := range []time.Duration{0, time.Millisecond} {
 		l := &loader{}
 		reloaded := make(chan error, 1000)

@@ -62,7 +62,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	memlimit.Set(logger, os.Getenv, os.ReadFile)
-	files, readFiles, err := f.readRules(ctx, logger, child)
+	files, err := f.readRules(ctx, logger, child)
 	if err != nil {
 		return err
 	}
@@ -112,9 +112,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	always := append(sh.always, stack, srv)
-	always = append(always, f.admissionRunnables(adm, files, readFiles, logger)...)
+	always = append(always, f.admissionRunnables(adm, files, logger)...)
 	always = append(always, f.standby(eng, iso, files)...)
-	set := f.ruleSet(files, readFiles, iso, eng, stack, rec, child.Loaded(ready.RulesLoaded), logger)
+	set := f.ruleSet(files, iso, eng, stack, rec, child.Loaded(ready.RulesLoaded), logger)
 	leading, err := f.leader.Lead(cfg, logger, func(lead bool) { rep.lead.Store(lead); ready.SetLeading(lead) }, lifecycle.Group{lifecycle.Func(eng.Run), set, iso})
 	if err != nil {
 		return err
@@ -334,21 +334,18 @@ func readiness(ready *metrics.Readiness, eng *engine.Engine, adm *admission.Serv
 	return nil
 }
 
-// readRules reads the rule files, and the fingerprint of the files taken
-// before, so that an edit made while the rules load is reloaded, not
-// missed. A broken rule file is reported and skipped: the other rules
-// run; with none left, kreact run exits 3.
-func (f *runFlags) readRules(ctx context.Context, logger *slog.Logger, child isolation.Role) (engine.RuleFiles, string, error) {
-	readFiles := engine.Fingerprint(f.files)
+// readRules reads the rule files. A broken rule file is reported and
+// skipped: the other rules run; with none left, kreact run exits 3.
+func (f *runFlags) readRules(ctx context.Context, logger *slog.Logger, child isolation.Role) (engine.RuleFiles, error) {
 	files, err := engine.ReadRules(ctx, "run: loading rules", f.files)
 	if err != nil {
-		return files, "", err
+		return files, err
 	}
 	if len(files.Rules) == 0 {
-		return files, "", invalid(child, cmp.Or(files.Err, fmt.Errorf("no rules in %s", strings.Join(f.files, ", "))))
+		return files, invalid(child, cmp.Or(files.Err, fmt.Errorf("no rules in %s", strings.Join(f.files, ", "))))
 	}
 	diag.Log(logger, "rule files with errors are not running", files.Err)
-	return files, readFiles, nil
+	return files, nil
 }
 
 // serveExplain makes --explain-address answer kreact explain from the
@@ -365,9 +362,9 @@ func (f *runFlags) serveExplain(stack *kube.Stack, eng *engine.Engine, sh shardi
 // process's side of eng, reloaded when their files change (a refused
 // reload counted), and counted for readiness with loaded, with those the
 // isolated rules' process runs.
-func (f *runFlags) ruleSet(files engine.RuleFiles, readFiles string, iso *isolation.Isolation, eng *engine.Engine, stack *kube.Stack, rec *metrics.Recorder, loaded func(int), logger *slog.Logger) *engine.RuleSet {
+func (f *runFlags) ruleSet(files engine.RuleFiles, iso *isolation.Isolation, eng *engine.Engine, stack *kube.Stack, rec *metrics.Recorder, loaded func(int), logger *slog.Logger) *engine.RuleSet {
 	return &engine.RuleSet{Engine: iso.Loader(eng), Elsewhere: iso.Elsewhere(), Informers: stack.Informers.Status, Rules: files.Rules, Failed: files.Failed, Logger: logger,
-		Options: engine.ReloadOptions{Paths: f.files, Interval: f.reloadInterval, Since: readFiles, Reloaded: func(err error) {
+		Options: engine.ReloadOptions{Paths: f.files, Interval: f.reloadInterval, Since: files.Since, Reloaded: func(err error) {
 			if err != nil {
 				rec.ReloadFailed()
 			}
@@ -379,11 +376,11 @@ func (f *runFlags) ruleSet(files engine.RuleFiles, readFiles string, iso *isolat
 // admissionRunnables are the admission server and what keeps its rules in
 // step with their files (every replica serves admission, leader or not);
 // none without a server.
-func (f *runFlags) admissionRunnables(adm *admission.Server, files engine.RuleFiles, readFiles string, logger *slog.Logger) []lifecycle.Runnable {
+func (f *runFlags) admissionRunnables(adm *admission.Server, files engine.RuleFiles, logger *slog.Logger) []lifecycle.Runnable {
 	if adm == nil {
 		return nil
 	}
-	return []lifecycle.Runnable{adm, engine.Follow(adm, files, engine.ReloadOptions{Paths: f.files, Interval: f.reloadInterval, Since: readFiles,
+	return []lifecycle.Runnable{adm, engine.Follow(adm, files, engine.ReloadOptions{Paths: f.files, Interval: f.reloadInterval, Since: files.Since,
 		Reloaded: func(err error) {
 			diag.Log(logger, "admission: rules not served, or their webhook configurations not applied", err)
 		}})}
