@@ -19,7 +19,20 @@ import (
 
 var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
-// CheckCluster warns, for rules checked against a cluster (validate
+// CheckCluster adds to r.Problems, still sorted, the warnings of
+// ClusterWarnings about r.Resolved. An error of the cluster is returned as
+// it is, and adds nothing.
+func (r *Result) CheckCluster(ctx context.Context, client dynamic.Interface) error {
+	warnings, err := ClusterWarnings(ctx, client, r.Resolved)
+	if err != nil {
+		return err
+	}
+	r.Problems = append(r.Problems, warnings...)
+	r.Problems.Sort()
+	return nil
+}
+
+// ClusterWarnings warns, for rules checked against a cluster (validate
 // --kubeconfig), about what makes a rule silent there: a namespace of
 // spec.watch[].namespaces that does not exist (with the names that come
 // close), and a spec.watch entry whose selectors match no object (with
@@ -28,7 +41,7 @@ var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namesp
 // objects may come later. It reads with client: one list of namespaces,
 // and one or two lists of at most a few objects per selector and
 // namespace. An error of the cluster is returned as it is.
-func CheckCluster(ctx context.Context, client dynamic.Interface, resolved []*rules.Resolved) (diag.ErrorList, error) {
+func ClusterWarnings(ctx context.Context, client dynamic.Interface, resolved []*rules.Resolved) (diag.ErrorList, error) {
 	var out diag.ErrorList
 	var existing []string // the cluster's namespaces, listed once
 	listed := false

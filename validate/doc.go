@@ -13,8 +13,8 @@
 // spec.watch[].fields do not keep; and those of engine.CheckIgnored: a
 // rule that calls onUpdate only whose spec.ignoreChanges swallows every
 // change it can see, or every path onUpdate reads. Against a cluster,
-// CheckCluster adds warnings about what makes a rule silent there: a
-// watched namespace that does not exist, a selector that matches no
+// Result.CheckCluster adds warnings about what makes a rule silent there:
+// a watched namespace that does not exist, a selector that matches no
 // object.
 //
 // Every problem is reported at once, as one sorted diag.ErrorList of

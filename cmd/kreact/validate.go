@@ -14,15 +14,18 @@ import (
 	"github.com/kreact/kreact/validate"
 )
 
-// resolver returns the resolver of resource names of r; a problem in a CRD
-// file is invalid input.
-func resolver(ctx context.Context, r *resourceFlags) (*restmapper.Mapper, error) {
+// inputs sorts paths into rule files and CRD files (validate.Inputs), and
+// returns the rule files and the resolver of resource names of r with
+// those CRDs; a problem in a CRD file is invalid input.
+func inputs(ctx context.Context, paths []string, r *resourceFlags) ([]string, *restmapper.Mapper, error) {
+	files, crds := validate.Inputs(paths)
+	r.CRDs = append(r.CRDs, crds...)
 	m, err := r.Mapper(ctx, userAgent())
 	var list diag.ErrorList
 	if errors.As(err, &list) {
-		return nil, &invalidError{err}
+		return nil, nil, &invalidError{err}
 	}
-	return m, err
+	return files, m, err
 }
 
 func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -38,9 +41,7 @@ func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if len(files) == 0 {
 		return &usageError{Msg: "validate: no rule files: use -f FILE|DIR"}
 	}
-	files, crds := validate.Inputs(files)
-	res.CRDs = append(res.CRDs, crds...)
-	mapper, err := resolver(ctx, &res)
+	files, mapper, err := inputs(ctx, files, &res)
 	if err != nil {
 		return err
 	}
@@ -81,22 +82,19 @@ func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	return nil
 }
 
-// checkCluster adds validate.CheckCluster's warnings to r.
+// checkCluster adds the warnings of validate.Result.CheckCluster to r.
 func checkCluster(ctx context.Context, res *resourceFlags, r *validate.Result) error {
 	cfg, _, err := res.Cluster.Load(userAgent())
 	if err != nil {
 		return err
 	}
 	client, err := dynamic.NewForConfig(cfg)
+	if err == nil {
+		err = r.CheckCluster(ctx, client)
+	}
 	if err != nil {
 		return &clusterError{Err: err}
 	}
-	warnings, err := validate.CheckCluster(ctx, client, r.Resolved)
-	if err != nil {
-		return &clusterError{Err: err}
-	}
-	r.Problems = append(r.Problems, warnings...)
-	r.Problems.Sort()
 	return nil
 }
 
@@ -105,9 +103,7 @@ func checkCluster(ctx context.Context, res *resourceFlags, r *validate.Result) e
 // that validate refuses is refused here, with every error listed as
 // validate lists it (its warnings refuse nothing).
 func checkedRules(ctx context.Context, paths []string, res *resourceFlags) (*validate.Result, error) {
-	ruleFiles, crds := validate.Inputs(paths)
-	res.CRDs = append(res.CRDs, crds...)
-	mapper, err := resolver(ctx, res)
+	ruleFiles, mapper, err := inputs(ctx, paths, res)
 	if err != nil {
 		return nil, err
 	}
@@ -115,8 +111,8 @@ func checkedRules(ctx context.Context, paths []string, res *resourceFlags) (*val
 	if err != nil {
 		return nil, err
 	}
-	if nErr, _ := c.Problems.Count(); nErr > 0 {
-		return nil, &invalidError{c.Problems.Errors()}
+	if err := c.Problems.Errors().Err(); err != nil {
+		return nil, &invalidError{err}
 	}
 	return c, nil
 }
