@@ -36,7 +36,7 @@ type RuleSet struct {
 	// Elsewhere, if set, is the other process that runs some of the rules
 	// (isolation.Supervisor): the rules it says it runs count as running,
 	// for Loaded and for the NoRulesError, and are logged as
-	// isolatedRules.
+	// isolatedRules; Loaded is told again each time its count changes.
 	Elsewhere Elsewhere
 	// Logger receives the loads' lines. Nil means slog.Default().
 	Logger *slog.Logger
