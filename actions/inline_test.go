@@ -1,6 +1,7 @@
 package actions_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -84,7 +85,7 @@ func (w *webhook) action(name string) actions.Action {
 func execute(t *testing.T, q *actions.Queue, a actions.Action) (inline bool, err error) {
 	t.Helper()
 	done := make(chan error, 1)
-	q.Execute(a, func(err error) { done <- err })
+	q.Execute(t.Context(), a, func(err error) { done <- err })
 	select {
 	case err = <-done:
 		return true, err
@@ -154,7 +155,7 @@ func TestExecuteKeepsTheRateLimit(t *testing.T) {
 	inline := 0
 	for range 5 {
 		done := make(chan error, 1)
-		q.Execute(w.action("limited"), func(err error) { done <- err })
+		q.Execute(t.Context(), w.action("limited"), func(err error) { done <- err })
 		select {
 		case <-done:
 			inline++
@@ -252,7 +253,7 @@ func TestExecuteHandsARetryToTheWorkers(t *testing.T) {
 	w.mu.Unlock()
 	var calls atomic.Int32
 	done := make(chan error, 2)
-	q.Execute(w.action("flaky"), func(err error) { calls.Add(1); done <- err })
+	q.Execute(t.Context(), w.action("flaky"), func(err error) { calls.Add(1); done <- err })
 	if err := within(t, done); err != nil {
 		t.Fatalf("flaky action: %v, want it to succeed on its retry", err)
 	}
@@ -264,5 +265,35 @@ func TestExecuteHandsARetryToTheWorkers(t *testing.T) {
 	}
 	if calls.Load() != 1 {
 		t.Errorf("done called %d times, want once", calls.Load())
+	}
+}
+
+// TestExecuteHandsOverWhenItsCallerStops: an attempt cut short because the
+// caller's context ended is made again by a worker, without using up a
+// retry, and its caller is told once.
+func TestExecuteHandsOverWhenItsCallerStops(t *testing.T) {
+	w := newWebhook(t)
+	q, res, _ := startWebhookQueue(t, actions.Options{Name: "handover", RateLimit: -1, Retries: -1})
+	untilInline(t, q, w)
+	w.holdNext()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 2)
+	go func() {
+		testcluster.Eventually(t, "the webhook to hold the action", func() bool {
+			got, _ := w.requests()
+			return got[len(got)-1] == "cut"
+		})
+		cancel()
+	}()
+	q.Execute(ctx, w.action("cut"), func(err error) { done <- err })
+	if err := within(t, done); err != nil {
+		t.Fatalf("action: %v, want a worker to make it again (no retry is allowed, so it did not count)", err)
+	}
+	w.release()
+	if got, _ := w.requests(); !slices.Equal(got[len(got)-2:], []string{"cut", "cut"}) {
+		t.Errorf("requests %v, want cut twice", got)
+	}
+	if n := res.count(actions.Retrying) + res.count(actions.GaveUp) + res.count(actions.Failed); n != 0 {
+		t.Errorf("%d attempts counted as failed, want none", n)
 	}
 }

@@ -261,14 +261,17 @@ func (q *Queue) enqueue(w queued) {
 // retries, it is queued as EnqueueResult queues it, in the same order
 // behind the actions on its target. done is called exactly once, as for
 // EnqueueResult, often before Execute returns.
-func (q *Queue) Execute(a Action, done func(error)) {
+//
+// ctx bounds the caller's wait, not the action: an attempt that fails
+// because ctx ended is handed to the workers, uncounted, as if queued.
+func (q *Queue) Execute(ctx context.Context, a Action, done func(error)) {
 	w := queued{action: a, result: done}
 	q.mu.Lock()
-	ctx := q.workCtx
+	workCtx := q.workCtx
 	q.seq++
 	key := keyOf(a, q.seq)
 	_, behindExecute := q.inline[key]
-	if ctx == nil || len(q.pending[key]) > 0 || behindExecute || !q.limiter.Allow() {
+	if workCtx == nil || ctx.Err() != nil || len(q.pending[key]) > 0 || behindExecute || !q.limiter.Allow() {
 		q.mu.Unlock()
 		q.enqueue(w)
 		return
@@ -281,7 +284,14 @@ func (q *Queue) Execute(a Action, done func(error)) {
 	q.adds.Inc()
 	q.latency.Observe(0)
 	start := time.Now()
-	q.attempt(ctx, key, a)
+	a = q.dryRun(a)
+	err := q.execute(ctx, a)
+	if err != nil && ctx.Err() != nil {
+		q.handBack(key)
+		q.queue.Add(key)
+	} else {
+		q.settle(workCtx, key, a, err)
+	}
 	q.work.Observe(time.Since(start).Seconds())
 }
 
@@ -388,17 +398,23 @@ func (q *Queue) processNext(ctx context.Context) bool {
 		q.queue.AddRateLimited(key)
 		return true
 	}
-	q.attempt(ctx, key, waiting[0].action)
+	a := q.dryRun(waiting[0].action)
+	q.settle(ctx, key, a, q.execute(ctx, a))
 	return true
 }
 
-// attempt executes a, the head action of key, and then pops it when it is
-// finished, or queues key again for its next attempt.
-func (q *Queue) attempt(ctx context.Context, key targetKey, a Action) {
+// dryRun returns a as the queue executes it.
+func (q *Queue) dryRun(a Action) Action {
 	if q.opts.DryRun {
 		a.DryRun = true
 	}
-	err := q.execute(ctx, a)
+	return a
+}
+
+// settle acts on the attempt at a, the head action of key, that ended with
+// err: it pops a when it is finished, or queues key again for its next
+// attempt. ctx is the workers' context.
+func (q *Queue) settle(ctx context.Context, key targetKey, a Action, err error) {
 	switch class := classify(err); {
 	case class == done:
 		q.succeeded.Add(1)

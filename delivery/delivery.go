@@ -33,11 +33,17 @@ type Caller interface {
 }
 
 // Sink takes the actions of the calls that succeeded, in the order they
-// were asked for; an *actions.Queue is one. EnqueueThen must not block,
-// and must call done exactly once, when the action is finished (executed,
-// refused, given up or dropped).
+// were asked for; an *actions.Queue is one. Each method calls done exactly
+// once, when the action is finished (executed, refused, given up or
+// dropped), with its error (nil when it succeeded).
 type Sink interface {
-	EnqueueThen(a actions.Action, done func())
+	// EnqueueResult hands a over; it must not block.
+	EnqueueResult(a actions.Action, done func(error))
+	// Execute hands a over for a worker that waits for it: it may make
+	// the action's first attempt on the calling goroutine, before it
+	// returns, which spares two hand-overs between goroutines per call.
+	// ctx ends the wait, not the action.
+	Execute(ctx context.Context, a actions.Action, done func(error))
 }
 
 // Handlers tells which handlers a rule's script declares; a
@@ -666,7 +672,7 @@ func (d *Core) settle(ctx context.Context, t turn, c called, pace bool) {
 	d.queue.Forget(t.key)
 	d.arm(t.key, t.ev, c.out.Timer)
 	select {
-	case <-d.commit(t.key, t.ev, c.out.Actions, c.out.Once):
+	case <-d.commit(ctx, t.key, t.ev, c.out.Actions, c.out.Once):
 	case <-ctx.Done():
 		// The actions finish, and release the object, on their own.
 	}
@@ -775,7 +781,11 @@ func (d *Core) freshen(key objectKey, ev scripting.Event) (scripting.Event, bool
 // only if every one succeeded (otherwise the next call does it again),
 // and key is released after it. The actions of every call are traced,
 // and one that fails records its Event, with a marker or without.
-func (d *Core) commit(key objectKey, ev scripting.Event, asked []actions.Action, marker *actions.Action) <-chan struct{} {
+//
+// The last action is handed over with Execute, on the worker's goroutine,
+// which waits for the actions anyway: the others, handed over first,
+// proceed on the sink's workers meanwhile.
+func (d *Core) commit(ctx context.Context, key objectKey, ev scripting.Event, asked []actions.Action, marker *actions.Action) <-chan struct{} {
 	finished := make(chan struct{})
 	release := func() {
 		d.queue.Done(key)
@@ -788,7 +798,7 @@ func (d *Core) commit(key objectKey, ev scripting.Event, asked []actions.Action,
 			release()
 			return
 		}
-		d.enqueueResult(*marker, func(err error) {
+		d.sink.EnqueueResult(*marker, func(err error) {
 			if err == nil {
 				d.markedOnce(key, marker.UID)
 			}
@@ -801,25 +811,33 @@ func (d *Core) commit(key objectKey, ev scripting.Event, asked []actions.Action,
 	}
 	var left atomic.Int32
 	left.Store(int32(len(asked)))
-	settled := func() {
+	settled := func(error) {
 		if left.Add(-1) == 0 {
 			all()
 		}
 	}
+	last := len(asked) - 1
+	hand := func(i int, a actions.Action, done func(error)) {
+		if i == last {
+			d.sink.Execute(ctx, a, done)
+		} else {
+			d.sink.EnqueueResult(a, done)
+		}
+	}
 	if !d.traced() && !d.rule.RecordEvents && marker == nil {
 		// Nothing needs to know how each action ended.
-		for _, a := range asked {
-			d.sink.EnqueueThen(a, settled)
+		for i, a := range asked {
+			hand(i, a, settled)
 		}
 		return finished
 	}
 	start := d.now()
-	for _, a := range asked {
+	for i, a := range asked {
 		var traced func(error)
 		if d.traced() {
 			traced = d.traceAction(key, ev.Resource.GVR.GroupResource(), a, start)
 		}
-		d.enqueueResult(a, func(err error) {
+		hand(i, a, func(err error) {
 			if traced != nil {
 				traced(err)
 			}
@@ -829,7 +847,7 @@ func (d *Core) commit(key objectKey, ev scripting.Event, asked []actions.Action,
 					d.recordEvent(key, ev, ReasonActionFailed, fmt.Sprintf("rule %s: %s %s failed: %v", d.rule.Name, a.Verb, actionTarget(a), err))
 				}
 			}
-			settled()
+			settled(err)
 		})
 	}
 	return finished

@@ -110,11 +110,15 @@ func (r *recorder) Call(ev scripting.Event) ([]actions.Action, error) {
 	return []actions.Action{{Verb: actions.Patch, Name: ev.Type.Handler()}}, nil
 }
 
-func (r *recorder) EnqueueThen(a actions.Action, done func()) {
+func (r *recorder) EnqueueResult(a actions.Action, done func(error)) {
 	r.mu.Lock()
 	r.actions = append(r.actions, a)
 	r.mu.Unlock()
-	done()
+	done(nil)
+}
+
+func (r *recorder) Execute(_ context.Context, a actions.Action, done func(error)) {
+	r.EnqueueResult(a, done)
 }
 
 func (r *recorder) recorded() []string {
@@ -605,10 +609,14 @@ type heldSink struct {
 	dones []func()
 }
 
-func (s *heldSink) EnqueueThen(_ actions.Action, done func()) {
+func (s *heldSink) EnqueueResult(_ actions.Action, done func(error)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.dones = append(s.dones, done)
+	s.dones = append(s.dones, func() { done(nil) })
+}
+
+func (s *heldSink) Execute(_ context.Context, a actions.Action, done func(error)) {
+	s.EnqueueResult(a, done)
 }
 
 func (s *heldSink) release() {
@@ -713,5 +721,49 @@ func TestCallsSeeTheNewestCachedState(t *testing.T) {
 	d2.Drain(t.Context(), rec2)
 	if got := rec2.recorded(); !slices.Equal(got, []string{"onUpdate(b=1->b=2)[data.v]"}) {
 		t.Errorf("calls = %q", got)
+	}
+}
+
+// handSink records how each action was handed over.
+type handSink struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (s *handSink) EnqueueResult(a actions.Action, done func(error)) {
+	s.mu.Lock()
+	s.got = append(s.got, "enqueue "+a.Name)
+	s.mu.Unlock()
+	done(nil)
+}
+
+func (s *handSink) Execute(_ context.Context, a actions.Action, done func(error)) {
+	s.mu.Lock()
+	s.got = append(s.got, "execute "+a.Name)
+	s.mu.Unlock()
+	done(nil)
+}
+
+// threeActions is a Caller whose every call asks for three patches.
+type threeActions struct{}
+
+func (threeActions) Invoke(scripting.Event) (scripting.Outcome, error) {
+	return scripting.Outcome{Actions: []actions.Action{
+		{Verb: actions.Patch, Name: "a"}, {Verb: actions.Patch, Name: "b"}, {Verb: actions.Patch, Name: "c"},
+	}}, nil
+}
+
+// The worker, which waits for a call's actions, hands the last one over
+// with Execute (which may run it on the worker's goroutine), after the
+// others, which go to the sink's workers in the order asked.
+func TestCommitExecutesTheLastActionOnTheWorker(t *testing.T) {
+	sink := &handSink{}
+	d := New(testRule(), allHandlers{}, sink, Options{Logger: quiet()})
+	t.Cleanup(d.ShutDown)
+	d.Observe(0, add(cm("x", "1")))
+	d.Drain(t.Context(), threeActions{})
+	want := []string{"enqueue a", "enqueue b", "execute c"}
+	if !slices.Equal(sink.got, want) {
+		t.Errorf("handed over %v, want %v", sink.got, want)
 	}
 }

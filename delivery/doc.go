@@ -56,7 +56,7 @@
 // on every object does not flood the log.
 //
 // With spec.recordEvents, a call given up, and an action of a successful
-// call that fails (the Sink is then asked as a ResultSink), also become a
+// call that fails, also become a
 // Warning Event on the call's object (reasons ReasonGivenUp and
 // ReasonActionFailed), handed to the Sink like an action: at most one per
 // object every minute (eventEvery), so that a rule failing on a busy

@@ -63,7 +63,7 @@ func (d *Core) recordEvent(key objectKey, ev scripting.Event, reason, msg string
 	if apiVersion == "" {
 		apiVersion = ev.Resource.GVR.GroupVersion().String()
 	}
-	d.sink.EnqueueThen(actions.Action{
+	d.sink.EnqueueResult(actions.Action{
 		Rule:       d.rule.Name,
 		Verb:       actions.Event,
 		Resource:   ev.Resource.GVR,
@@ -77,7 +77,7 @@ func (d *Core) recordEvent(key objectKey, ev scripting.Event, reason, msg string
 		Reason:     reason,
 		Message:    msg,
 		Origin:     diag.Position{File: "spec.recordEvents of rule " + d.rule.Name},
-	}, func() {})
+	}, func(error) {})
 }
 
 // givenUpMessage is the message of the Event of a call given up.

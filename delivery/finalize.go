@@ -16,28 +16,9 @@ import (
 	"github.com/kreact/kreact/scripting"
 )
 
-// ResultSink is a Sink that tells how each action ended; an
-// *actions.Queue is one. A rule with spec.finalizer removes its finalizer
-// only once the actions of onDelete succeeded, which it knows from a
-// ResultSink; with a plain Sink every finished action counts as a success.
-type ResultSink interface {
-	// EnqueueResult is EnqueueThen, with the action's error (nil when it
-	// succeeded).
-	EnqueueResult(a actions.Action, done func(error))
-}
-
 // LongFinalizerWait is how long an object may wait on a rule's finalizer
 // before a warning is logged.
 const LongFinalizerWait = time.Minute
-
-// enqueueResult hands a to the sink and calls done with how it ended.
-func (d *Core) enqueueResult(a actions.Action, done func(error)) {
-	if rs, ok := d.sink.(ResultSink); ok {
-		rs.EnqueueResult(a, done)
-		return
-	}
-	d.sink.EnqueueThen(a, func() { done(nil) })
-}
 
 // finalizeChangeLocked applies spec.finalizer to a change of key: an
 // add or update of an object held by the rule's finalizer becomes a
@@ -65,7 +46,7 @@ func (d *Core) finalizeChangeLocked(key objectKey, c Change) (Change, bool, func
 		// the rule's selector or namespaces: the rule no longer handles it,
 		// so it must not hold the object's deletion.
 		a := finalizers.Action(d.rule.Name, c.Resource, c.Object, finalizers.RemovePatch(c.Object, d.fin.name))
-		return c, true, func() { d.enqueueResult(a, func(error) {}) }
+		return c, true, func() { d.sink.EnqueueResult(a, func(error) {}) }
 	}
 	if finalizers.Terminating(c.Object) {
 		if !finalizers.Has(c.Object, d.fin.name) {
@@ -96,7 +77,7 @@ func (d *Core) finalizeChangeLocked(key objectKey, c Change) (Change, bool, func
 			d.failures.failed(slog.LevelWarn, "the rule's finalizer was removed from an object the rule watches; kreact puts it back (to release objects for good, remove the rule from the rule set or stop kreact first)", nil,
 				[]any{"resource", c.Resource.GVR.GroupResource().String(), "object", objectName(c.Object), "finalizer", d.fin.name})
 		}
-		d.enqueueResult(a, func(error) {
+		d.sink.EnqueueResult(a, func(error) {
 			d.mu.Lock()
 			if d.fin.adding[key] == uid {
 				delete(d.fin.adding, key)
@@ -157,7 +138,7 @@ func (d *Core) run(ctx context.Context, asked []actions.Action) error {
 	}
 	results := make(chan error, len(asked))
 	for _, a := range asked {
-		d.enqueueResult(a, func(err error) { results <- err })
+		d.sink.EnqueueResult(a, func(err error) { results <- err })
 	}
 	var first error
 	for range asked {

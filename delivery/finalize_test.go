@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"slices"
@@ -26,8 +27,8 @@ type resultSink struct {
 	fail func(a actions.Action) error
 }
 
-func (s *resultSink) EnqueueThen(a actions.Action, done func()) {
-	s.EnqueueResult(a, func(error) { done() })
+func (s *resultSink) Execute(_ context.Context, a actions.Action, done func(error)) {
+	s.EnqueueResult(a, done)
 }
 
 func (s *resultSink) EnqueueResult(a actions.Action, done func(error)) {

@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -22,8 +23,8 @@ type onceSink struct {
 	fail actions.Verb
 }
 
-func (s *onceSink) EnqueueThen(a actions.Action, done func()) {
-	s.EnqueueResult(a, func(error) { done() })
+func (s *onceSink) Execute(_ context.Context, a actions.Action, done func(error)) {
+	s.EnqueueResult(a, done)
 }
 
 func (s *onceSink) EnqueueResult(a actions.Action, done func(error)) {

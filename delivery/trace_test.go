@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -201,7 +202,9 @@ func BenchmarkObserve(b *testing.B) {
 
 type discardSink struct{}
 
-func (discardSink) EnqueueThen(_ actions.Action, done func()) { done() }
+func (discardSink) EnqueueResult(_ actions.Action, done func(error)) { done(nil) }
+
+func (discardSink) Execute(_ context.Context, _ actions.Action, done func(error)) { done(nil) }
 
 type benchCaller struct{}
 
@@ -214,6 +217,10 @@ func (benchCaller) Invoke(scripting.Event) (scripting.Outcome, error) {
 type failingSink struct {
 	recorder
 	fail func(actions.Action) error
+}
+
+func (s *failingSink) Execute(_ context.Context, a actions.Action, done func(error)) {
+	s.EnqueueResult(a, done)
 }
 
 func (s *failingSink) EnqueueResult(a actions.Action, done func(error)) {

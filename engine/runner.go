@@ -139,18 +139,15 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 }
 
 // askedSink is the action queue of a rule, telling Options.Asked of each
-// action it takes. It keeps the queue's EnqueueResult, which spec.finalizer
-// needs (delivery.ResultSink).
+// action it takes.
 type askedSink struct {
 	*actions.Queue
 	asked func(actions.Action)
 }
 
-var _ delivery.ResultSink = askedSink{}
-
-func (s askedSink) EnqueueThen(a actions.Action, done func()) {
+func (s askedSink) Execute(ctx context.Context, a actions.Action, done func(error)) {
 	s.asked(a)
-	s.Queue.EnqueueThen(a, done)
+	s.Queue.Execute(ctx, a, done)
 }
 
 func (s askedSink) EnqueueResult(a actions.Action, done func(error)) {

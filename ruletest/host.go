@@ -75,11 +75,16 @@ func (r *recorder) logs() []string {
 	return strings.Split(s, "\n")
 }
 
-// EnqueueThen records an action of a call that succeeded; it is finished
+// EnqueueResult records an action of a call that succeeded; it succeeds
 // at once. The recorder is the delivery core's Sink in a test.
-func (r *recorder) EnqueueThen(a actions.Action, done func()) {
+func (r *recorder) EnqueueResult(a actions.Action, done func(error)) {
 	r.record(a)
-	done()
+	done(nil)
+}
+
+// Execute is EnqueueResult: a test executes nothing.
+func (r *recorder) Execute(_ context.Context, a actions.Action, done func(error)) {
+	r.EnqueueResult(a, done)
 }
 
 // host is a rule's scripting.Host in a test: it reads the fake cache with
