@@ -32,6 +32,15 @@ type Caller interface {
 	Invoke(ev scripting.Event) (scripting.Outcome, error)
 }
 
+// A Server is a Caller with a goroutine of its own, on which it makes
+// calls without handing them over to it (*scripting.Runtime.Serve). Run
+// gives each such Caller its worker loop; see scripting.Runtime.Serve for
+// what happens to a call stuck in built-in code.
+type Server interface {
+	Caller
+	Serve(step func() bool, abandoned func(error))
+}
+
 // Sink takes the actions of the calls that succeeded, in the order they
 // were asked for; an *actions.Queue is one. Each method calls done exactly
 // once, when the action is finished (executed, refused, given up or
@@ -531,8 +540,16 @@ func (d *Core) Run(ctx context.Context, callers []Caller) {
 	wg.Go(func() { d.flushFailures(ctx) })
 	for _, c := range callers {
 		wg.Go(func() {
-			for d.processNext(ctx, c, true) {
+			w := &worker{}
+			s, ok := c.(Server)
+			if !ok {
+				for d.processNext(ctx, c, w, true) {
+				}
+				return
 			}
+			s.Serve(func() bool { return d.processNext(ctx, c, w, true) }, func(err error) {
+				d.abandoned(ctx, w, err)
+			})
 		})
 	}
 	<-ctx.Done()
@@ -548,8 +565,9 @@ func (d *Core) Run(ctx context.Context, callers []Caller) {
 // ends: retries included when BaseDelay is negative. It is for offline
 // tests, in which one goroutine observes changes and drains in turn.
 func (d *Core) Drain(ctx context.Context, caller Caller) {
+	w := &worker{}
 	for ctx.Err() == nil && d.queue.Len() > 0 {
-		d.processNext(ctx, caller, false)
+		d.processNext(ctx, caller, w, false)
 	}
 }
 
@@ -565,7 +583,7 @@ func (d *Core) ShutDown() { d.queue.ShutDown() }
 // writes: a backlog then waits as changes, which coalesce, rather than as
 // actions decided on a state that is stale by the time they are sent; and
 // the next call of the object sees it after those writes.
-func (d *Core) processNext(ctx context.Context, caller Caller, pace bool) bool {
+func (d *Core) processNext(ctx context.Context, caller Caller, w *worker, pace bool) bool {
 	key, shutdown := d.queue.Get()
 	if shutdown {
 		return false
@@ -574,14 +592,70 @@ func (d *Core) processNext(ctx context.Context, caller Caller, pace bool) bool {
 		d.queue.Done(key)
 		return false
 	}
-	c, ok := d.take(key)
+	t, ok := d.take(key)
 	if !ok {
 		d.queue.Forget(key)
 		d.queue.Done(key)
 		return true
 	}
-	d.settle(ctx, c, d.call(caller, c), pace)
+	w.begin(t)
+	c := d.call(caller, t)
+	if c.err == scripting.ErrAbandoned {
+		// Settled by the Server's abandoned function (Run).
+		return true
+	}
+	w.end()
+	d.settle(ctx, t, c, pace)
 	return true
+}
+
+// abandoned settles the turn of w whose call a Server abandoned with err,
+// stuck in built-in code: as call and settle would have, had Invoke
+// returned err.
+func (d *Core) abandoned(ctx context.Context, w *worker, err error) {
+	t, started, ok := w.turn()
+	if !ok {
+		return
+	}
+	c := called{called: true, took: time.Since(started), err: err}
+	if d.traced() {
+		c.at = d.now().Add(-c.took)
+		c.retry = d.queue.NumRequeues(t.key)
+	}
+	if obs := d.opts.Observer; obs != nil {
+		obs.HandlerCall(d.rule.Name, t.ev.Type, c.took, err)
+	}
+	d.settle(ctx, t, c, true)
+}
+
+// worker holds the turn a worker's call is making, which a Server's
+// abandoned function settles when the call is stuck (Run).
+type worker struct {
+	mu      sync.Mutex
+	current turn
+	started time.Time
+	busy    bool
+}
+
+func (w *worker) begin(t turn) {
+	w.mu.Lock()
+	w.current, w.started, w.busy = t, time.Now(), true
+	w.mu.Unlock()
+}
+
+func (w *worker) end() {
+	w.mu.Lock()
+	w.current, w.busy = turn{}, false
+	w.mu.Unlock()
+}
+
+// turn takes the turn under way, if any, with when its call started.
+func (w *worker) turn() (turn, time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t, started, ok := w.current, w.started, w.busy
+	w.current, w.busy = turn{}, false
+	return t, started, ok
 }
 
 // A turn is one object's turn at a worker: the call that take made ready
@@ -639,6 +713,10 @@ func (d *Core) call(caller Caller, t turn) called {
 		}
 		c.out, c.err = caller.Invoke(t.ev)
 		c.took = time.Since(start)
+		if c.err == scripting.ErrAbandoned {
+			// Observed when it was abandoned (Core.abandoned).
+			return c
+		}
 		if obs := d.opts.Observer; obs != nil {
 			obs.HandlerCall(d.rule.Name, t.ev.Type, c.took, c.err)
 		}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -765,5 +766,108 @@ func TestCommitExecutesTheLastActionOnTheWorker(t *testing.T) {
 	want := []string{"enqueue a", "enqueue b", "execute c"}
 	if !slices.Equal(sink.got, want) {
 		t.Errorf("handed over %v, want %v", sink.got, want)
+	}
+}
+
+// stuckServer is a Server whose first call of object "stuck" never returns
+// in time: it is abandoned, as scripting.Runtime.Serve abandons a call
+// stuck in built-in code, and returns ErrAbandoned once released.
+type stuckServer struct {
+	mu      sync.Mutex
+	calls   []string
+	abandon chan error
+	release chan struct{}
+}
+
+func (s *stuckServer) Invoke(ev scripting.Event) (scripting.Outcome, error) {
+	s.mu.Lock()
+	name := ev.Object.GetName()
+	s.calls = append(s.calls, name)
+	first := name == "stuck" && slices.Index(s.calls, "stuck") == len(s.calls)-1
+	s.mu.Unlock()
+	if first {
+		s.abandon <- errors.New("timed out and did not stop")
+		<-s.release
+		return scripting.Outcome{}, scripting.ErrAbandoned
+	}
+	return scripting.Outcome{}, nil
+}
+
+func (s *stuckServer) Serve(step func() bool, abandoned func(error)) {
+	for {
+		ended := make(chan struct{})
+		var gone atomic.Bool
+		go func() {
+			for step() {
+				if gone.Load() {
+					return
+				}
+			}
+			if !gone.Load() {
+				close(ended)
+			}
+		}()
+		select {
+		case <-ended:
+			return
+		case err := <-s.abandon:
+			gone.Store(true)
+			abandoned(err)
+		}
+	}
+}
+
+func (s *stuckServer) recorded() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
+}
+
+// failedCalls counts the handler calls that failed.
+type failedCalls struct {
+	counter
+	failed atomic.Int32
+}
+
+func (c *failedCalls) HandlerCall(_ string, _ scripting.EventType, _ time.Duration, err error) {
+	if err != nil {
+		c.failed.Add(1)
+	}
+}
+
+// A call that its Server abandons is settled as a failed call, told to the
+// Observer (whose CallFailed moves misbehaving rules), and retried; the
+// Server goes on with the other objects meanwhile, and the stuck call's
+// late return settles nothing twice.
+func TestAbandonedCallIsSettledAndRetried(t *testing.T) {
+	s := &stuckServer{abandon: make(chan error), release: make(chan struct{})}
+	obs := &failedCalls{}
+	d := New(testRule(func(r *rules.Rule) { r.Retries = 2 }), allHandlers{}, discardSink{}, Options{Logger: quiet(), BaseDelay: time.Millisecond, Observer: obs})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.Run(ctx, []Caller{s})
+	}()
+	d.Observe(0, add(cm("stuck", "1")))
+	d.Observe(0, add(cm("other", "1")))
+	waitFor(t, func() bool {
+		got := s.recorded()
+		if len(got) > 3 {
+			t.Fatalf("calls %v, want 3", got)
+		}
+		return len(got) == 3
+	})
+	close(s.release)
+	cancel()
+	<-done
+	if got := s.recorded(); !slices.Equal(got, []string{"stuck", "other", "stuck"}) && !slices.Equal(got, []string{"stuck", "stuck", "other"}) {
+		t.Errorf("calls %v, want stuck, its retry and other once", got)
+	}
+	if n := obs.failed.Load(); n != 1 {
+		t.Errorf("%d failed calls observed, want the abandoned one", n)
+	}
+	if n := d.Len(); n != 0 {
+		t.Errorf("%d objects left with changes, want none", n)
 	}
 }

@@ -155,6 +155,9 @@
 //
 // Observe, Tick, Fire, NextDue and the informer handlers may be called
 // from any goroutine and never block on scripts. Run calls each Caller from one
-// goroutine only. Drain is for one goroutine, when nothing else runs the
-// Core (offline tests).
+// goroutine at a time: a Server (a *scripting.Runtime) runs the worker's
+// loop on its own goroutine (Server.Serve), which spares a hand-over
+// between goroutines per call and replaces the goroutine of a call stuck
+// in built-in code; any other Caller gets a goroutine of Run's. Drain is
+// for one goroutine, when nothing else runs the Core (offline tests).
 package delivery

@@ -194,7 +194,7 @@ func BenchmarkObserve(b *testing.B) {
 				c := objs[i%len(objs)]
 				d.Observe(0, c[0])
 				d.Observe(0, c[1])
-				d.processNext(b.Context(), benchCaller{}, false)
+				d.processNext(b.Context(), benchCaller{}, &worker{}, false)
 			}
 		})
 	}

@@ -89,6 +89,11 @@ const (
 // ErrClosed is returned by Runtime.Call after Runtime.Close.
 var ErrClosed = errors.New("runtime closed")
 
+// ErrAbandoned is what Invoke returns, on the goroutine of a Serve, for a
+// call that Serve abandoned (see Serve): its error went to Serve's
+// abandoned function, and the caller must not act on it again.
+var ErrAbandoned = errors.New("call abandoned: stuck in a built-in function")
+
 // Runtime runs one Program's handlers. It owns a goja.Runtime, built from
 // the Program, which it replaces after a timeout, and a goroutine that runs
 // the script so that Call can return even when the script is stuck in a
@@ -114,6 +119,8 @@ type Runtime struct {
 	done   chan error
 	worker *workerBox
 	closed bool
+	// server is set while Serve runs: calls run on its goroutine.
+	server *server
 }
 
 // config is what a Runtime and its goroutines share. It holds no reference
@@ -179,6 +186,13 @@ type env struct {
 	mu        sync.Mutex
 	finished  bool
 	abandoned atomic.Bool
+	// While a call runs on a Serve's goroutine, server is that Serve's,
+	// calls numbers the call and started is when it started: a trip
+	// abandons that very call if it does not end within the grace
+	// period (see watchServed).
+	server  *server
+	calls   uint64
+	started time.Time
 
 	// views is the chunk newObjectView allocates the call's views
 	// from; viewsMade counts them, viewsBefore is the count of the call
@@ -239,23 +253,9 @@ func (b *workerBox) stop() {
 func work(cfg *config, jobs <-chan job) {
 	defer cfg.inflight.Done()
 	for j := range jobs {
-		// The call keeps its thread, so that the watchdog can lower the
-		// thread's priority if the call runs long (see governor.Meter).
-		runtime.LockOSThread()
-		j.e.meter.Enter()
-		err := j.e.exec(j.fn)
-		demoted, used := j.e.meter.Leave(err != nil)
-		if se, ok := err.(*ScriptError); ok {
-			se.CPU = used
-		}
-		if !demoted {
-			runtime.UnlockOSThread()
-		}
-		j.e.mu.Lock()
-		j.e.finished = true
-		abandoned := j.e.abandoned.Load()
-		j.e.mu.Unlock()
-		j.e.retired = demoted
+		err := j.e.execOnThread(j.fn)
+		abandoned := j.e.finish()
+		demoted := j.e.retired
 		j.done <- err
 		if abandoned {
 			cfg.stuck.Add(-1)
@@ -267,6 +267,35 @@ func work(cfg *config, jobs <-chan job) {
 			return
 		}
 	}
+}
+
+// execOnThread runs exec on the calling goroutine, locked to its thread
+// for the call, so that the watchdog can lower the thread's priority if
+// the call runs long (see governor.Meter). A demoted thread cannot get its
+// priority back without privileges: the goroutine stays locked to it
+// (retired is set) and must end, so that Go ends the thread with it.
+func (e *env) execOnThread(fn func() error) error {
+	runtime.LockOSThread()
+	e.meter.Enter()
+	err := e.exec(fn)
+	demoted, used := e.meter.Leave(err != nil)
+	if se, ok := err.(*ScriptError); ok {
+		se.CPU = used
+	}
+	if !demoted {
+		runtime.UnlockOSThread()
+	}
+	e.retired = demoted
+	return err
+}
+
+// finish marks the call ended and reports whether it had been abandoned.
+func (e *env) finish() (abandoned bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.finished = true
+	e.server = nil
+	return e.abandoned.Load()
 }
 
 // alarm interrupts the call under way at its timeout. Setting a timer for
@@ -307,10 +336,14 @@ func (a *alarm) set(e *env, started time.Time) {
 	}
 }
 
-// clear ends the call: the alarm no longer stops it.
-func (a *alarm) clear() {
+// clear ends e's call: the alarm no longer stops it. A call abandoned on
+// a Serve's goroutine clears late, when the alarm may follow the call
+// that replaced it: that one it leaves alone.
+func (a *alarm) clear(e *env) {
 	a.mu.Lock()
-	a.e = nil
+	if a.e == e {
+		a.e = nil
+	}
 	a.mu.Unlock()
 }
 
@@ -459,6 +492,10 @@ func (r *Runtime) call(i int, ev Event) (Outcome, error) {
 	e := r.env
 	e.callEv = ev
 	err := r.run(e, handlerNames[i], nil)
+	if err == ErrAbandoned {
+		// r belongs to the goroutine that serves in this one's place.
+		return Outcome{}, err
+	}
 	// poisoned is read only when the worker finished the call; an
 	// abandoned call's worker still reads e.
 	if e.abandoned.Load() || e.poisoned {
@@ -484,6 +521,7 @@ func (r *Runtime) newEnv() (*env, error) {
 	p := r.cfg.p
 	e := &env{cfg: r.cfg, vm: goja.New()}
 	e.meter = governor.NewMeter(e.vm, r.cfg.opts.MemoryLimit, r.cfg.opts.CPULimit)
+	e.meter.OnTrip(e.watchServed)
 	e.install()
 	err := r.run(e, "", func() error {
 		if _, err := e.vm.RunProgram(p.prg); err != nil {
@@ -522,25 +560,15 @@ func (r *Runtime) newEnv() (*env, error) {
 // runtime are left to finish on their own, and what they ask for is never
 // handed out.
 func (r *Runtime) run(e *env, handler string, fn func() error) error {
+	if r.server != nil {
+		return r.runHere(r.server, e, handler, fn)
+	}
 	cfg := r.cfg
-	e.handler = handler
-	e.pending = nil
-	e.timer = nil
-	e.once = nil
-	e.verdict = Verdict{}
-	e.logs = 0
-	e.retired = false
-	e.mu.Lock()
-	e.finished = false
-	e.mu.Unlock()
-	// A late Interrupt of the previous call must not stop this one.
-	e.vm.ClearInterrupt()
-
-	started := time.Now()
+	started := e.begin(handler, nil)
 	e.meter.Begin(started)
 	defer e.meter.End()
 	r.alarm.set(e, started)
-	defer r.alarm.clear()
+	defer r.alarm.clear(e)
 	r.worker.get(cfg) <- job{e: e, fn: fn, done: r.done}
 	// finished is a call's end once the worker sent its result.
 	finished := func(err error) error {
@@ -575,18 +603,161 @@ func (r *Runtime) run(e *env, handler string, fn func() error) error {
 	// The stuck worker keeps the old channels; the next call gets new ones.
 	r.worker.stop()
 	r.done = make(chan error, 1)
+	return cfg.abandonedError(handler, stopped, started)
+}
+
+// begin readies e for a call of handler (empty for the top level), to be
+// run on server's goroutine (nil: on the worker's), and returns its start.
+func (e *env) begin(handler string, s *server) time.Time {
+	e.handler = handler
+	e.pending = nil
+	e.timer = nil
+	e.once = nil
+	e.verdict = Verdict{}
+	e.logs = 0
+	e.retired = false
+	started := time.Now()
+	e.mu.Lock()
+	e.finished = false
+	e.server, e.calls, e.started = s, e.calls+1, started
+	e.mu.Unlock()
+	// A late Interrupt of the previous call must not stop this one.
+	e.vm.ClearInterrupt()
+	return started
+}
+
+// abandonedError is the error of a call of handler that stop interrupted
+// at started and that did not stop within the grace period.
+func (cfg *config) abandonedError(handler string, stop error, started time.Time) *ScriptError {
 	se := &ScriptError{
 		Rule:     cfg.opts.Rule,
 		Handler:  handler,
 		Position: diag.Position{Rule: cfg.opts.Rule, File: cfg.p.name},
 		Message: fmt.Sprintf("%v and did not stop within %v (stuck in a built-in function); runtime discarded",
-			stopped, cfg.grace),
-		Err: stopped,
+			stop, cfg.grace),
+		Err: stop,
 		// Stuck in a built-in: assume it ran all along.
 		CPU: time.Since(started),
 	}
-	se.describeStop(stopped)
+	se.describeStop(stop)
 	return se
+}
+
+// runHere is run on the goroutine of s, a Serve: the call runs right here.
+// The alarm and the watchdog interrupt it as they do a worker's; if it
+// does not stop within the grace period, watchServed abandons it, and
+// runHere, once the call ends if ever, returns ErrAbandoned.
+func (r *Runtime) runHere(s *server, e *env, handler string, fn func() error) error {
+	started := e.begin(handler, s)
+	e.meter.Begin(started)
+	r.alarm.set(e, started)
+	err := e.execOnThread(fn)
+	r.alarm.clear(e)
+	e.meter.End()
+	if e.finish() {
+		r.cfg.stuck.Add(-1)
+		return ErrAbandoned
+	}
+	if e.retired {
+		s.retire = true
+	}
+	return err
+}
+
+// watchServed is each env's trip hook (governor.Meter.OnTrip): a call on
+// a Serve's goroutine that was interrupted and has not ended within the
+// grace period is abandoned, and its error goes to the Serve, which
+// carries on with another goroutine. A worker's call is watched by run.
+func (e *env) watchServed(stop error) {
+	e.mu.Lock()
+	s, call, started, handler := e.server, e.calls, e.started, e.handler
+	e.mu.Unlock()
+	if s == nil {
+		return
+	}
+	cfg := e.cfg
+	time.AfterFunc(cfg.grace, func() {
+		e.mu.Lock()
+		if e.finished || e.calls != call || e.abandoned.Load() {
+			e.mu.Unlock()
+			return
+		}
+		e.abandoned.Store(true)
+		cfg.stuck.Add(1)
+		e.mu.Unlock()
+		s.stuck <- cfg.abandonedError(handler, stop, started)
+	})
+}
+
+// server is one goroutine of a Serve.
+type server struct {
+	// stuck receives the error of the call the goroutine is stuck in; at
+	// most one, since the goroutine serves no other call after it.
+	stuck chan error
+	// ended receives whether the goroutine ended to be replaced (its
+	// thread demoted: retire) or because step returned false.
+	ended  chan bool
+	retire bool
+	// gone is set once another goroutine serves: this one ends after its
+	// step, whatever step returns.
+	gone atomic.Bool
+}
+
+// Serve makes the calls of step, and of every step after it, on the
+// runtime's own goroutine, which spares the two hand-overs between
+// goroutines of each Invoke from another goroutine: Serve calls step on
+// that goroutine until step returns false, and Invoke, called from step,
+// runs the call right there. Serve returns once step returned false.
+//
+// A call stuck in built-in code that goja cannot interrupt still does not
+// hold up the caller: when it has not stopped within the grace period
+// after its timeout (or its memory or CPU limit), Serve calls abandoned,
+// on Serve's own goroutine, with the error Invoke would have returned,
+// and goes on calling step on a new goroutine. The stuck goroutine's
+// Invoke returns ErrAbandoned when the call ends, if ever; its step must
+// then return at once, without acting on the call, which abandoned has
+// settled.
+//
+// Invoke must not be called from elsewhere while Serve runs, and Close
+// must not be called before Serve returned.
+func (r *Runtime) Serve(step func() bool, abandoned func(error)) {
+	// The worker's goroutine has nothing to do meanwhile.
+	r.worker.stop()
+	defer func() { r.server = nil }()
+	for {
+		s := &server{stuck: make(chan error, 1), ended: make(chan bool, 1)}
+		r.server = s
+		r.cfg.inflight.Add(1)
+		go func() {
+			defer r.cfg.inflight.Done()
+			for {
+				more := step()
+				switch {
+				case s.gone.Load():
+					return
+				case !more:
+					s.ended <- false
+					return
+				case s.retire:
+					// Locked to a demoted thread: end it (see execOnThread).
+					s.ended <- true
+					return
+				}
+			}
+		}()
+		select {
+		case replace := <-s.ended:
+			if !replace {
+				return
+			}
+		case err := <-s.stuck:
+			s.gone.Store(true)
+			// The stuck goroutine no longer touches r: the next call
+			// builds a new goja runtime.
+			r.env = nil
+			abandoned(err)
+		}
+	}
 }
 
 // exec runs fn, or the handler of e.callEv when fn is nil, on the script

@@ -35,6 +35,8 @@ type Meter struct {
 	// passed to Trip, such as a timeout). Each sender sends at most once a
 	// call; Begin empties it.
 	tripped chan error
+	// onTrip, if set, is told of every trip too (OnTrip).
+	onTrip func(error)
 	// thread is the thread running the call, which the watchdog demotes
 	// if the call runs long.
 	thread callThread
@@ -93,7 +95,15 @@ func (m *Meter) Trip(stop error) {
 	case m.tripped <- stop:
 	default:
 	}
+	if m.onTrip != nil {
+		m.onTrip(stop)
+	}
 }
+
+// OnTrip makes Trip call f too, on the tripping goroutine, for a waiter
+// that does not wait on Tripped (it runs the call itself). f must not
+// block. OnTrip is called once, before the Meter's first call.
+func (m *Meter) OnTrip(f func(stop error)) { m.onTrip = f }
 
 // Tripped receives the stop of the call under way, from the watchdog or
 // from Trip.
