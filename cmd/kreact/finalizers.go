@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kreact/kreact/cmd/kreact/tail"
+	"github.com/kreact/kreact/cmd/kreact/cmdline"
 	"github.com/kreact/kreact/finalizers"
 	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/rules"
@@ -20,27 +18,18 @@ import (
 
 // finalizersCmd is `kreact finalizers SUBCOMMAND`.
 func finalizersCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	const usage = "kreact finalizers release RULE (RESOURCE[,RESOURCE...] | -f FILE|DIR) [-n NS] [flags]"
+	usage, _, _ := strings.Cut(helpText("finalizers-release"), "\n")
 	if len(args) == 0 {
-		return &usageError{Msg: "finalizers: name a subcommand: " + usage}
+		return &cmdline.UsageError{Msg: "finalizers: name a subcommand: " + usage}
 	}
 	switch args[0] {
 	case "release":
 		return releaseCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprintf(stdout, helpText("finalizers")+"\n", usage)
-		return errHelp
+		return cmdline.ErrHelp
 	}
-	return &usageError{Msg: fmt.Sprintf("finalizers: unknown subcommand %q; want: %s", args[0], usage)}
-}
-
-type releaseFlags struct {
-	files         []string
-	namespace     string
-	allNamespaces bool
-	wait          time.Duration
-	cluster       clusterFlags
-	log           logFlags
+	return &cmdline.UsageError{Msg: fmt.Sprintf("finalizers: unknown subcommand %q; want: %s", args[0], usage)}
 }
 
 // releaseCmd is `kreact finalizers release`: the escape from objects that
@@ -48,67 +37,37 @@ type releaseFlags struct {
 // resources whatever the rule's namespaces and selectors, because an
 // object keeps the finalizer after it leaves them.
 func releaseCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var f releaseFlags
-	fs := commandFlags("finalizers release", stdout)
-	fs.ListVarP(&f.files, "filename", "f", "rule file or directory holding RULE, to release on the resources it watches (repeatable)")
-	fs.StringVarP(&f.namespace, "namespace", "n", "", "only this namespace (default: every namespace)")
-	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "every namespace (the default; accepted as with kubectl)")
-	fs.DurationVar(&f.wait, "wait", 5*time.Second, "then watch the released objects this long for a kreact still running the rule, which puts the finalizer back (0: do not watch)")
-	f.cluster.Register(fs)
-	f.log.Register(fs)
-	if err := fs.Parse(args); err != nil {
+	var o cmdline.ReleaseOptions
+	if err := cmdline.Parse(commandFlags("finalizers release", stdout), args, &o); err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
-		return &usageError{Msg: "finalizers release: name the rule, e.g. `kreact finalizers release secret-sync secrets`"}
-	}
-	rule := fs.Arg(0)
-	refs := tail.Refs(fs.Args()[1:])
-	switch {
-	case len(refs) == 0 && len(f.files) == 0:
-		return &usageError{Msg: fmt.Sprintf("finalizers release: name the resources rule %s watches (e.g. secrets), or its rule files with -f", rule)}
-	case len(refs) > 0 && len(f.files) > 0:
-		return &usageError{Msg: "finalizers release: name resources or give -f, not both"}
-	case f.namespace != "" && f.allNamespaces:
-		return &usageError{Msg: "finalizers release: -n and -A together: choose one"}
-	case f.wait < 0:
-		return &usageError{Msg: fmt.Sprintf("finalizers release: --wait %s: want a duration of 0 or more", f.wait)}
-	}
-	if errs := validation.IsDNS1123Label(rule); len(errs) > 0 {
-		return &invalidError{fmt.Errorf("rule name %q: %s", rule, strings.Join(errs, "; "))}
-	}
-	if len(f.files) > 0 {
-		r, err := rules.Find(rule, f.files...)
+	rule, refs := o.Rule, o.Refs
+	if len(o.Files) > 0 {
+		r, err := rules.Find(rule, o.Files...)
 		if err != nil {
-			return &invalidError{err}
+			return &cmdline.InvalidError{Err: err}
 		}
 		for _, w := range r.Watch {
 			refs = append(refs, w.Resource)
 		}
 	}
-	logger, err := f.log.Logger(stderr)
+	logger, err := o.Log.Logger(stderr)
 	if err != nil {
 		return err
 	}
-	cfg, _, err := f.cluster.Load(userAgent())
+	stack, _, err := connect(ctx, &o.Cluster, logger, kube.Connect)
 	if err != nil {
 		return err
 	}
-
-	stack, err := kube.Connect(ctx, cfg, kube.Options{Logger: logger})
+	targets, err := finalizers.Targets(stack.Mapper, refs, o.Namespace)
 	if err != nil {
-		return &clusterError{Err: err}
-	}
-
-	targets, err := finalizers.Targets(stack.Mapper, refs, f.namespace)
-	if err != nil {
-		return &invalidError{err}
+		return &cmdline.InvalidError{Err: err}
 	}
 
 	fin := finalizers.Name(rule)
 	where := "in every namespace"
-	if f.namespace != "" {
-		where = "in namespace " + f.namespace
+	if o.Namespace != "" {
+		where = "in namespace " + o.Namespace
 	}
 	names := make([]string, len(targets))
 	for i, t := range targets {
@@ -126,15 +85,15 @@ func releaseCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("finalizers release: some objects still carry %s:\n%w", fin, err)
 	}
-	if n == 0 && len(f.files) == 0 {
+	if n == 0 && len(o.Files) == 0 {
 		// Without the rule's files, the objects are the only place that
 		// knows the rule: none carries its finalizer.
-		return &invalidError{finalizers.NotCarried(ctx, stack.Client, rule, targets, strings.Join(names, ", "), where)}
+		return &cmdline.InvalidError{Err: finalizers.NotCarried(ctx, stack.Client, rule, targets, strings.Join(names, ", "), where)}
 	}
-	if n == 0 || f.wait == 0 {
+	if n == 0 || o.Wait == 0 {
 		return nil
 	}
-	back, err := finalizers.WaitBack(ctx, stack.Client, rule, targets, released, f.wait)
+	back, err := finalizers.WaitBack(ctx, stack.Client, rule, targets, released, o.Wait)
 	if err != nil {
 		return fmt.Errorf("finalizers release: look for the finalizer on the released objects: %w", err)
 	}

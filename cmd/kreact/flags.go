@@ -1,27 +1,16 @@
 package main
 
 import (
+	"context"
 	"embed"
 	"io"
+	"log/slog"
 	"strings"
 
-	"github.com/kreact/kreact/cmd/kreact/cmdline"
-)
+	"k8s.io/client-go/rest"
 
-// The flag machinery is package cmdline's; the commands here say only
-// which flags they have.
-type (
-	flagSet      = cmdline.FlagSet
-	clusterFlags = cmdline.ClusterFlags
-	logFlags     = cmdline.LogFlags
-	leaderFlags  = cmdline.LeaderFlags
-	shardFlags   = cmdline.ShardFlags
-	serveFlags   = cmdline.ServeFlags
-	// admissionFlags say how the API server reaches the admission
-	// webhooks, for run and webhooks.
-	admissionFlags = cmdline.AdmissionFlags
-	// resourceFlags are --crd and the cluster flags of validate and rbac.
-	resourceFlags = cmdline.ResourceFlags
+	"github.com/kreact/kreact/cmd/kreact/cmdline"
+	"github.com/kreact/kreact/internal/kube"
 )
 
 // userAgent is what kreact's requests to the API server send.
@@ -36,7 +25,7 @@ var helpFiles embed.FS
 
 // commandFlags returns the flag set of the command name, with its help,
 // which --help prints to stdout.
-func commandFlags(name string, stdout io.Writer) *flagSet {
+func commandFlags(name string, stdout io.Writer) *cmdline.FlagSet {
 	usage, description, _ := strings.Cut(helpText(strings.ReplaceAll(name, " ", "-")), "\n\n")
 	fs := cmdline.NewFlagSet(name, usage, description)
 	fs.Out = stdout
@@ -52,14 +41,17 @@ func helpText(name string) string {
 	return strings.TrimSuffix(string(data), "\n")
 }
 
-// namespaceFor is the namespace kubectl would use: every namespace ("")
-// with -A, else -n, else the kubeconfig context's.
-func namespaceFor(flag string, all bool, contextNS string) string {
-	switch {
-	case all:
-		return ""
-	case flag != "":
-		return flag
+// connect connects to the cluster of the flags c with dial (kube.New or
+// kube.Connect), and returns the stack and the namespace of the
+// kubeconfig's context.
+func connect(ctx context.Context, c *cmdline.ClusterFlags, logger *slog.Logger, dial func(context.Context, *rest.Config, kube.Options) (*kube.Stack, error)) (*kube.Stack, string, error) {
+	cfg, namespace, err := c.Load(userAgent())
+	if err != nil {
+		return nil, "", err
 	}
-	return contextNS
+	stack, err := dial(ctx, cfg, kube.Options{Logger: logger})
+	if err != nil {
+		return nil, "", &cmdline.ClusterError{Err: err}
+	}
+	return stack, namespace, nil
 }

@@ -26,21 +26,6 @@ const (
 	exitCluster = 4 // cannot reach or authenticate to the cluster
 )
 
-// usageError is a mistake in the command line; errHelp says --help was
-// asked for (and the usage printed).
-type usageError = cmdline.UsageError
-
-var errHelp = cmdline.ErrHelp
-
-// invalidError wraps problems in what the user wrote (rule files, names).
-type invalidError struct{ err error }
-
-func (e *invalidError) Error() string { return e.err.Error() }
-func (e *invalidError) Unwrap() error { return e.err }
-
-// clusterError wraps failures to reach the API server.
-type clusterError = cmdline.ClusterError
-
 // errTestsFailed is returned by `kreact test` when a case fails; the report
 // is already printed.
 var errTestsFailed = errors.New("tests failed")
@@ -100,11 +85,11 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func isHelp(arg string) bool { return arg == "help" || arg == "-h" || arg == "--help" }
 
 func exitCode(err error, stderr io.Writer) int {
-	var usage *usageError
-	var invalid *invalidError
-	var cluster *clusterError
+	var usage *cmdline.UsageError
+	var invalid *cmdline.InvalidError
+	var cluster *cmdline.ClusterError
 	switch {
-	case err == nil, errors.Is(err, errHelp):
+	case err == nil, errors.Is(err, cmdline.ErrHelp):
 		return exitOK
 	case errors.Is(err, errTestsFailed):
 		return exitError

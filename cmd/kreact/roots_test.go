@@ -42,21 +42,3 @@ func verifyMozillaRoot(t *testing.T) {
 	}
 	t.Fatal("the fallback bundle holds no unconstrained root")
 }
-
-func TestNamespaceFor(t *testing.T) {
-	for _, tt := range []struct {
-		flag      string
-		all       bool
-		contextNS string
-		want      string
-	}{
-		{"", false, "ctx", "ctx"},
-		{"team-a", false, "ctx", "team-a"},
-		{"", true, "ctx", ""},
-		{"team-a", true, "ctx", ""},
-	} {
-		if got := namespaceFor(tt.flag, tt.all, tt.contextNS); got != tt.want {
-			t.Errorf("namespaceFor(%q, %v, %q) = %q, want %q", tt.flag, tt.all, tt.contextNS, got, tt.want)
-		}
-	}
-}

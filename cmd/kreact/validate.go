@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/client-go/dynamic"
 
+	"github.com/kreact/kreact/cmd/kreact/cmdline"
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/restmapper"
@@ -17,31 +18,23 @@ import (
 // inputs sorts paths into rule files and CRD files (validate.Inputs), and
 // returns the rule files and the resolver of resource names of r with
 // those CRDs; a problem in a CRD file is invalid input.
-func inputs(ctx context.Context, paths []string, r *resourceFlags) ([]string, *restmapper.Mapper, error) {
+func inputs(ctx context.Context, paths []string, r *cmdline.ResourceFlags) ([]string, *restmapper.Mapper, error) {
 	files, crds := validate.Inputs(paths)
 	r.CRDs = append(r.CRDs, crds...)
 	m, err := r.Mapper(ctx, userAgent())
 	var list diag.ErrorList
 	if errors.As(err, &list) {
-		return nil, nil, &invalidError{err}
+		return nil, nil, &cmdline.InvalidError{Err: err}
 	}
 	return files, m, err
 }
 
 func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var files []string
-	var res resourceFlags
-	fs := commandFlags("validate", stdout)
-	fs.ListVarP(&files, "filename", "f", "rule file or directory (repeatable)")
-	res.Register(fs)
-	if err := fs.Parse(args); err != nil {
+	var o cmdline.ValidateOptions
+	if err := cmdline.Parse(commandFlags("validate", stdout), args, &o); err != nil {
 		return err
 	}
-	files = append(files, fs.Args()...)
-	if len(files) == 0 {
-		return &usageError{Msg: "validate: no rule files: use -f FILE|DIR"}
-	}
-	files, mapper, err := inputs(ctx, files, &res)
+	files, mapper, err := inputs(ctx, o.Files, &o.Resources)
 	if err != nil {
 		return err
 	}
@@ -61,29 +54,29 @@ func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	if res.Live() {
+	if o.Resources.Live() {
 		// What makes a rule silent on this cluster: a namespace that
 		// does not exist, a selector that matches nothing.
-		if err := checkCluster(ctx, &res, c.Result); err != nil {
+		if err := checkCluster(ctx, &o.Resources, c.Result); err != nil {
 			return err
 		}
 	}
 	for _, p := range c.Problems {
 		fmt.Fprintln(stderr, p)
 	}
-	if c.NotFound && !res.Live() {
+	if c.NotFound && !o.Resources.Live() {
 		fmt.Fprintln(stderr, "hint: custom resources resolve with --crd FILE, or against a cluster with --kubeconfig/--context")
 	}
 	summary, ok := c.Summary()
 	if !ok {
-		return &invalidError{errors.New(summary)}
+		return &cmdline.InvalidError{Err: errors.New(summary)}
 	}
 	fmt.Fprintln(stdout, summary)
 	return nil
 }
 
 // checkCluster adds the warnings of validate.Result.CheckCluster to r.
-func checkCluster(ctx context.Context, res *resourceFlags, r *validate.Result) error {
+func checkCluster(ctx context.Context, res *cmdline.ResourceFlags, r *validate.Result) error {
 	cfg, _, err := res.Cluster.Load(userAgent())
 	if err != nil {
 		return err
@@ -93,7 +86,7 @@ func checkCluster(ctx context.Context, res *resourceFlags, r *validate.Result) e
 		err = r.CheckCluster(ctx, client)
 	}
 	if err != nil {
-		return &clusterError{Err: err}
+		return &cmdline.ClusterError{Err: err}
 	}
 	return nil
 }
@@ -102,7 +95,7 @@ func checkCluster(ctx context.Context, res *resourceFlags, r *validate.Result) e
 // for the commands that print what rules need (rbac, webhooks): a rule
 // that validate refuses is refused here, with every error listed as
 // validate lists it (its warnings refuse nothing).
-func checkedRules(ctx context.Context, paths []string, res *resourceFlags) (*validate.Result, error) {
+func checkedRules(ctx context.Context, paths []string, res *cmdline.ResourceFlags) (*validate.Result, error) {
 	ruleFiles, mapper, err := inputs(ctx, paths, res)
 	if err != nil {
 		return nil, err
@@ -112,7 +105,7 @@ func checkedRules(ctx context.Context, paths []string, res *resourceFlags) (*val
 		return nil, err
 	}
 	if err := c.Problems.Errors().Err(); err != nil {
-		return nil, &invalidError{err}
+		return nil, &cmdline.InvalidError{Err: err}
 	}
 	return c, nil
 }

@@ -6,44 +6,27 @@ import (
 	"io"
 
 	"github.com/kreact/kreact/admission"
+	"github.com/kreact/kreact/cmd/kreact/cmdline"
 )
 
-type webhooksFlags struct {
-	files     []string
-	admission admissionFlags
-	res       resourceFlags
-}
-
 func webhooksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var f webhooksFlags
-	fs := commandFlags("webhooks", stdout)
-	fs.ListVarP(&f.files, "filename", "f", "rule file or directory (repeatable)")
-	f.admission.Register(fs)
-	f.res.Register(fs)
-	if err := fs.Parse(args); err != nil {
+	var o cmdline.WebhooksOptions
+	if err := cmdline.Parse(commandFlags("webhooks", stdout), args, &o); err != nil {
 		return err
 	}
-	f.files = append(f.files, fs.Args()...)
-	if len(f.files) == 0 {
-		return &usageError{Msg: "webhooks: no rule files: use -f FILE|DIR"}
-	}
-	opts, err := f.admission.Options("webhooks")
-	if err != nil {
-		return err
-	}
-	c, err := checkedRules(ctx, f.files, &f.res)
+	c, err := checkedRules(ctx, o.Files, &o.Resources)
 	if err != nil {
 		return err
 	}
 	rs, err := admission.RulesOf(c.Resolved)
 	if err != nil {
-		return &invalidError{err}
+		return &cmdline.InvalidError{Err: err}
 	}
 	if len(rs) == 0 {
 		fmt.Fprintln(stderr, "kreact webhooks: no rule declares onValidate or onMutate: there is nothing to print")
 		return nil
 	}
-	out, err := admission.ConfigurationsYAML(rs, opts)
+	out, err := admission.ConfigurationsYAML(rs, o.Config)
 	if err != nil {
 		return err
 	}

@@ -11,5 +11,11 @@
 // mistakes are UsageErrors, a cluster that cannot be configured a
 // ClusterError, so that the command maps each to its exit code.
 //
-// Which flags each command has stays in cmd/kreact.
+// Each command's flags and their checks are here too, one file a command
+// (run.go is kreact run's RunOptions): in kubectl's shape, an Options
+// registers its flags (AddFlags), takes the positional arguments
+// (Complete) and checks the whole (Validate), and Parse does the three.
+// A mistake in what the user names, such as a selector that does not
+// parse or a certificate file that does not match its key, is an
+// InvalidError. cmd/kreact builds the components from the options.
 package cmdline

@@ -16,3 +16,10 @@ type ClusterError struct{ Err error }
 
 func (e *ClusterError) Error() string { return e.Err.Error() }
 func (e *ClusterError) Unwrap() error { return e.Err }
+
+// InvalidError wraps problems in what the user wrote: rule files,
+// resource and rule names, certificate files, test files.
+type InvalidError struct{ Err error }
+
+func (e *InvalidError) Error() string { return e.Err.Error() }
+func (e *InvalidError) Unwrap() error { return e.Err }
