@@ -6,35 +6,17 @@ import (
 	"fmt"
 	"io"
 
-	"k8s.io/client-go/dynamic"
-
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
-	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/lifecycle"
-	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/validate"
 )
-
-// inputs sorts paths into rule files and CRD files (validate.Inputs), and
-// returns the rule files and the resolver of resource names of r with
-// those CRDs; a problem in a CRD file is invalid input.
-func inputs(ctx context.Context, paths []string, r *cmdline.ResourceFlags) ([]string, *restmapper.Mapper, error) {
-	files, crds := validate.Inputs(paths)
-	r.CRDs = append(r.CRDs, crds...)
-	m, err := r.Mapper(ctx, userAgent())
-	var list diag.ErrorList
-	if errors.As(err, &list) {
-		return nil, nil, &cmdline.InvalidError{Err: err}
-	}
-	return files, m, err
-}
 
 func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o cmdline.ValidateOptions
 	if err := cmdline.Parse(commandFlags("validate", stdout), args, &o); err != nil {
 		return err
 	}
-	files, mapper, err := inputs(ctx, o.Files, &o.Resources)
+	files, mapper, err := o.Resources.Inputs(ctx, o.Files, userAgent())
 	if err != nil {
 		return err
 	}
@@ -57,8 +39,12 @@ func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if o.Resources.Live() {
 		// What makes a rule silent on this cluster: a namespace that
 		// does not exist, a selector that matches nothing.
-		if err := checkCluster(ctx, &o.Resources, c.Result); err != nil {
+		client, err := o.Resources.Client(userAgent())
+		if err != nil {
 			return err
+		}
+		if err := c.CheckCluster(ctx, client); err != nil {
+			return &cmdline.ClusterError{Err: err}
 		}
 	}
 	for _, p := range c.Problems {
@@ -75,28 +61,12 @@ func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	return nil
 }
 
-// checkCluster adds the warnings of validate.Result.CheckCluster to r.
-func checkCluster(ctx context.Context, res *cmdline.ResourceFlags, r *validate.Result) error {
-	cfg, _, err := res.Cluster.Load(userAgent())
-	if err != nil {
-		return err
-	}
-	client, err := dynamic.NewForConfig(cfg)
-	if err == nil {
-		err = r.CheckCluster(ctx, client)
-	}
-	if err != nil {
-		return &cmdline.ClusterError{Err: err}
-	}
-	return nil
-}
-
 // checkedRules checks the rule files of paths as kreact validate does,
 // for the commands that print what rules need (rbac, webhooks): a rule
 // that validate refuses is refused here, with every error listed as
 // validate lists it (its warnings refuse nothing).
 func checkedRules(ctx context.Context, paths []string, res *cmdline.ResourceFlags) (*validate.Result, error) {
-	ruleFiles, mapper, err := inputs(ctx, paths, res)
+	ruleFiles, mapper, err := res.Inputs(ctx, paths, userAgent())
 	if err != nil {
 		return nil, err
 	}

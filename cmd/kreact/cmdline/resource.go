@@ -2,11 +2,14 @@ package cmdline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	cgdiscovery "k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/discovery"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/validate"
@@ -55,4 +58,33 @@ func (r *ResourceFlags) Mapper(ctx context.Context, userAgent string) (*restmapp
 		return nil, errs
 	}
 	return mapper, nil
+}
+
+// Inputs sorts paths into rule files and CRD files (validate.Inputs),
+// adds the CRD files to r, and returns the rule files and the resolver
+// of resource names (Mapper); a problem in a CRD file is an
+// InvalidError.
+func (r *ResourceFlags) Inputs(ctx context.Context, paths []string, userAgent string) ([]string, *restmapper.Mapper, error) {
+	files, crds := validate.Inputs(paths)
+	r.CRDs = append(r.CRDs, crds...)
+	m, err := r.Mapper(ctx, userAgent)
+	var list diag.ErrorList
+	if errors.As(err, &list) {
+		return nil, nil, &InvalidError{err}
+	}
+	return files, m, err
+}
+
+// Client returns the client of the cluster that r names (Live); a
+// cluster that cannot be configured is a ClusterError.
+func (r *ResourceFlags) Client(userAgent string) (dynamic.Interface, error) {
+	cfg, _, err := r.Cluster.Load(userAgent)
+	if err != nil {
+		return nil, err
+	}
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, &ClusterError{err}
+	}
+	return client, nil
 }
