@@ -87,10 +87,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		DryRun: o.DryRun, Logger: logger, Observer: rec, MetricsProvider: rec, Shards: o.Shards.Plan(), Schedules: sh.schedules,
 		RunsElsewhere: iso.RunsElsewhere, CPULimit: iso.CPULimit, CallFailed: iso.CallFailed, Trace: o.TraceSize(), Replica: rep.replica,
 	})
-	if o.Serve.ExplainAddr != "" {
-		o.Serve.Explain = explain.Handler(explain.Live{Resolve: stack.Mapper.Resolve, Client: stack.Client, Rules: eng.Explain,
-			Shard: sh.membership, ShardByNamespace: o.Shards.Key == "namespace", Elsewhere: iso.RulesElsewhere}.Source())
-	}
+	serveExplain(&o, stack, eng, sh, iso)
 	rec.WatchFinalizers(eng.Finalizing)
 	// Every replica answers admission reviews; the isolated rules'
 	// process leaves them to its parent.
@@ -105,13 +102,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	reload := engine.ReloadOptions{Paths: o.Files, Interval: o.ReloadInterval, Since: files.Since}
 	always := append(sh.always, stack, srv)
 	always = append(always, admissionRunnables(adm, files, reload, logger)...)
-	if o.Leader.Enabled {
-		// A standby fills the caches while it waits for the lease, so
-		// that taking over costs no initial list.
-		always = append(always, lifecycle.Func(func(ctx context.Context) error { return eng.Warm(ctx, iso.Rules(files.Rules)) }))
-	}
-	set := ruleSet(files, reload, iso, eng, stack, rec, child.Loaded(ready.RulesLoaded), logger)
-	set.Attrs = []any{"dryRun", o.DryRun}
+	always = append(always, standby(&o.Leader, eng, iso, files)...)
+	set := ruleSet(files, reload, o.DryRun, iso, eng, stack, rec, child.Loaded(ready.RulesLoaded), logger)
 	leading, err := o.Leader.Lead(cfg, logger, func(lead bool) { rep.lead.Store(lead); ready.SetLeading(lead) }, lifecycle.Group{lifecycle.Func(eng.Run), set, iso})
 	if err != nil {
 		return err
@@ -263,18 +255,36 @@ func readRules(ctx context.Context, paths []string, logger *slog.Logger, child i
 	return files, nil
 }
 
+// serveExplain makes --explain-address answer kreact explain from the
+// rules' traces.
+func serveExplain(o *cmdline.RunOptions, stack *kube.Stack, eng *engine.Engine, sh shardingOf, iso *isolation.Isolation) {
+	if o.Serve.ExplainAddr != "" {
+		o.Serve.Explain = explain.Handler(explain.Live{Resolve: stack.Mapper.Resolve, Client: stack.Client, Rules: eng.Explain,
+			Shard: sh.membership, ShardByNamespace: o.Shards.Key == "namespace", Elsewhere: iso.RulesElsewhere}.Source())
+	}
+}
+
+// standby is what a replica runs while it waits for the lease: it fills
+// the caches now, so that taking over costs no initial list.
+func standby(l *cmdline.LeaderFlags, eng *engine.Engine, iso *isolation.Isolation, files engine.RuleFiles) []lifecycle.Runnable {
+	if !l.Enabled {
+		return nil
+	}
+	return []lifecycle.Runnable{lifecycle.Func(func(ctx context.Context) error { return eng.Warm(ctx, iso.Rules(files.Rules)) })}
+}
+
 // ruleSet is kreact run's rule set: the rules read, loaded into this
 // process's side of eng, reloaded when their files change (a refused
 // reload counted), and counted for readiness with loaded, with those the
 // isolated rules' process runs.
-func ruleSet(files engine.RuleFiles, reload engine.ReloadOptions, iso *isolation.Isolation, eng *engine.Engine, stack *kube.Stack, rec *metrics.Recorder, loaded func(int), logger *slog.Logger) *engine.RuleSet {
+func ruleSet(files engine.RuleFiles, reload engine.ReloadOptions, dryRun bool, iso *isolation.Isolation, eng *engine.Engine, stack *kube.Stack, rec *metrics.Recorder, loaded func(int), logger *slog.Logger) *engine.RuleSet {
 	reload.Reloaded = func(err error) {
 		if err != nil {
 			rec.ReloadFailed()
 		}
 	}
 	return &engine.RuleSet{Engine: iso.Loader(eng), Elsewhere: iso.Elsewhere(), Informers: stack.Informers.Status, Rules: files.Rules, Failed: files.Failed, Logger: logger,
-		Options: reload, Loaded: loaded}
+		Options: reload, Loaded: loaded, Attrs: []any{"dryRun", dryRun}}
 }
 
 // admissionRunnables are the admission server and what keeps its rules in
