@@ -39,11 +39,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	// The isolated rules' process (package isolation) logs with
-	// isolated=true.
 	child, err := isolation.RoleOf(os.Getenv)
-	o.Isolated(child)
-	if child.Child {
+	if o.Isolated(child) {
 		logger = logger.With("isolated", true)
 	}
 	if err != nil {
@@ -100,11 +97,14 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	reload := engine.ReloadOptions{Paths: o.Files, Interval: o.ReloadInterval, Since: files.Since}
-	always := append(sh.always, stack, srv)
-	always = append(always, admissionRunnables(adm, files, reload, logger)...)
+	always := append(append(sh.always, stack, srv), admissionRunnables(adm, files, reload, logger)...)
 	always = append(always, standby(&o.Leader, eng, iso, files)...)
 	set := ruleSet(files, reload, o.DryRun, iso, eng, stack, rec, child.Loaded(ready.RulesLoaded), logger)
-	leading, err := o.Leader.Lead(cfg, logger, func(lead bool) { rep.lead.Store(lead); ready.SetLeading(lead) }, lifecycle.Group{lifecycle.Func(eng.Run), set, iso})
+	elect, err := o.Leader.Options(logger)
+	if err != nil {
+		return err
+	}
+	leading, err := leader.Lead(cfg, elect, func(lead bool) { rep.lead.Store(lead); ready.SetLeading(lead) }, lifecycle.Group{lifecycle.Func(eng.Run), set, iso})
 	if err != nil {
 		return err
 	}

@@ -1,16 +1,13 @@
 package cmdline
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"time"
 
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
 
 	"github.com/kreact/kreact/leader"
-	"github.com/kreact/kreact/lifecycle"
 )
 
 // LeaderFlags configure leader election: with --leader-elect, only the
@@ -63,30 +60,18 @@ func (l *LeaderFlags) Validate() error {
 	return nil
 }
 
-// Lead returns what runs inner only while this replica leads, telling
-// notify whether it does: without --leader-elect, inner itself, leading
-// from the start.
-func (l *LeaderFlags) Lead(cfg *rest.Config, logger *slog.Logger, notify func(bool), inner lifecycle.Runnable) (lifecycle.Runnable, error) {
+// Options checks the flags and returns the election's options, or nil
+// without --leader-elect (leader.Lead).
+func (l *LeaderFlags) Options(logger *slog.Logger) (*leader.Options, error) {
 	if !l.Enabled {
-		return lifecycle.Func(func(ctx context.Context) error {
-			notify(true)
-			return inner.Start(ctx)
-		}), nil
+		return nil, nil
 	}
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
-	client, err := leader.NewClient(cfg, l.RenewDeadline)
-	if err != nil {
-		return nil, err
-	}
-	el, err := leader.New(client, leader.Options{
+	return &leader.Options{
 		Namespace: l.Namespace, Name: l.Name, Identity: l.Identity,
 		LeaseDuration: l.LeaseDuration, RenewDeadline: l.RenewDeadline, RetryPeriod: l.RetryPeriod,
-		Logger: logger, OnLeading: notify,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return lifecycle.Func(func(ctx context.Context) error { return el.Run(ctx, inner.Start) }), nil
+		Logger: logger,
+	}, nil
 }

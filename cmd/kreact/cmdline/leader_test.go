@@ -1,40 +1,12 @@
 package cmdline
 
 import (
-	"context"
 	"errors"
-	"log/slog"
-	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/kreact/kreact/lifecycle"
 )
 
-func TestLeaderElectionOffJustLeads(t *testing.T) {
-	var notified []bool
-	var l LeaderFlags
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	sentinel := errors.New("lead's own error")
-	r, err := l.Lead(nil, slog.Default(), func(leading bool) { notified = append(notified, leading) },
-		lifecycle.Func(func(got context.Context) error {
-			if got != ctx {
-				t.Error("lead did not get run's context")
-			}
-			return sentinel
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Start(ctx); !errors.Is(err, sentinel) {
-		t.Errorf("Start = %v, want lead's error", err)
-	}
-	if !slices.Equal(notified, []bool{true}) {
-		t.Errorf("notified %v, want [true]", notified)
-	}
-}
 func TestLeaderFlags(t *testing.T) {
 	for _, c := range []struct {
 		name    string

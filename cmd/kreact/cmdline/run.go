@@ -82,14 +82,16 @@ func (o *RunOptions) Validate() error {
 	return err
 }
 
-// Isolated makes o the flags of the isolated rules' process (package
-// isolation) when role is its: it takes no part in leader election and
-// serves its endpoints on --isolated-metrics-bind-address only.
-func (o *RunOptions) Isolated(role isolation.Role) {
+// Isolated reports whether role is the isolated rules' process (package
+// isolation), and makes o its flags if so: it takes no part in leader
+// election and serves its endpoints on --isolated-metrics-bind-address
+// only.
+func (o *RunOptions) Isolated(role isolation.Role) bool {
 	if role.Child {
 		o.Leader = LeaderFlags{}
 		o.Serve = ServeFlags{MetricsAddr: o.IsolatedMetrics}
 	}
+	return role.Child
 }
 
 // TraceSize is the rules' trace: kept for kreact explain, none without
