@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -84,7 +85,6 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		DryRun: o.DryRun, Logger: logger, Observer: rec, MetricsProvider: rec, Shards: o.Shards.Plan(), Schedules: sh.schedules,
 		RunsElsewhere: iso.RunsElsewhere, CPULimit: iso.CPULimit, CallFailed: iso.CallFailed, Trace: o.TraceSize(), Replica: rep.replica,
 	})
-	serveExplain(&o, stack, eng, sh, iso)
 	rec.WatchFinalizers(eng.Finalizing)
 	// Every replica answers admission reviews; the isolated rules'
 	// process leaves them to its parent.
@@ -92,9 +92,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	srv, err := o.Serve.Listen(ctx, logger, rec, func() error { return readiness(ready, eng, adm) })
+	srv, err := metrics.Listen(ctx, rec, o.Serve.Options(explainer(&o, stack, eng, sh, iso), func() error { return readiness(ready, eng, adm) }, logger))
 	if err != nil {
-		return err
+		return cmdline.ListenError(err)
 	}
 	reload := engine.ReloadOptions{Paths: o.Files, Interval: o.ReloadInterval, Since: files.Since}
 	always := append(append(sh.always, stack, srv), admissionRunnables(adm, files, reload, logger)...)
@@ -151,12 +151,20 @@ func sharding(f *cmdline.ShardFlags, cfg *rest.Config, logger *slog.Logger) (sha
 	if !f.Enabled {
 		return sh, nil
 	}
-	m, err := f.Membership(cfg, logger)
+	// The membership runs as the bottom layer, and the informers above it
+	// start once it knows its range (it is a lifecycle.Readier). It
+	// deletes its Lease when it stops, and the others take over.
+	m, err := shard.Join(cfg, f.MembershipOptions(logger))
 	if err != nil {
 		return sh, err
 	}
 	sh.layers = lifecycle.Layers{m}
-	sh.always = lifecycle.Group{f.LogRange(m, logger)}
+	sh.always = lifecycle.Group{lifecycle.Func(func(context.Context) error {
+		rng, _ := m.Range()
+		logger.Info("sharding: this replica handles its shard of the watched objects", "identity", m.Identity(),
+			"members", m.Members(), "range", rng.String(), "key", f.Key)
+		return nil
+	})}
 	sh.kube.Informers = f.InformerOptions(m)
 	sh.schedules, sh.membership = m, m
 	sh.refuseIsolation = "not supported with --shards: the isolated rules' process cannot take part in the shard membership"
@@ -255,13 +263,14 @@ func readRules(ctx context.Context, paths []string, logger *slog.Logger, child i
 	return files, nil
 }
 
-// serveExplain makes --explain-address answer kreact explain from the
-// rules' traces.
-func serveExplain(o *cmdline.RunOptions, stack *kube.Stack, eng *engine.Engine, sh shardingOf, iso *isolation.Isolation) {
-	if o.Serve.ExplainAddr != "" {
-		o.Serve.Explain = explain.Handler(explain.Live{Resolve: stack.Mapper.Resolve, Client: stack.Client, Rules: eng.Explain,
-			Shard: sh.membership, ShardByNamespace: o.Shards.Key == "namespace", Elsewhere: iso.RulesElsewhere}.Source())
+// explainer answers kreact explain from the rules' traces, at
+// --explain-address.
+func explainer(o *cmdline.RunOptions, stack *kube.Stack, eng *engine.Engine, sh shardingOf, iso *isolation.Isolation) http.Handler {
+	if o.Serve.ExplainAddr == "" {
+		return nil
 	}
+	return explain.Handler(explain.Live{Resolve: stack.Mapper.Resolve, Client: stack.Client, Rules: eng.Explain,
+		Shard: sh.membership, ShardByNamespace: o.Shards.Key == "namespace", Elsewhere: iso.RulesElsewhere}.Source())
 }
 
 // standby is what a replica runs while it waits for the lease: it fills

@@ -1,7 +1,6 @@
 package cmdline
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,9 +15,6 @@ type ServeFlags struct {
 	HealthAddr  string
 	Pprof       bool
 	ExplainAddr string
-	// Explain is what ExplainAddr serves (explain.Handler); the command
-	// sets it.
-	Explain http.Handler
 }
 
 // Register adds the endpoint flags to fs.
@@ -33,22 +29,24 @@ func (s *ServeFlags) Register(fs *FlagSet) {
 		"loopback address (127.0.0.1:PORT) where kreact explain asks this process why its rules acted or not; it also keeps a trace per rule of its latest objects (empty disables)")
 }
 
-// Listen binds the configured addresses (an address that cannot be
-// bound is an error, and nothing is left listening) and returns the
-// endpoints' server, which serves from Start until its context ends.
-func (s *ServeFlags) Listen(ctx context.Context, logger *slog.Logger, rec *metrics.Recorder, ready func() error) (*metrics.Server, error) {
-	srv, err := metrics.Listen(ctx, rec, metrics.ServerOptions{
+// Options are the options of the endpoints' server (metrics.Listen):
+// explain is what ExplainAddr serves (explain.Handler), ready is /readyz.
+func (s *ServeFlags) Options(explain http.Handler, ready func() error, logger *slog.Logger) metrics.ServerOptions {
+	return metrics.ServerOptions{
 		MetricsAddr: s.MetricsAddr, HealthAddr: s.HealthAddr, Pprof: s.Pprof,
-		ExplainAddr: s.ExplainAddr, Explain: s.Explain,
+		ExplainAddr: s.ExplainAddr, Explain: explain,
 		Ready: ready, Logger: logger,
-	})
+	}
+}
+
+// ListenError is an error of metrics.Listen as kreact run reports it: a
+// mistake in the flags is a UsageError.
+func ListenError(err error) error {
 	switch {
 	case errors.Is(err, metrics.ErrPprofWithoutAddress):
-		return nil, &UsageError{Msg: "run: --pprof needs --metrics-bind-address"}
+		return &UsageError{Msg: "run: --pprof needs --metrics-bind-address"}
 	case errors.Is(err, metrics.ErrExplainNotLoopback):
-		return nil, &UsageError{Msg: "run: --explain-address: " + err.Error()}
-	case err != nil:
-		return nil, fmt.Errorf("run: %w", err)
+		return &UsageError{Msg: "run: --explain-address: " + err.Error()}
 	}
-	return srv, nil
+	return fmt.Errorf("run: %w", err)
 }

@@ -4,12 +4,15 @@ import (
 	"errors"
 	"log/slog"
 	"testing"
+
+	"github.com/kreact/kreact/metrics"
 )
 
 func TestServeFlagErrors(t *testing.T) {
 	s := ServeFlags{Pprof: true}
 	var ue *UsageError
-	if _, err := s.Listen(t.Context(), slog.New(slog.DiscardHandler), nil, nil); !errors.As(err, &ue) {
+	_, err := metrics.Listen(t.Context(), nil, s.Options(nil, nil, slog.New(slog.DiscardHandler)))
+	if err := ListenError(err); !errors.As(err, &ue) {
 		t.Errorf("--pprof without an address = %v, want a usage error", err)
 	}
 }

@@ -1,16 +1,12 @@
 package cmdline
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"time"
 
-	"k8s.io/client-go/rest"
-
 	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/dynamicinformer"
-	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/shard"
 )
 
@@ -69,24 +65,12 @@ func (s *ShardFlags) Plan() delivery.PlanOptions {
 	return delivery.PlanOptions{Sharded: s.Enabled, ShardByNamespace: s.Key == "namespace"}
 }
 
-// Membership returns this replica's membership, not started: it runs as
-// the bottom layer of kreact run, and the informers above it start once it
-// knows its range (it is a lifecycle.Readier). It deletes its Lease when it
-// stops, and the others take over.
-func (s *ShardFlags) Membership(cfg *rest.Config, logger *slog.Logger) (*shard.Membership, error) {
-	return shard.Join(cfg, shard.MembershipOptions{
+// MembershipOptions are the options of this replica's membership
+// (shard.Join).
+func (s *ShardFlags) MembershipOptions(logger *slog.Logger) shard.MembershipOptions {
+	return shard.MembershipOptions{
 		Namespace: s.Namespace, Group: s.Group, Identity: s.Identity,
 		LeaseDuration: s.LeaseDuration, RenewPeriod: s.RenewPeriod, Logger: logger,
-	})
-}
-
-// LogRange logs the range of a member that is ready.
-func (s *ShardFlags) LogRange(m *shard.Membership, logger *slog.Logger) lifecycle.Func {
-	return func(context.Context) error {
-		rng, _ := m.Range()
-		logger.Info("sharding: this replica handles its shard of the watched objects", "identity", m.Identity(),
-			"members", m.Members(), "range", rng.String(), "key", s.Key)
-		return nil
 	}
 }
 
