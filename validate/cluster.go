@@ -10,9 +10,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	cgdiscovery "k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/discovery"
 	"github.com/kreact/kreact/internal/editdistance"
 	"github.com/kreact/kreact/rules"
 )
@@ -175,4 +179,18 @@ func warn(out *diag.ErrorList, r *rules.Rule, pos diag.Position, msg string) {
 	}
 	pos.Rule = r.Name
 	out.Warnf(pos, "rule %s: %s", diag.Quote(r.Name), msg)
+}
+
+// Discover returns the resources the API server of cfg serves, which
+// NewMapper takes to resolve names as that cluster does.
+func Discover(ctx context.Context, cfg *rest.Config) ([]apiresource.Resource, error) {
+	dc, err := cgdiscovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cache := discovery.New(dc, discovery.Options{})
+	if err := cache.Refresh(ctx); err != nil {
+		return nil, fmt.Errorf("discover the API of %s: %w", cfg.Host, err)
+	}
+	return cache.Snapshot().Resources, nil
 }

@@ -22,6 +22,7 @@
 // are checked further even when other rules or files have problems, and
 // the scripts of rules with problems of format are checked too
 // (rules.LoadAll). Check is safe for concurrent use; it reads files and nothing else.
-// NewMapper builds the resolver Check takes from a set of resources and
-// CRD files; Result.Summary is validate's last line.
+// NewMapper builds the resolver Check takes from a set of resources (a
+// cluster's: Discover) and CRD files; Result.Summary is validate's last
+// line.
 package validate

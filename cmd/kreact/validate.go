@@ -6,17 +6,44 @@ import (
 	"fmt"
 	"io"
 
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
 	"github.com/kreact/kreact/lifecycle"
+	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/validate"
 )
+
+// inputs sorts paths into rule files and CRD files (validate.Inputs),
+// and returns the rule files and the resolver of resource names of r
+// with those CRDs: a standard API server's, or with --kubeconfig or
+// --context the cluster's. A problem in a CRD file is invalid input.
+func inputs(ctx context.Context, paths []string, r *cmdline.ResourceFlags) ([]string, *restmapper.Mapper, error) {
+	files, crds := validate.Inputs(paths)
+	var resources []apiresource.Resource
+	if r.Live() {
+		cfg, _, err := r.Cluster.Load(userAgent())
+		if err != nil {
+			return nil, nil, err
+		}
+		if resources, err = validate.Discover(ctx, cfg); err != nil {
+			return nil, nil, &cmdline.ClusterError{Err: err}
+		}
+	}
+	mapper, errs := validate.NewMapper(resources, append(r.CRDs, crds...))
+	if len(errs) > 0 {
+		return nil, nil, &cmdline.InvalidError{Err: errs}
+	}
+	return files, mapper, nil
+}
 
 func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o cmdline.ValidateOptions
 	if err := cmdline.Parse(commandFlags("validate", stdout), args, &o); err != nil {
 		return err
 	}
-	files, mapper, err := o.Resources.Inputs(ctx, o.Files, userAgent())
+	files, mapper, err := inputs(ctx, o.Files, &o.Resources)
 	if err != nil {
 		return err
 	}
@@ -39,11 +66,15 @@ func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if o.Resources.Live() {
 		// What makes a rule silent on this cluster: a namespace that
 		// does not exist, a selector that matches nothing.
-		client, err := o.Resources.Client(userAgent())
+		cfg, _, err := o.Resources.Cluster.Load(userAgent())
 		if err != nil {
 			return err
 		}
-		if err := c.CheckCluster(ctx, client); err != nil {
+		client, err := dynamic.NewForConfig(cfg)
+		if err == nil {
+			err = c.CheckCluster(ctx, client)
+		}
+		if err != nil {
 			return &cmdline.ClusterError{Err: err}
 		}
 	}
@@ -66,7 +97,7 @@ func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // that validate refuses is refused here, with every error listed as
 // validate lists it (its warnings refuse nothing).
 func checkedRules(ctx context.Context, paths []string, res *cmdline.ResourceFlags) (*validate.Result, error) {
-	ruleFiles, mapper, err := res.Inputs(ctx, paths, userAgent())
+	ruleFiles, mapper, err := inputs(ctx, paths, res)
 	if err != nil {
 		return nil, err
 	}
