@@ -1,21 +1,30 @@
-// Package cmdline is the flag machinery of the kreact command, in
-// kubectl's conventions: flags may follow positional arguments, a flag
-// may have a one-letter short name (-n and --namespace), list flags repeat
-// and split on commas, and --help prints the usage with each short name
-// beside its long one. The flag groups that commands share or that map to
-// a package's options live here too: ClusterFlags are kubectl's
-// connection flags and the client-side rate limits, LogFlags the log
-// format and level, for kreact run LeaderFlags (package leader),
-// ShardFlags (package shard) and ServeFlags (package metrics), and for
-// kreact run and kreact webhooks AdmissionFlags (package admission). Their
-// mistakes are UsageErrors, a cluster that cannot be configured a
-// ClusterError, so that the command maps each to its exit code.
+// Package cmdline is the command line of the kreact command: every
+// command's flags and arguments and their checks, and nothing that runs.
 //
-// Each command's flags and their checks are here too, one file a command
-// (run.go is kreact run's RunOptions): in kubectl's shape, an Options
-// registers its flags (AddFlags), takes the positional arguments
-// (Complete) and checks the whole (Validate), and Parse does the three.
-// A mistake in what the user names, such as a selector that does not
-// parse or a certificate file that does not match its key, is an
-// InvalidError. cmd/kreact builds the components from the options.
+// The flag machinery follows kubectl's conventions: flags may follow
+// positional arguments, a flag may have a one-letter short name (-n and
+// --namespace), list flags repeat and split on commas, and --help prints
+// the usage with each short name beside its long one.
+//
+// Each command has its options, one file a command (run.go is kreact
+// run's RunOptions), in kubectl's shape: AddFlags registers the flags,
+// Complete takes the positional arguments, Validate checks the whole, in
+// the order the command has always reported mistakes, and Parse does the
+// three. The groups of flags that commands share, or that configure a
+// package, have a type each: ClusterFlags are kubectl's connection flags
+// and the client-side rate limits, LogFlags the log format and level,
+// ResourceFlags what resource names resolve against (validate, rbac,
+// webhooks), and for kreact run LeaderFlags (package leader), ShardFlags
+// (package shard) and ServeFlags (package metrics), for kreact run and
+// webhooks AdmissionFlags (package admission). Each turns into the
+// options of its package; ClusterFlags.Load into the client config, read
+// from the kubeconfig as kubectl reads it, and LogFlags.Logger into the
+// logger, which client-go's klog logs to. The command builds and runs
+// the components (cmd/kreact and the packages).
+//
+// A mistake in the command line is a UsageError; a mistake in what the
+// user names (a selector that does not parse, a certificate file that
+// does not match its key, a rule name that cannot be one) an
+// InvalidError; a cluster that cannot be configured a ClusterError; so
+// that the command maps each to its exit code.
 package cmdline
