@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
 	"github.com/kreact/kreact/rbac"
 )
@@ -15,7 +14,7 @@ func rbacCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := cmdline.Parse(commandFlags("rbac", stdout), args, &o); err != nil {
 		return err
 	}
-	c, err := checkedRules(ctx, o.Files, &o.Resources)
+	c, admitting, err := checkedRules(ctx, o.Files, &o.Resources)
 	if err != nil {
 		return err
 	}
@@ -23,10 +22,6 @@ func rbacCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		for _, w := range rbac.WideActions(res) {
 			fmt.Fprintln(stderr, w)
 		}
-	}
-	admitting, err := admission.RulesOf(c.Resolved)
-	if err != nil {
-		return &cmdline.InvalidError{Err: err}
 	}
 	var names []string
 	for _, r := range admitting {

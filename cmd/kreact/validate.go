@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/client-go/dynamic"
 
+	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
 	"github.com/kreact/kreact/lifecycle"
@@ -95,18 +96,23 @@ func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // checkedRules checks the rule files of paths as kreact validate does,
 // for the commands that print what rules need (rbac, webhooks): a rule
 // that validate refuses is refused here, with every error listed as
-// validate lists it (its warnings refuse nothing).
-func checkedRules(ctx context.Context, paths []string, res *cmdline.ResourceFlags) (*validate.Result, error) {
+// validate lists it (its warnings refuse nothing). It returns the rules
+// with admission handlers too (admission.RulesOf).
+func checkedRules(ctx context.Context, paths []string, res *cmdline.ResourceFlags) (*validate.Result, []admission.Rule, error) {
 	ruleFiles, mapper, err := inputs(ctx, paths, res)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c, err := validate.Check(ctx, ruleFiles, mapper)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := c.Problems.Errors().Err(); err != nil {
-		return nil, &cmdline.InvalidError{Err: err}
+		return nil, nil, &cmdline.InvalidError{Err: err}
 	}
-	return c, nil
+	admitting, err := admission.RulesOf(c.Resolved)
+	if err != nil {
+		return nil, nil, &cmdline.InvalidError{Err: err}
+	}
+	return c, admitting, nil
 }

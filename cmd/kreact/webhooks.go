@@ -14,13 +14,9 @@ func webhooksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := cmdline.Parse(commandFlags("webhooks", stdout), args, &o); err != nil {
 		return err
 	}
-	c, err := checkedRules(ctx, o.Files, &o.Resources)
+	_, rs, err := checkedRules(ctx, o.Files, &o.Resources)
 	if err != nil {
 		return err
-	}
-	rs, err := admission.RulesOf(c.Resolved)
-	if err != nil {
-		return &cmdline.InvalidError{Err: err}
 	}
 	if len(rs) == 0 {
 		fmt.Fprintln(stderr, "kreact webhooks: no rule declares onValidate or onMutate: there is nothing to print")
