@@ -64,10 +64,10 @@ func releaseCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return &cmdline.InvalidError{Err: err}
 	}
 
-	fin := finalizers.Name(rule)
-	where := "in every namespace"
-	if o.Namespace != "" {
-		where = "in namespace " + o.Namespace
+	fin, where := finalizers.Name(rule), o.Where()
+	// An object as the output names it: its resource, namespace/name.
+	object := func(t finalizers.Target, obj *unstructured.Unstructured) string {
+		return stack.Mapper.Name(t.Resource) + " " + cache.MetaObjectToName(obj).String()
 	}
 	names := make([]string, len(targets))
 	for i, t := range targets {
@@ -78,7 +78,7 @@ func releaseCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	n, err := finalizers.Release(ctx, stack.Client, rule, targets, finalizers.ReleaseOptions{
 		Released: func(t finalizers.Target, obj *unstructured.Unstructured) {
 			released[obj.GetUID()] = true
-			fmt.Fprintf(stdout, "%s %s released\n", stack.Mapper.Name(t.Resource), cache.MetaObjectToName(obj).String())
+			fmt.Fprintln(stdout, object(t, obj), "released")
 		},
 	})
 	fmt.Fprintf(stdout, "%s released from %s\n", finalizers.Objects(n), fin)
@@ -101,7 +101,7 @@ func releaseCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return nil
 	}
 	for _, b := range back {
-		fmt.Fprintf(stdout, "%s %s has %s again\n", stack.Mapper.Name(b.Target.Resource), cache.MetaObjectToName(b.Object).String(), fin)
+		fmt.Fprintln(stdout, object(b.Target, b.Object), "has", fin, "again")
 	}
 	return fmt.Errorf("finalizers release: %s came back on %d of the %s released: kreact still runs rule %s and puts it back; "+
 		"stop kreact, or remove the rule from its rule set (which releases its finalizers by itself), then run this again",

@@ -64,3 +64,11 @@ func (o *ReleaseOptions) Validate() error {
 	}
 	return nil
 }
+
+// Where says which namespaces are scanned, as the output says it.
+func (o *ReleaseOptions) Where() string {
+	if o.Namespace != "" {
+		return "in namespace " + o.Namespace
+	}
+	return "in every namespace"
+}
