@@ -3,12 +3,14 @@ package shard
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/kreact/kreact/leader"
+	"github.com/kreact/kreact/lifecycle"
 )
 
 // Join returns this replica's Membership, not started, with a Lease client
@@ -51,3 +53,15 @@ func NewIdentity() (string, error) {
 // Start is Run: a Membership is a lifecycle.Runnable and, with Ready, a
 // lifecycle.Readier, which the layers above wait for.
 func (m *Membership) Start(ctx context.Context) error { return m.Run(ctx) }
+
+// LogRange logs this replica's range and the members, and attrs after
+// them. It is for the layer above the Membership, which starts once the
+// Membership is ready and knows its range.
+func (m *Membership) LogRange(logger *slog.Logger, attrs ...any) lifecycle.Func {
+	return func(context.Context) error {
+		rng, _ := m.Range()
+		logger.Info("sharding: this replica handles its shard of the watched objects",
+			append([]any{"identity", m.Identity(), "members", m.Members(), "range", rng.String()}, attrs...)...)
+		return nil
+	}
+}

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"log/slog"
 	"regexp"
 	"strings"
 	"testing"
@@ -37,5 +38,22 @@ func TestJoinNamesTheReplica(t *testing.T) {
 	opts.RenewPeriod = 10 * time.Second
 	if _, err := Join(cfg, opts); err == nil || !strings.Contains(err.Error(), "less than half the lease duration") {
 		t.Errorf("Join with a renew period over half the lease = %v, want an error", err)
+	}
+}
+
+// LogRange logs the member's identity, members and range, then the
+// attributes it is given.
+func TestLogRange(t *testing.T) {
+	m, err := NewMembership(nil, MembershipOptions{Namespace: "default", Identity: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := m.LogRange(slog.New(slog.NewTextHandler(&out, nil)), "key", "uid").Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.Contains(got, `msg="sharding: this replica handles its shard of the watched objects" identity=a members=[] range=`) ||
+		!strings.HasSuffix(got, " key=uid\n") {
+		t.Errorf("LogRange logged %q", got)
 	}
 }

@@ -159,12 +159,7 @@ func sharding(f *cmdline.ShardFlags, cfg *rest.Config, logger *slog.Logger) (sha
 		return sh, err
 	}
 	sh.layers = lifecycle.Layers{m}
-	sh.always = lifecycle.Group{lifecycle.Func(func(context.Context) error {
-		rng, _ := m.Range()
-		logger.Info("sharding: this replica handles its shard of the watched objects", "identity", m.Identity(),
-			"members", m.Members(), "range", rng.String(), "key", f.Key)
-		return nil
-	})}
+	sh.always = lifecycle.Group{m.LogRange(logger, "key", f.Key)}
 	sh.kube.Informers = f.InformerOptions(m)
 	sh.schedules, sh.membership = m, m
 	sh.refuseIsolation = "not supported with --shards: the isolated rules' process cannot take part in the shard membership"
