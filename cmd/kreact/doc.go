@@ -18,5 +18,5 @@
 // text is a file in help/. Every goroutine a command starts has stopped
 // when it returns, except a rule load abandoned on a signal
 // (lifecycle.Interruptible). Errors map to exit codes in one place,
-// exitCode in main.go.
+// cmdline.ExitCode.
 package main

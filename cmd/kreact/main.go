@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,19 +15,6 @@ import (
 	// container built FROM scratch does not have.
 	_ "time/tzdata"
 )
-
-// Exit codes. They are part of the CLI's contract (see docs/cli.md).
-const (
-	exitOK      = 0 // success
-	exitError   = 1 // a runtime failure, or a failing `kreact test`
-	exitUsage   = 2 // bad flags or arguments
-	exitInvalid = 3 // invalid input: rule files, resource names, test files
-	exitCluster = 4 // cannot reach or authenticate to the cluster
-)
-
-// errTestsFailed is returned by `kreact test` when a case fails; the report
-// is already printed.
-var errTestsFailed = errors.New("tests failed")
 
 // command is one subcommand.
 type command struct {
@@ -68,45 +54,21 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		printHelp(stdout)
 		if len(args) == 0 {
-			return exitUsage
+			return cmdline.ExitUsage
 		}
-		return exitOK
+		return cmdline.ExitOK
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
-			return exitCode(c.run(ctx, args[1:], stdout, stderr), stderr)
+			return cmdline.ExitCode(c.run(ctx, args[1:], stdout, stderr), stderr)
 		}
 	}
 	fmt.Fprintf(stderr, "kreact: unknown command %q; see `kreact help`\n", args[0])
-	return exitUsage
+	return cmdline.ExitUsage
 }
 
 // isHelp reports whether arg asks for help rather than naming a command.
 func isHelp(arg string) bool { return arg == "help" || arg == "-h" || arg == "--help" }
-
-func exitCode(err error, stderr io.Writer) int {
-	var usage *cmdline.UsageError
-	var invalid *cmdline.InvalidError
-	var cluster *cmdline.ClusterError
-	switch {
-	case err == nil, errors.Is(err, cmdline.ErrHelp):
-		return exitOK
-	case errors.Is(err, errTestsFailed):
-		return exitError
-	case errors.As(err, &usage):
-		fmt.Fprintf(stderr, "kreact: %v\n", err)
-		return exitUsage
-	case errors.As(err, &invalid):
-		fmt.Fprintf(stderr, "%v\n", err)
-		return exitInvalid
-	case errors.As(err, &cluster):
-		fmt.Fprintf(stderr, "kreact: %v\n", err)
-		return exitCluster
-	default:
-		fmt.Fprintf(stderr, "kreact: %v\n", err)
-		return exitError
-	}
-}
 
 func printHelp(w io.Writer) {
 	var list strings.Builder

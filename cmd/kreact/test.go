@@ -23,7 +23,7 @@ func testCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	case err != nil:
 		return err
 	case sum.Failed > 0:
-		return errTestsFailed
+		return cmdline.ErrTestsFailed
 	}
 	return ctx.Err()
 }

@@ -1,0 +1,48 @@
+package cmdline
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Exit codes. They are part of the CLI's contract (see docs/cli.md).
+const (
+	ExitOK      = 0 // success
+	ExitError   = 1 // a runtime failure, or a failing `kreact test`
+	ExitUsage   = 2 // bad flags or arguments
+	ExitInvalid = 3 // invalid input: rule files, resource names, test files
+	ExitCluster = 4 // cannot reach or authenticate to the cluster
+)
+
+// ErrTestsFailed is returned by `kreact test` when a case fails; the
+// report is already printed.
+var ErrTestsFailed = errors.New("tests failed")
+
+// ExitCode is the exit code of a command that returned err, which it
+// prints to stderr: a mistake in what the user wrote as it is (it names
+// its file:line:col), any other error after "kreact: ", and neither
+// help asked for nor failed tests (their output is printed).
+func ExitCode(err error, stderr io.Writer) int {
+	var usage *UsageError
+	var invalid *InvalidError
+	var cluster *ClusterError
+	switch {
+	case err == nil, errors.Is(err, ErrHelp):
+		return ExitOK
+	case errors.Is(err, ErrTestsFailed):
+		return ExitError
+	case errors.As(err, &usage):
+		fmt.Fprintf(stderr, "kreact: %v\n", err)
+		return ExitUsage
+	case errors.As(err, &invalid):
+		fmt.Fprintf(stderr, "%v\n", err)
+		return ExitInvalid
+	case errors.As(err, &cluster):
+		fmt.Fprintf(stderr, "kreact: %v\n", err)
+		return ExitCluster
+	default:
+		fmt.Fprintf(stderr, "kreact: %v\n", err)
+		return ExitError
+	}
+}
