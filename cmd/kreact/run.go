@@ -88,7 +88,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	rec.WatchFinalizers(eng.Finalizing)
 	// Every replica answers admission reviews; the isolated rules'
 	// process leaves them to its parent.
-	adm, err := admissionServer(&o.Admission, child.Child, stack, rec, logger)
+	adm, err := admissionServer(&o, child.Child, stack, rec, logger)
 	if err != nil {
 		return err
 	}
@@ -208,13 +208,10 @@ func (r *replicaOf) replica() scripting.Replica {
 // process and with no --admission-bind-address. A certificate file that
 // is missing or does not match its key is invalid input. With
 // --admission-ca-secret the CA comes from, or goes to, that Secret.
-func admissionServer(a *cmdline.AdmissionFlags, isolatedChild bool, stack *kube.Stack, rec *metrics.Recorder, logger *slog.Logger) (*admission.Server, error) {
+func admissionServer(o *cmdline.RunOptions, isolatedChild bool, stack *kube.Stack, rec *metrics.Recorder, logger *slog.Logger) (*admission.Server, error) {
+	a, opts := &o.Admission, o.AdmissionConfig
 	if isolatedChild || a.Addr == "" {
 		return nil, nil
-	}
-	opts, err := a.Options("run")
-	if err != nil {
-		return nil, err
 	}
 	certs, err := admission.CertificateSource(opts, admission.CertificateOptions{CertFile: a.CertFile, KeyFile: a.KeyFile, CASecret: a.CASecret, Client: stack.Client})
 	if err != nil {

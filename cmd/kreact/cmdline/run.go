@@ -26,6 +26,9 @@ type RunOptions struct {
 	Leader             LeaderFlags
 	Shards             ShardFlags
 	Admission          AdmissionFlags
+	// AdmissionConfig is what Admission describes, set by Validate when
+	// the admission server listens.
+	AdmissionConfig admission.Options
 
 	args []string
 }
@@ -78,7 +81,8 @@ func (o *RunOptions) Validate() error {
 			return &InvalidError{err}
 		}
 	}
-	_, err := a.Options("run")
+	var err error
+	o.AdmissionConfig, err = a.Options("run")
 	return err
 }
 
