@@ -14,7 +14,7 @@ func rbacCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := cmdline.Parse(commandFlags("rbac", stdout), args, &o); err != nil {
 		return err
 	}
-	c, admitting, err := checkedRules(ctx, o.Files, &o.Resources)
+	c, admitting, err := checkedRules(ctx, &o.InputFlags)
 	if err != nil {
 		return err
 	}

@@ -16,12 +16,13 @@ import (
 	"github.com/kreact/kreact/validate"
 )
 
-// inputs sorts paths into rule files and CRD files (validate.Inputs),
-// and returns the rule files and the resolver of resource names of r
-// with those CRDs: a standard API server's, or with --kubeconfig or
-// --context the cluster's. A problem in a CRD file is invalid input.
-func inputs(ctx context.Context, paths []string, r *cmdline.ResourceFlags) ([]string, *restmapper.Mapper, error) {
-	files, crds := validate.Inputs(paths)
+// inputs sorts the files of r into rule files and CRD files
+// (validate.Inputs), and returns the rule files and the resolver of
+// resource names of r with those CRDs: a standard API server's, or with
+// --kubeconfig or --context the cluster's. A problem in a CRD file is
+// invalid input.
+func inputs(ctx context.Context, r *cmdline.InputFlags) ([]string, *restmapper.Mapper, error) {
+	files, crds := validate.Inputs(r.Files)
 	var resources []apiresource.Resource
 	if r.Live() {
 		cfg, _, err := r.Cluster.Load(userAgent())
@@ -44,7 +45,7 @@ func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := cmdline.Parse(commandFlags("validate", stdout), args, &o); err != nil {
 		return err
 	}
-	files, mapper, err := inputs(ctx, o.Files, &o.Resources)
+	files, mapper, err := inputs(ctx, &o.InputFlags)
 	if err != nil {
 		return err
 	}
@@ -64,10 +65,10 @@ func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	if o.Resources.Live() {
+	if o.Live() {
 		// What makes a rule silent on this cluster: a namespace that
 		// does not exist, a selector that matches nothing.
-		cfg, _, err := o.Resources.Cluster.Load(userAgent())
+		cfg, _, err := o.Cluster.Load(userAgent())
 		if err != nil {
 			return err
 		}
@@ -82,7 +83,7 @@ func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	for _, p := range c.Problems {
 		fmt.Fprintln(stderr, p)
 	}
-	if c.NotFound && !o.Resources.Live() {
+	if c.NotFound && !o.Live() {
 		fmt.Fprintln(stderr, "hint: custom resources resolve with --crd FILE, or against a cluster with --kubeconfig/--context")
 	}
 	summary, ok := c.Summary()
@@ -93,13 +94,13 @@ func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	return nil
 }
 
-// checkedRules checks the rule files of paths as kreact validate does,
+// checkedRules checks the rule files of r as kreact validate does,
 // for the commands that print what rules need (rbac, webhooks): a rule
 // that validate refuses is refused here, with every error listed as
 // validate lists it (its warnings refuse nothing). It returns the rules
 // with admission handlers too (admission.RulesOf).
-func checkedRules(ctx context.Context, paths []string, res *cmdline.ResourceFlags) (*validate.Result, []admission.Rule, error) {
-	ruleFiles, mapper, err := inputs(ctx, paths, res)
+func checkedRules(ctx context.Context, r *cmdline.InputFlags) (*validate.Result, []admission.Rule, error) {
+	ruleFiles, mapper, err := inputs(ctx, r)
 	if err != nil {
 		return nil, nil, err
 	}

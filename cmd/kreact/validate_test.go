@@ -13,8 +13,8 @@ import (
 // Offline, names resolve against the built-in resources and the --crd
 // files; a CRD file with problems is invalid input.
 func TestInputsResolve(t *testing.T) {
-	r := cmdline.ResourceFlags{CRDs: []string{"../../examples/crds/backup.yaml"}}
-	_, m, err := inputs(t.Context(), nil, &r)
+	r := cmdline.InputFlags{CRDs: []string{"../../examples/crds/backup.yaml"}}
+	_, m, err := inputs(t.Context(), &r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestInputsResolve(t *testing.T) {
 	r.CRDs = []string{bad}
 	var invalid *cmdline.InvalidError
 	var list diag.ErrorList
-	if _, _, err := inputs(t.Context(), nil, &r); !errors.As(err, &invalid) || !errors.As(err, &list) {
+	if _, _, err := inputs(t.Context(), &r); !errors.As(err, &invalid) || !errors.As(err, &list) {
 		t.Errorf("inputs with a broken CRD file = %v, want invalid input, a diag.ErrorList", err)
 	}
 }

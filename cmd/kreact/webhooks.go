@@ -14,7 +14,7 @@ func webhooksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := cmdline.Parse(commandFlags("webhooks", stdout), args, &o); err != nil {
 		return err
 	}
-	_, rs, err := checkedRules(ctx, o.Files, &o.Resources)
+	_, rs, err := checkedRules(ctx, &o.InputFlags)
 	if err != nil {
 		return err
 	}

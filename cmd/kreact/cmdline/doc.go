@@ -13,8 +13,8 @@
 // three. The groups of flags that commands share, or that configure a
 // package, have a type each: ClusterFlags are kubectl's connection flags
 // and the client-side rate limits, LogFlags the log format and level,
-// ResourceFlags what resource names resolve against (validate, rbac,
-// webhooks), and for kreact run LeaderFlags (package leader), ShardFlags
+// InputFlags the rule files of validate, rbac and webhooks and what
+// their resource names resolve against, and for kreact run LeaderFlags (package leader), ShardFlags
 // (package shard) and ServeFlags (package metrics), for kreact run and
 // webhooks AdmissionFlags (package admission). Each turns into the
 // options of its package; ClusterFlags.Load into the client config, read

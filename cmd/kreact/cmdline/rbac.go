@@ -9,20 +9,17 @@ import (
 
 // RBACOptions are kreact rbac's flags and arguments.
 type RBACOptions struct {
-	// Files are -f and the arguments.
-	Files           []string
+	InputFlags
 	Name            string
 	Namespace       string
 	LeaderElect     bool
 	Shards          bool
 	CreateNamespace bool
 	CASecret        string
-	Resources       ResourceFlags
 }
 
 // AddFlags registers kreact rbac's flags on fs.
 func (o *RBACOptions) AddFlags(fs *FlagSet) {
-	fs.ListVarP(&o.Files, "filename", "f", "rule file or directory (repeatable)")
 	fs.StringVarP(&o.Name, "name", "", "kreact", "name of the ServiceAccount, roles and bindings")
 	fs.StringVarP(&o.Namespace, "namespace", "n", "kreact-system", "namespace of the ServiceAccount (and of the Lease with --leader-elect)")
 	fs.BoolVarP(&o.LeaderElect, "leader-elect", "", false, "also grant what leader election needs on its Lease in --namespace")
@@ -30,19 +27,16 @@ func (o *RBACOptions) AddFlags(fs *FlagSet) {
 	fs.BoolVarP(&o.Shards, "shards", "", false, "also grant what sharding (kreact run --shards) needs on the replicas' Leases in --namespace")
 	fs.StringVarP(&o.CASecret, "admission-ca-secret", "", "",
 		"with rules that have admission handlers: also grant get and create on this Secret's resource in --namespace, for kreact run --admission-ca-secret")
-	o.Resources.Register(fs)
+	o.Register(fs)
 }
-
-// Complete takes the files named as arguments.
-func (o *RBACOptions) Complete(args []string) { o.Files = append(o.Files, args...) }
 
 // Validate checks the flags and that files are named.
 func (o *RBACOptions) Validate() error {
 	if o.LeaderElect && o.Shards {
 		return &UsageError{Msg: "rbac: --shards and --leader-elect exclude each other, as they do for kreact run"}
 	}
-	if len(o.Files) == 0 {
-		return &UsageError{Msg: "rbac: no rule files: use -f FILE|DIR"}
+	if err := o.Check("rbac"); err != nil {
+		return err
 	}
 	for flag, v := range map[string]string{"--name": o.Name, "--namespace": o.Namespace} {
 		if errs := validation.IsDNS1123Label(v); len(errs) > 0 {

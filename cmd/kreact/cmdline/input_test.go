@@ -3,8 +3,8 @@ package cmdline
 import "testing"
 
 // Names resolve against a cluster only with --kubeconfig or --context.
-func TestResourceFlagsLive(t *testing.T) {
-	var r ResourceFlags
+func TestInputFlagsLive(t *testing.T) {
+	var r InputFlags
 	fs := NewFlagSet("validate", "", "")
 	r.Register(fs)
 	if err := fs.Parse([]string{"--crd", "../../../examples/crds/backup.yaml"}); err != nil {
