@@ -1,9 +1,10 @@
 // Command kreact watches Kubernetes resources and runs JavaScript reaction
 // rules on every change. See `kreact help`.
 //
-// The command only parses flags, builds components and prints: flags
-// (kubectl's conventions, cmd/kreact/cmdline) become a kubeconfig.Flags
-// and options; internal/kube builds the watch stack (discovery →
+// The command only parses flags, builds components and prints: each
+// command's flags and their checks are its options in cmd/kreact/cmdline
+// (kubectl's conventions), which become a kubeconfig.Flags and the
+// packages' options; internal/kube builds the watch stack (discovery →
 // restmapper → dynamicinformer); engine runs the rules and follows their
 // files, leader or shard decide whether this replica runs them, isolation
 // runs the isolated ones in a second process, admission serves their
