@@ -659,6 +659,9 @@ func (r *Runtime) runHere(s *server, e *env, handler string, fn func() error) er
 		return ErrAbandoned
 	}
 	if e.retired {
+		// The rest of the step (settling the call, the first attempt
+		// at its last action) runs on the demoted thread; then the
+		// goroutine ends and a new one serves.
 		s.retire = true
 	}
 	return err
