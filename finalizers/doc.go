@@ -18,8 +18,9 @@
 // escape when kreact itself is gone: the command finds the resources a
 // rule watches in its files (rules.Find), and Targets turns resource names
 // into what Release scans, every object of each resource whatever the
-// rule's selectors. After a release, WaitBack (Back, every half second)
-// finds the objects that a kreact still running the rule gave the
-// finalizer again, and NotCarried, when no object had the rule's
-// finalizer, names the kreact finalizers the objects do carry (Carried).
+// rule's selectors, and Run releases them and writes what it did. After a
+// release, WaitBack (Back, every half second) finds the objects that a
+// kreact still running the rule gave the finalizer again, and NotCarried,
+// when no object had the rule's finalizer, names the kreact finalizers
+// the objects do carry (Carried).
 package finalizers
