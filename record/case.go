@@ -80,6 +80,21 @@ func RelativeTo(dir string, paths []string) ([]string, error) {
 	return out, nil
 }
 
+// CasePaths returns rules and crds as a case file at output names them
+// (RelativeTo its directory); an empty output is stdout, whose case
+// names them from the working directory.
+func CasePaths(output string, rules, crds []string) (rulePaths, crdPaths []string, err error) {
+	dir := "."
+	if output != "" {
+		dir = filepath.Dir(output)
+	}
+	if rulePaths, err = RelativeTo(dir, rules); err != nil {
+		return nil, nil, err
+	}
+	crdPaths, err = RelativeTo(dir, crds)
+	return rulePaths, crdPaths, err
+}
+
 // The case file, its fields in the order docs/testing.md lists them.
 type (
 	caseFile struct {

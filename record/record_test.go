@@ -191,6 +191,20 @@ func TestRelativeTo(t *testing.T) {
 	}
 }
 
+// The case names its rules and CRDs from its own directory, and on
+// stdout from the working directory.
+func TestCasePaths(t *testing.T) {
+	for _, tc := range []struct{ output, wantRules, wantCRDs string }{
+		{"tests/recorded.yaml", "../rules/a.yaml", "../crds/b.yaml"},
+		{"", "rules/a.yaml", "crds/b.yaml"},
+	} {
+		rs, crds, err := CasePaths(tc.output, []string{"rules/a.yaml"}, []string{"crds/b.yaml"})
+		if err != nil || len(rs) != 1 || rs[0] != tc.wantRules || len(crds) != 1 || crds[0] != tc.wantCRDs {
+			t.Errorf("CasePaths(%q) = %q, %q, %v; want %q, %q", tc.output, rs, crds, err, tc.wantRules, tc.wantCRDs)
+		}
+	}
+}
+
 // TestRecorder feeds the recorder's handler as an informer would.
 func TestRecorder(t *testing.T) {
 	clock := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/kreact/kreact/apiresource"
@@ -16,7 +13,6 @@ import (
 	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/record"
 	"github.com/kreact/kreact/restmapper"
-	"github.com/kreact/kreact/ruletest"
 )
 
 // recordCmd is `kreact record -f RULES RESOURCE [NAME...]`: it runs the
@@ -42,15 +38,7 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(files.Rules) == 0 {
 		return &cmdline.InvalidError{Err: fmt.Errorf("no rules in %s", strings.Join(o.Files, ", "))}
 	}
-	dir := "."
-	if o.Output != "" {
-		dir = filepath.Dir(o.Output)
-	}
-	rulePaths, err := record.RelativeTo(dir, o.Files)
-	if err != nil {
-		return err
-	}
-	crdPaths, err := record.RelativeTo(dir, o.CRDs)
+	rulePaths, crdPaths, err := record.CasePaths(o.Output, o.Files, o.CRDs)
 	if err != nil {
 		return err
 	}
@@ -86,27 +74,5 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	r.Rules, r.CRDs = rulePaths, crdPaths
 	r.Description = fmt.Sprintf("recorded by kreact record %s from %s", strings.Join(args, " "), stack.Config.Host)
-	data, err := r.Case()
-	if err != nil {
-		return err
-	}
-	logger.Info("recorded", "changes", len(r.Changes), "actions", len(r.Actions), "errors", len(r.Errors), "output", o.Output)
-	if o.Output == "" {
-		_, err = stdout.Write(data)
-		return err
-	}
-	if err := os.WriteFile(o.Output, data, 0o644); err != nil {
-		return err
-	}
-	// The case is checked as kreact test will run it: what the replay
-	// cannot reproduce (see package record) is said now, not found later.
-	var report bytes.Buffer
-	sum, err := ruletest.Run(context.WithoutCancel(ctx), []string{o.Output}, &report, ruletest.Options{})
-	if err != nil || sum.Failed > 0 {
-		logger.Warn("the case does not replay as recorded: did the rules watch or read objects not recorded, or were changes coalesced? See `kreact record --help`", "file", o.Output, "error", err)
-		_, err = io.Copy(stderr, &report)
-		return err
-	}
-	logger.Info("replayed offline with kreact test: the same actions", "file", o.Output)
-	return nil
+	return r.Write(ctx, o.Output, stdout, stderr, logger)
 }
