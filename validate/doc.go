@@ -24,5 +24,5 @@
 // (rules.LoadAll). Check is safe for concurrent use; it reads files and nothing else.
 // NewMapper builds the resolver Check takes from a set of resources (a
 // cluster's: Discover) and CRD files; Result.Summary is validate's last
-// line.
+// line, after its problems (Result.WriteProblems).
 package validate

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"slices"
 
@@ -133,6 +134,19 @@ func NewMapper(resources []apiresource.Resource, crdFiles []string) (*restmapper
 	}
 	resources = append(slices.Clip(resources), crds...)
 	return restmapper.New(restmapper.NewStatic(resources), restmapper.Options{}), nil
+}
+
+// WriteProblems writes the problems to w, one a line, as `kreact
+// validate` does; when a resource is unknown and live is false (the
+// mapper knows no cluster), a hint of what resolves custom resources
+// after them.
+func (r *Result) WriteProblems(w io.Writer, live bool) {
+	for _, p := range r.Problems {
+		fmt.Fprintln(w, p)
+	}
+	if r.NotFound && !live {
+		fmt.Fprintln(w, "hint: custom resources resolve with --crd FILE, or against a cluster with --kubeconfig/--context")
+	}
 }
 
 // Summary is the last line of `kreact validate`: with no errors, ok is

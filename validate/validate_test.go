@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/restmapper"
 )
 
@@ -276,6 +277,30 @@ func TestSummary(t *testing.T) {
 		}
 		if line, ok := r.Summary(); line != c.want || ok != c.wantOK {
 			t.Errorf("Summary = %q, %v; want %q, %v", line, ok, c.want, c.wantOK)
+		}
+	}
+}
+
+// The problems are written one a line; a resource unknown without a
+// cluster adds the hint of what resolves custom resources.
+func TestWriteProblems(t *testing.T) {
+	r := &Result{Problems: diag.ErrorList{
+		{Pos: diag.Position{File: "a.yaml", Line: 3, Col: 5}, Msg: "no resource backups"},
+		{Pos: diag.Position{File: "a.yaml", Line: 7, Col: 1}, Msg: "unused", Warning: true},
+	}, NotFound: true}
+	const problems = "a.yaml:3:5: no resource backups\na.yaml:7:1: warning: unused\n"
+	const hint = "hint: custom resources resolve with --crd FILE, or against a cluster with --kubeconfig/--context\n"
+	for _, c := range []struct {
+		live bool
+		want string
+	}{
+		{false, problems + hint},
+		{true, problems},
+	} {
+		var out strings.Builder
+		r.WriteProblems(&out, c.live)
+		if out.String() != c.want {
+			t.Errorf("WriteProblems(live %v) =\n%s\nwant\n%s", c.live, out.String(), c.want)
 		}
 	}
 }

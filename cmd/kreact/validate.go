@@ -80,12 +80,7 @@ func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return &cmdline.ClusterError{Err: err}
 		}
 	}
-	for _, p := range c.Problems {
-		fmt.Fprintln(stderr, p)
-	}
-	if c.NotFound && !o.Live() {
-		fmt.Fprintln(stderr, "hint: custom resources resolve with --crd FILE, or against a cluster with --kubeconfig/--context")
-	}
+	c.WriteProblems(stderr, o.Live())
 	summary, ok := c.Summary()
 	if !ok {
 		return &cmdline.InvalidError{Err: errors.New(summary)}
