@@ -6,10 +6,11 @@
 // (kubectl's conventions), which become a kubeconfig.Flags and the
 // packages' options; internal/kube builds the watch stack (discovery →
 // restmapper → dynamicinformer); engine runs the rules and follows their
-// files, leader or shard decide whether this replica runs them, isolation
-// runs the isolated ones in a second process, admission serves their
-// admission handlers on every replica, metrics serves the endpoints, and
-// lifecycle runs all of these as components and stops them in order
+// files, replica names this replica and joins its shard group, leader or
+// shard decide whether this replica runs them, isolation runs the
+// isolated ones in a second process, admission serves their admission
+// handlers on every replica, metrics serves the endpoints, and lifecycle
+// runs all of these as components and stops them in order
 // (kreact run). cmd/kreact/tail is kreact watch, validate is kreact
 // validate and what kreact rbac refuses, rbac what it prints, admission
 // what kreact webhooks prints, finalizers is kreact finalizers release,

@@ -11,13 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync/atomic"
-
-	"k8s.io/client-go/rest"
 
 	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
-	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/explain"
@@ -27,7 +23,7 @@ import (
 	"github.com/kreact/kreact/leader"
 	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/metrics"
-	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/replica"
 	"github.com/kreact/kreact/shard"
 )
 
@@ -61,29 +57,26 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// What every replica runs (always), and on top of it what only the
 	// leader (or, sharded, every replica for its shard) runs; see package
 	// lifecycle.
-	sh, err := sharding(&o.Shards, cfg, logger)
+	rep, err := replica.Join(cfg, o.Replica(child.Replica, logger))
 	if err != nil {
 		return err
 	}
-	rep, err := replica(&o.Leader, sh, child)
-	if err != nil {
-		return err
-	}
-	stack, err := kube.New(ctx, cfg, sh.kube)
+	o.Leader.Identity = rep.Name
+	stack, err := kube.New(ctx, cfg, kube.Options{Logger: logger, Informers: rep.Informers})
 	if err != nil {
 		return &cmdline.ClusterError{Err: err}
 	}
 	rec := metrics.New()
 	rec.WatchInformers(stack.Informers.Status)
 	ready := metrics.NewReadiness(rec)
-	iso, err := isolation.New(isolation.Options{Child: child.Child, Refuse: sh.refuseIsolation, MoveMisbehaving: o.IsolateMisbehaving,
-		Command: func() *exec.Cmd { return isolation.Command(args, stderr, rep.name) }, Parent: os.Stdin, Logger: logger})
+	iso, err := isolation.New(isolation.Options{Child: child.Child, Refuse: rep.RefuseIsolation, MoveMisbehaving: o.IsolateMisbehaving,
+		Command: func() *exec.Cmd { return isolation.Command(args, stderr, rep.Name) }, Parent: os.Stdin, Logger: logger})
 	if err != nil {
 		return err
 	}
 	eng := engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
-		DryRun: o.DryRun, Logger: logger, Observer: rec, MetricsProvider: rec, Shards: o.Shards.Plan(), Schedules: sh.schedules,
-		RunsElsewhere: iso.RunsElsewhere, CPULimit: iso.CPULimit, CallFailed: iso.CallFailed, Trace: o.TraceSize(), Replica: rep.replica,
+		DryRun: o.DryRun, Logger: logger, Observer: rec, MetricsProvider: rec, Shards: o.Shards.Plan(), Schedules: rep.Schedules,
+		RunsElsewhere: iso.RunsElsewhere, CPULimit: iso.CPULimit, CallFailed: iso.CallFailed, Trace: o.TraceSize(), Replica: rep.Script,
 	})
 	rec.WatchFinalizers(eng.Finalizing)
 	// Every replica answers admission reviews; the isolated rules'
@@ -92,23 +85,23 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	srv, err := metrics.Listen(ctx, rec, o.Serve.Options(explainer(&o, stack, eng, sh, iso), func() error { return readiness(ready, eng, adm) }, logger))
+	srv, err := metrics.Listen(ctx, rec, o.Serve.Options(explainer(&o, stack, eng, rep.Membership, iso), func() error { return readiness(ready, eng, adm) }, logger))
 	if err != nil {
 		return cmdline.ListenError(err)
 	}
 	reload := engine.ReloadOptions{Paths: o.Files, Interval: o.ReloadInterval, Since: files.Since}
-	always := append(append(sh.always, stack, srv), admissionRunnables(adm, files, reload, logger)...)
+	always := append(append(rep.Always, stack, srv), admissionRunnables(adm, files, reload, logger)...)
 	always = append(always, standby(&o.Leader, eng, iso, files)...)
 	set := ruleSet(files, reload, o.DryRun, iso, eng, stack, rec, child.Loaded(ready.RulesLoaded), logger)
 	elect, err := o.Leader.Options(logger)
 	if err != nil {
 		return err
 	}
-	leading, err := leader.Lead(cfg, elect, func(lead bool) { rep.lead.Store(lead); ready.SetLeading(lead) }, lifecycle.Group{lifecycle.Func(eng.Run), set, iso})
+	leading, err := leader.Lead(cfg, elect, func(lead bool) { rep.SetLeading(lead); ready.SetLeading(lead) }, lifecycle.Group{lifecycle.Func(eng.Run), set, iso})
 	if err != nil {
 		return err
 	}
-	return stopped(child, logger, append(sh.layers, always, leading).Start(ctx))
+	return stopped(child, logger, append(rep.Layers, always, leading).Start(ctx))
 }
 
 // invalid is kreact run's end when none of its rules can run: exit code
@@ -130,77 +123,6 @@ func stopped(role isolation.Role, logger *slog.Logger, err error) error {
 		return invalid(role, err)
 	}
 	return err
-}
-
-// shardingOf is what --shards adds to kreact run: the shard membership, a
-// layer under everything else, and the informers' and the engine's view
-// of it. Without --shards it is empty.
-type shardingOf struct {
-	layers     lifecycle.Layers
-	always     lifecycle.Group
-	kube       kube.Options
-	schedules  delivery.ScheduleOwner
-	membership *shard.Membership
-	// refuseIsolation is why isolated rules cannot run: the isolated
-	// rules' process could not take part in the shard membership.
-	refuseIsolation string
-}
-
-func sharding(f *cmdline.ShardFlags, cfg *rest.Config, logger *slog.Logger) (shardingOf, error) {
-	sh := shardingOf{kube: kube.Options{Logger: logger}}
-	if !f.Enabled {
-		return sh, nil
-	}
-	// The membership runs as the bottom layer, and the informers above it
-	// start once it knows its range (it is a lifecycle.Readier). It
-	// deletes its Lease when it stops, and the others take over.
-	m, err := shard.Join(cfg, f.MembershipOptions(logger))
-	if err != nil {
-		return sh, err
-	}
-	sh.layers = lifecycle.Layers{m}
-	sh.always = lifecycle.Group{m.LogRange(logger, "key", f.Key)}
-	sh.kube.Informers = f.InformerOptions(m)
-	sh.schedules, sh.membership = m, m
-	sh.refuseIsolation = "not supported with --shards: the isolated rules' process cannot take part in the shard membership"
-	return sh, nil
-}
-
-// replicaOf is the scripts' kreact.replica(): this replica's
-// leader-election identity, else its shard identity, else the host name,
-// and whether it leads: holds the lease, or with --shards makes the ticks
-// that are once per cluster; a replica that runs alone leads.
-type replicaOf struct {
-	name  string
-	leads func() bool
-	lead  atomic.Bool // told by leader election
-}
-
-func replica(l *cmdline.LeaderFlags, sh shardingOf, child isolation.Role) (*replicaOf, error) {
-	r := &replicaOf{}
-	r.name, _ = os.Hostname()
-	if name := child.Replica; name != "" {
-		// The isolated rules' process runs as part of its parent, and
-		// only while the parent runs its rules.
-		r.name = name
-	}
-	r.lead.Store(true)
-	r.leads = r.lead.Load
-	if l.Enabled {
-		var err error
-		if l.Identity, err = leader.NewIdentity(); err != nil {
-			return nil, err
-		}
-		r.name = l.Identity
-	}
-	if sh.membership != nil {
-		r.name, r.leads = sh.membership.Identity(), sh.membership.OwnsSchedules
-	}
-	return r, nil
-}
-
-func (r *replicaOf) replica() scripting.Replica {
-	return scripting.Replica{Name: r.name, Leader: r.leads()}
 }
 
 // admissionServer is the webhook server of the rules' admission
@@ -257,12 +179,12 @@ func readRules(ctx context.Context, paths []string, logger *slog.Logger, child i
 
 // explainer answers kreact explain from the rules' traces, at
 // --explain-address.
-func explainer(o *cmdline.RunOptions, stack *kube.Stack, eng *engine.Engine, sh shardingOf, iso *isolation.Isolation) http.Handler {
+func explainer(o *cmdline.RunOptions, stack *kube.Stack, eng *engine.Engine, m *shard.Membership, iso *isolation.Isolation) http.Handler {
 	if o.Serve.ExplainAddr == "" {
 		return nil
 	}
 	return explain.Handler(explain.Live{Resolve: stack.Mapper.Resolve, Client: stack.Client, Rules: eng.Explain,
-		Shard: sh.membership, ShardByNamespace: o.Shards.Key == "namespace", Elsewhere: iso.RulesElsewhere}.Source())
+		Shard: m, ShardByNamespace: o.Shards.Key == "namespace", Elsewhere: iso.RulesElsewhere}.Source())
 }
 
 // standby is what a replica runs while it waits for the lease: it fills

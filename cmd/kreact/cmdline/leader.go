@@ -21,8 +21,9 @@ type LeaderFlags struct {
 	RenewDeadline time.Duration
 	RetryPeriod   time.Duration
 	// Identity is this replica's holder identity; empty means a new one
-	// (leader.NewIdentity). Not a flag: kreact run sets it to tell the
-	// scripts (kreact.replica()) the name it elects with.
+	// (leader.NewIdentity). Not a flag: kreact run sets it to the
+	// replica's name (replica.Replica.Name, a new identity with
+	// --leader-elect), which the scripts read (kreact.replica()).
 	Identity string
 }
 

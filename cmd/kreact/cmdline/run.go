@@ -2,11 +2,13 @@ package cmdline
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/isolation"
+	"github.com/kreact/kreact/replica"
 )
 
 // RunOptions are kreact run's flags.
@@ -105,4 +107,16 @@ func (o *RunOptions) TraceSize() delivery.TraceSize {
 		return delivery.TraceSize{}
 	}
 	return delivery.DefaultTraceSize
+}
+
+// Replica is the options of this replica (replica.Join): its shard
+// membership with --shards, its election with --leader-elect, and parent,
+// in the isolated rules' process, the replica it is part of.
+func (o *RunOptions) Replica(parent string, logger *slog.Logger) replica.Options {
+	opts := replica.Options{ShardKey: o.Shards.Key, Elect: o.Leader.Enabled, Parent: parent}
+	if o.Shards.Enabled {
+		m := o.Shards.MembershipOptions(logger)
+		opts.Shards = &m
+	}
+	return opts
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/kreact/kreact/delivery"
-	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/shard"
 )
 
@@ -72,9 +71,4 @@ func (s *ShardFlags) MembershipOptions(logger *slog.Logger) shard.MembershipOpti
 		Namespace: s.Namespace, Group: s.Group, Identity: s.Identity,
 		LeaseDuration: s.LeaseDuration, RenewPeriod: s.RenewPeriod, Logger: logger,
 	}
-}
-
-// InformerOptions are the informer manager's sharding options.
-func (s *ShardFlags) InformerOptions(m *shard.Membership) dynamicinformer.Options {
-	return dynamicinformer.Options{Shards: m, ShardByNamespace: s.Key == "namespace"}
 }
