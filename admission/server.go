@@ -286,6 +286,20 @@ func (s *Server) Synced() bool {
 	return true
 }
 
+// ErrNotSynced is Ready's error while the caches that the admission
+// handlers read are not synced.
+var ErrNotSynced = errors.New("the caches that admission handlers read are not synced")
+
+// Ready is Synced as a readiness check (/readyz) says it: nil once the
+// caches are synced, else ErrNotSynced. A nil Server, a replica without
+// admission, is ready.
+func (s *Server) Ready() error {
+	if s != nil && !s.Synced() {
+		return ErrNotSynced
+	}
+	return nil
+}
+
 // Start serves, once the server listens, until ctx ends; then it stops
 // the rules' handlers. The webhook configurations stay: with the default
 // failure policy, Ignore, the API server lets requests through while

@@ -267,3 +267,16 @@ func TestServerStaysOffWithoutAdmissionHandlers(t *testing.T) {
 		t.Errorf("listening on %v, applied %v, deleted %d; want nothing", s.Addr(), app.applied, app.deleted)
 	}
 }
+
+// A replica without an admission server, and a server without rules
+// that read caches, are ready.
+func TestReadyWithoutCaches(t *testing.T) {
+	var none *Server
+	if err := none.Ready(); err != nil {
+		t.Errorf("nil server: Ready = %v", err)
+	}
+	s, _, _ := newTestServer(t, nil)
+	if err := s.Ready(); err != nil {
+		t.Errorf("server without rules: Ready = %v", err)
+	}
+}

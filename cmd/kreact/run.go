@@ -147,20 +147,13 @@ func admissionServer(o *cmdline.RunOptions, isolatedChild bool, stack *kube.Stac
 		Mapper: stack.Mapper, Informers: stack.Informers, Observer: rec, Logger: logger})
 }
 
-// errAdmissionNotSynced is the readiness of a replica whose admission
-// handlers cannot read their caches yet.
-var errAdmissionNotSynced = errors.New("the caches that admission handlers read are not synced")
-
 // readiness is /readyz: the rules have caught up with their watches, and
 // the caches that admission handlers read too.
 func readiness(ready *metrics.Readiness, eng *engine.Engine, adm *admission.Server) error {
 	if err := ready.Check(func() []string { return engine.RulesBehind(eng.Status()) }); err != nil {
 		return err
 	}
-	if adm != nil && !adm.Synced() {
-		return errAdmissionNotSynced
-	}
-	return nil
+	return adm.Ready()
 }
 
 // readRules reads the rule files. A broken rule file is reported and
