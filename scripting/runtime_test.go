@@ -171,7 +171,13 @@ func TestTimeoutAtTopLevel(t *testing.T) {
 
 // TestStuckInNativeCode covers a call that Interrupt cannot stop because
 // it is inside Go code (here the host's Get; in real life a slow built-in).
-func TestStuckInNativeCode(t *testing.T) {
+// stuckRuntime returns a runtime whose call of object "stuck" (the event
+// returned) blocks in a host call, which goja cannot interrupt, until
+// h.getRelease is closed, telling h.getEntered (of capacity entered) when
+// it gets there; timeout and grace period are 20ms each. Other objects
+// log "ran NAME".
+func stuckRuntime(t *testing.T, entered int) (*Runtime, *fakeHost, Event) {
+	t.Helper()
 	src := `function onAdd(obj) {
   if (obj.metadata.name === "stuck") {
     kreact.get("deploy", "default", "x");
@@ -180,11 +186,15 @@ func TestStuckInNativeCode(t *testing.T) {
   kreact.log("ran " + obj.metadata.name);
 }`
 	h := newFakeHost()
-	h.getEntered = make(chan struct{}, 2)
+	h.getEntered = make(chan struct{}, entered)
 	h.getRelease = make(chan struct{})
 	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{Timeout: 20 * time.Millisecond})
 	r.cfg.grace = 20 * time.Millisecond
-	stuck := Event{Type: Add, Object: deployment("default", "stuck", 1), Resource: deployments}
+	return r, h, Event{Type: Add, Object: deployment("default", "stuck", 1), Resource: deployments}
+}
+
+func TestStuckInNativeCode(t *testing.T) {
+	r, h, stuck := stuckRuntime(t, maxStuck)
 
 	for i := range maxStuck {
 		_, err := r.Call(stuck)

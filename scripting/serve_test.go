@@ -81,19 +81,7 @@ function onAdd(obj, ctx) {
 // a new runtime, and the stuck one's Invoke returns ErrAbandoned when it
 // ends, with nothing it asked for.
 func TestServeAbandonsAStuckCall(t *testing.T) {
-	src := `function onAdd(obj) {
-  if (obj.metadata.name === "stuck") {
-    kreact.get("deploy", "default", "x");
-    kreact.patch(obj, {spec: {replicas: 9}});
-  }
-  kreact.log("ran " + obj.metadata.name);
-}`
-	h := newFakeHost()
-	h.getEntered = make(chan struct{}, 1)
-	h.getRelease = make(chan struct{})
-	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{Timeout: 20 * time.Millisecond})
-	r.cfg.grace = 20 * time.Millisecond
-	stuck := Event{Type: Add, Object: deployment("default", "stuck", 1), Resource: deployments}
+	r, h, stuck := stuckRuntime(t, 1)
 
 	var mu sync.Mutex
 	var results []error

@@ -19,7 +19,9 @@ type Interrupter interface {
 // thread; Leave, on that goroutine, when the script returned; End, by the
 // waiter, once it no longer waits. Begin, End and Tripped belong to the
 // waiter's goroutine, Enter and Leave to the script's; Trip may be called
-// from any goroutine.
+// from any goroutine. The waiter may be the goroutine that runs the
+// script (scripting's Runtime.Serve): it then hears of trips through
+// OnTrip, since it cannot wait on Tripped.
 type Meter struct {
 	vm    Interrupter
 	limit int64
