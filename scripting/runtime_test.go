@@ -98,8 +98,9 @@ func TestAsyncHandler(t *testing.T) {
 	}
 }
 
-func TestTimeout(t *testing.T) {
-	src := `let calls = 0;
+// countingScript logs how many calls its runtime made, and never returns
+// from the call of object "loop".
+const countingScript = `let calls = 0;
 function onAdd(obj, ctx) {
   calls++;
   kreact.log("calls=" + calls);
@@ -107,8 +108,10 @@ function onAdd(obj, ctx) {
     for (;;) {}
   }
 }`
+
+func TestTimeout(t *testing.T) {
 	h := newFakeHost()
-	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{Timeout: 50 * time.Millisecond})
+	r := mustRuntime(t, "rule.js", countingScript, h, RuntimeOptions{Timeout: 50 * time.Millisecond})
 
 	if _, err := r.Call(addEvent); err != nil {
 		t.Fatal(err)

@@ -44,16 +44,8 @@ func serveAll(r *Runtime, events []Event) (results []error, abandoned []error) {
 // timeout fails as it does from any goroutine, and the next gets a new
 // runtime.
 func TestServeMakesCallsOnItsGoroutine(t *testing.T) {
-	src := `let calls = 0;
-function onAdd(obj, ctx) {
-  calls++;
-  kreact.log("calls=" + calls);
-  if (obj.metadata.name === "loop") {
-    for (;;) {}
-  }
-}`
 	h := newFakeHost()
-	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{Timeout: 50 * time.Millisecond})
+	r := mustRuntime(t, "rule.js", countingScript, h, RuntimeOptions{Timeout: 50 * time.Millisecond})
 	loop := Event{Type: Add, Object: deployment("default", "loop", 1), Resource: deployments}
 	results, abandoned := serveAll(r, []Event{addEvent, addEvent, loop, addEvent})
 	if len(abandoned) != 0 {
