@@ -323,25 +323,20 @@ func (e *env) createOrApply(op string, verb actions.Verb) native {
 func (e *env) patch(call goja.FunctionCall) goja.Value {
 	e.enter("patch")
 	t := e.target("patch", call.Argument(0))
-	arg := call.Argument(1)
-	p, ok := e.json("patch", arg, "patch").(map[string]any)
-	if !ok {
+	// Encoded at once: the patch is not needed as data.
+	data, err := e.encodeJSON(call.Argument(1), "patch")
+	if err != nil {
+		e.throwType("patch: %v", err)
+	}
+	if data[0] != '{' {
 		e.throwType("patch: the patch must be an object")
 	}
-	v := e.enqueuePatch("patch", &t, call.Argument(2), types.MergePatchType, p)
-	// Encoded, p is garbage; enqueuePatch throws before otherwise.
-	e.recycleMaps(p)
-	return v
+	return e.enqueuePatch("patch", &t, call.Argument(2), types.MergePatchType, data)
 }
 
-// enqueuePatch asks for a patch of type pt with body (JSON data) of
-// target t, or of its subresource sub.
-func (e *env) enqueuePatch(op string, t *target, sub goja.Value, pt types.PatchType, body any) goja.Value {
-	data, buf, keys, err := marshalJSON(body, e.jsonBuf, e.keyBuf)
-	e.jsonBuf, e.keyBuf = buf, keys
-	if err != nil {
-		e.throwType("%s: %v", op, err)
-	}
+// enqueuePatch asks for a patch of type pt with body (JSON) of target t,
+// or of its subresource sub.
+func (e *env) enqueuePatch(op string, t *target, sub goja.Value, pt types.PatchType, data []byte) goja.Value {
 	a := e.action(actions.Patch, t)
 	a.Subresource = e.subresource(op, sub)
 	a.PatchType = pt
@@ -409,7 +404,12 @@ func (e *env) jsonPatch(call goja.FunctionCall) goja.Value {
 			}
 		}
 	}
-	return e.enqueuePatch("jsonPatch", &t, call.Argument(2), types.JSONPatchType, ops)
+	data, buf, keys, err := marshalJSON(ops, e.jsonBuf, e.keyBuf)
+	e.jsonBuf, e.keyBuf = buf, keys
+	if err != nil {
+		e.throwType("jsonPatch: %v", err)
+	}
+	return e.enqueuePatch("jsonPatch", &t, call.Argument(2), types.JSONPatchType, data)
 }
 
 func isPointer(v any) bool {

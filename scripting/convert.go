@@ -28,6 +28,11 @@ const (
 // converter turns a script value into JSON data (map[string]any, []any,
 // string, int64, float64, bool, nil), refusing anything JSON cannot carry
 // instead of dropping or mangling it as Export and JSON.stringify do.
+//
+// With enc set it builds nothing: it appends to buf the JSON that
+// marshalJSON writes of the data, and its methods return nil data. A merge
+// patch is converted only to be encoded, at every kreact.patch, and its
+// maps cost more than the rest of the conversion.
 type converter struct {
 	e *env
 	// path is where the walk is, for error messages.
@@ -35,6 +40,10 @@ type converter struct {
 	// parents are the objects being walked, to report cycles.
 	parents []*goja.Object
 	size    int
+	enc     bool
+	buf     []byte
+	// keys is appendJSON's scratch space.
+	keys []string
 }
 
 // convError is a value a script handed over that is not JSON data.
@@ -50,20 +59,37 @@ func (e *convError) Error() string { return e.path + " " + e.msg }
 // path when the value itself is wrong, and, when it ends with ".", the
 // prefix of every path ("body." gives "body.n is NaN").
 func (e *env) toJSON(v goja.Value, root string) (any, error) {
-	c := converter{e: e, path: e.pathBuf[:0], parents: e.parentBuf[:0]}
+	x, _, err := e.convert(v, root, false)
+	return x, err
+}
+
+// encodeJSON is marshalJSON(toJSON(v, root)), without the data in
+// between.
+func (e *env) encodeJSON(v goja.Value, root string) ([]byte, error) {
+	_, data, err := e.convert(v, root, true)
+	return data, err
+}
+
+func (e *env) convert(v goja.Value, root string, enc bool) (any, []byte, error) {
+	c := converter{e: e, path: e.pathBuf[:0], parents: e.parentBuf[:0], enc: enc, buf: e.jsonBuf[:0], keys: e.keyBuf[:0]}
 	if prefix, ok := strings.CutSuffix(root, "."); ok {
 		c.path = append(c.path, keyStep(prefix))
 		root = prefix
 	}
 	x, err := c.value(v)
 	e.pathBuf, e.parentBuf = c.path[:0], c.parents[:0]
+	var data []byte
+	if enc && err == nil {
+		data = slices.Clone(c.buf)
+	}
+	e.jsonBuf, e.keyBuf = keepScratch(c.buf, c.keys)
 	if err != nil {
 		if err.path == "" {
 			err.path = root
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return x, nil
+	return x, data, nil
 }
 
 func (c *converter) fail(format string, args ...any) *convError {
@@ -78,6 +104,19 @@ func (c *converter) grow(n int) *convError {
 	return nil
 }
 
+// emit returns x, the data of a value that err did not refuse, or, with
+// enc set, appends its JSON to buf.
+func (c *converter) emit(x any, err *convError) (any, *convError) {
+	if err != nil || !c.enc {
+		return x, err
+	}
+	var werr error
+	if c.buf, werr = appendJSON(c.buf, x, &c.keys); werr != nil {
+		return nil, c.fail("is not JSON data: %v", werr)
+	}
+	return nil, nil
+}
+
 func (c *converter) value(v goja.Value) (any, *convError) {
 	if err := c.grow(1); err != nil {
 		return nil, err
@@ -86,7 +125,7 @@ func (c *converter) value(v goja.Value) (any, *convError) {
 		return nil, c.fail("is undefined")
 	}
 	if goja.IsNull(v) {
-		return nil, nil
+		return c.emit(nil, nil)
 	}
 	switch v := v.(type) {
 	case *goja.Object:
@@ -97,13 +136,13 @@ func (c *converter) value(v goja.Value) (any, *convError) {
 	}
 	switch x := v.Export().(type) {
 	case string:
-		return x, c.grow(len(x))
+		return c.emit(x, c.grow(len(x)))
 	case int64:
-		return x, nil
+		return c.emit(x, nil)
 	case float64:
-		return c.float(x)
+		return c.emit(c.float(x))
 	case bool:
-		return x, nil
+		return c.emit(x, nil)
 	case *big.Int:
 		return nil, c.fail("is a BigInt")
 	default:
@@ -128,11 +167,11 @@ func (c *converter) float(f float64) (any, *convError) {
 func (c *converter) object(o *goja.Object) (any, *convError) {
 	switch o.ExportType() {
 	case objectViewType:
-		return c.copyJSON(o.Export().(*objectView).m)
+		return c.emit(c.copyJSON(o.Export().(*objectView).m))
 	case arrayViewType:
-		return c.copyJSON(o.Export().(*arrayView).s)
+		return c.emit(c.copyJSON(o.Export().(*arrayView).s))
 	case strictViewType:
-		return c.copyJSON(o.Export().(*strictView).plain.m)
+		return c.emit(c.copyJSON(o.Export().(*strictView).plain.m))
 	case listViewType:
 		items := o.Export().(*listView).items
 		out := make([]any, len(items))
@@ -145,14 +184,14 @@ func (c *converter) object(o *goja.Object) (any, *convError) {
 			c.path = c.path[:len(c.path)-1]
 			out[i] = x
 		}
-		return out, nil
+		return c.emit(out, nil)
 	case stringsViewType:
 		s := o.Export().(*stringsView).s
 		out := make([]any, len(s))
 		for i, x := range s {
 			out[i] = x
 		}
-		return out, nil
+		return c.emit(out, nil)
 	}
 	if _, ok := goja.AssertFunction(o); ok {
 		return nil, c.fail("is a function")
@@ -171,15 +210,27 @@ func (c *converter) object(o *goja.Object) (any, *convError) {
 	switch class := o.ClassName(); class {
 	case "Array":
 		n := o.Get("length").ToInteger()
-		out := make([]any, 0, min(n, 1024))
+		var out []any
+		if c.enc {
+			c.buf = append(c.buf, '[')
+		} else {
+			out = make([]any, 0, min(n, 1024))
+		}
 		for i := int64(0); i < n; i++ {
 			c.path = append(c.path, indexStep(int(i)))
+			if c.enc && i > 0 {
+				c.buf = append(c.buf, ',')
+			}
 			x, err := c.value(o.Get(strconv.FormatInt(i, 10)))
 			if err != nil {
 				return nil, err
 			}
 			c.path = c.path[:len(c.path)-1]
 			out = append(out, x)
+		}
+		if c.enc {
+			c.buf = append(c.buf, ']')
+			return nil, nil
 		}
 		return out, nil
 	case "Object":
@@ -193,18 +244,41 @@ func (c *converter) object(o *goja.Object) (any, *convError) {
 			return nil, c.fail("is %s, not JSON data", name)
 		}
 		keys := o.Keys()
-		out := c.e.newMap(len(keys))
-		for _, k := range keys {
+		var out map[string]any
+		if c.enc {
+			// In marshalJSON's order.
+			slices.Sort(keys)
+			c.buf = append(c.buf, '{')
+		} else {
+			out = make(map[string]any, len(keys))
+		}
+		for i, k := range keys {
 			c.path = append(c.path, keyStep(k))
 			if err := c.grow(len(k)); err != nil {
 				return nil, err
+			}
+			if c.enc {
+				if i > 0 {
+					c.buf = append(c.buf, ',')
+				}
+				var err error
+				if c.buf, err = appendJSONString(c.buf, k); err != nil {
+					return nil, c.fail("is not JSON data: %v", err)
+				}
+				c.buf = append(c.buf, ':')
 			}
 			x, err := c.value(o.Get(k))
 			if err != nil {
 				return nil, err
 			}
 			c.path = c.path[:len(c.path)-1]
-			out[k] = x
+			if !c.enc {
+				out[k] = x
+			}
+		}
+		if c.enc {
+			c.buf = append(c.buf, '}')
+			return nil, nil
 		}
 		return out, nil
 	case "Date":
@@ -212,7 +286,7 @@ func (c *converter) object(o *goja.Object) (any, *convError) {
 		if math.IsNaN(ms) || math.IsInf(ms, 0) {
 			return nil, c.fail("is an invalid Date")
 		}
-		return time.UnixMilli(int64(ms)).UTC().Format(time.RFC3339), nil
+		return c.emit(time.UnixMilli(int64(ms)).UTC().Format(time.RFC3339), nil)
 	default:
 		return nil, c.fail("is a %s, not JSON data", class)
 	}
@@ -249,7 +323,7 @@ func (c *converter) copyJSON(x any) (any, *convError) {
 		if len(c.path) >= maxDepth {
 			return nil, c.fail("is nested more than %d levels deep", maxDepth)
 		}
-		out := c.e.newMap(len(x))
+		out := make(map[string]any, len(x))
 		for k, v := range x {
 			c.path = append(c.path, keyStep(k))
 			if err := c.grow(len(k)); err != nil {
@@ -302,44 +376,6 @@ type pathStep struct {
 func keyStep(k string) pathStep { return pathStep{key: k, index: -1} }
 func indexStep(i int) pathStep  { return pathStep{index: i} }
 
-// maxSpareMaps bounds the maps a runtime keeps for reuse (see newMap), and
-// maxSpareMapLen the entries a map may have held to be kept: a small Go
-// map keeps its one group of eight slots when cleared, a large one its
-// whole table.
-const maxSpareMaps, maxSpareMapLen = 32, 8
-
-// newMap returns an empty map for n entries: a spare one (see
-// recycleMaps) when n is small and there is one.
-func (e *env) newMap(n int) map[string]any {
-	if n <= maxSpareMapLen && len(e.spareMaps) > 0 {
-		m := e.spareMaps[len(e.spareMaps)-1]
-		e.spareMaps[len(e.spareMaps)-1] = nil
-		e.spareMaps = e.spareMaps[:len(e.spareMaps)-1]
-		return m
-	}
-	return make(map[string]any, n)
-}
-
-// recycleMaps keeps the small maps of x, JSON data that toJSON returned
-// and that nothing refers to any more, for newMap: a merge patch is
-// converted to maps only to be encoded, at every kreact.patch.
-func (e *env) recycleMaps(x any) {
-	switch x := x.(type) {
-	case map[string]any:
-		for _, v := range x {
-			e.recycleMaps(v)
-		}
-		if len(x) <= maxSpareMapLen && len(e.spareMaps) < maxSpareMaps {
-			clear(x)
-			e.spareMaps = append(e.spareMaps, x)
-		}
-	case []any:
-		for _, v := range x {
-			e.recycleMaps(v)
-		}
-	}
-}
-
 // marshalJSON is json.Marshal for JSON data (what toJSON returns), byte
 // for byte, without its reflection: it is on the path of every
 // kreact.patch. Keys are sorted; strings with characters that
@@ -351,17 +387,23 @@ func marshalJSON(x any, buf []byte, keys []string) (data, bufOut []byte, keysOut
 	if err == nil {
 		data = slices.Clone(buf)
 	}
+	buf, keys = keepScratch(buf, keys)
+	return data, buf, keys, err
+}
+
+// keepScratch returns scratch space to keep for the next use: emptied,
+// and not kept when a large value grew it.
+func keepScratch(buf []byte, keys []string) ([]byte, []string) {
 	// A failure leaves the keys of the maps it was in.
 	clear(keys)
 	keys = keys[:0]
-	// Scratch space that a large value grew is not kept.
 	if cap(buf) > maxScratch {
 		buf = nil
 	}
 	if cap(keys) > maxScratch/16 {
 		keys = nil
 	}
-	return data, buf, keys, err
+	return buf[:0], keys
 }
 
 // maxScratch bounds, in bytes, the scratch space a runtime keeps between

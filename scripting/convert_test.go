@@ -3,10 +3,14 @@ package scripting
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dop251/goja"
 )
 
 // marshalJSONMatches checks that marshalJSON writes what json.Marshal
@@ -127,4 +131,79 @@ func integers(x any) any {
 		}
 	}
 	return x
+}
+
+// encodeMatches checks that encodeJSON writes what marshalJSON writes of
+// toJSON's data, and refuses what toJSON refuses with the same error.
+func encodeMatches(t *testing.T, e *env, v goja.Value, what string) {
+	t.Helper()
+	x, wantErr := e.toJSON(v, "patch")
+	got, err := e.encodeJSON(v, "patch")
+	if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+		t.Fatalf("%s: encodeJSON error = %v, toJSON's = %v", what, err, wantErr)
+	}
+	if wantErr != nil {
+		return
+	}
+	want, _, _, merr := marshalJSON(x, nil, nil)
+	if merr != nil {
+		t.Fatalf("%s: marshalJSON: %v", what, merr)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s: encodeJSON\n= %s\nwant %s", what, got, want)
+	}
+}
+
+func TestEncodeJSONMatchesToJSON(t *testing.T) {
+	e := &env{vm: goja.New()}
+	view := e.vm.NewDynamicObject(&objectView{e: e, m: map[string]any{
+		"b": json.Number("1.0"), "a": []any{int64(1), 2.5, "x", map[string]any{"z": nil, "<": true}},
+	}})
+	_ = e.vm.Set("view", view)
+	for _, src := range []string{
+		`null`, `true`, `0`, `-0`, `42`, `0.1`, `1e21`, `2**53`, `"a<b>&\u2028\"\\"`, `"\ud800"`,
+		`({})`, `[]`, `({b: 1, a: [1, "x", null, {d: false, c: 0.5}], "é": {}, "": ""})`,
+		`({spec: {replicas: 3}, metadata: {annotations: {"example.com/x": "1"}}})`,
+		`({when: new Date(0)})`, `({v: view, w: [view, view]})`, `[, 1]`,
+		`({n: NaN})`, `({i: Infinity})`, `({u: undefined})`, `({f() {}})`, `({s: Symbol("s")})`,
+		`({b: 1n})`, `({m: new Map()})`, `({d: new Date(NaN)})`, `(() => { const o = {}; o.o = o; return o; })()`,
+		`({long: "x".repeat(4 << 20)})`, `Object.defineProperty({a: 1}, "hidden", {value: 2})`,
+	} {
+		v, err := e.vm.RunString(src)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		encodeMatches(t, e, v, src)
+	}
+	// Random JSON data, as plain script values.
+	rng := rand.New(rand.NewPCG(3, 4))
+	var value func(depth int) any
+	value = func(depth int) any {
+		switch n := rng.IntN(7); {
+		case n == 0 && depth < 4:
+			m := map[string]any{}
+			for range rng.IntN(5) {
+				m[strconv.Itoa(rng.IntN(100))+"<é"] = value(depth + 1)
+			}
+			return m
+		case n == 1 && depth < 4:
+			s := make([]any, rng.IntN(5))
+			for i := range s {
+				s[i] = value(depth + 1)
+			}
+			return s
+		case n == 2:
+			return strconv.Itoa(rng.IntN(1000)) + "\n\"&"
+		case n == 3:
+			return rng.Int64() >> rng.IntN(64)
+		case n == 4:
+			return rng.NormFloat64() * math.Pow(10, float64(rng.IntN(50)-25))
+		case n == 5:
+			return rng.IntN(2) == 0
+		}
+		return nil
+	}
+	for i := range 500 {
+		encodeMatches(t, e, e.fromJSON(value(0)), fmt.Sprintf("random value %d", i))
+	}
 }

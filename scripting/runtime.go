@@ -206,7 +206,6 @@ type env struct {
 	pathBuf   []pathStep
 	jsonBuf   []byte
 	keyBuf    []string
-	spareMaps []map[string]any
 	parentBuf []*goja.Object
 }
 
