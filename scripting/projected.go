@@ -100,7 +100,7 @@ type strictView struct {
 	whole map[string]any // the map at path in the whole object
 	path  projection.Path
 	name  string
-	kids  []child // strict views of the maps below
+	kids  children // strict views of the maps below
 }
 
 var strictViewType = reflect.TypeOf((*strictView)(nil))
@@ -116,14 +116,12 @@ func (v *strictView) Get(key string) goja.Value {
 	if !isMap || v.s.Fields.Keeps(p) {
 		return v.plain.Get(key)
 	}
-	for _, c := range v.kids {
-		if c.key == key {
-			return c.v
-		}
+	if kid := v.kids.get(key); kid != nil {
+		return kid
 	}
 	whole, _ := v.whole[key].(map[string]any)
 	kid := v.plain.e.vm.NewDynamicObject(&strictView{plain: objectView{e: v.plain.e, m: m}, s: v.s, whole: whole, path: p, name: v.name})
-	v.kids = append(v.kids, child{key, kid})
+	v.kids.add(key, kid)
 	return kid
 }
 

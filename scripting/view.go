@@ -24,7 +24,7 @@ type objectView struct {
 	e    *env
 	m    map[string]any
 	keys []string
-	kids []child
+	kids children
 }
 
 // minViewChunk and maxViewChunk bound how many objectViews
@@ -34,6 +34,42 @@ const minViewChunk, maxViewChunk = 4, 64
 type child struct {
 	key string
 	v   goja.Value
+}
+
+// children are the views of a map's maps and slices that a script has
+// read, kept so that obj.spec === obj.spec. A call reads one or two of a
+// map's children, usually: those are kept inline, sparing an allocation
+// each.
+type children struct {
+	first [2]child
+	more  []child
+}
+
+func (c *children) get(key string) goja.Value {
+	for i := range c.first {
+		if c.first[i].v == nil {
+			return nil
+		}
+		if c.first[i].key == key {
+			return c.first[i].v
+		}
+	}
+	for _, k := range c.more {
+		if k.key == key {
+			return k.v
+		}
+	}
+	return nil
+}
+
+func (c *children) add(key string, v goja.Value) {
+	for i := range c.first {
+		if c.first[i].v == nil {
+			c.first[i] = child{key, v}
+			return
+		}
+	}
+	c.more = append(c.more, child{key, v})
 }
 
 var (
@@ -50,13 +86,11 @@ func (o *objectView) Get(key string) goja.Value {
 	}
 	switch x.(type) {
 	case map[string]any, []any:
-		for _, c := range o.kids {
-			if c.key == key {
-				return c.v
-			}
+		if v := o.kids.get(key); v != nil {
+			return v
 		}
 		v := o.e.wrap(x)
-		o.kids = append(o.kids, child{key, v})
+		o.kids.add(key, v)
 		return v
 	}
 	return o.e.scalar(x)
