@@ -14,11 +14,7 @@ import (
 
 // explainCmd is `kreact explain RESOURCE NAME`: it asks a running kreact
 // (kreact run --explain-address) what its rules know of an object.
-func explainCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	var o cmdline.ExplainOptions
-	if err := cmdline.Parse(commandFlags("explain", stdout), args, &o); err != nil {
-		return err
-	}
+func explainCmd(ctx context.Context, o *cmdline.ExplainOptions, stdout, _ io.Writer) error {
 	addr := explain.Address(o.Address, os.Getenv)
 	obj, err := explain.Ask(ctx, addr, o.Resource, o.Namespace, o.Name)
 	switch {

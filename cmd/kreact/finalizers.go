@@ -21,7 +21,7 @@ func finalizersCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	switch args[0] {
 	case "release":
-		return releaseCmd(ctx, args[1:], stdout, stderr)
+		return parsed("finalizers release", releaseCmd)(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprintf(stdout, helpText("finalizers")+"\n", usage)
 		return cmdline.ErrHelp
@@ -33,11 +33,7 @@ func finalizersCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 // a rule's finalizer keeps once kreact is gone. It scans the rule's
 // resources whatever the rule's namespaces and selectors, because an
 // object keeps the finalizer after it leaves them.
-func releaseCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var o cmdline.ReleaseOptions
-	if err := cmdline.Parse(commandFlags("finalizers release", stdout), args, &o); err != nil {
-		return err
-	}
+func releaseCmd(ctx context.Context, o *cmdline.ReleaseOptions, stdout, stderr io.Writer) error {
 	rule, refs := o.Rule, o.Refs
 	if len(o.Files) > 0 {
 		r, err := rules.Find(rule, o.Files...)

@@ -32,6 +32,21 @@ func commandFlags(name string, stdout io.Writer) *cmdline.FlagSet {
 	return fs
 }
 
+// parsed is the run of a command whose options (cmdline.Parse, with the
+// help of name) run takes.
+func parsed[O any, P interface {
+	*O
+	cmdline.Options
+}](name string, run func(context.Context, P, io.Writer, io.Writer) error) func(context.Context, []string, io.Writer, io.Writer) error {
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		o := P(new(O))
+		if err := cmdline.Parse(commandFlags(name, stdout), args, o); err != nil {
+			return err
+		}
+		return run(ctx, o, stdout, stderr)
+	}
+}
+
 // helpText returns help/NAME.txt without its final newline.
 func helpText(name string) string {
 	data, err := helpFiles.ReadFile("help/" + name + ".txt")

@@ -23,7 +23,7 @@ func TestValidateHonoursTheSignal(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	var out, errOut strings.Builder
-	err := validateCmd(ctx, []string{"-f", dir}, &out, &errOut)
+	err := parsed("validate", validateCmd)(ctx, []string{"-f", dir}, &out, &errOut)
 	if !errors.Is(err, context.Canceled) || out.Len() > 0 {
 		t.Fatalf("validate after SIGTERM = %v, stdout %q; want it interrupted, with no report", err, out.String())
 	}

@@ -25,14 +25,14 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "run reaction rules against a cluster", runCmd},
-		{"watch", "print add/update/delete events of resources", watchCmd},
-		{"validate", "check rule files without running them", validateCmd},
-		{"test", "run rule tests offline, without a cluster", testCmd},
+		{"watch", "print add/update/delete events of resources", parsed("watch", watchCmd)},
+		{"validate", "check rule files without running them", parsed("validate", validateCmd)},
+		{"test", "run rule tests offline, without a cluster", parsed("test", testCmd)},
 		{"record", "record live changes and the rules' actions as a test case", recordCmd},
-		{"rbac", "print the least-privilege RBAC a rule set needs", rbacCmd},
-		{"webhooks", "print the admission webhook configurations a rule set needs", webhooksCmd},
+		{"rbac", "print the least-privilege RBAC a rule set needs", parsed("rbac", rbacCmd)},
+		{"webhooks", "print the admission webhook configurations a rule set needs", parsed("webhooks", webhooksCmd)},
 		{"finalizers", "release RULE: remove a rule's finalizer from every object", finalizersCmd},
-		{"explain", "ask a running kreact why its rules acted on an object, or not", explainCmd},
+		{"explain", "ask a running kreact why its rules acted on an object, or not", parsed("explain", explainCmd)},
 		{"version", "print the version", versionCmd},
 	}
 }

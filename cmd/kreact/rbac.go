@@ -9,11 +9,7 @@ import (
 	"github.com/kreact/kreact/rbac"
 )
 
-func rbacCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var o cmdline.RBACOptions
-	if err := cmdline.Parse(commandFlags("rbac", stdout), args, &o); err != nil {
-		return err
-	}
+func rbacCmd(ctx context.Context, o *cmdline.RBACOptions, stdout, stderr io.Writer) error {
 	c, admitting, err := checkedRules(ctx, &o.InputFlags)
 	if err != nil {
 		return err

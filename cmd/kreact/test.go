@@ -10,11 +10,7 @@ import (
 	"github.com/kreact/kreact/ruletest"
 )
 
-func testCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	var o cmdline.TestOptions
-	if err := cmdline.Parse(commandFlags("test", stdout), args, &o); err != nil {
-		return err
-	}
+func testCmd(ctx context.Context, o *cmdline.TestOptions, stdout, _ io.Writer) error {
 	sum, err := ruletest.Run(ctx, o.Paths, stdout, o.Options)
 	var invalid diag.ErrorList
 	switch {

@@ -40,11 +40,7 @@ func inputs(ctx context.Context, r *cmdline.InputFlags) ([]string, *restmapper.M
 	return files, mapper, nil
 }
 
-func validateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var o cmdline.ValidateOptions
-	if err := cmdline.Parse(commandFlags("validate", stdout), args, &o); err != nil {
-		return err
-	}
+func validateCmd(ctx context.Context, o *cmdline.ValidateOptions, stdout, stderr io.Writer) error {
 	files, mapper, err := inputs(ctx, &o.InputFlags)
 	if err != nil {
 		return err

@@ -10,11 +10,7 @@ import (
 	"github.com/kreact/kreact/lifecycle"
 )
 
-func watchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var o cmdline.WatchOptions
-	if err := cmdline.Parse(commandFlags("watch", stdout), args, &o); err != nil {
-		return err
-	}
+func watchCmd(ctx context.Context, o *cmdline.WatchOptions, stdout, stderr io.Writer) error {
 	logger, err := o.Log.Logger(stderr)
 	if err != nil {
 		return err

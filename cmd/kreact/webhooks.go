@@ -9,11 +9,7 @@ import (
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
 )
 
-func webhooksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var o cmdline.WebhooksOptions
-	if err := cmdline.Parse(commandFlags("webhooks", stdout), args, &o); err != nil {
-		return err
-	}
+func webhooksCmd(ctx context.Context, o *cmdline.WebhooksOptions, stdout, stderr io.Writer) error {
 	_, rs, err := checkedRules(ctx, &o.InputFlags)
 	if err != nil {
 		return err
