@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,6 +57,15 @@ type RuleFiles struct {
 	// (ReloadOptions.Since), so that an edit made while they load is
 	// reloaded, not missed.
 	Since string
+}
+
+// NoRules is a NoRulesError when f holds no rule: the problems of the
+// files at paths, or that they hold none; nil when f holds one.
+func (f RuleFiles) NoRules(paths []string) error {
+	if len(f.Rules) > 0 {
+		return nil
+	}
+	return &NoRulesError{cmp.Or(f.Err, fmt.Errorf("no rules in %s", strings.Join(paths, ", ")))}
 }
 
 // Read reads the rule files at paths (rules.LoadEach), kreact run's

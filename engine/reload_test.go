@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -170,5 +172,32 @@ func TestFollowLoadsThenReloads(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Errorf("interval %s: Follow = %v", interval, err)
 		}
+	}
+}
+
+// Files with no rule are a NoRulesError: their problems, or, with none,
+// that they hold no rule; files with one are not.
+func TestNoRules(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "ok.yaml"), rule("ok", "function onAdd() {}"))
+	write(t, filepath.Join(dir, "bad.yaml"), "kind: [")
+	for _, c := range []struct {
+		name, path, want string
+	}{
+		{"rules", dir, ""},
+		{"broken", filepath.Join(dir, "bad.yaml"), "bad.yaml:"},
+		{"empty", t.TempDir(), "no rules in "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			files, err := ReadRules(t.Context(), "test", []string{c.path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = files.NoRules([]string{c.path})
+			var none *NoRulesError
+			if c.want == "" && err != nil || c.want != "" && (!errors.As(err, &none) || !strings.Contains(err.Error(), c.want)) {
+				t.Errorf("NoRules = %v, want a NoRulesError with %q", err, c.want)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,11 +33,8 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	// kreact test refuses a rule file with errors: so does its recording.
-	if files.Err != nil {
-		return &cmdline.InvalidError{Err: files.Err}
-	}
-	if len(files.Rules) == 0 {
-		return &cmdline.InvalidError{Err: fmt.Errorf("no rules in %s", strings.Join(o.Files, ", "))}
+	if err := cmp.Or(files.Err, files.NoRules(o.Files)); err != nil {
+		return err
 	}
 	rulePaths, crdPaths, err := record.CasePaths(o.Output, o.Files, o.CRDs)
 	if err != nil {

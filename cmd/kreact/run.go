@@ -1,16 +1,13 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
-	"strings"
 
 	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
@@ -104,23 +101,16 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return stopped(child, logger, append(rep.Layers, always, leading).Start(ctx))
 }
 
-// invalid is kreact run's end when none of its rules can run: exit code
-// 3, and in the isolated process a report of why to its parent.
-func invalid(role isolation.Role, err error) error {
-	role.Reporter.Invalid(err)
-	return &cmdline.InvalidError{Err: err}
-}
-
-// stopped is kreact run's end once its components stopped with err.
+// stopped is kreact run's end once its components stopped with err; the
+// isolated rules' process tells its parent why none of its rules can run.
 func stopped(role isolation.Role, logger *slog.Logger, err error) error {
 	if errors.Is(err, leader.ErrLostLease) {
 		logger.Error("lost the leader lease; exiting so that only the new leader acts")
 		return err
 	}
 	logger.Info("stopped")
-	var none *engine.NoRulesError
-	if errors.As(err, &none) {
-		return invalid(role, err)
+	if errors.As(err, new(*engine.NoRulesError)) {
+		role.Reporter.Invalid(err)
 	}
 	return err
 }
@@ -163,8 +153,9 @@ func readRules(ctx context.Context, paths []string, logger *slog.Logger, child i
 	if err != nil {
 		return files, err
 	}
-	if len(files.Rules) == 0 {
-		return files, invalid(child, cmp.Or(files.Err, fmt.Errorf("no rules in %s", strings.Join(paths, ", "))))
+	if err := files.NoRules(paths); err != nil {
+		child.Reporter.Invalid(err)
+		return files, err
 	}
 	diag.Log(logger, "rule files with errors are not running", files.Err)
 	return files, nil

@@ -35,7 +35,7 @@ func inputs(ctx context.Context, r *cmdline.InputFlags) ([]string, *restmapper.M
 	}
 	mapper, errs := validate.NewMapper(resources, append(r.CRDs, crds...))
 	if len(errs) > 0 {
-		return nil, nil, &cmdline.InvalidError{Err: errs}
+		return nil, nil, errs
 	}
 	return files, mapper, nil
 }
@@ -100,7 +100,7 @@ func checkedRules(ctx context.Context, r *cmdline.InputFlags) (*validate.Result,
 		return nil, nil, err
 	}
 	if err := c.Problems.Errors().Err(); err != nil {
-		return nil, nil, &cmdline.InvalidError{Err: err}
+		return nil, nil, err
 	}
 	admitting, err := admission.RulesOf(c.Resolved)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,9 +29,8 @@ func TestInputsResolve(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.CRDs = []string{bad}
-	var invalid *cmdline.InvalidError
 	var list diag.ErrorList
-	if _, _, err := inputs(t.Context(), &r); !errors.As(err, &invalid) || !errors.As(err, &list) {
+	if _, _, err := inputs(t.Context(), &r); cmdline.ExitCode(err, io.Discard) != exitInvalid || !errors.As(err, &list) {
 		t.Errorf("inputs with a broken CRD file = %v, want invalid input, a diag.ErrorList", err)
 	}
 }

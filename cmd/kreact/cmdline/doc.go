@@ -25,6 +25,8 @@
 // A mistake in the command line is a UsageError; a mistake in what the
 // user names (a selector that does not parse, a certificate file that
 // does not match its key, a rule name that cannot be one) an
-// InvalidError; a cluster that cannot be configured a ClusterError.
-// ExitCode maps each to its exit code, in one place for every command.
+// InvalidError, as are the packages' own errors of that kind, a
+// diag.ErrorList and an engine.NoRulesError; a cluster that cannot be
+// configured a ClusterError. ExitCode maps each to its exit code, in one
+// place for every command.
 package cmdline

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/engine"
 )
 
 // Exit codes. They are part of the CLI's contract (see docs/cli.md).
@@ -22,10 +25,15 @@ var ErrTestsFailed = errors.New("tests failed")
 // ExitCode is the exit code of a command that returned err, which it
 // prints to stderr: a mistake in what the user wrote as it is (it names
 // its file:line:col), any other error after "kreact: ", and neither
-// help asked for nor failed tests (their output is printed).
+// help asked for nor failed tests (their output is printed). Besides an
+// InvalidError, a diag.ErrorList (problems at their positions) and an
+// engine.NoRulesError (kreact run, none of whose rules can run) are such
+// mistakes, which commands return as they are.
 func ExitCode(err error, stderr io.Writer) int {
 	var usage *UsageError
 	var invalid *InvalidError
+	var list diag.ErrorList
+	var none *engine.NoRulesError
 	var cluster *ClusterError
 	switch {
 	case err == nil, errors.Is(err, ErrHelp):
@@ -35,7 +43,7 @@ func ExitCode(err error, stderr io.Writer) int {
 	case errors.As(err, &usage):
 		fmt.Fprintf(stderr, "kreact: %v\n", err)
 		return ExitUsage
-	case errors.As(err, &invalid):
+	case errors.As(err, &invalid), errors.As(err, &list), errors.As(err, &none):
 		fmt.Fprintf(stderr, "%v\n", err)
 		return ExitInvalid
 	case errors.As(err, &cluster):

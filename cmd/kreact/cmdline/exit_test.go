@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/engine"
 )
 
 func TestExitCode(t *testing.T) {
@@ -19,6 +22,8 @@ func TestExitCode(t *testing.T) {
 		{&UsageError{Msg: "run: no rule files"}, ExitUsage, "kreact: run: no rule files\n"},
 		{fmt.Errorf("wrapped: %w", &InvalidError{errors.New("a.yaml:1:2: bad")}), ExitInvalid, "wrapped: a.yaml:1:2: bad\n"},
 		{&ClusterError{errors.New("no route")}, ExitCluster, "kreact: no route\n"},
+		{fmt.Errorf("test: %w", errors.Join(diag.ErrorList{{Pos: diag.Position{File: "a.yaml", Line: 1, Col: 2}, Msg: "bad"}})), ExitInvalid, "test: a.yaml:1:2: bad\n"},
+		{&engine.NoRulesError{Err: errors.New("no rules in r/")}, ExitInvalid, "no rules in r/\n"},
 		{errors.New("boom"), ExitError, "kreact: boom\n"},
 	} {
 		var stderr strings.Builder
