@@ -1,11 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/exec"
 
@@ -21,7 +21,6 @@ import (
 	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/metrics"
 	"github.com/kreact/kreact/replica"
-	"github.com/kreact/kreact/shard"
 )
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -50,15 +49,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	logger.Info("connecting to the API server", "server", cfg.Host, "config", o.Cluster.Source, "qps", cfg.QPS, "burst", cfg.Burst)
-
 	// What every replica runs (always), and on top of it what only the
-	// leader (or, sharded, every replica for its shard) runs; see package
-	// lifecycle.
+	// leader (or, sharded, every replica for its shard) runs (lifecycle).
 	rep, err := replica.Join(cfg, o.Replica(child.Replica, logger))
 	if err != nil {
 		return err
 	}
-	o.Leader.Identity = rep.Name
 	stack, err := kube.New(ctx, cfg, kube.Options{Logger: logger, Informers: rep.Informers})
 	if err != nil {
 		return &cmdline.ClusterError{Err: err}
@@ -76,21 +72,25 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		RunsElsewhere: iso.RunsElsewhere, CPULimit: iso.CPULimit, CallFailed: iso.CallFailed, Trace: o.TraceSize(), Replica: rep.Script,
 	})
 	rec.WatchFinalizers(eng.Finalizing)
-	// Every replica answers admission reviews; the isolated rules'
-	// process leaves them to its parent.
-	adm, err := admissionServer(&o, child.Child, stack, rec, logger)
+	reload := engine.ReloadOptions{Paths: o.Files, Interval: o.ReloadInterval, Since: files.Since}
+	adm, admitting, err := admissionServer(&o, child.Child, stack, rec, files, reload, logger)
 	if err != nil {
 		return err
 	}
-	srv, err := metrics.Listen(ctx, rec, o.Serve.Options(explainer(&o, stack, eng, rep.Membership, iso), func() error { return readiness(ready, eng, adm) }, logger))
+	explainer := explain.Handler(explain.Live{Resolve: stack.Mapper.Resolve, Client: stack.Client, Rules: eng.Explain,
+		Shard: rep.Membership, ShardByNamespace: o.Shards.Key == "namespace", Elsewhere: iso.RulesElsewhere}.Source())
+	// /readyz: the rules have caught up with their watches, and the caches
+	// that admission handlers read too.
+	readiness := func() error {
+		return cmp.Or(ready.Check(func() []string { return engine.RulesBehind(eng.Status()) }), adm.Ready())
+	}
+	srv, err := metrics.Listen(ctx, rec, o.Serve.Options(explainer, readiness, logger))
 	if err != nil {
 		return cmdline.ListenError(err)
 	}
-	reload := engine.ReloadOptions{Paths: o.Files, Interval: o.ReloadInterval, Since: files.Since}
-	always := append(append(rep.Always, stack, srv), admissionRunnables(adm, files, reload, logger)...)
-	always = append(always, standby(&o.Leader, eng, iso, files)...)
+	always := append(append(rep.Always, stack, srv), append(admitting, standby(&o.Leader, eng, iso, files)...)...)
 	set := ruleSet(files, reload, o.DryRun, iso, eng, stack, rec, child.Loaded(ready.RulesLoaded), logger)
-	elect, err := o.Leader.Options(logger)
+	elect, err := o.Leader.Options(rep.Name, logger)
 	if err != nil {
 		return err
 	}
@@ -116,34 +116,30 @@ func stopped(role isolation.Role, logger *slog.Logger, err error) error {
 }
 
 // admissionServer is the webhook server of the rules' admission
-// handlers, which every replica runs, or nil in the isolated rules'
-// process and with no --admission-bind-address. A certificate file that
-// is missing or does not match its key is invalid input. With
-// --admission-ca-secret the CA comes from, or goes to, that Secret.
-func admissionServer(o *cmdline.RunOptions, isolatedChild bool, stack *kube.Stack, rec *metrics.Recorder, logger *slog.Logger) (*admission.Server, error) {
+// handlers and what keeps its rules in step with their files, which every
+// replica runs, leader or not; none in the isolated rules' process and
+// with no --admission-bind-address. A certificate file that is missing
+// or does not match its key is invalid input. With --admission-ca-secret
+// the CA comes from, or goes to, that Secret.
+func admissionServer(o *cmdline.RunOptions, isolatedChild bool, stack *kube.Stack, rec *metrics.Recorder, files engine.RuleFiles, reload engine.ReloadOptions, logger *slog.Logger) (*admission.Server, []lifecycle.Runnable, error) {
 	a, opts := &o.Admission, o.AdmissionConfig
 	if isolatedChild || a.Addr == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	certs, err := admission.CertificateSource(opts, admission.CertificateOptions{CertFile: a.CertFile, KeyFile: a.KeyFile, CASecret: a.CASecret, Client: stack.Client})
 	if err != nil {
-		return nil, &cmdline.InvalidError{Err: err}
+		return nil, nil, &cmdline.InvalidError{Err: err}
 	}
 	var applier admission.Applier
 	if a.Apply {
 		applier = admission.NewApplier(stack.Client)
 	}
-	return admission.NewServer(admission.ServerOptions{Addr: a.Addr, Certificates: certs, Config: opts, Applier: applier,
+	adm, err := admission.NewServer(admission.ServerOptions{Addr: a.Addr, Certificates: certs, Config: opts, Applier: applier,
 		Mapper: stack.Mapper, Informers: stack.Informers, Observer: rec, Logger: logger})
-}
-
-// readiness is /readyz: the rules have caught up with their watches, and
-// the caches that admission handlers read too.
-func readiness(ready *metrics.Readiness, eng *engine.Engine, adm *admission.Server) error {
-	if err := ready.Check(func() []string { return engine.RulesBehind(eng.Status()) }); err != nil {
-		return err
+	reload.Reloaded = func(err error) {
+		diag.Log(logger, "admission: rules not served, or their webhook configurations not applied", err)
 	}
-	return adm.Ready()
+	return adm, []lifecycle.Runnable{adm, engine.Follow(adm, files, reload)}, err
 }
 
 // readRules reads the rule files. A broken rule file is reported and
@@ -159,16 +155,6 @@ func readRules(ctx context.Context, paths []string, logger *slog.Logger, child i
 	}
 	diag.Log(logger, "rule files with errors are not running", files.Err)
 	return files, nil
-}
-
-// explainer answers kreact explain from the rules' traces, at
-// --explain-address.
-func explainer(o *cmdline.RunOptions, stack *kube.Stack, eng *engine.Engine, m *shard.Membership, iso *isolation.Isolation) http.Handler {
-	if o.Serve.ExplainAddr == "" {
-		return nil
-	}
-	return explain.Handler(explain.Live{Resolve: stack.Mapper.Resolve, Client: stack.Client, Rules: eng.Explain,
-		Shard: m, ShardByNamespace: o.Shards.Key == "namespace", Elsewhere: iso.RulesElsewhere}.Source())
 }
 
 // standby is what a replica runs while it waits for the lease: it fills
@@ -192,17 +178,4 @@ func ruleSet(files engine.RuleFiles, reload engine.ReloadOptions, dryRun bool, i
 	}
 	return &engine.RuleSet{Engine: iso.Loader(eng), Elsewhere: iso.Elsewhere(), Informers: stack.Informers.Status, Rules: files.Rules, Failed: files.Failed, Logger: logger,
 		Options: reload, Loaded: loaded, Attrs: []any{"dryRun", dryRun}}
-}
-
-// admissionRunnables are the admission server and what keeps its rules in
-// step with their files (every replica serves admission, leader or not);
-// none without a server.
-func admissionRunnables(adm *admission.Server, files engine.RuleFiles, reload engine.ReloadOptions, logger *slog.Logger) []lifecycle.Runnable {
-	if adm == nil {
-		return nil
-	}
-	reload.Reloaded = func(err error) {
-		diag.Log(logger, "admission: rules not served, or their webhook configurations not applied", err)
-	}
-	return []lifecycle.Runnable{adm, engine.Follow(adm, files, reload)}
 }

@@ -20,11 +20,6 @@ type LeaderFlags struct {
 	LeaseDuration time.Duration
 	RenewDeadline time.Duration
 	RetryPeriod   time.Duration
-	// Identity is this replica's holder identity; empty means a new one
-	// (leader.NewIdentity). Not a flag: kreact run sets it to the
-	// replica's name (replica.Replica.Name, a new identity with
-	// --leader-elect), which the scripts read (kreact.replica()).
-	Identity string
 }
 
 // Register adds the --leader-elect flags to fs.
@@ -62,8 +57,10 @@ func (l *LeaderFlags) Validate() error {
 }
 
 // Options checks the flags and returns the election's options, or nil
-// without --leader-elect (leader.Lead).
-func (l *LeaderFlags) Options(logger *slog.Logger) (*leader.Options, error) {
+// without --leader-elect (leader.Lead). identity is this replica's holder
+// identity, its name (replica.Replica.Name), which the scripts read
+// (kreact.replica()).
+func (l *LeaderFlags) Options(identity string, logger *slog.Logger) (*leader.Options, error) {
 	if !l.Enabled {
 		return nil, nil
 	}
@@ -71,7 +68,7 @@ func (l *LeaderFlags) Options(logger *slog.Logger) (*leader.Options, error) {
 		return nil, err
 	}
 	return &leader.Options{
-		Namespace: l.Namespace, Name: l.Name, Identity: l.Identity,
+		Namespace: l.Namespace, Name: l.Name, Identity: identity,
 		LeaseDuration: l.LeaseDuration, RenewDeadline: l.RenewDeadline, RetryPeriod: l.RetryPeriod,
 		Logger: logger,
 	}, nil
