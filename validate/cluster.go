@@ -24,9 +24,13 @@ import (
 var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
 // CheckCluster adds to r.Problems, still sorted, the warnings of
-// ClusterWarnings about r.Resolved. An error of the cluster is returned as
-// it is, and adds nothing.
-func (r *Result) CheckCluster(ctx context.Context, client dynamic.Interface) error {
+// ClusterWarnings about r.Resolved, read from the cluster of cfg. An error
+// of the cluster is returned as it is, and adds nothing.
+func (r *Result) CheckCluster(ctx context.Context, cfg *rest.Config) error {
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
 	warnings, err := ClusterWarnings(ctx, client, r.Resolved)
 	if err != nil {
 		return err

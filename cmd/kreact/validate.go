@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/apiresource"
@@ -19,29 +19,27 @@ import (
 // inputs sorts the files of r into rule files and CRD files
 // (validate.Inputs), and returns the rule files and the resolver of
 // resource names of r with those CRDs: a standard API server's, or with
-// --kubeconfig or --context the cluster's. A problem in a CRD file is
-// invalid input.
-func inputs(ctx context.Context, r *cmdline.InputFlags) ([]string, *restmapper.Mapper, error) {
+// --kubeconfig or --context the cluster's, whose config it returns too.
+func inputs(ctx context.Context, r *cmdline.InputFlags) (files []string, mapper *restmapper.Mapper, cfg *rest.Config, err error) {
 	files, crds := validate.Inputs(r.Files)
 	var resources []apiresource.Resource
 	if r.Live() {
-		cfg, _, err := r.Cluster.Load(userAgent())
-		if err != nil {
-			return nil, nil, err
+		if cfg, _, err = r.Cluster.Load(userAgent()); err != nil {
+			return nil, nil, nil, err
 		}
 		if resources, err = validate.Discover(ctx, cfg); err != nil {
-			return nil, nil, &cmdline.ClusterError{Err: err}
+			return nil, nil, nil, &cmdline.ClusterError{Err: err}
 		}
 	}
 	mapper, errs := validate.NewMapper(resources, append(r.CRDs, crds...))
 	if len(errs) > 0 {
-		return nil, nil, errs
+		return nil, nil, nil, errs
 	}
-	return files, mapper, nil
+	return files, mapper, cfg, nil
 }
 
 func validateCmd(ctx context.Context, o *cmdline.ValidateOptions, stdout, stderr io.Writer) error {
-	files, mapper, err := inputs(ctx, &o.InputFlags)
+	files, mapper, cfg, err := inputs(ctx, &o.InputFlags)
 	if err != nil {
 		return err
 	}
@@ -61,22 +59,14 @@ func validateCmd(ctx context.Context, o *cmdline.ValidateOptions, stdout, stderr
 	if err != nil {
 		return err
 	}
-	if o.Live() {
+	if cfg != nil {
 		// What makes a rule silent on this cluster: a namespace that
 		// does not exist, a selector that matches nothing.
-		cfg, _, err := o.Cluster.Load(userAgent())
-		if err != nil {
-			return err
-		}
-		client, err := dynamic.NewForConfig(cfg)
-		if err == nil {
-			err = c.CheckCluster(ctx, client)
-		}
-		if err != nil {
+		if err := c.CheckCluster(ctx, cfg); err != nil {
 			return &cmdline.ClusterError{Err: err}
 		}
 	}
-	c.WriteProblems(stderr, o.Live())
+	c.WriteProblems(stderr, cfg != nil)
 	summary, ok := c.Summary()
 	if !ok {
 		return &cmdline.InvalidError{Err: errors.New(summary)}
@@ -91,7 +81,7 @@ func validateCmd(ctx context.Context, o *cmdline.ValidateOptions, stdout, stderr
 // validate lists it (its warnings refuse nothing). It returns the rules
 // with admission handlers too (admission.RulesOf).
 func checkedRules(ctx context.Context, r *cmdline.InputFlags) (*validate.Result, []admission.Rule, error) {
-	ruleFiles, mapper, err := inputs(ctx, r)
+	ruleFiles, mapper, _, err := inputs(ctx, r)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -15,7 +15,7 @@ import (
 // files; a CRD file with problems is invalid input.
 func TestInputsResolve(t *testing.T) {
 	r := cmdline.InputFlags{CRDs: []string{"../../examples/crds/backup.yaml"}}
-	_, m, err := inputs(t.Context(), &r)
+	_, m, _, err := inputs(t.Context(), &r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestInputsResolve(t *testing.T) {
 	}
 	r.CRDs = []string{bad}
 	var list diag.ErrorList
-	if _, _, err := inputs(t.Context(), &r); cmdline.ExitCode(err, io.Discard) != exitInvalid || !errors.As(err, &list) {
+	if _, _, _, err := inputs(t.Context(), &r); cmdline.ExitCode(err, io.Discard) != exitInvalid || !errors.As(err, &list) {
 		t.Errorf("inputs with a broken CRD file = %v, want invalid input, a diag.ErrorList", err)
 	}
 }
