@@ -19,6 +19,9 @@ type RunOptions struct {
 	Options
 	// Refs are the resources as the user named them, for the logs.
 	Refs []string
+	// For, if positive, ends the recording after that long, if ctx has
+	// not ended it before (kreact record --for).
+	For time.Duration
 	// Logger receives the recording's and the rules' logs. Nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -33,11 +36,16 @@ func (e *LoadError) Unwrap() error { return e.Err }
 
 // Run is `kreact record`: it starts stack, watches the chosen objects of
 // resources, runs rs on them in dry-run with package engine until ctx
-// ends, and returns what it recorded once the rules have stopped (their
-// changes and actions drained) and stack with them. The rules see only
-// the recorded objects of the recorded resources, so that the case holds
-// every change they acted on.
+// ends or opts.For has passed, and returns what it recorded once the
+// rules have stopped (their changes and actions drained) and stack with
+// them. The rules see only the recorded objects of the recorded
+// resources, so that the case holds every change they acted on.
 func Run(ctx context.Context, stack *kube.Stack, rs []*rules.Rule, resources []apiresource.Resource, opts RunOptions) (Recording, error) {
+	if opts.For > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.For)
+		defer cancel()
+	}
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.Default()

@@ -56,12 +56,7 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		resources = append(resources, res)
 	}
-	if o.Duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.Duration)
-		defer cancel()
-	}
-	r, err := record.Run(ctx, stack, files.Rules, resources, record.RunOptions{Refs: o.Refs, Logger: logger,
+	r, err := record.Run(ctx, stack, files.Rules, resources, record.RunOptions{Refs: o.Refs, For: o.Duration, Logger: logger,
 		Options: record.Options{Names: o.Names, Namespace: cmdline.NamespaceFor(o.Namespace, o.AllNamespaces, contextNS), LabelSelector: o.LabelSelector}})
 	var load *record.LoadError
 	if errors.As(err, &load) {
