@@ -88,13 +88,13 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return cmdline.ListenError(err)
 	}
-	always := append(append(rep.Always, stack, srv), append(admitting, standby(&o.Leader, eng, iso, files)...)...)
-	set := ruleSet(files, reload, o.DryRun, iso, eng, stack, rec, child.Loaded(ready.RulesLoaded), logger)
+	lead, standby := ruleSet(&o, files, reload, iso, eng, stack, rec, child.Loaded(ready.RulesLoaded), logger)
+	always := append(append(rep.Always, stack, srv), append(admitting, standby...)...)
 	elect, err := o.Leader.Options(rep.Name, logger)
 	if err != nil {
 		return err
 	}
-	leading, err := leader.Lead(cfg, elect, func(lead bool) { rep.SetLeading(lead); ready.SetLeading(lead) }, lifecycle.Group{lifecycle.Func(eng.Run), set, iso})
+	leading, err := leader.Lead(cfg, elect, func(leads bool) { rep.SetLeading(leads); ready.SetLeading(leads) }, lead)
 	if err != nil {
 		return err
 	}
@@ -157,25 +157,23 @@ func readRules(ctx context.Context, paths []string, logger *slog.Logger, child i
 	return files, nil
 }
 
-// standby is what a replica runs while it waits for the lease: it fills
-// the caches now, so that taking over costs no initial list.
-func standby(l *cmdline.LeaderFlags, eng *engine.Engine, iso *isolation.Isolation, files engine.RuleFiles) []lifecycle.Runnable {
-	if !l.Enabled {
-		return nil
-	}
-	return []lifecycle.Runnable{lifecycle.Func(func(ctx context.Context) error { return eng.Warm(ctx, iso.Rules(files.Rules)) })}
-}
-
-// ruleSet is kreact run's rule set: the rules read, loaded into this
-// process's side of eng, reloaded when their files change (a refused
-// reload counted), and counted for readiness with loaded, with those the
-// isolated rules' process runs.
-func ruleSet(files engine.RuleFiles, reload engine.ReloadOptions, dryRun bool, iso *isolation.Isolation, eng *engine.Engine, stack *kube.Stack, rec *metrics.Recorder, loaded func(int), logger *slog.Logger) *engine.RuleSet {
+// ruleSet is what runs only while this replica leads: the engine, the
+// rule set (loaded into this process's side of eng, reloaded when its
+// files change, a refused reload counted, and counted for readiness with
+// loaded, with the rules the isolated rules' process runs) and iso; and
+// with --leader-elect the standby, which fills the caches while the
+// replica waits for the lease, so that taking over costs no initial list.
+func ruleSet(o *cmdline.RunOptions, files engine.RuleFiles, reload engine.ReloadOptions, iso *isolation.Isolation, eng *engine.Engine, stack *kube.Stack, rec *metrics.Recorder, loaded func(int), logger *slog.Logger) (lifecycle.Group, []lifecycle.Runnable) {
 	reload.Reloaded = func(err error) {
 		if err != nil {
 			rec.ReloadFailed()
 		}
 	}
-	return &engine.RuleSet{Engine: iso.Loader(eng), Elsewhere: iso.Elsewhere(), Informers: stack.Informers.Status, Rules: files.Rules, Failed: files.Failed, Logger: logger,
-		Options: reload, Loaded: loaded, Attrs: []any{"dryRun", dryRun}}
+	set := &engine.RuleSet{Engine: iso.Loader(eng), Elsewhere: iso.Elsewhere(), Informers: stack.Informers.Status, Rules: files.Rules, Failed: files.Failed, Logger: logger,
+		Options: reload, Loaded: loaded, Attrs: []any{"dryRun", o.DryRun}}
+	lead := lifecycle.Group{lifecycle.Func(eng.Run), set, iso}
+	if !o.Leader.Enabled {
+		return lead, nil
+	}
+	return lead, []lifecycle.Runnable{lifecycle.Func(func(ctx context.Context) error { return eng.Warm(ctx, iso.Rules(files.Rules)) })}
 }
