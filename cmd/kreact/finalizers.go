@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -56,10 +55,5 @@ func releaseCmd(ctx context.Context, o *cmdline.ReleaseOptions, stdout, stderr i
 	if err != nil {
 		return &cmdline.InvalidError{Err: err}
 	}
-	err = finalizers.Run(ctx, stack.Client, rule, targets, stdout, finalizers.RunOptions{Name: stack.Mapper.Name, Where: o.Where(), FromFiles: len(o.Files) > 0, Wait: o.Wait})
-	var unknown *finalizers.UnknownRuleError
-	if errors.As(err, &unknown) {
-		return &cmdline.InvalidError{Err: err}
-	}
-	return err
+	return finalizers.Run(ctx, stack.Client, rule, targets, stdout, finalizers.RunOptions{Name: stack.Mapper.Name, Where: o.Where(), FromFiles: len(o.Files) > 0, Wait: o.Wait})
 }

@@ -58,10 +58,6 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	r, err := record.Run(ctx, stack, files.Rules, resources, record.RunOptions{Refs: o.Refs, For: o.Duration, Logger: logger,
 		Options: record.Options{Names: o.Names, Namespace: cmdline.NamespaceFor(o.Namespace, o.AllNamespaces, contextNS), LabelSelector: o.LabelSelector}})
-	var load *record.LoadError
-	if errors.As(err, &load) {
-		return &cmdline.InvalidError{Err: err}
-	}
 	if err != nil {
 		return err
 	}

@@ -25,8 +25,9 @@
 // A mistake in the command line is a UsageError; a mistake in what the
 // user names (a selector that does not parse, a certificate file that
 // does not match its key, a rule name that cannot be one) an
-// InvalidError, as are the packages' own errors of that kind, a
-// diag.ErrorList and an engine.NoRulesError; a cluster that cannot be
-// configured a ClusterError. ExitCode maps each to its exit code, in one
+// InvalidError, as are the packages' own errors of that kind (a
+// diag.ErrorList, an engine.NoRulesError, a record.LoadError, a
+// finalizers.UnknownRuleError); a cluster that cannot be configured a
+// ClusterError. ExitCode maps each to its exit code, in one
 // place for every command.
 package cmdline

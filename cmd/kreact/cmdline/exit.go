@@ -7,6 +7,8 @@ import (
 
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/finalizers"
+	"github.com/kreact/kreact/record"
 )
 
 // Exit codes. They are part of the CLI's contract (see docs/cli.md).
@@ -26,14 +28,18 @@ var ErrTestsFailed = errors.New("tests failed")
 // prints to stderr: a mistake in what the user wrote as it is (it names
 // its file:line:col), any other error after "kreact: ", and neither
 // help asked for nor failed tests (their output is printed). Besides an
-// InvalidError, a diag.ErrorList (problems at their positions) and an
-// engine.NoRulesError (kreact run, none of whose rules can run) are such
-// mistakes, which commands return as they are.
+// InvalidError, the packages' errors of such mistakes are returned as
+// they are, as kubectl's cmdutil.CheckErr takes its packages' errors: a
+// diag.ErrorList (problems at their positions), an engine.NoRulesError
+// (none of kreact run's rules can run), a record.LoadError and a
+// finalizers.UnknownRuleError.
 func ExitCode(err error, stderr io.Writer) int {
 	var usage *UsageError
 	var invalid *InvalidError
 	var list diag.ErrorList
 	var none *engine.NoRulesError
+	var load *record.LoadError
+	var unknown *finalizers.UnknownRuleError
 	var cluster *ClusterError
 	switch {
 	case err == nil, errors.Is(err, ErrHelp):
@@ -43,7 +49,7 @@ func ExitCode(err error, stderr io.Writer) int {
 	case errors.As(err, &usage):
 		fmt.Fprintf(stderr, "kreact: %v\n", err)
 		return ExitUsage
-	case errors.As(err, &invalid), errors.As(err, &list), errors.As(err, &none):
+	case errors.As(err, &invalid), errors.As(err, &list), errors.As(err, &none), errors.As(err, &load), errors.As(err, &unknown):
 		fmt.Fprintf(stderr, "%v\n", err)
 		return ExitInvalid
 	case errors.As(err, &cluster):

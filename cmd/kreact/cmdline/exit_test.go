@@ -8,6 +8,8 @@ import (
 
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/finalizers"
+	"github.com/kreact/kreact/record"
 )
 
 func TestExitCode(t *testing.T) {
@@ -24,6 +26,8 @@ func TestExitCode(t *testing.T) {
 		{&ClusterError{errors.New("no route")}, ExitCluster, "kreact: no route\n"},
 		{fmt.Errorf("test: %w", errors.Join(diag.ErrorList{{Pos: diag.Position{File: "a.yaml", Line: 1, Col: 2}, Msg: "bad"}})), ExitInvalid, "test: a.yaml:1:2: bad\n"},
 		{&engine.NoRulesError{Err: errors.New("no rules in r/")}, ExitInvalid, "no rules in r/\n"},
+		{&record.LoadError{Err: errors.New("rule r: no such resource")}, ExitInvalid, "rule r: no such resource\n"},
+		{&finalizers.UnknownRuleError{Err: errors.New("no object carries r")}, ExitInvalid, "no object carries r\n"},
 		{errors.New("boom"), ExitError, "kreact: boom\n"},
 	} {
 		var stderr strings.Builder
