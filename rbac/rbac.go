@@ -305,25 +305,27 @@ func rbacFor(rs []*rules.Resolved) (cluster grants, namespaced map[string]grants
 	return cluster, namespaced
 }
 
-// WideActions points out what a rule that watches only some namespaces
-// may do in all of them: one line per resource.
-func WideActions(res *rules.Resolved) []string {
-	if !slices.ContainsFunc(res.Watch, func(w rules.ResolvedWatch) bool { return len(w.Watch.Namespaces) > 0 }) {
-		return nil
-	}
+// WideActions points out what the rules of resolved that watch only some
+// namespaces may do in all of them: one line per rule and resource.
+func WideActions(resolved ...*rules.Resolved) []string {
 	var out []string
-	for _, gr := range slices.SortedFunc(maps.Keys(res.Permissions), func(a, b schema.GroupResource) int {
-		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Resource, b.Resource))
-	}) {
-		var verbs []string
-		for _, g := range res.Permissions[gr] {
-			if g.Namespaces == nil && res.Namespaced(gr) {
-				verbs = append(verbs, string(g.Verb))
-			}
+	for _, res := range resolved {
+		if !slices.ContainsFunc(res.Watch, func(w rules.ResolvedWatch) bool { return len(w.Watch.Namespaces) > 0 }) {
+			continue
 		}
-		if len(verbs) > 0 {
-			out = append(out, fmt.Sprintf("warning: rule=%s watches only some namespaces but may %s %s in all namespaces; spec.permissions[].namespaces narrows it",
-				res.Rule.Name, strings.Join(verbs, ", "), gr))
+		for _, gr := range slices.SortedFunc(maps.Keys(res.Permissions), func(a, b schema.GroupResource) int {
+			return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Resource, b.Resource))
+		}) {
+			var verbs []string
+			for _, g := range res.Permissions[gr] {
+				if g.Namespaces == nil && res.Namespaced(gr) {
+					verbs = append(verbs, string(g.Verb))
+				}
+			}
+			if len(verbs) > 0 {
+				out = append(out, fmt.Sprintf("warning: rule=%s watches only some namespaces but may %s %s in all namespaces; spec.permissions[].namespaces narrows it",
+					res.Rule.Name, strings.Join(verbs, ", "), gr))
+			}
 		}
 	}
 	return out

@@ -185,11 +185,15 @@ func TestGenerateLeaseRoles(t *testing.T) {
 	}
 }
 
+// Each rule that watches some namespaces gets its warning; one that
+// watches every namespace gets none.
 func TestWideActions(t *testing.T) {
-	_, resolved := resolve(t, namespacedRule)
-	got := WideActions(resolved[0])
-	if len(got) != 1 || !strings.Contains(got[0], "rule=labeller") || !strings.Contains(got[0], "delete secrets in all namespaces") {
-		t.Errorf("WideActions = %q, want one warning about deleting secrets everywhere", got)
+	wide := strings.NewReplacer("name: labeller", "name: everywhere", "      namespaces: [team-a]\n", "").Replace(namespacedRule)
+	second := strings.Replace(namespacedRule, "name: labeller", "name: second", 1)
+	_, resolved := resolve(t, namespacedRule+"---\n"+wide+"---\n"+second)
+	got := WideActions(resolved...)
+	if len(got) != 2 || !strings.Contains(got[0], "rule=labeller") || !strings.Contains(got[0], "delete secrets in all namespaces") || !strings.Contains(got[1], "rule=second") {
+		t.Errorf("WideActions = %q, want a warning about deleting secrets everywhere for labeller and second", got)
 	}
 }
 

@@ -14,10 +14,8 @@ func rbacCmd(ctx context.Context, o *cmdline.RBACOptions, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	for _, res := range c.Resolved {
-		for _, w := range rbac.WideActions(res) {
-			fmt.Fprintln(stderr, w)
-		}
+	for _, w := range rbac.WideActions(c.Resolved...) {
+		fmt.Fprintln(stderr, w)
 	}
 	var names []string
 	for _, r := range admitting {
