@@ -12,8 +12,6 @@ import (
 	"github.com/kreact/kreact/explain"
 )
 
-// explainCmd is `kreact explain RESOURCE NAME`: it asks a running kreact
-// (kreact run --explain-address) what its rules know of an object.
 func explainCmd(ctx context.Context, o *cmdline.ExplainOptions, stdout, _ io.Writer) error {
 	addr := explain.Address(o.Address, os.Getenv)
 	obj, err := explain.Ask(ctx, addr, o.Resource, o.Namespace, o.Name)

@@ -56,9 +56,8 @@ func helpText(name string) string {
 	return strings.TrimSuffix(string(data), "\n")
 }
 
-// connect connects to the cluster of the flags c with dial (kube.New or
-// kube.Connect), and returns the stack and the namespace of the
-// kubeconfig's context.
+// connect dials (kube.New or kube.Connect) the cluster of c, and returns
+// the stack and the namespace of the kubeconfig's context.
 func connect(ctx context.Context, c *cmdline.ClusterFlags, logger *slog.Logger, dial func(context.Context, *rest.Config, kube.Options) (*kube.Stack, error)) (*kube.Stack, string, error) {
 	cfg, namespace, err := c.Load(userAgent())
 	if err != nil {

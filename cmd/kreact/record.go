@@ -16,9 +16,6 @@ import (
 	"github.com/kreact/kreact/restmapper"
 )
 
-// recordCmd is `kreact record -f RULES RESOURCE [NAME...]`: it runs the
-// rules in dry-run against the chosen objects' live changes and writes
-// what happened as a kreact test case (package record).
 func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o cmdline.RecordOptions
 	if err := cmdline.Parse(commandFlags("record", stdout), args, &o); err != nil {

@@ -115,12 +115,9 @@ func stopped(role isolation.Role, logger *slog.Logger, err error) error {
 	return err
 }
 
-// admissionServer is the webhook server of the rules' admission
-// handlers and what keeps its rules in step with their files, which every
-// replica runs, leader or not; none in the isolated rules' process and
-// with no --admission-bind-address. A certificate file that is missing
-// or does not match its key is invalid input. With --admission-ca-secret
-// the CA comes from, or goes to, that Secret.
+// admissionServer is the rules' admission webhook server and what keeps
+// its rules in step with their files, which every replica runs; none in
+// the isolated rules' process and with no --admission-bind-address.
 func admissionServer(o *cmdline.RunOptions, isolatedChild bool, stack *kube.Stack, rec *metrics.Recorder, files engine.RuleFiles, reload engine.ReloadOptions, logger *slog.Logger) (*admission.Server, []lifecycle.Runnable, error) {
 	a, opts := &o.Admission, o.AdmissionConfig
 	if isolatedChild || a.Addr == "" {
@@ -158,11 +155,9 @@ func readRules(ctx context.Context, paths []string, logger *slog.Logger, child i
 }
 
 // ruleSet is what runs only while this replica leads: the engine, the
-// rule set (loaded into this process's side of eng, reloaded when its
-// files change, a refused reload counted, and counted for readiness with
-// loaded, with the rules the isolated rules' process runs) and iso; and
-// with --leader-elect the standby, which fills the caches while the
-// replica waits for the lease, so that taking over costs no initial list.
+// rule set (this process's side of it, counted for readiness with loaded)
+// and iso; and with --leader-elect the standby, which fills the caches so
+// that taking over the lease costs no initial list.
 func ruleSet(o *cmdline.RunOptions, files engine.RuleFiles, reload engine.ReloadOptions, iso *isolation.Isolation, eng *engine.Engine, stack *kube.Stack, rec *metrics.Recorder, loaded func(int), logger *slog.Logger) (lifecycle.Group, []lifecycle.Runnable) {
 	reload.Reloaded = func(err error) {
 		if err != nil {

@@ -75,11 +75,9 @@ func validateCmd(ctx context.Context, o *cmdline.ValidateOptions, stdout, stderr
 	return nil
 }
 
-// checkedRules checks the rule files of r as kreact validate does,
-// for the commands that print what rules need (rbac, webhooks): a rule
-// that validate refuses is refused here, with every error listed as
-// validate lists it (its warnings refuse nothing). It returns the rules
-// with admission handlers too (admission.RulesOf).
+// checkedRules checks the rule files of r for rbac and webhooks: what
+// validate refuses is refused, with every error (its warnings refuse
+// nothing). It returns the rules with admission handlers too.
 func checkedRules(ctx context.Context, r *cmdline.InputFlags) (*validate.Result, []admission.Rule, error) {
 	ruleFiles, mapper, _, err := inputs(ctx, r)
 	if err != nil {
