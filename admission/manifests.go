@@ -11,7 +11,7 @@ import (
 // RulesOf returns the rules of resolved whose scripts declare admission
 // handlers, with them, in the order of resolved. Each script is compiled
 // again (package validate keeps no program); one that does not compile
-// is an error.
+// is an error, rules.Compile's diag.ErrorList.
 func RulesOf(resolved []*rules.Resolved) ([]Rule, error) {
 	var rs []Rule
 	for _, res := range resolved {

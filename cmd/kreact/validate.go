@@ -84,15 +84,12 @@ func checkedRules(ctx context.Context, r *cmdline.InputFlags) (*validate.Result,
 		return nil, nil, err
 	}
 	c, err := validate.Check(ctx, ruleFiles, mapper)
-	if err != nil {
-		return nil, nil, err
+	if err == nil {
+		err = c.Problems.Errors().Err()
 	}
-	if err := c.Problems.Errors().Err(); err != nil {
+	if err != nil {
 		return nil, nil, err
 	}
 	admitting, err := admission.RulesOf(c.Resolved)
-	if err != nil {
-		return nil, nil, &cmdline.InvalidError{Err: err}
-	}
-	return c, admitting, nil
+	return c, admitting, err
 }
