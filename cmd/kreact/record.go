@@ -26,11 +26,8 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	files, err := engine.ReadRules(ctx, "record: loading rules", o.Files)
-	if err != nil {
-		return err
-	}
 	// kreact test refuses a rule file with errors: so does its recording.
-	if err := cmp.Or(files.Err, files.NoRules(o.Files)); err != nil {
+	if err = cmp.Or(err, files.Err, files.NoRules(o.Files)); err != nil {
 		return err
 	}
 	rulePaths, crdPaths, err := record.CasePaths(o.Output, o.Files, o.CRDs)

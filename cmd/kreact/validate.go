@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
 	"github.com/kreact/kreact/lifecycle"
+	"github.com/kreact/kreact/rbac"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/validate"
 )
@@ -53,10 +55,7 @@ func validateCmd(ctx context.Context, o *cmdline.ValidateOptions, stdout, stderr
 		r, err := validate.Check(ctx, files, mapper)
 		return checked{r, err}
 	})
-	if err == nil {
-		err = c.err
-	}
-	if err != nil {
+	if err = cmp.Or(err, c.err); err != nil {
 		return err
 	}
 	if cfg != nil {
@@ -92,4 +91,42 @@ func checkedRules(ctx context.Context, r *cmdline.InputFlags) (*validate.Result,
 	}
 	admitting, err := admission.RulesOf(c.Resolved)
 	return c, admitting, err
+}
+
+func rbacCmd(ctx context.Context, o *cmdline.RBACOptions, stdout, stderr io.Writer) error {
+	c, admitting, err := checkedRules(ctx, &o.InputFlags)
+	if err != nil {
+		return err
+	}
+	for _, w := range rbac.WideActions(c.Resolved...) {
+		fmt.Fprintln(stderr, w)
+	}
+	var names []string
+	for _, r := range admitting {
+		names = append(names, r.Resolved.Rule.Name)
+	}
+	out, err := rbac.Generate(c.Rules, c.Resolved, rbac.Options{Name: o.Name, Namespace: o.Namespace, LeaderElect: o.LeaderElect, Shards: o.Shards,
+		OmitNamespace: !o.CreateNamespace, Admission: names, AdmissionCASecret: o.CASecret})
+	if err != nil {
+		return err
+	}
+	_, err = stdout.Write(out)
+	return err
+}
+
+func webhooksCmd(ctx context.Context, o *cmdline.WebhooksOptions, stdout, stderr io.Writer) error {
+	_, rs, err := checkedRules(ctx, &o.InputFlags)
+	if err != nil {
+		return err
+	}
+	if len(rs) == 0 {
+		fmt.Fprintln(stderr, "kreact webhooks: no rule declares onValidate or onMutate: there is nothing to print")
+		return nil
+	}
+	out, err := admission.ConfigurationsYAML(rs, o.Config)
+	if err != nil {
+		return err
+	}
+	_, err = stdout.Write(out)
+	return err
 }
