@@ -1,9 +1,12 @@
 package isolation
 
 import (
+	"errors"
 	"io"
 	"os"
 	"os/exec"
+
+	"github.com/kreact/kreact/engine"
 )
 
 // ReplicaEnv names, in the environment of the isolated rules' process, the
@@ -41,6 +44,15 @@ func (r Role) Loaded(ready func(int)) func(int) {
 		return ready
 	}
 	return func(n int) { ready(n); r.Reporter.Loaded(n) }
+}
+
+// Ended returns err, with which kreact run ends; the child reports an
+// engine.NoRulesError (none of its rules can run) to its parent first.
+func (r Role) Ended(err error) error {
+	if errors.As(err, new(*engine.NoRulesError)) {
+		r.Reporter.Invalid(err)
+	}
+	return err
 }
 
 // Command returns the kreact run of the isolated rules (Options.Command):

@@ -101,18 +101,14 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return stopped(child, logger, append(rep.Layers, always, leading).Start(ctx))
 }
 
-// stopped is kreact run's end once its components stopped with err; the
-// isolated rules' process tells its parent why none of its rules can run.
+// stopped is kreact run's end once its components stopped with err.
 func stopped(role isolation.Role, logger *slog.Logger, err error) error {
 	if errors.Is(err, leader.ErrLostLease) {
 		logger.Error("lost the leader lease; exiting so that only the new leader acts")
 		return err
 	}
 	logger.Info("stopped")
-	if errors.As(err, new(*engine.NoRulesError)) {
-		role.Reporter.Invalid(err)
-	}
-	return err
+	return role.Ended(err)
 }
 
 // admissionServer is the rules' admission webhook server and what keeps
@@ -143,12 +139,8 @@ func admissionServer(o *cmdline.RunOptions, isolatedChild bool, stack *kube.Stac
 // skipped: the other rules run; with none left, kreact run exits 3.
 func readRules(ctx context.Context, paths []string, logger *slog.Logger, child isolation.Role) (engine.RuleFiles, error) {
 	files, err := engine.ReadRules(ctx, "run: loading rules", paths)
-	if err != nil {
-		return files, err
-	}
-	if err := files.NoRules(paths); err != nil {
-		child.Reporter.Invalid(err)
-		return files, err
+	if err = cmp.Or(err, files.NoRules(paths)); err != nil {
+		return files, child.Ended(err)
 	}
 	diag.Log(logger, "rule files with errors are not running", files.Err)
 	return files, nil
