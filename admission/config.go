@@ -129,35 +129,12 @@ func Configurations(rs []Rule, opts Options) (*admregv1.ValidatingWebhookConfigu
 			hook := webhook(r, i, w, excluded)
 			if r.Handlers.Validate {
 				if ops := operations(res.Rule, false); len(ops) > 0 {
-					v.Webhooks = append(v.Webhooks, admregv1.ValidatingWebhook{
-						Name:                    hook.name,
-						ClientConfig:            clientConfig(opts, ValidatePath+res.Rule.Name),
-						Rules:                   hook.rules(ops),
-						FailurePolicy:           hook.failurePolicy,
-						MatchPolicy:             new(admregv1.Equivalent),
-						NamespaceSelector:       hook.namespaces,
-						ObjectSelector:          hook.objects,
-						SideEffects:             new(admregv1.SideEffectClassNone),
-						TimeoutSeconds:          hook.timeout,
-						AdmissionReviewVersions: []string{"v1"},
-					})
+					v.Webhooks = append(v.Webhooks, hook.validating(clientConfig(opts, ValidatePath+res.Rule.Name), ops))
 				}
 			}
 			if r.Handlers.Mutate {
 				if ops := operations(res.Rule, true); len(ops) > 0 {
-					m.Webhooks = append(m.Webhooks, admregv1.MutatingWebhook{
-						Name:                    hook.name,
-						ClientConfig:            clientConfig(opts, MutatePath+res.Rule.Name),
-						Rules:                   hook.rules(ops),
-						FailurePolicy:           hook.failurePolicy,
-						MatchPolicy:             new(admregv1.Equivalent),
-						NamespaceSelector:       hook.namespaces,
-						ObjectSelector:          hook.objects,
-						SideEffects:             new(admregv1.SideEffectClassNone),
-						TimeoutSeconds:          hook.timeout,
-						AdmissionReviewVersions: []string{"v1"},
-						ReinvocationPolicy:      new(admregv1.NeverReinvocationPolicy),
-					})
+					m.Webhooks = append(m.Webhooks, mutating(hook.validating(clientConfig(opts, MutatePath+res.Rule.Name), ops)))
 				}
 			}
 		}
@@ -177,6 +154,34 @@ type hook struct {
 	namespaces    *metav1.LabelSelector
 	objects       *metav1.LabelSelector
 	timeout       *int32
+}
+
+// validating is the webhook of h that sends ops to cc. The mutating one
+// has the same fields (mutating).
+func (h hook) validating(cc admregv1.WebhookClientConfig, ops []admregv1.OperationType) admregv1.ValidatingWebhook {
+	return admregv1.ValidatingWebhook{
+		Name:                    h.name,
+		ClientConfig:            cc,
+		Rules:                   h.rules(ops),
+		FailurePolicy:           h.failurePolicy,
+		MatchPolicy:             new(admregv1.Equivalent),
+		NamespaceSelector:       h.namespaces,
+		ObjectSelector:          h.objects,
+		SideEffects:             new(admregv1.SideEffectClassNone),
+		TimeoutSeconds:          h.timeout,
+		AdmissionReviewVersions: []string{"v1"},
+	}
+}
+
+// mutating is the mutating webhook with the fields of w, which the API
+// server never calls again after another webhook's change.
+func mutating(w admregv1.ValidatingWebhook) admregv1.MutatingWebhook {
+	return admregv1.MutatingWebhook{
+		Name: w.Name, ClientConfig: w.ClientConfig, Rules: w.Rules, FailurePolicy: w.FailurePolicy, MatchPolicy: w.MatchPolicy,
+		NamespaceSelector: w.NamespaceSelector, ObjectSelector: w.ObjectSelector, SideEffects: w.SideEffects,
+		TimeoutSeconds: w.TimeoutSeconds, AdmissionReviewVersions: w.AdmissionReviewVersions, MatchConditions: w.MatchConditions,
+		ReinvocationPolicy: new(admregv1.NeverReinvocationPolicy),
+	}
 }
 
 func (h hook) rules(ops []admregv1.OperationType) []admregv1.RuleWithOperations {

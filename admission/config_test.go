@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"flag"
 	"os"
+	"reflect"
 	"slices"
 	"testing"
+
+	admregv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
@@ -91,5 +95,23 @@ func TestCheckVerbs(t *testing.T) {
 	want := "testdata/rules.yaml:7:17: spec.watch[0]: namespaces cannot be created, updated or deleted (its verbs: get, list), so there is nothing to admit"
 	if got != want {
 		t.Errorf("Check = %s\nwant %s", got, want)
+	}
+}
+
+// A mutating webhook has every field of the validating one it is made
+// from, and is never reinvoked.
+func TestMutatingHasTheValidatingFields(t *testing.T) {
+	v := hook{name: "r.kreact.dev", group: "apps", version: "v1", resource: "deployments", scope: admregv1.NamespacedScope,
+		failurePolicy: new(admregv1.Fail), namespaces: &metav1.LabelSelector{}, objects: &metav1.LabelSelector{}, timeout: new(int32(5)),
+	}.validating(admregv1.WebhookClientConfig{URL: new("https://127.0.0.1:8443/mutate/r")}, []admregv1.OperationType{admregv1.Create})
+	v.MatchConditions = []admregv1.MatchCondition{{Name: "c", Expression: "true"}}
+	m := reflect.ValueOf(mutating(v))
+	for i, f := range reflect.VisibleFields(reflect.TypeOf(v)) {
+		if got, want := m.FieldByName(f.Name), reflect.ValueOf(v).Field(i); !reflect.DeepEqual(got.Interface(), want.Interface()) {
+			t.Errorf("%s = %v, want %v", f.Name, got, want)
+		}
+	}
+	if p := m.FieldByName("ReinvocationPolicy").Interface().(*admregv1.ReinvocationPolicyType); p == nil || *p != admregv1.NeverReinvocationPolicy {
+		t.Errorf("ReinvocationPolicy = %v, want Never", p)
 	}
 }
