@@ -39,6 +39,9 @@ type Options struct {
 	// {"ShardedListAndWatch": true}. Nil or empty passes no flag: the
 	// server's defaults.
 	FeatureGates map[string]bool
+	// AdmissionPlugins are enabled in kube-apiserver on top of its
+	// default ones, e.g. OwnerReferencesPermissionEnforcement.
+	AdmissionPlugins []string
 }
 
 // Cluster is a running control plane. Its methods are safe to call from one
@@ -123,6 +126,9 @@ func Start(opts Options) (c *Cluster, err error) {
 	}
 	if gates := featureGatesFlag(opts.FeatureGates); gates != "" {
 		extra = append(extra, "--feature-gates="+gates)
+	}
+	if len(opts.AdmissionPlugins) > 0 {
+		extra = append(extra, "--enable-admission-plugins="+strings.Join(opts.AdmissionPlugins, ","))
 	}
 	c.apiserver = &process{
 		name:    "kube-apiserver",
