@@ -7,7 +7,9 @@
 // the verbs of spec.permissions in the namespaces they apply in (apply
 // needs create and patch, condition get and patch on RESOURCE/status),
 // events, the subresources a script names in its
-// patch or apply calls (for the resources of that verb), and
+// patch or apply calls (for the resources of that verb), update on the
+// finalizers of what a rule reads when its script sets owner references
+// (for OwnerReferencesPermissionEnforcement), and
 // what kreact itself needs (discovery's CRD and APIService informers, the
 // Leases of --leader-elect or --shards, and for rules with admission
 // handlers the webhook configurations it applies and the Secret of its

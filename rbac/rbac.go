@@ -189,6 +189,23 @@ func enclosingCall(script string, calls [][]int, at int) (actions.Verb, bool) {
 	return "", false
 }
 
+// A script that sets options.owner (kreact.create, kreact.apply) asks for
+// an owner reference with blockOwnerDeletion, which the API server's
+// OwnerReferencesPermissionEnforcement admission plugin (off by default,
+// on in OpenShift and in many hardened clusters) allows only to whom may
+// update the owner's finalizers subresource. The owner is an object the
+// rule read (the script refuses one without a uid), so a rule whose
+// script may set owner gets update on RESOURCE/finalizers of every
+// resource it watches or reads, where it reads it. The test is textual,
+// like the subresources': owner as a key of an object literal ({owner:
+// obj}, {owner}) or assigned as a property (opts.owner = obj), a comment
+// too; reading a field named owner (labels.owner, kreact.owner(obj)) is
+// not.
+var ownerOption = regexp.MustCompile(`[{,]\s*owner\s*[:,}]|\.owner\s*=[^=]|\[\s*["'\x60]owner["'\x60]\s*\]\s*=[^=]`)
+
+// setsOwner reports whether a script may set options.owner.
+func setsOwner(script string) bool { return ownerOption.MatchString(script) }
+
 var (
 	eventsGR      = schema.GroupResource{Resource: "events"}
 	crdsGR        = schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
@@ -227,6 +244,7 @@ func rbacFor(rs []*rules.Resolved) (cluster grants, namespaced map[string]grants
 	readVerbs := []string{"get", "list", "watch"}
 	for i, r := range rs {
 		who := "rule " + r.Rule.Name
+		owns := setsOwner(r.Rule.Script)
 		for _, inf := range plans[i] {
 			gr, what := inf.Key.GVR.GroupResource(), "read"
 			if inf.Handled {
@@ -238,13 +256,16 @@ func rbacFor(rs []*rules.Resolved) (cluster grants, namespaced map[string]grants
 				// of the objects it watches.
 				what, verbs = "watch, finalizer", []string{"get", "list", "watch", "patch"}
 			}
+			where := cluster
 			if ns := inf.Key.Namespace; !allNamespaces[gr] {
 				if namespaced[ns] == nil {
 					namespaced[ns] = grants{}
 				}
-				namespaced[ns].add(gr, who, what, verbs...)
-			} else {
-				cluster.add(gr, who, what, verbs...)
+				where = namespaced[ns]
+			}
+			where.add(gr, who, what, verbs...)
+			if owns {
+				where.add(schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/finalizers"}, who, "owner references", "update")
 			}
 			if inf.Handled && r.Rule.RecordEvents {
 				// spec.recordEvents: kreact records Events about the

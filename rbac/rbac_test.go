@@ -251,3 +251,48 @@ spec:
 		t.Errorf("a grant on deployments itself:\n%s", out)
 	}
 }
+
+func TestSetsOwner(t *testing.T) {
+	for _, c := range []struct {
+		script string
+		want   bool
+	}{
+		{`kreact.create(child, {owner: obj})`, true},
+		{`const owner = obj; kreact.apply(child, {subresource: "status", owner})`, true},
+		{`opts.owner = obj`, true},
+		{`opts["owner"] = obj`, true},
+		{`const o = kreact.owner(obj); kreact.owner (o)`, false},
+		{`if (!req.object?.metadata.labels?.owner) return "needs an owner label"`, false},
+		{`if (obj.metadata.labels.owner === "a") return`, false},
+		{`kreact.patch(obj, {spec: {owners: 1}})`, false},
+	} {
+		if got := setsOwner(c.script); got != c.want {
+			t.Errorf("setsOwner(%q) = %v, want %v", c.script, got, c.want)
+		}
+	}
+}
+
+// A rule whose script sets owner references may update the finalizers of
+// what it reads, where it reads it (OwnerReferencesPermissionEnforcement
+// checks that for blockOwnerDeletion); a rule that does not, may not.
+func TestGenerateOwnerGrantsFinalizers(t *testing.T) {
+	owning := strings.Replace(namespacedRule, "  script: |\n", "  script: |\n    // kreact.create(child, {owner: obj})\n", 1)
+	for _, tt := range []struct {
+		rule string
+		want bool
+	}{{namespacedRule, false}, {owning, true}} {
+		rs, resolved := resolve(t, tt.rule)
+		out, err := Generate(rs, resolved, Options{Name: "kreact", Namespace: "kreact-system"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs := documents(out)
+		cluster, role := docs[2], docs[4]
+		if got := strings.Contains(role, "resources: [configmaps/finalizers]\n    verbs: [update]"); got != tt.want {
+			t.Errorf("owner %v: the Role grants update on configmaps/finalizers: %v\n%s", tt.want, got, role)
+		}
+		if strings.Contains(cluster, "finalizers") {
+			t.Errorf("finalizers granted cluster-wide although the rule watches team-a only:\n%s", cluster)
+		}
+	}
+}

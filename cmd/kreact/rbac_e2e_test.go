@@ -361,3 +361,74 @@ func TestRBACIsSufficientForAdmission(t *testing.T) {
 		t.Errorf("the generated RBAC is not sufficient: kreact got 403s:\n%s", logs)
 	}
 }
+
+// TestRBACIsSufficientForOwnerReferences runs, as the ServiceAccount that
+// `kreact rbac` prints, a rule that creates a ConfigMap owned by the one
+// it watches, on a server with OwnerReferencesPermissionEnforcement (see
+// TestMain): the owner reference's blockOwnerDeletion needs update on the
+// owner's finalizers, which the generated Role grants.
+func TestRBACIsSufficientForOwnerReferences(t *testing.T) {
+	ctx := t.Context()
+	const ns, sa, watched = "kreact-owner-e2e", "kreact-owner", "owner-e2e-watched"
+	createNamespace(t, watched)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "child.yaml"), `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: child
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [`+watched+`]
+  events: [add]
+  permissions:
+    - resources: [configmaps]
+      verbs: [create]
+  script: |
+    function onAdd(obj) {
+      if (obj.metadata.name !== "parent") return;
+      kreact.create({apiVersion: "v1", kind: "ConfigMap",
+        metadata: {name: "child", namespace: obj.metadata.namespace}, data: {from: "parent"}}, {owner: obj});
+    }
+`)
+	code, manifests, stderr := run(t, "rbac", "-f", dir, "--name", sa, "--namespace", ns)
+	if code != exitOK {
+		t.Fatalf("kreact rbac: %s", transcript(code, manifests, stderr))
+	}
+	if !strings.Contains(manifests, "resources: [configmaps/finalizers]") {
+		t.Fatalf("kreact rbac grants no update on configmaps/finalizers:\n%s", manifests)
+	}
+	applyManifests(t, manifests)
+	saConfig := serviceAccountConfig(t, ns, sa)
+	saClient := dynamic.NewForConfigOrDie(saConfig)
+	testcluster.Eventually(t, "the ServiceAccount to be allowed to list configmaps in "+watched, func() bool {
+		_, err := saClient.Resource(configMapsGVR).Namespace(watched).List(ctx, metav1.ListOptions{Limit: 1})
+		return err == nil
+	})
+	c := startCLI(t, "run", "-f", dir, "--kubeconfig", writeKubeconfig(t, saConfig))
+	testcluster.Eventually(t, "kreact to sync its caches as the ServiceAccount", func() bool {
+		return strings.Contains(c.stderr.String(), "caches synced")
+	})
+
+	configMaps := dynamicClient(t).Resource(configMapsGVR).Namespace(watched)
+	parent := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "parent", "namespace": watched}}}
+	created, err := configMaps.Create(ctx, parent, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, "the rule to create the child owned by its parent", func() bool {
+		child, err := configMaps.Get(ctx, "child", metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		refs := child.GetOwnerReferences()
+		return len(refs) == 1 && refs[0].UID == created.GetUID() && refs[0].BlockOwnerDeletion != nil && *refs[0].BlockOwnerDeletion
+	})
+	if code := c.stop(); code != exitOK {
+		t.Errorf("kreact run exited %d", code)
+	}
+	if logs := c.stderr.String(); strings.Contains(strings.ToLower(logs), "forbidden") {
+		t.Errorf("the generated RBAC is not sufficient: kreact got 403s:\n%s", logs)
+	}
+}
