@@ -116,6 +116,19 @@ func resolve(t *testing.T, yaml string) ([]*rules.Rule, []*rules.Resolved) {
 // documents splits YAML output into its documents.
 func documents(out []byte) []string { return strings.Split(string(out), "---\n") }
 
+// clusterRoleAndRole returns the ClusterRole and the Role of the RBAC of
+// rule, a rule that watches one namespace.
+func clusterRoleAndRole(t *testing.T, rule string) (cluster, role string) {
+	t.Helper()
+	rs, resolved := resolve(t, rule)
+	out, err := Generate(rs, resolved, Options{Name: "kreact", Namespace: "kreact-system"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := documents(out)
+	return docs[2], docs[4]
+}
+
 func TestGenerateNamespacedRule(t *testing.T) {
 	rs, resolved := resolve(t, namespacedRule)
 	out, err := Generate(rs, resolved, Options{Name: "kreact", Namespace: "kreact-system"})
@@ -205,13 +218,7 @@ func TestGenerateRecordEvents(t *testing.T) {
 		rule string
 		want bool
 	}{{namespacedRule, false}, {rule, true}} {
-		rs, resolved := resolve(t, tt.rule)
-		out, err := Generate(rs, resolved, Options{Name: "kreact", Namespace: "kreact-system"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		docs := documents(out)
-		cluster, role := docs[2], docs[4]
+		cluster, role := clusterRoleAndRole(t, tt.rule)
 		if got := strings.Contains(role, "resources: [events]"); got != tt.want {
 			t.Errorf("recordEvents %v: the Role grants events: %v\n%s", tt.want, got, role)
 		}
@@ -281,13 +288,7 @@ func TestGenerateOwnerGrantsFinalizers(t *testing.T) {
 		rule string
 		want bool
 	}{{namespacedRule, false}, {owning, true}} {
-		rs, resolved := resolve(t, tt.rule)
-		out, err := Generate(rs, resolved, Options{Name: "kreact", Namespace: "kreact-system"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		docs := documents(out)
-		cluster, role := docs[2], docs[4]
+		cluster, role := clusterRoleAndRole(t, tt.rule)
 		if got := strings.Contains(role, "resources: [configmaps/finalizers]\n    verbs: [update]"); got != tt.want {
 			t.Errorf("owner %v: the Role grants update on configmaps/finalizers: %v\n%s", tt.want, got, role)
 		}
