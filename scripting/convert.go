@@ -34,7 +34,6 @@ const (
 // patch is converted only to be encoded, at every kreact.patch, and its
 // maps cost more than the rest of the conversion.
 type converter struct {
-	e *env
 	// path is where the walk is, for error messages.
 	path []pathStep
 	// parents are the objects being walked, to report cycles.
@@ -71,7 +70,7 @@ func (e *env) encodeJSON(v goja.Value, root string) ([]byte, error) {
 }
 
 func (e *env) convert(v goja.Value, root string, enc bool) (any, []byte, error) {
-	c := converter{e: e, path: e.pathBuf[:0], parents: e.parentBuf[:0], enc: enc, buf: e.jsonBuf[:0], keys: e.keyBuf[:0]}
+	c := converter{path: e.pathBuf[:0], parents: e.parentBuf[:0], enc: enc, buf: e.jsonBuf[:0], keys: e.keyBuf[:0]}
 	if prefix, ok := strings.CutSuffix(root, "."); ok {
 		c.path = append(c.path, keyStep(prefix))
 		root = prefix
