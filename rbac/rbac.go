@@ -55,15 +55,12 @@ func Generate(rs []*rules.Rule, resolved []*rules.Resolved, opts Options) ([]byt
 		}
 	}
 	if len(opts.Admission) > 0 && opts.AdmissionCASecret != "" {
-		if namespaced[opts.Namespace] == nil {
-			namespaced[opts.Namespace] = grants{}
-		}
-		namespaced[opts.Namespace].add(secretsGR, "kreact", "admission CA secret "+opts.AdmissionCASecret, "get", "create")
+		in(namespaced, opts.Namespace).add(secretsGR, "kreact", "admission CA secret "+opts.AdmissionCASecret, "get", "create")
 	}
 	if opts.LeaderElect || opts.Shards {
-		if namespaced[opts.Namespace] == nil {
-			namespaced[opts.Namespace] = grants{}
-		}
+		// render writes the Lease roles as it walks the namespaces:
+		// opts.Namespace must be among them.
+		in(namespaced, opts.Namespace)
 	}
 	return render(opts, rs, cluster, namespaced)
 }
@@ -82,6 +79,14 @@ type grant struct {
 
 // grants is a set of grants keyed by resource.
 type grants map[schema.GroupResource]*grant
+
+// in returns the grants of namespace ns, made empty if there were none.
+func in(namespaced map[string]grants, ns string) grants {
+	if namespaced[ns] == nil {
+		namespaced[ns] = grants{}
+	}
+	return namespaced[ns]
+}
 
 func (g grants) add(gr schema.GroupResource, who, what string, verbs ...string) {
 	x, ok := g[gr]
@@ -258,10 +263,7 @@ func rbacFor(rs []*rules.Resolved) (cluster grants, namespaced map[string]grants
 			}
 			where := cluster
 			if ns := inf.Key.Namespace; !allNamespaces[gr] {
-				if namespaced[ns] == nil {
-					namespaced[ns] = grants{}
-				}
-				where = namespaced[ns]
+				where = in(namespaced, ns)
 			}
 			where.add(gr, who, what, verbs...)
 			if owns {
@@ -271,10 +273,7 @@ func rbacFor(rs []*rules.Resolved) (cluster grants, namespaced map[string]grants
 				// spec.recordEvents: kreact records Events about the
 				// objects the rule watches, in their namespace.
 				if ns := inf.Key.Namespace; ns != "" {
-					if namespaced[ns] == nil {
-						namespaced[ns] = grants{}
-					}
-					namespaced[ns].add(eventsGR, who, "recordEvents", "create")
+					in(namespaced, ns).add(eventsGR, who, "recordEvents", "create")
 				} else {
 					cluster.add(eventsGR, who, "recordEvents", "create")
 				}
@@ -293,10 +292,7 @@ func rbacFor(rs []*rules.Resolved) (cluster grants, namespaced map[string]grants
 						return
 					}
 					for _, ns := range g.Namespaces {
-						if namespaced[ns] == nil {
-							namespaced[ns] = grants{}
-						}
-						namespaced[ns].add(gr, who, what, verbs...)
+						in(namespaced, ns).add(gr, who, what, verbs...)
 					}
 				}
 				v := g.Verb
