@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,27 +45,12 @@ func compact(u *unstructured.Unstructured) *compactObject {
 	bp := encodeBuffers.Get().(*[]byte)
 	e := encoder{buf: (*bp)[:0]}
 	e.value(u.Object, 0, false)
-	o := &compactObject{data: string(e.buf)}
+	o := e.finish()
 	if cap(e.buf) <= maxPooledBuffer {
 		*bp = e.buf
 		encodeBuffers.Put(bp)
 	}
-	for i, s := range e.meta {
-		if s.end > s.start {
-			v := o.data[s.start:s.end]
-			switch i {
-			case metaNamespace:
-				o.namespace = v
-			case metaName:
-				o.name = v
-			case metaUID:
-				o.uid = v
-			case metaResourceVersion:
-				o.resourceVersion = v
-			}
-		}
-	}
-	return o
+	return &o
 }
 
 // encodeBuffers keeps the buffers objects are encoded in: an object is
@@ -90,6 +76,64 @@ type encoder struct {
 	meta [numMeta]span
 }
 
+// finish returns the object encoded in e.buf, copied out of it.
+func (e *encoder) finish() compactObject {
+	o := compactObject{data: string(e.buf)}
+	for i, s := range e.meta {
+		if s.end > s.start {
+			v := o.data[s.start:s.end]
+			switch i {
+			case metaNamespace:
+				o.namespace = v
+			case metaName:
+				o.name = v
+			case metaUID:
+				o.uid = v
+			case metaResourceVersion:
+				o.resourceVersion = v
+			}
+		}
+	}
+	return o
+}
+
+// open starts a map or list whose count is not known yet (the
+// transcoder's): it appends tag and one byte for the count, and returns
+// where that byte is.
+func (e *encoder) open(tag byte) int {
+	e.buf = append(e.buf, tag, 0)
+	return len(e.buf) - 1
+}
+
+// close writes the count n of the map or list opened at p, making room
+// when n needs more than the one byte open kept.
+func (e *encoder) close(p, n int) {
+	if n < 0x80 {
+		e.buf[p] = byte(n)
+		return
+	}
+	var v [binary.MaxVarintLen64]byte
+	k := binary.PutUvarint(v[:], uint64(n))
+	e.buf = slices.Insert(e.buf, p+1, v[1:k]...)
+	copy(e.buf[p:], v[:k])
+	for i := range e.meta {
+		if e.meta[i].start > p {
+			e.meta[i].start += k - 1
+			e.meta[i].end += k - 1
+		}
+	}
+}
+
+func (e *encoder) int(n int64) {
+	e.buf = append(e.buf, 'i')
+	e.buf = binary.AppendVarint(e.buf, n)
+}
+
+func (e *encoder) float(f float64) {
+	e.buf = append(e.buf, 'd')
+	e.buf = binary.LittleEndian.AppendUint64(e.buf, math.Float64bits(f))
+}
+
 // value appends x. depth is 0 for the object, 1 for its top-level
 // values; inMetadata is set for the values of the metadata map, whose
 // identity strings are recorded.
@@ -104,15 +148,13 @@ func (e *encoder) value(x any, depth int, inMetadata bool) {
 			e.buf = append(e.buf, 'f')
 		}
 	case int64:
-		e.buf = append(e.buf, 'i')
-		e.buf = binary.AppendVarint(e.buf, x)
+		e.int(x)
 	case int:
 		e.value(int64(x), depth, false)
 	case int32:
 		e.value(int64(x), depth, false)
 	case float64:
-		e.buf = append(e.buf, 'd')
-		e.buf = binary.LittleEndian.AppendUint64(e.buf, math.Float64bits(x))
+		e.float(x)
 	case string:
 		e.buf = append(e.buf, 's')
 		e.str(x)
@@ -145,6 +187,11 @@ func (e *encoder) value(x any, depth int, inMetadata bool) {
 }
 
 func (e *encoder) str(s string) {
+	e.buf = binary.AppendUvarint(e.buf, uint64(len(s)))
+	e.buf = append(e.buf, s...)
+}
+
+func (e *encoder) strBytes(s []byte) {
 	e.buf = binary.AppendUvarint(e.buf, uint64(len(s)))
 	e.buf = append(e.buf, s...)
 }

@@ -48,8 +48,9 @@ type e2e struct {
 }
 
 // startE2E runs a discovery cache and a Manager whose informers use cfg
-// (the admin config when nil), wrapped by wrap if given, until the test
-// ends.
+// (the admin config when nil) until the test ends. They list and watch
+// as kreact's do (Options.REST, made by RESTClient), unless wrap is
+// given: then through the dynamic client, wrapped by wrap.
 func startE2E(t *testing.T, cfg *rest.Config, opts Options, wrap ...func(dynamic.Interface) dynamic.Interface) *e2e {
 	t.Helper()
 	if cfg == nil {
@@ -82,6 +83,13 @@ func startE2E(t *testing.T, cfg *rest.Config, opts Options, wrap ...func(dynamic
 	var client dynamic.Interface = dynamic.NewForConfigOrDie(cfg)
 	for _, w := range wrap {
 		client = w(client)
+	}
+	if len(wrap) == 0 && opts.REST == nil {
+		rc, err := RESTClient(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.REST = rc
 	}
 	m := New(client, disc, opts)
 	runManager(t, m)

@@ -462,7 +462,8 @@ func (e *entry) start(ctx context.Context, res apiresource.Resource, spec shardS
 	}
 	transient := func(err error) { inst.watchError(ictx, nil, err) }
 	var lw cache.ListerWatcher
-	if inst.fields.MetadataOnly() && e.m.opts.Metadata != nil {
+	switch {
+	case inst.fields.MetadataOnly() && e.m.opts.Metadata != nil:
 		toObject, shapeObject := fromMetadata(res), shape(inst.fields)
 		lw = resume.New(e.m.opts.Metadata.Resource(key.GVR).Namespace(key.Namespace),
 			func(l *metav1.PartialObjectMetadataList) *[]metav1.PartialObjectMetadata { return &l.Items },
@@ -470,7 +471,14 @@ func (e *entry) start(ctx context.Context, res apiresource.Resource, spec shardS
 				Tweak: tweak, Transient: transient, Keep: keepAs[*metav1.PartialObjectMetadata](keep),
 				Shape: func(p *metav1.PartialObjectMetadata) resume.Object { return shapeObject(toObject(p)) },
 			})
-	} else {
+	case e.m.opts.REST != nil:
+		lw = resume.New(restResource{e.m.opts.REST, key.GVR, key.Namespace},
+			func(l *compactList) *[]compactObject { return &l.Items },
+			resume.Options[*compactObject]{
+				Tweak: tweak, Transient: transient, Keep: keepAs[*compactObject](keep),
+				Shape: project(inst.fields), Bookmark: bookmark,
+			})
+	default:
 		lw = resume.New(e.m.client.Resource(key.GVR).Namespace(key.Namespace),
 			func(l *unstructured.UnstructuredList) *[]unstructured.Unstructured { return &l.Items },
 			resume.Options[*unstructured.Unstructured]{

@@ -49,6 +49,24 @@ func shape(fields projection.Fields) func(*unstructured.Unstructured) resume.Obj
 	}
 }
 
+// project returns the resume.Options.Shape of an informer that receives
+// objects transcoded (stripped and compact): nil for whole objects, and
+// for fields, the object decoded, cut down and compacted again.
+func project(fields projection.Fields) func(*compactObject) resume.Object {
+	if fields.Whole() {
+		return nil
+	}
+	cut := shape(fields)
+	return func(o *compactObject) resume.Object { return cut(o.decode()) }
+}
+
+// bookmark is the bookmark a relist ends with (resume.Options.Bookmark):
+// the object a watch bookmark is, with only its resourceVersion.
+func bookmark(resourceVersion string) resume.Object {
+	return compact(&unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"resourceVersion": resourceVersion}}})
+}
+
 // fromMetadata returns the conversion of the metadata the server sends
 // for an object of res (metadata-only lists and watches) to the object a
 // handler expects: apiVersion and kind of res, and the metadata.

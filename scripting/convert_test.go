@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/dop251/goja"
+
+	"github.com/kreact/kreact/internal/testjson"
 )
 
 // marshalJSONMatches checks that marshalJSON writes what json.Marshal
@@ -50,58 +51,12 @@ func TestMarshalJSON(t *testing.T) {
 	}
 }
 
-// randomJSON returns random JSON data, nested at most 4 deep: strings
-// with characters that JSON escapes and invalid UTF-8, integers, floats
-// (NaN and infinities among them), booleans and nulls.
-func randomJSON(rng *rand.Rand) any {
-	chars := []rune("aZ09 \"\\/<>&\n\t\x01\x7fé日\u2028😀")
-	str := func() string {
-		var b strings.Builder
-		for range rng.IntN(8) {
-			b.WriteRune(chars[rng.IntN(len(chars))])
-		}
-		if rng.IntN(10) == 0 {
-			b.WriteString("\xff")
-		}
-		return b.String()
-	}
-	var value func(depth int) any
-	value = func(depth int) any {
-		switch n := rng.IntN(8); {
-		case n == 0 && depth < 4:
-			m := map[string]any{}
-			for range rng.IntN(5) {
-				m[str()] = value(depth + 1)
-			}
-			return m
-		case n == 1 && depth < 4:
-			s := make([]any, rng.IntN(5))
-			for i := range s {
-				s[i] = value(depth + 1)
-			}
-			return s
-		case n == 2:
-			return str()
-		case n == 3:
-			return rng.Int64() >> rng.IntN(64)
-		case n == 4:
-			return math.Float64frombits(rng.Uint64())
-		case n == 5:
-			return rng.NormFloat64() * math.Pow(10, float64(rng.IntN(50)-25))
-		case n == 6:
-			return rng.IntN(2) == 0
-		}
-		return nil
-	}
-	return value(0)
-}
-
 // TestMarshalJSONRandom compares marshalJSON with json.Marshal on random
 // JSON data.
 func TestMarshalJSONRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
-		marshalJSONMatches(t, randomJSON(rng))
+		marshalJSONMatches(t, testjson.Random(rng))
 	}
 }
 
@@ -184,6 +139,6 @@ func TestEncodeJSONMatchesToJSON(t *testing.T) {
 	// Random JSON data, as plain script values.
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := range 500 {
-		encodeMatches(t, e, e.fromJSON(randomJSON(rng)), fmt.Sprintf("random value %d", i))
+		encodeMatches(t, e, e.fromJSON(testjson.Random(rng)), fmt.Sprintf("random value %d", i))
 	}
 }

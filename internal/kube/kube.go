@@ -30,6 +30,10 @@ type Stack struct {
 	Mapper    *restmapper.Mapper
 	Informers *dynamicinformer.Manager
 
+	// informerREST is the informers' REST client (see
+	// dynamicinformer.Options.REST).
+	informerREST rest.Interface
+
 	logger *slog.Logger
 	wg     sync.WaitGroup
 	errs   chan error
@@ -74,6 +78,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Stack, error) {
 	// The manager names itself: component=dynamicinformer.
 	iopts.Logger = s.logger
 	iopts.Metadata = s.Metadata
+	iopts.REST = s.informerREST
 	s.Informers = dynamicinformer.New(s.Client, s.Discovery, iopts)
 	return s, nil
 }
@@ -97,6 +102,10 @@ func Connect(ctx context.Context, cfg *rest.Config, opts Options) (*Stack, error
 	if err != nil {
 		return nil, err
 	}
+	informerREST, err := dynamicinformer.RESTClient(cfg, rc)
+	if err != nil {
+		return nil, err
+	}
 	client := dynamic.New(rc)
 	dc, err := cgdiscovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
@@ -114,14 +123,15 @@ func Connect(ctx context.Context, cfg *rest.Config, opts Options) (*Stack, error
 		return nil, fmt.Errorf("discover the API of %s: %w", cfg.Host, err)
 	}
 	return &Stack{
-		Config:    cfg,
-		REST:      rc,
-		Client:    client,
-		Metadata:  meta,
-		Discovery: disc,
-		Mapper:    restmapper.New(disc, restmapper.Options{Logger: opts.Logger.With("component", "restmapper")}),
-		logger:    opts.Logger,
-		errs:      make(chan error, 1),
+		Config:       cfg,
+		REST:         rc,
+		Client:       client,
+		Metadata:     meta,
+		informerREST: informerREST,
+		Discovery:    disc,
+		Mapper:       restmapper.New(disc, restmapper.Options{Logger: opts.Logger.With("component", "restmapper")}),
+		logger:       opts.Logger,
+		errs:         make(chan error, 1),
 	}, nil
 }
 

@@ -71,6 +71,10 @@ type Options[O Object] struct {
 	// every event. The informer's example object must be Shape's type.
 	// Nil hands the decoded objects over.
 	Shape func(O) Object
+	// Bookmark, if set, makes the bookmark a relist ends with, at
+	// resourceVersion, for objects that cannot be changed. Nil sets the
+	// resourceVersion of a new, empty O and shapes it.
+	Bookmark func(resourceVersion string) Object
 }
 
 // ObjectList is the list a ListWatch returns: the objects of every page,
@@ -102,6 +106,7 @@ type ListWatch[L List, T any, O interface {
 	transient func(error)
 	keep      func(O) bool
 	shape     func(O) Object
+	bookmark  func(string) Object
 
 	mu sync.Mutex
 	// known is what the reflector has been told about each object (by key):
@@ -129,7 +134,7 @@ func New[L List, T any, O interface {
 	Object
 }](resource Resource[L], items func(L) *[]T, opts Options[O]) *ListWatch[L, T, O] {
 	lw := &ListWatch[L, T, O]{resource: resource, items: items, tweak: opts.Tweak, transient: opts.Transient,
-		keep: opts.Keep, shape: opts.Shape, known: map[string]knownObject{}}
+		keep: opts.Keep, shape: opts.Shape, bookmark: opts.Bookmark, known: map[string]knownObject{}}
 	if lw.tweak == nil {
 		lw.tweak = func(*metav1.ListOptions) {}
 	}
@@ -138,6 +143,13 @@ func New[L List, T any, O interface {
 	}
 	if lw.shape == nil {
 		lw.shape = func(o O) Object { return o }
+	}
+	if lw.bookmark == nil {
+		lw.bookmark = func(rv string) Object {
+			o := O(new(T))
+			o.SetResourceVersion(rv)
+			return lw.shape(o)
+		}
 	}
 	return lw
 }
@@ -311,9 +323,7 @@ func (lw *ListWatch[L, T, O]) relist(ctx context.Context, template metav1.ListOp
 	}
 	lw.known = listed
 	rv := list.GetResourceVersion()
-	bookmark := O(new(T))
-	bookmark.SetResourceVersion(rv)
-	return append(events, watch.Event{Type: watch.Bookmark, Object: lw.shape(bookmark)}), rv, nil
+	return append(events, watch.Event{Type: watch.Bookmark, Object: lw.bookmark(rv)}), rv, nil
 }
 
 // resumingWatch is the watch a ListWatch hands to the reflector.
