@@ -60,8 +60,10 @@ type instance struct {
 	done chan struct{}
 	// failed receives the first list/watch error that means the informer
 	// cannot succeed as it is (404, 403).
-	failed  chan error
-	objects atomic.Int64
+	failed chan error
+	// lw is the informer's list-watch; it knows how many objects the
+	// cache holds.
+	lw interface{ Len() int }
 	// shard is what a sharded instance selects; zero for others.
 	shard    shardSpec
 	filtered atomic.Int64
@@ -153,7 +155,7 @@ func (e *entry) status() WatchStatus {
 	s := WatchStatus{Key: e.key, Phase: e.phase, Err: e.err, Owners: e.ownersLocked()}
 	if e.inst != nil {
 		s.Synced = e.inst.informer.HasSynced()
-		s.Objects = int(e.inst.objects.Load())
+		s.Objects = e.inst.lw.Len()
 		s.Shard = e.inst.shard.mode
 		s.ShardFiltered = e.inst.filtered.Load()
 	}
@@ -461,7 +463,10 @@ func (e *entry) start(ctx context.Context, res apiresource.Resource, spec shardS
 		keep = spec.keep(func() { inst.filtered.Add(1) })
 	}
 	transient := func(err error) { inst.watchError(ictx, nil, err) }
-	var lw cache.ListerWatcher
+	var lw interface {
+		cache.ListerWatcher
+		Len() int
+	}
 	switch {
 	case inst.fields.MetadataOnly() && e.m.opts.Metadata != nil:
 		toObject, shapeObject := fromMetadata(res), shape(inst.fields)
@@ -494,10 +499,7 @@ func (e *entry) start(ctx context.Context, res apiresource.Resource, spec shardS
 	// It cannot fail on an informer that has not started.
 	_ = inf.SetWatchErrorHandlerWithContext(inst.watchError)
 	opts := e.handlerOptions()
-	counterOpts := opts
-	counterOpts.ResyncPeriod = ptr.To(time.Duration(0))
-	_, _ = inf.AddEventHandlerWithOptions(counter{&inst.objects}, counterOpts)
-	inst.informer = inf
+	inst.informer, inst.lw = inf, lw
 
 	e.mu.Lock()
 	for w := range e.watches {
@@ -545,7 +547,7 @@ func (e *entry) supervise(ctx context.Context, inst *instance, r *retrier) error
 			e.release()
 			e.setState(PhaseSynced, nil)
 			r.reset()
-			e.log.Debug("informer synced", "objects", inst.objects.Load())
+			e.log.Debug("informer synced", "objects", inst.lw.Len())
 			if e.sharded() {
 				t := time.NewTicker(handoverPoll)
 				defer t.Stop()
@@ -630,14 +632,6 @@ func (inst *instance) watchError(_ context.Context, _ *cache.Reflector, err erro
 
 // counter keeps instance.objects equal to the number of cached objects as
 // delivered to handlers.
-type counter struct{ n *atomic.Int64 }
-
-func (c counter) OnAdd(any, bool)   { c.n.Add(1) }
-func (c counter) OnUpdate(any, any) {}
-func (c counter) OnDelete(any)      { c.n.Add(-1) }
-
-var _ cache.ResourceEventHandler = counter{}
-
 // retrier is a capped exponential back-off.
 type retrier struct {
 	first, max, cur time.Duration

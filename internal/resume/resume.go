@@ -154,6 +154,14 @@ func New[L List, T any, O interface {
 	return lw
 }
 
+// Len returns how many objects the reflector has been told of: what its
+// informer's cache holds, or is about to.
+func (lw *ListWatch[L, T, O]) Len() int {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return len(lw.known)
+}
+
 // IsWatchListSemanticsUnSupported tells the reflector to list, then
 // watch: the watch resumes plain watches only.
 func (lw *ListWatch[L, T, O]) IsWatchListSemanticsUnSupported() bool { return true }
