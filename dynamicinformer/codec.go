@@ -29,6 +29,9 @@ func RESTClient(cfg *rest.Config, share *rest.RESTClient) (*rest.RESTClient, err
 	config.GroupVersion = nil
 	config.APIPath = "/"
 	config.NegotiatedSerializer = compactSerializer{}
+	// JSON only: ConfigFor asks for CBOR too when client-go's CBOR
+	// feature gates are on, which this codec does not read.
+	config.ContentType, config.AcceptContentTypes = runtime.ContentTypeJSON, runtime.ContentTypeJSON
 	if share == nil {
 		return rest.UnversionedRESTClientFor(config)
 	}
@@ -223,7 +226,7 @@ func decodeList(data []byte, list *compactList) error {
 	if list.Kind == "" {
 		return fmt.Errorf("list has no kind: %.100s", data)
 	}
-	items := transcoder{defaultKind: strings.TrimSuffix(list.Kind, "List"), defaultAPIVersion: list.APIVersion}
+	items := transcoder{item: true, defaultKind: strings.TrimSuffix(list.Kind, "List"), defaultAPIVersion: list.APIVersion}
 	return eachKey(data, func(t *transcoder, key []byte) error {
 		switch string(key) {
 		case "metadata":

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	clientfeatures "k8s.io/client-go/features"
+	"k8s.io/client-go/rest"
 	restclientwatch "k8s.io/client-go/rest/watch"
 
 	"github.com/kreact/kreact/projection"
@@ -43,6 +47,12 @@ func TestDecodeList(t *testing.T) {
 	}
 	if list.Items[0].GetName() != "a" || list.Items[0].GetNamespace() != "ns" {
 		t.Errorf("item 0 identity: %q/%q", list.Items[0].GetNamespace(), list.Items[0].GetName())
+	}
+
+	// A list of kind List: items without a kind are no error, as for the
+	// unstructured decoder.
+	if err := decodeList([]byte(`{"kind":"List","apiVersion":"v1","items":[{"metadata":{"name":"x"}}]}`), &list); err != nil || len(list.Items) != 1 {
+		t.Errorf("kind List: %v, %+v", err, list)
 	}
 
 	for _, bad := range []string{`{"items":[]}`, `{"kind":"L","items":[{"kind":"X"},]}`, `{"kind":"L","items":[{"kind":"X"} {}]}`, `[]`} {
@@ -145,5 +155,42 @@ func TestCodecDecodesStatus(t *testing.T) {
 	}
 	if _, _, err := (compactCodec{}).Decode([]byte("not json"), nil, nil); err == nil {
 		t.Error("text body: no error")
+	}
+}
+
+// cborGates turns client-go's CBOR feature gates on.
+type cborGates struct{ clientfeatures.Gates }
+
+func (g cborGates) Enabled(f clientfeatures.Feature) bool {
+	return f == clientfeatures.ClientsAllowCBOR || f == clientfeatures.ClientsPreferCBOR || g.Gates.Enabled(f)
+}
+
+// TestRESTClientAsksForJSON: the informers' client asks for JSON only,
+// the one format its codec reads, also where client-go's CBOR feature
+// gates would have the dynamic client ask for CBOR.
+func TestRESTClientAsksForJSON(t *testing.T) {
+	old := clientfeatures.FeatureGates()
+	clientfeatures.ReplaceFeatureGates(cborGates{old})
+	t.Cleanup(func() { clientfeatures.ReplaceFeatureGates(old) })
+	var accept string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		accept = r.Header.Get("Accept")
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[{"metadata":{"name":"a"}}]}`)
+	}))
+	defer srv.Close()
+	rc, err := RESTClient(&rest.Config{Host: srv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := restResource{client: rc, gvr: cmGVR, namespace: "ns"}.List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "application/json" {
+		t.Errorf("Accept: %q, want application/json", accept)
+	}
+	if len(list.Items) != 1 || list.Items[0].GetName() != "a" || list.ResourceVersion != "5" {
+		t.Errorf("list = %+v", list)
 	}
 }

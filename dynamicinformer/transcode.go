@@ -34,9 +34,11 @@ type transcoder struct {
 	// apiVersion are non-empty strings; kind is the kind.
 	kind                   []byte
 	hasKind, hasAPIVersion bool
-	// defaultKind and defaultAPIVersion, if set, are added to an object
-	// that has neither (the items of a typed list, as the unstructured
-	// decoder does).
+	// item is set for the items of a list, which need no kind: those
+	// that have neither a kind nor an apiVersion get defaultKind and
+	// defaultAPIVersion (a typed list's items, which the API server sends
+	// without them), as the unstructured decoder does.
+	item                           bool
 	defaultKind, defaultAPIVersion string
 }
 
@@ -76,7 +78,7 @@ func (t *transcoder) object(data []byte) (compactObject, error) {
 	if err != nil {
 		return compactObject{}, err
 	}
-	if !t.hasKind && t.defaultKind == "" {
+	if !t.hasKind && !t.item {
 		return compactObject{}, fmt.Errorf("object has no kind: %.100s", data)
 	}
 	return o, nil
@@ -206,7 +208,7 @@ func (t *transcoder) mapping(at where, depth int) (int, error) {
 			}
 		}
 	}
-	if at == inObject && !t.hasKind && !t.hasAPIVersion && t.defaultKind != "" {
+	if at == inObject && t.item && !t.hasKind && !t.hasAPIVersion {
 		t.e.str("kind")
 		t.e.buf = append(t.e.buf, 's')
 		t.e.str(t.defaultKind)
