@@ -47,14 +47,19 @@
 //     server are retried within a second; a broken watch resumes from the
 //     last resourceVersion it delivered; an expired one lists and delivers
 //     the difference, deletes included, to the informer.
-//   - Objects are shaped for the cache as they are decoded, a list page
-//     at a time (resume.Options.Shape): stripForCache drops managedFields
-//     and the last-applied-configuration annotation, the projection of
-//     the informer's watches drops the fields none of them reads (see
+//   - Objects are shaped for the cache as they are read, a list page at
+//     a time: stripForCache drops managedFields and the
+//     last-applied-configuration annotation, the projection of the
+//     informer's watches drops the fields none of them reads (see
 //     WatchFields), and what is left is kept in a compact form, one
 //     string per object (compactObject), about a third of the decoded
-//     maps' memory. Handlers, Get and List receive objects decoded from
-//     it (see the package benchmark for what that saves).
+//     maps' memory. With Options.REST (every kreact process has it), the
+//     JSON of lists and watch events is transcoded into that form in one
+//     pass, stripped as it is read (transcoder): about a ninth of the CPU
+//     of client-go's decoding into maps (BenchmarkWatchDecoding), which
+//     was the largest part of kreact's whole path. Handlers, Get and List
+//     receive objects decoded from the compact form (see the package
+//     benchmarks for what that saves).
 //
 // # Guarantees
 //
