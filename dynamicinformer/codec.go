@@ -116,7 +116,8 @@ func (compactCodec) Identifier() runtime.Identifier { return "dynamicinformer-co
 // decodeEvent reads a watch event's type and the bounds of its object.
 func decodeEvent(data []byte, ev *metav1.WatchEvent) error {
 	*ev = metav1.WatchEvent{}
-	return eachKey(data, func(t *transcoder, key []byte) error {
+	t := &transcoder{data: data}
+	return t.members(func(key []byte) error {
 		switch string(key) {
 		case "type":
 			s, err := t.str()
@@ -135,50 +136,8 @@ func decodeEvent(data []byte, ev *metav1.WatchEvent) error {
 	})
 }
 
-// errEnough stops eachKey early, without an error.
+// errEnough stops reading a list's kind once it is known.
 var errEnough = errors.New("enough")
-
-// eachKey calls f for each key of the JSON object data, with the
-// transcoder at its value, which f must read or skip, until f returns
-// errEnough.
-func eachKey(data []byte, f func(t *transcoder, key []byte) error) error {
-	t := &transcoder{data: data}
-	if t.next() != '{' {
-		return t.fail("expected an object")
-	}
-	t.off++
-	if t.next() == '}' {
-		t.off++
-		return nil
-	}
-	for {
-		key, err := t.str()
-		if err != nil {
-			return err
-		}
-		// key is part of data unless it was escaped: keep it from the
-		// next string f reads.
-		key = slices.Clone(key)
-		if t.next() != ':' {
-			return t.fail("expected ':'")
-		}
-		t.off++
-		if err := f(t, key); err == errEnough {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		switch t.next() {
-		case ',':
-			t.off++
-		case '}':
-			t.off++
-			return nil
-		default:
-			return t.fail("expected ',' or '}'")
-		}
-	}
-}
 
 // compactList is a list as an informer's ListWatch receives it: the
 // list's metadata, and its items in the compact form.
@@ -200,16 +159,17 @@ func (l *compactList) DeepCopyObject() runtime.Object {
 // decoder does), then its metadata and items.
 func decodeList(data []byte, list *compactList) error {
 	*list = compactList{}
-	err := eachKey(data, func(t *transcoder, key []byte) error {
+	t := &transcoder{data: data}
+	err := t.members(func(key []byte) error {
 		switch string(key) {
 		case "kind", "apiVersion":
 			if t.next() == '"' {
-				s, err := t.str()
-				if key[0] == 'k' {
-					list.Kind = string(s)
-				} else {
-					list.APIVersion = string(s)
+				field := &list.Kind
+				if key[0] == 'a' {
+					field = &list.APIVersion
 				}
+				s, err := t.str()
+				*field = string(s)
 				if err == nil && list.Kind != "" && list.APIVersion != "" {
 					// The API server sends them first: the rest of
 					// the list need not be looked through twice.
@@ -220,14 +180,15 @@ func decodeList(data []byte, list *compactList) error {
 		}
 		return t.skip()
 	})
-	if err != nil {
+	if err != nil && err != errEnough {
 		return err
 	}
 	if list.Kind == "" {
 		return fmt.Errorf("list has no kind: %.100s", data)
 	}
 	items := transcoder{item: true, defaultKind: strings.TrimSuffix(list.Kind, "List"), defaultAPIVersion: list.APIVersion}
-	return eachKey(data, func(t *transcoder, key []byte) error {
+	t = &transcoder{data: data}
+	return t.members(func(key []byte) error {
 		switch string(key) {
 		case "metadata":
 			if t.next() == '{' {
@@ -242,22 +203,18 @@ func decodeList(data []byte, list *compactList) error {
 	})
 }
 
-// decodeListMeta reads the list metadata that a ListWatch uses.
+// decodeListMeta reads the list metadata that a ListWatch uses, at t.off.
 func decodeListMeta(t *transcoder, meta *metav1.ListMeta) error {
-	start := t.off
-	if err := t.skip(); err != nil {
-		return err
-	}
-	return eachKey(t.data[start:t.off], func(t *transcoder, key []byte) error {
+	return t.members(func(key []byte) error {
 		switch string(key) {
 		case "resourceVersion", "continue":
 			if t.next() == '"' {
-				s, err := t.str()
-				if key[0] == 'r' {
-					meta.ResourceVersion = string(s)
-				} else {
-					meta.Continue = string(s)
+				field := &meta.ResourceVersion
+				if key[0] == 'c' {
+					field = &meta.Continue
 				}
+				s, err := t.str()
+				*field = string(s)
 				return err
 			}
 		}
@@ -265,14 +222,9 @@ func decodeListMeta(t *transcoder, meta *metav1.ListMeta) error {
 	})
 }
 
-// decodeItems transcodes the items at t.off ('[') with items.
+// decodeItems transcodes the items at t.off with items.
 func decodeItems(t *transcoder, items *transcoder, list *compactList) error {
-	t.off++
-	if t.next() == ']' {
-		t.off++
-		return nil
-	}
-	for {
+	return t.elements(func() error {
 		t.ws()
 		start := t.off
 		if err := t.skip(); err != nil {
@@ -283,16 +235,8 @@ func decodeItems(t *transcoder, items *transcoder, list *compactList) error {
 			return fmt.Errorf("item %d: %w", len(list.Items), err)
 		}
 		list.Items = append(list.Items, o)
-		switch t.next() {
-		case ',':
-			t.off++
-		case ']':
-			t.off++
-			return nil
-		default:
-			return t.fail("expected ',' or ']'")
-		}
-	}
+		return nil
+	})
 }
 
 // jsonFramer splits a watch stream into its events: JSON objects, one

@@ -174,39 +174,15 @@ func (t *transcoder) mapping(at where, depth int) (int, error) {
 	if depth > maxDepth {
 		return 0, t.fail("nested too deeply")
 	}
-	t.off++
 	p := t.e.open('m')
 	n := 0
-	if t.next() == '}' {
-		t.off++
-	} else {
-		for {
-			key, err := t.str()
-			if err != nil {
-				return 0, err
-			}
-			if t.next() != ':' {
-				return 0, t.fail("expected ':'")
-			}
-			t.off++
-			kept, err := t.entry(at, key, depth)
-			if err != nil {
-				return 0, err
-			}
-			n += kept
-			c := t.next()
-			t.off++
-			if c == '}' {
-				break
-			}
-			if c != ',' {
-				t.off--
-				return 0, t.fail("expected ',' or '}'")
-			}
-			if t.next() != '"' {
-				return 0, t.fail("expected a key")
-			}
-		}
+	err := t.members(func(key []byte) error {
+		kept, err := t.entry(at, key, depth)
+		n += kept
+		return err
+	})
+	if err != nil {
+		return 0, err
 	}
 	if at == inObject && t.item && !t.hasKind && !t.hasAPIVersion {
 		t.e.str("kind")
@@ -219,6 +195,69 @@ func (t *transcoder) mapping(at where, depth int) (int, error) {
 	}
 	t.e.close(p, n)
 	return n, nil
+}
+
+// members calls f for each member of the JSON object at t.off, with t at
+// the member's value, which f must read or skip. key is valid until f
+// reads another string (it may be t.scratch). An error of f ends it.
+func (t *transcoder) members(f func(key []byte) error) error {
+	if t.next() != '{' {
+		return t.fail("expected an object")
+	}
+	t.off++
+	if t.next() == '}' {
+		t.off++
+		return nil
+	}
+	for {
+		key, err := t.str()
+		if err != nil {
+			return err
+		}
+		if t.next() != ':' {
+			return t.fail("expected ':'")
+		}
+		t.off++
+		if err := f(key); err != nil {
+			return err
+		}
+		switch t.next() {
+		case ',':
+			t.off++
+		case '}':
+			t.off++
+			return nil
+		default:
+			return t.fail("expected ',' or '}'")
+		}
+	}
+}
+
+// elements calls f for each element of the JSON list at t.off, with t at
+// the element, which f must read or skip. An error of f ends it.
+func (t *transcoder) elements(f func() error) error {
+	if t.next() != '[' {
+		return t.fail("expected a list")
+	}
+	t.off++
+	if t.next() == ']' {
+		t.off++
+		return nil
+	}
+	for {
+		if err := f(); err != nil {
+			return err
+		}
+		switch t.next() {
+		case ',':
+			t.off++
+		case ']':
+			t.off++
+			return nil
+		default:
+			return t.fail("expected ',' or ']'")
+		}
+	}
 }
 
 // entry transcodes the value of key in a map of kind at, and returns 1,
@@ -296,27 +335,14 @@ func (t *transcoder) list(depth int) error {
 	if depth > maxDepth {
 		return t.fail("nested too deeply")
 	}
-	t.off++
 	p := t.e.open('l')
 	n := 0
-	if t.next() == ']' {
-		t.off++
-	} else {
-		for {
-			if err := t.value(depth); err != nil {
-				return err
-			}
-			n++
-			c := t.next()
-			t.off++
-			if c == ']' {
-				break
-			}
-			if c != ',' {
-				t.off--
-				return t.fail("expected ',' or ']'")
-			}
-		}
+	err := t.elements(func() error {
+		n++
+		return t.value(depth)
+	})
+	if err != nil {
+		return err
 	}
 	t.e.close(p, n)
 	return nil
