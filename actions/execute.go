@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/internal/unreachable"
 )
 
@@ -74,17 +75,17 @@ func (q *Queue) write(ctx context.Context, a Action, dryRun []string) error {
 		if err != nil {
 			return &permanentError{fmt.Errorf("encode object: %w", err)}
 		}
-		req = q.client.Post().AbsPath(objectPath(a.Resource, a.Namespace, "", a.Subresource)...).
+		req = q.client.Post().AbsPath(apiresource.Path(a.Resource, a.Namespace, "", a.Subresource)...).
 			SetHeader("Content-Type", runtime.ContentTypeJSON).Body(body).Param("fieldManager", FieldManager)
 	case Apply:
 		body, err := json.Marshal(a.Object)
 		if err != nil {
 			return &permanentError{fmt.Errorf("encode object: %w", err)}
 		}
-		req = q.client.Patch(types.ApplyPatchType).AbsPath(objectPath(a.Resource, a.Namespace, a.Name, a.Subresource)...).
+		req = q.client.Patch(types.ApplyPatchType).AbsPath(apiresource.Path(a.Resource, a.Namespace, a.Name, a.Subresource)...).
 			Body(body).Param("fieldManager", FieldManager).Param("force", "true")
 	case Patch:
-		req = q.client.Patch(a.PatchType).AbsPath(objectPath(a.Resource, a.Namespace, a.Name, a.Subresource)...).
+		req = q.client.Patch(a.PatchType).AbsPath(apiresource.Path(a.Resource, a.Namespace, a.Name, a.Subresource)...).
 			Body(a.PatchData).Param("fieldManager", FieldManager)
 	case Delete:
 		policy := metav1.DeletePropagationBackground
@@ -96,7 +97,7 @@ func (q *Queue) write(ctx context.Context, a Action, dryRun []string) error {
 		if err != nil {
 			return err
 		}
-		req = q.client.Delete().AbsPath(objectPath(a.Resource, a.Namespace, a.Name, "")...).
+		req = q.client.Delete().AbsPath(apiresource.Path(a.Resource, a.Namespace, a.Name, "")...).
 			SetHeader("Content-Type", runtime.ContentTypeJSON).Body(body)
 	}
 	for _, d := range dryRun {
@@ -124,7 +125,7 @@ func (q *Queue) setCondition(ctx context.Context, a Action, dryRun []string) err
 	if a.Condition == nil {
 		return &permanentError{errors.New("condition action without a condition")}
 	}
-	path := objectPath(a.Resource, a.Namespace, a.Name, a.Subresource)
+	path := apiresource.Path(a.Resource, a.Namespace, a.Name, a.Subresource)
 	data, err := q.client.Get().AbsPath(path...).SetHeader("Accept", runtime.ContentTypeJSON).Do(ctx).Raw()
 	if apierrors.IsNotFound(err) {
 		q.log.Debug("condition: the object is gone", actionAttrs(a)...)
@@ -164,27 +165,6 @@ func (q *Queue) setCondition(ctx context.Context, a Action, dryRun []string) err
 		req.Param("dryRun", d)
 	}
 	return req.Do(ctx).Error()
-}
-
-// objectPath is the path of an object (or, with no name, of its
-// collection), as client-go's dynamic client builds it.
-func objectPath(gvr schema.GroupVersionResource, namespace, name, subresource string) []string {
-	path := []string{"api"}
-	if gvr.Group != "" {
-		path = []string{"apis", gvr.Group}
-	}
-	path = append(path, gvr.Version)
-	if namespace != "" {
-		path = append(path, "namespaces", namespace)
-	}
-	path = append(path, gvr.Resource)
-	if name != "" {
-		path = append(path, name)
-	}
-	if subresource != "" {
-		path = append(path, subresource)
-	}
-	return path
 }
 
 func (q *Queue) sendHTTP(ctx context.Context, a Action) error {

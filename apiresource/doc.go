@@ -3,7 +3,8 @@
 // every stage of kreact passes along: discovery produces it, restmapper
 // resolves names to it, informers and actions are keyed by it.
 //
-// It is a leaf package with no behaviour of its own, so that the packages
-// along an event's path can share the type without depending on discovery.
+// It is a leaf package, so that the packages along an event's path can
+// share the type without depending on discovery; its one function, Path,
+// is the URL path of a resource's objects.
 // A Resource is a value: copies share their slices, which nobody modifies.
 package apiresource

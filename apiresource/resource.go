@@ -58,3 +58,27 @@ type Resolver interface {
 	Resolve(ref string) (Resource, error)
 	ResolveKind(apiVersion, kind string) (Resource, error)
 }
+
+// Path is the URL path of an object of gvr (or, with no name, of its
+// collection, in namespace or in every one), as client-go's dynamic
+// client builds it: the absolute path for a REST client of the cluster's
+// API paths, which actions write through and informers list and watch
+// through.
+func Path(gvr schema.GroupVersionResource, namespace, name, subresource string) []string {
+	path := []string{"api"}
+	if gvr.Group != "" {
+		path = []string{"apis", gvr.Group}
+	}
+	path = append(path, gvr.Version)
+	if namespace != "" {
+		path = append(path, "namespaces", namespace)
+	}
+	path = append(path, gvr.Resource)
+	if name != "" {
+		path = append(path, name)
+	}
+	if subresource != "" {
+		path = append(path, subresource)
+	}
+	return path
+}

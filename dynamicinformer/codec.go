@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+
+	"github.com/kreact/kreact/apiresource"
 )
 
 // RESTClient returns a REST client for Options.REST: of cfg's cluster, it
@@ -360,29 +362,16 @@ type restResource struct {
 	namespace string
 }
 
-// path is the resource's URL, as the dynamic client makes it.
-func (r restResource) path() []string {
-	p := []string{"api"}
-	if r.gvr.Group != "" {
-		p = []string{"apis", r.gvr.Group}
-	}
-	p = append(p, r.gvr.Version)
-	if r.namespace != "" {
-		p = append(p, "namespaces", r.namespace)
-	}
-	return append(p, r.gvr.Resource)
-}
-
 func (r restResource) List(ctx context.Context, opts metav1.ListOptions) (*compactList, error) {
 	list := &compactList{}
-	err := r.client.Get().AbsPath(r.path()...).SpecificallyVersionedParams(&opts, parameterCodec, versionV1).
+	err := r.client.Get().AbsPath(apiresource.Path(r.gvr, r.namespace, "", "")...).SpecificallyVersionedParams(&opts, parameterCodec, versionV1).
 		Do(ctx).Into(list)
 	return list, err
 }
 
 func (r restResource) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	opts.Watch = true
-	return r.client.Get().AbsPath(r.path()...).SpecificallyVersionedParams(&opts, parameterCodec, versionV1).
+	return r.client.Get().AbsPath(apiresource.Path(r.gvr, r.namespace, "", "")...).SpecificallyVersionedParams(&opts, parameterCodec, versionV1).
 		Watch(ctx)
 }
 
