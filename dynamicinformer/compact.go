@@ -42,14 +42,9 @@ var (
 // compact encodes u. Values that are not JSON data (a typed value a
 // careless producer left in an object) go through encoding/json first.
 func compact(u *unstructured.Unstructured) *compactObject {
-	bp := encodeBuffers.Get().(*[]byte)
-	e := encoder{buf: (*bp)[:0]}
+	e := newEncoder()
 	e.value(u.Object, 0, false)
 	o := e.finish()
-	if cap(e.buf) <= maxPooledBuffer {
-		*bp = e.buf
-		encodeBuffers.Put(bp)
-	}
 	return &o
 }
 
@@ -74,11 +69,26 @@ type span struct{ start, end int }
 type encoder struct {
 	buf  []byte
 	meta [numMeta]span
+	// pooled is the encodeBuffers entry buf came from.
+	pooled *[]byte
 }
 
-// finish returns the object encoded in e.buf, copied out of it.
+// newEncoder returns an encoder that writes into a buffer of
+// encodeBuffers, which finish gives back.
+func newEncoder() encoder {
+	bp := encodeBuffers.Get().(*[]byte)
+	return encoder{buf: (*bp)[:0], pooled: bp}
+}
+
+// finish returns the object encoded in e.buf, copied out of it, and
+// gives the buffer back to encodeBuffers: e is not used after.
 func (e *encoder) finish() compactObject {
 	o := compactObject{data: string(e.buf)}
+	if cap(e.buf) <= maxPooledBuffer {
+		*e.pooled = e.buf
+		encodeBuffers.Put(e.pooled)
+	}
+	e.buf, e.pooled = nil, nil
 	for i, s := range e.meta {
 		if s.end > s.start {
 			v := o.data[s.start:s.end]

@@ -65,16 +65,11 @@ func transcodeObject(data []byte) (compactObject, error) {
 // object transcodes one object, which must fill data (but for
 // whitespace) and have a kind.
 func (t *transcoder) object(data []byte) (compactObject, error) {
-	bp := encodeBuffers.Get().(*[]byte)
 	t.data, t.off = data, 0
-	t.e = encoder{buf: (*bp)[:0]}
-	t.hasKind, t.hasAPIVersion, t.kind = false, false, nil
+	t.e = newEncoder()
+	t.hasKind, t.hasAPIVersion, t.kind = false, false, t.kind[:0]
 	err := t.topValue()
 	o := t.e.finish()
-	if cap(t.e.buf) <= maxPooledBuffer {
-		*bp = t.e.buf
-		encodeBuffers.Put(bp)
-	}
 	if err != nil {
 		return compactObject{}, err
 	}
