@@ -13,7 +13,10 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	"k8s.io/apimachinery/pkg/watch"
 	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/rest"
 	restclientwatch "k8s.io/client-go/rest/watch"
@@ -62,9 +65,31 @@ func TestDecodeList(t *testing.T) {
 	}
 }
 
+// decodeWatch decodes the watch stream r as client-go's Request.Watch
+// does, with the stream decoder ns gives for JSON, and calls each for
+// every event.
+func decodeWatch(tb testing.TB, ns runtime.NegotiatedSerializer, r io.Reader, each func(watch.EventType, runtime.Object)) {
+	tb.Helper()
+	objDecoder, streamSerializer, framer, err := runtime.NewClientNegotiator(ns, schema.GroupVersion{}).StreamDecoder(runtime.ContentTypeJSON, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	d := restclientwatch.NewDecoder(streaming.NewDecoder(framer.NewFrameReader(io.NopCloser(r)), streamSerializer), objDecoder)
+	for {
+		typ, obj, err := d.Decode()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		each(typ, obj)
+	}
+}
+
 // TestDecodeWatchEvents decodes a stream of watch events as client-go's
-// watch decoder does with this package's framer and codec: the events'
-// objects compact, an ERROR event's a Status.
+// watch decoder does with this package's serializer: the events' objects
+// compact, an ERROR event's a Status.
 func TestDecodeWatchEvents(t *testing.T) {
 	stream := `{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"1"},"data":{"x":"}{\"]"}}}
 {"object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"b","resourceVersion":"2"}},"type":"MODIFIED"}
@@ -75,17 +100,8 @@ func TestDecodeWatchEvents(t *testing.T) {
 	// One byte at a time: every frame is split across reads.
 	for name, r := range map[string]io.Reader{"whole": strings.NewReader(stream), "bytewise": iotest.OneByteReader(strings.NewReader(stream))} {
 		t.Run(name, func(t *testing.T) {
-			frames := jsonFramer{}.NewFrameReader(io.NopCloser(r))
-			d := restclientwatch.NewDecoder(streaming.NewDecoder(frames, compactCodec{}), compactCodec{})
 			var got []string
-			for {
-				typ, obj, err := d.Decode()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+			decodeWatch(t, compactSerializer{}, r, func(typ watch.EventType, obj runtime.Object) {
 				switch o := obj.(type) {
 				case *compactObject:
 					got = append(got, string(typ)+" "+o.GetName()+"@"+o.GetResourceVersion())
@@ -97,7 +113,7 @@ func TestDecodeWatchEvents(t *testing.T) {
 				default:
 					t.Fatalf("%s: %T", typ, obj)
 				}
-			}
+			})
 			want := []string{"ADDED a@1", "MODIFIED b@2", "BOOKMARK @3", "ERROR Expired"}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("events %q, want %q", got, want)

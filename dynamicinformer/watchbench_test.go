@@ -4,17 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	restclientwatch "k8s.io/client-go/rest/watch"
 
 	"github.com/kreact/kreact/projection"
 )
@@ -54,23 +51,11 @@ func BenchmarkWatchDecoding(b *testing.B) {
 	clientGo := rest.CopyConfig(dynamic.ConfigFor(&rest.Config{})).NegotiatedSerializer
 	decodeAll := func(ns runtime.NegotiatedSerializer, each func(runtime.Object)) time.Duration {
 		start := time.Now()
-		objDecoder, streamSerializer, framer, err := runtime.NewClientNegotiator(ns, schema.GroupVersion{}).StreamDecoder(runtime.ContentTypeJSON, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		d := restclientwatch.NewDecoder(streaming.NewDecoder(framer.NewFrameReader(io.NopCloser(bytes.NewReader(stream.Bytes()))), streamSerializer), objDecoder)
 		n := 0
-		for {
-			_, o, err := d.Decode()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
+		decodeWatch(b, ns, bytes.NewReader(stream.Bytes()), func(_ watch.EventType, o runtime.Object) {
 			each(o)
 			n++
-		}
+		})
 		if n != events {
 			b.Fatalf("decoded %d events, want %d", n, events)
 		}
