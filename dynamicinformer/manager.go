@@ -277,9 +277,6 @@ func (m *Manager) WatchFields(key Key, owner string, h cache.ResourceEventHandle
 	if e == nil {
 		e = newEntry(m, key)
 		m.entries[key] = e
-		if m.state == running {
-			m.startLoopLocked(e)
-		}
 	}
 	w := &Watch{m: m, e: e, key: key, owner: owner, handler: h, fields: fields}
 	if err := e.add(w); err != nil {
@@ -287,6 +284,11 @@ func (m *Manager) WatchFields(key Key, owner string, h cache.ResourceEventHandle
 			m.removeEntryLocked(e)
 		}
 		return nil, fmt.Errorf("watch %s: %w", key, err)
+	}
+	if m.state == running {
+		// After add: the loop's first informer caches the fields of the
+		// watches it finds, and would find none (whole objects) before.
+		m.startLoopLocked(e)
 	}
 	return w, nil
 }

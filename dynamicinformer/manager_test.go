@@ -23,6 +23,7 @@ import (
 
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/internal/testcluster"
+	"github.com/kreact/kreact/projection"
 )
 
 // These tests use client-go's fake dynamic client and a fake discovery
@@ -559,5 +560,31 @@ func TestWatchWhileRunStarts(t *testing.T) {
 	}
 	if n := logs.Count("informer synced"); n != 1 {
 		t.Fatalf("'informer synced' logged %d times, want 1", n)
+	}
+}
+
+// TestFirstWatchSetsTheInformersFields: the informer a key's first watch
+// starts caches that watch's fields, not whole objects. The entry's loop
+// once started before the watch was added, and could read an empty set
+// of watches (whole objects) when it won the race; many keys give it
+// many chances.
+func TestFirstWatchSetsTheInformersFields(t *testing.T) {
+	checkLeaks(t)
+	m := New(newFakeClient(cmObj("ns", "a")), newFakeSource(cmResource), Options{Logger: discardLogger()})
+	runManager(t, m)
+	fields := projection.New(projection.Path{"data", "keep"})
+	for i := range 200 {
+		w, err := m.WatchFields(Key{GVR: cmGVR, LabelSelector: fmt.Sprintf("n!=%d", i)}, "rule", &recorder{}, fields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testcluster.Eventually(t, "the watch to sync", w.HasSynced)
+		w.e.mu.Lock()
+		got := w.e.inst.fields
+		w.e.mu.Unlock()
+		if !got.Equal(fields) {
+			t.Fatalf("watch %d: the informer caches %s, want %s", i, got, fields)
+		}
+		w.Stop()
 	}
 }
