@@ -61,6 +61,27 @@ type Handlers interface {
 	HasHandler(t scripting.EventType) bool
 }
 
+// reaches reports whether a change of type t calls one of the rule's
+// handlers: spec.events lists it and the script declares its handler.
+func reaches(rule *rules.Rule, handlers Handlers, t scripting.EventType) bool {
+	return rule.Handles(t) && handlers.HasHandler(t)
+}
+
+// NeedsWatch reports whether the informers of a rule's spec.watch serve
+// it: a change reaches a handler, a timer may fall due (onTimer; timers an
+// earlier version of the rule left on the objects included),
+// spec.finalizer puts its finalizer on the objects, or onTick runs, which
+// may read them. A rule with admission handlers alone has no use for
+// them: the API server sends those handlers each request.
+func NeedsWatch(rule *rules.Rule, handlers Handlers) bool {
+	for _, t := range []scripting.EventType{scripting.Add, scripting.Update, scripting.Delete} {
+		if reaches(rule, handlers, t) {
+			return true
+		}
+	}
+	return handlers.HasHandler(scripting.Timer) || rule.Finalizer || (rule.Ticks() && handlers.HasHandler(scripting.Tick))
+}
+
 // Cache gives the newest state of an object as the informer of source
 // holds it, which can be newer than the last change handed to Observe
 // (informers update their store before they notify). A *dynamicinformer.Watch
@@ -207,6 +228,8 @@ type Core struct {
 	tick   bool
 	every  bool
 	ignore []string
+	// needsWatch is NeedsWatch of the rule and its handlers.
+	needsWatch bool
 	// ticks schedules onTick; nil without spec.every.
 	ticks ticks
 	// schedules tells whether a due tick is made here; nil for always.
@@ -268,9 +291,7 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Core {
 	if base < 0 {
 		base, maxDelay = 0, 0
 	}
-	has := func(t scripting.EventType) bool {
-		return rule.Handles(t) && handlers.HasHandler(t)
-	}
+	has := func(t scripting.EventType) bool { return reaches(rule, handlers, t) }
 	d := &Core{
 		rule:    rule,
 		sink:    sink,
@@ -285,6 +306,7 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Core {
 		events:  map[objectKey]time.Time{},
 		once:    onceMarks{marked: map[objectKey]types.UID{}},
 	}
+	d.needsWatch = NeedsWatch(rule, handlers)
 	d.failures = newFailureLog(d.log, d.now)
 	if rule.Finalizer {
 		d.fin = newFinalizing(finalizers.Name(rule.Name))
@@ -314,6 +336,11 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Core {
 	}
 	return d
 }
+
+// NeedsWatch reports whether the rule needs the informers of its
+// spec.watch (the function NeedsWatch); without them no change reaches
+// the Core.
+func (d *Core) NeedsWatch() bool { return d.needsWatch }
 
 // Handler returns the informer handler of source, the index in the plan
 // of the informer it is registered on. It only folds changes in and

@@ -47,6 +47,11 @@ type PlanOptions struct {
 	// ShardByNamespace is set when namespaced resources are sharded by
 	// namespace rather than by UID.
 	ShardByNamespace bool
+	// Handlers, if set, are the script's: a rule that has no use for its
+	// spec.watch informers (NeedsWatch: one with admission handlers
+	// only) gets none, rather than cache every object for nothing; its
+	// spec.reads keep theirs. Unset, every entry gets one.
+	Handlers Handlers
 }
 
 // Plan lists the informers of a resolved rule, in a stable order: one per
@@ -70,7 +75,11 @@ func PlanWith(res *rules.Resolved, opts PlanOptions) []Informer {
 	for _, r := range res.Reads {
 		reads[r.GVR.GroupResource()] = true
 	}
-	for entry, w := range res.Watch {
+	watches := res.Watch
+	if opts.Handlers != nil && !NeedsWatch(res.Rule, opts.Handlers) {
+		watches = nil
+	}
+	for entry, w := range watches {
 		namespaces := w.Watch.Namespaces
 		if len(namespaces) == 0 {
 			namespaces = []string{""}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/scripting"
 )
 
 // resolve parses a rule whose spec is spec (with a script added) and
@@ -71,6 +72,37 @@ func TestPlanFields(t *testing.T) {
 	}} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := describePlan(PlanWith(resolve(t, c.spec), c.opts)); got != c.want {
+				t.Errorf("plan:\n%swant:\n%s", got, c.want)
+			}
+		})
+	}
+}
+
+// TestPlanOfAnAdmissionOnlyRule: a rule whose script has admission
+// handlers only gets no informer for its spec.watch entries (the API
+// server sends it the changes), and keeps those of its spec.reads; a
+// timer or tick handler or spec.finalizer keeps the watch.
+func TestPlanOfAnAdmissionOnlyRule(t *testing.T) {
+	const watchAndRead = "  watch: [{resource: deployments, namespaces: [a]}]\n  reads: [configmaps]\n"
+	const watch = `deployments.apps ns="a" handled=true readable=true fields="*"` + "\n"
+	const read = `configmaps ns="" handled=false readable=true fields="*"` + "\n"
+	for _, c := range []struct {
+		name, spec string
+		handlers   Handlers
+		want       string
+	}{
+		{"admission only", watchAndRead, handlerSet{scripting.Validate, scripting.Mutate}, read},
+		{"admission and onAdd", watchAndRead, handlerSet{scripting.Validate, scripting.Add}, watch + read},
+		{"onUpdate, which spec.events does not list", "  events: [add]\n" + watchAndRead, handlerSet{scripting.Update}, read},
+		{"onTimer", watchAndRead, handlerSet{scripting.Timer}, watch + read},
+		{"onTick, which may read the watched objects", "  every: 1m\n" + watchAndRead, handlerSet{scripting.Tick}, watch + read},
+		{"spec.finalizer", "  finalizer: true\n" + watchAndRead, handlerSet{scripting.Validate}, watch + read},
+		{"handlers unknown", watchAndRead, nil, watch + read},
+		{"the reads informer the watch would have been", "  watch: [{resource: deployments}]\n  reads: [deployments]\n", handlerSet{scripting.Validate},
+			`deployments.apps ns="" handled=false readable=true fields="*"` + "\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := describePlan(PlanWith(resolve(t, c.spec), PlanOptions{Handlers: c.handlers})); got != c.want {
 				t.Errorf("plan:\n%swant:\n%s", got, c.want)
 			}
 		})

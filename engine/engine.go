@@ -125,9 +125,14 @@ type pendingRule struct {
 	reason      string
 }
 
-// plan is delivery.PlanWith with the engine's sharding.
-func (e *Engine) plan(res *rules.Resolved) []delivery.Informer {
-	return delivery.PlanWith(res, e.opts.Shards)
+// plan is delivery.PlanWith with the engine's sharding, for a rule whose
+// script is prog.
+func (e *Engine) plan(res *rules.Resolved, prog *scripting.Program) []delivery.Informer {
+	opts := e.opts.Shards
+	if prog != nil {
+		opts.Handlers = prog
+	}
+	return delivery.PlanWith(res, opts)
 }
 
 // New returns an Engine. source tells it when resources appear, so that
@@ -419,7 +424,7 @@ func (e *Engine) followVersions() {
 			continue // every version it runs on is served: no churn
 		}
 		res, _, err := e.resolve(r.rule, true)
-		if err != nil || res == nil || samePlan(e.plan(res), r.plan) {
+		if err != nil || res == nil || samePlan(e.plan(res, r.program), r.plan) {
 			continue
 		}
 		delete(e.running, name)
@@ -432,7 +437,7 @@ func (e *Engine) followVersions() {
 		for _, inf := range m.old.plan {
 			from = append(from, inf.Key.GVR.String())
 		}
-		for _, inf := range e.plan(m.res) {
+		for _, inf := range e.plan(m.res, m.old.program) {
 			to = append(to, inf.Key.GVR.String())
 		}
 		e.log.Info("resource version changed; rule restarted on the served version", "rule", m.old.rule.Name,
@@ -516,10 +521,10 @@ func (e *Engine) resolve(r *rules.Rule, waitOnTypos bool) (*rules.Resolved, stri
 // Warm starts the informers a rule set needs without running any rule, so
 // that a standby replica takes over with full caches, and holds them until
 // ctx ends (it blocks, as a lifecycle.Runnable). Rules whose resources are
-// not served yet are skipped. The next Load releases them all, once the
-// rules it starts hold watches of their own on the same informers (which
-// are shared, not restarted): the warm watches of a rule that is no longer
-// in the set do not outlive it.
+// not served yet, or whose scripts do not compile, are skipped. The next
+// Load releases them all, once the rules it starts hold watches of their
+// own on the same informers (which are shared, not restarted): the warm
+// watches of a rule that is no longer in the set do not outlive it.
 func (e *Engine) Warm(ctx context.Context, rs []*rules.Rule) error {
 	defer e.releaseWarm()
 	for _, r := range rs {
@@ -527,7 +532,11 @@ func (e *Engine) Warm(ctx context.Context, rs []*rules.Rule) error {
 		if err != nil || res == nil {
 			continue
 		}
-		for _, inf := range e.plan(res) {
+		prog, err := rules.Compile(r)
+		if err != nil {
+			continue
+		}
+		for _, inf := range e.plan(res, prog) {
 			w, err := e.informers.WatchFields(inf.Key, "warm:"+r.Name, cache.ResourceEventHandlerFuncs{}, inf.Fields)
 			if err != nil {
 				return err

@@ -47,7 +47,7 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 		resolved:    res,
 		program:     prog,
 		fingerprint: fp,
-		plan:        e.plan(res),
+		plan:        e.plan(res, prog),
 		queueDone:   make(chan struct{}),
 	}
 	dryRun := r.DryRun || e.opts.DryRun

@@ -96,6 +96,9 @@ func ForRule(res *rules.Resolved, d *delivery.Core, gr schema.GroupResource, nam
 	}
 	if d != nil {
 		out.Traces = d.Trace(gr, namespace, name)
+		if !d.NeedsWatch() {
+			out.Note = "its script has admission handlers only, which the API server calls before it stores a change: kreact watches none of the changes, and keeps no record of them"
+		}
 	}
 	return out
 }
@@ -153,7 +156,7 @@ func (o *Object) WriteText(w io.Writer) {
 				fmt.Fprintf(w, "    waiting: %s\n", strings.Join(t.Pending, "; "))
 			}
 		}
-		if o.Exists && r.Watched && len(r.Traces) == 0 {
+		if o.Exists && r.Watched && len(r.Traces) == 0 && r.Note == "" {
 			fmt.Fprintln(w, "    no record of it lately")
 		}
 	}

@@ -3,7 +3,8 @@
 //
 // It grants exactly what kreact run does with the rules: the informers of
 // delivery.Plan (get, list, watch, cluster-wide or in the watched
-// namespaces when every informer of a resource is namespaced), spec.reads,
+// namespaces when every informer of a resource is namespaced; none for
+// the spec.watch of a rule with admission handlers only), spec.reads,
 // the verbs of spec.permissions in the namespaces they apply in (apply
 // needs create and patch, condition get and patch on RESOURCE/status),
 // events, the subresources a script names in its

@@ -239,7 +239,12 @@ func rbacFor(rs []*rules.Resolved) (cluster grants, namespaced map[string]grants
 	plans := make([][]delivery.Informer, len(rs))
 	allNamespaces := map[schema.GroupResource]bool{}
 	for i, r := range rs {
-		plans[i] = delivery.Plan(r)
+		var opts delivery.PlanOptions
+		if prog, err := rules.Compile(r.Rule); err == nil {
+			// As kreact run plans it: an admission-only rule watches nothing.
+			opts.Handlers = prog
+		}
+		plans[i] = delivery.PlanWith(r, opts)
 		for _, inf := range plans[i] {
 			if inf.Key.Namespace == "" {
 				allNamespaces[inf.Key.GVR.GroupResource()] = true

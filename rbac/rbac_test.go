@@ -297,3 +297,29 @@ func TestGenerateOwnerGrantsFinalizers(t *testing.T) {
 		}
 	}
 }
+
+// A rule with admission handlers only is granted no read of what it
+// watches: kreact run starts no informer for it (delivery.NeedsWatch).
+func TestGenerateAdmissionOnlyRuleReadsNothing(t *testing.T) {
+	rs, resolved := resolve(t, `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: guard
+spec:
+  watch:
+    - resource: deployments
+  timeout: 300ms
+  script: |
+    function onValidate(req, ctx) {}
+`)
+	out, err := Generate(rs, resolved, Options{Name: "kreact", Namespace: "ops", Admission: []string{"guard"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "resources: [deployments]") {
+		t.Errorf("deployments granted to an admission-only rule:\n%s", out)
+	}
+	if !strings.Contains(string(out), "validatingwebhookconfigurations") {
+		t.Errorf("no grant of the webhook configurations:\n%s", out)
+	}
+}

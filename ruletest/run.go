@@ -124,7 +124,7 @@ func (f *File) RunCase(ctx context.Context, c *Case) *Result {
 	}
 	var reviewers []reviewer
 	for i, r := range f.rules {
-		plan := delivery.Plan(r)
+		plan := delivery.PlanWith(r, delivery.PlanOptions{Handlers: f.programs[i]})
 		proj := newProjector(r, plan)
 		h := &host{rule: r, plan: plan, mapper: f.mapper, store: st, clock: clk, rec: rec}
 		rt, err := scripting.NewRuntime(f.programs[i], h, scripting.RuntimeOptions{
