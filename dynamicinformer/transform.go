@@ -51,13 +51,13 @@ func shape(fields projection.Fields) func(*unstructured.Unstructured) resume.Obj
 
 // project returns the resume.Options.Shape of an informer that receives
 // objects transcoded (stripped and compact): nil for whole objects, and
-// for fields, the object decoded, cut down and compacted again.
+// for fields, the compact object cut down (see cut).
 func project(fields projection.Fields) func(*compactObject) resume.Object {
 	if fields.Whole() {
 		return nil
 	}
-	cut := shape(fields)
-	return func(o *compactObject) resume.Object { return cut(o.decode()) }
+	keep := fields.Kept()
+	return func(o *compactObject) resume.Object { return cut(o, keep) }
 }
 
 // bookmark is the bookmark a relist ends with (resume.Options.Bookmark):

@@ -65,22 +65,49 @@ var Identity = []Path{
 	{"metadata", "finalizers"},
 }
 
-// identityMetadata are the metadata keys of Identity.
-var identityMetadata = func() []string {
-	var keys []string
-	for _, p := range Identity {
-		if len(p) == 2 && p[0] == "metadata" {
-			keys = append(keys, p[1])
-		}
-	}
-	return keys
-}()
-
 // Fields is the set of paths a projection keeps besides Identity. The
 // zero value keeps whole objects. Fields values are immutable.
 type Fields struct {
 	set   bool
 	paths []Path
+	// kept is what Apply keeps, as a tree; nil for Whole.
+	kept *Node
+}
+
+// Node is what a projection keeps of a map: the whole value of the
+// keys whose Node is Whole, and of the others, if their value is a map,
+// that map cut down to their Node (a map, empty perhaps: the way to a
+// kept path is kept even where the path ends early). A value that is not
+// a map where the Node goes on is dropped.
+type Node struct {
+	Whole bool
+	Keys  map[string]*Node
+}
+
+var wholeNode = &Node{Whole: true}
+
+// tree returns the Node of the object: Identity and paths.
+func tree(paths []Path) *Node {
+	root := &Node{Keys: map[string]*Node{}}
+	for _, p := range append(slices.Clip(Identity), paths...) {
+		n := root
+		for i, k := range p {
+			if i == len(p)-1 {
+				n.Keys[k] = wholeNode
+				break
+			}
+			next := n.Keys[k]
+			if next != nil && next.Whole {
+				break // kept whole already (New leaves no such path)
+			}
+			if next == nil {
+				next = &Node{Keys: map[string]*Node{}}
+				n.Keys[k] = next
+			}
+			n = next
+		}
+	}
+	return root
 }
 
 // New returns the projection that keeps paths (and Identity). New() with
@@ -103,6 +130,7 @@ func New(paths ...Path) Fields {
 		}
 		f.paths = append(f.paths, p)
 	}
+	f.kept = tree(f.paths)
 	return f
 }
 
@@ -207,60 +235,32 @@ func (f Fields) MetadataOnly() bool {
 	return true
 }
 
+// Kept returns what f keeps of an object, as a tree; nil for Whole. It
+// must not be changed.
+func (f Fields) Kept() *Node { return f.kept }
+
 // Apply returns obj cut down to f. It returns obj itself for Whole, and
-// nil for nil.
+// nil for nil. The maps of the result are new, its other values obj's.
 func (f Fields) Apply(obj map[string]any) map[string]any {
 	if f.Whole() || obj == nil {
 		return obj
 	}
-	out := make(map[string]any, 3+len(f.paths))
-	for _, k := range []string{"apiVersion", "kind"} {
-		if v, ok := obj[k]; ok {
-			out[k] = v
-		}
-	}
-	if md, ok := obj["metadata"].(map[string]any); ok {
-		kept := make(map[string]any, len(identityMetadata))
-		for _, k := range identityMetadata {
-			if v, ok := md[k]; ok {
-				kept[k] = v
-			}
-		}
-		out["metadata"] = kept
-	}
-	for _, p := range f.paths {
-		copyPath(out, obj, p)
-	}
-	return out
+	return f.kept.apply(obj)
 }
 
-// copyPath copies the value at p from src into dst, creating the maps on
-// the way in dst (fresh ones: src's are not changed). Nothing is copied
-// when src has no value at p.
-func copyPath(dst, src map[string]any, p Path) {
-	for i, k := range p {
-		v, ok := src[k]
-		if !ok {
-			return
+func (n *Node) apply(m map[string]any) map[string]any {
+	out := make(map[string]any, len(n.Keys))
+	for k, kid := range n.Keys {
+		v, ok := m[k]
+		switch {
+		case !ok:
+		case kid.Whole:
+			out[k] = v
+		default:
+			if sub, ok := v.(map[string]any); ok {
+				out[k] = kid.apply(sub)
+			}
 		}
-		if i == len(p)-1 {
-			dst[k] = v
-			return
-		}
-		next, ok := v.(map[string]any)
-		if !ok {
-			// A scalar or list where the path goes on: the path does
-			// not exist in this object.
-			return
-		}
-		// dst's maps on the way are fresh ones, never src's: New drops
-		// a path below another path or below Identity, so no earlier
-		// path put src's map here whole.
-		d, ok := dst[k].(map[string]any)
-		if !ok {
-			d = make(map[string]any, 1)
-			dst[k] = d
-		}
-		dst, src = d, next
 	}
+	return out
 }
