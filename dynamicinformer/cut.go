@@ -61,7 +61,7 @@ func (c *cutter) mapping(keep *projection.Node, at where) {
 			start := c.d.off
 			c.d.skip()
 			c.e.buf = append(c.e.buf, c.d.s[start:c.d.off]...)
-			if i := metaIndex(k); at == inMetadata && i >= 0 && c.d.s[start] == 's' {
+			if i := metaIndex(k); at == inMetadata && i >= 0 && c.d.err == nil && c.d.s[start] == 's' {
 				// The string is the end of what was just copied.
 				l := c.d.off - start - 1 - uvarintLen(c.d.s[start+1:])
 				c.e.meta[i] = span{len(c.e.buf) - l, len(c.e.buf)}

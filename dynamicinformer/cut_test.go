@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -139,5 +140,21 @@ func BenchmarkProject(b *testing.B) {
 				bc.f(whole)
 			}
 		})
+	}
+}
+
+// A corrupt compact object (only a bug can make one) panics with the
+// object's name, as decode does.
+func TestCutPanicsOnCorruptData(t *testing.T) {
+	whole := compact(&unstructured.Unstructured{Object: map[string]any{"kind": "X", "metadata": map[string]any{"name": "n"}}})
+	for _, data := range []string{"", "x", whole.data[:len(whole.data)-1], "m\x01\x04kind"} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "corrupt compact object") {
+					t.Errorf("%q: recovered %v, want a panic about a corrupt object", data, r)
+				}
+			}()
+			cut(&compactObject{data: data, name: "n"}, projection.New().Kept())
+		}()
 	}
 }
