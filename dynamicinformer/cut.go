@@ -9,7 +9,7 @@ import (
 // cut returns o cut down to keep (projection.Fields.Kept) without
 // decoding it: the values kept are copied as they are encoded, and the
 // others skipped. It is the compact form of what Fields.Apply makes of
-// o's decoded object (TestCutMatchesApply), at a fraction of the cost of
+// o's decoded object (TestCutMatchesShape), at a fraction of the cost of
 // decoding, cutting and encoding again.
 func cut(o *compactObject, keep *projection.Node) *compactObject {
 	c := cutter{d: decoder{s: o.data}, e: newEncoder()}
