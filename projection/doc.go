@@ -17,9 +17,12 @@
 //   - Union keeps what either keeps; an informer shared by rules applies
 //     the Union of their Fields, so each rule sees at least its paths.
 //   - Apply never changes its argument's maps. It returns a new top-level
-//     map (and new metadata map) that shares the kept values with the
-//     argument: the caller gives up the argument, as an informer's
-//     transform does.
+//     map (and new maps on the way to the kept paths) that shares the kept
+//     values with the argument: the caller gives up the argument, as an
+//     informer's transform does.
+//   - What Apply keeps is one tree, Kept (a Node per map), which code that
+//     cuts objects held in another form follows too, so that both keep
+//     the same.
 //   - Lists are kept or dropped whole: a path cannot index into a list.
 //
 // The package is pure: no I/O, no other kreact package.
