@@ -2,6 +2,8 @@ package projection
 
 import (
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -121,5 +123,47 @@ func TestMetadataOnly(t *testing.T) {
 	if !New().MetadataOnly() || !New(Path{"metadata", "generation"}).MetadataOnly() ||
 		New(Path{"spec"}).MetadataOnly() || (Fields{}).MetadataOnly() {
 		t.Error("MetadataOnly")
+	}
+}
+
+// describe prints a Node as nested keys, "*" for a value kept whole.
+func describe(n *Node) string {
+	if n.Whole {
+		return "*"
+	}
+	keys := make([]string, 0, len(n.Keys))
+	for k := range n.Keys {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(k + ":" + describe(n.Keys[k]))
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+func TestKept(t *testing.T) {
+	const identity = "metadata:{annotations:* deletionTimestamp:* finalizers:* labels:* name:* namespace:* ownerReferences:* resourceVersion:* uid:*}"
+	for _, c := range []struct {
+		f    Fields
+		want string
+	}{
+		{New(), "{apiVersion:* kind:* " + identity + "}"},
+		{New(Path{"spec", "replicas"}, Path{"status"}), "{apiVersion:* kind:* " + identity + " spec:{replicas:*} status:*}"},
+		{New(Path{"metadata", "generation"}), "{apiVersion:* kind:* " + strings.Replace(identity, "finalizers:*", "finalizers:* generation:*", 1) + "}"},
+		{New(Path{"metadata"}), "{apiVersion:* kind:* metadata:*}"},
+	} {
+		if got := describe(c.f.Kept()); got != c.want {
+			t.Errorf("%s: Kept() = %s, want %s", c.f, got, c.want)
+		}
+	}
+	if (Fields{}).Kept() != nil {
+		t.Error("whole objects have a Kept tree")
 	}
 }
