@@ -76,6 +76,9 @@ func TestAdmissionOnlyRuleStartsNoWatch(t *testing.T) {
 	if st := h.engine.Status(); len(st) != 1 || !st[0].Running || !st[0].Synced {
 		t.Errorf("status %+v, want guard running and synced", st)
 	}
+	if n := h.logs.Count(`msg="rule started"`, "rule=guard", "watches=1", "informers=1"); n != 1 {
+		t.Errorf("%d 'rule started' lines with watches=1 informers=1, want 1:\n%s", n, h.logs.String())
+	}
 
 	h.mustLoad(guardRule(`function onValidate(req, ctx) {}
     function onAdd(obj, ctx) {}`))

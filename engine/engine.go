@@ -374,7 +374,10 @@ func (e *Engine) start(r *rules.Rule, prog *scripting.Program, res *rules.Resolv
 	if old != nil {
 		old.stop() // not expected: whoever starts a rule stopped its old version
 	}
-	e.log.Info("rule started", "rule", r.Name, "source", r.Source, "watches", len(res.Watch))
+	// watches counts spec.watch entries; informers what the rule holds
+	// (one per watched namespace, its reads, none for a rule with
+	// admission handlers only): they differ when memory is the question.
+	e.log.Info("rule started", "rule", r.Name, "source", r.Source, "watches", len(res.Watch), "informers", len(run.plan))
 	for _, w := range append(CheckReads(res, prog), CheckIgnored(res, prog)...) {
 		e.log.Warn(w.Msg, "rule", r.Name, "at", w.Pos.String())
 	}
