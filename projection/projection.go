@@ -194,30 +194,30 @@ func (f Fields) Covers(o Fields) bool {
 // Keeps reports whether the value at p survives Apply whole: p is at or
 // below a kept path or an Identity path.
 func (f Fields) Keeps(p Path) bool {
-	if f.Whole() || underIdentity(p) {
+	if f.Whole() {
 		return true
 	}
-	for _, q := range f.paths {
-		if p.under(q) {
-			return true
-		}
-	}
-	return false
+	n := f.walk(p)
+	return n != nil && n.Whole
 }
 
 // Reaches reports whether Apply keeps p or something below it, so that
 // the value at p is there, perhaps cut down: with spec.replicas kept,
 // Reaches(spec) is true and Keeps(spec) false.
-func (f Fields) Reaches(p Path) bool {
-	if f.Keeps(p) {
-		return true
-	}
-	for _, q := range append(slices.Clip(Identity), f.paths...) {
-		if q.under(p) {
-			return true
+func (f Fields) Reaches(p Path) bool { return f.Whole() || f.walk(p) != nil }
+
+// walk follows p down Kept, which f must have: it returns the Node at p,
+// the first whole Node on the way (what is below it is kept too), or nil
+// where the tree ends short of p.
+func (f Fields) walk(p Path) *Node {
+	n := f.kept
+	for _, k := range p {
+		if n == nil || n.Whole {
+			return n
 		}
+		n = n.Keys[k]
 	}
-	return false
+	return n
 }
 
 // MetadataOnly reports whether f keeps nothing outside metadata, so that
