@@ -176,9 +176,7 @@ func (e *encoder) value(x any, depth int, inMetadata bool) {
 			if inMetadata {
 				if i := metaIndex(k); i >= 0 {
 					if s, ok := v.(string); ok {
-						e.buf = append(e.buf, 's')
-						e.str(s)
-						e.meta[i] = span{len(e.buf) - len(s), len(e.buf)}
+						appendIdentity(e, i, s)
 						continue
 					}
 				}
@@ -194,6 +192,15 @@ func (e *encoder) value(x any, depth int, inMetadata bool) {
 	default:
 		e.value(jsonData(x), depth, inMetadata)
 	}
+}
+
+// appendIdentity appends the string s, the value of the metadata key
+// whose metaIndex is i, and records where it is, for finish.
+func appendIdentity[S string | []byte](e *encoder, i int, s S) {
+	e.buf = append(e.buf, 's')
+	e.buf = binary.AppendUvarint(e.buf, uint64(len(s)))
+	e.buf = append(e.buf, s...)
+	e.meta[i] = span{len(e.buf) - len(s), len(e.buf)}
 }
 
 func (e *encoder) str(s string) {

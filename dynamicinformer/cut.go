@@ -47,7 +47,11 @@ func (c *cutter) mapping(keep *projection.Node, at where) {
 			kid = keep.Keys[k]
 			whole = kid != nil && kid.Whole
 		}
-		isMap := c.d.off < len(c.d.s) && c.d.s[c.d.off] == 'm'
+		tag := byte(0)
+		if c.d.off < len(c.d.s) {
+			tag = c.d.s[c.d.off]
+		}
+		isMap := tag == 'm'
 		switch {
 		case at == inObject && k == "metadata" && (whole || kid != nil) && isMap:
 			if whole {
@@ -56,16 +60,15 @@ func (c *cutter) mapping(keep *projection.Node, at where) {
 			c.e.str(k)
 			c.d.off++
 			c.mapping(kid, inMetadata)
+		case whole && at == inMetadata && tag == 's' && metaIndex(k) >= 0:
+			c.e.str(k)
+			c.d.off++
+			appendIdentity(&c.e, metaIndex(k), c.d.str())
 		case whole:
 			c.e.str(k)
 			start := c.d.off
 			c.d.skip()
 			c.e.buf = append(c.e.buf, c.d.s[start:c.d.off]...)
-			if i := metaIndex(k); at == inMetadata && i >= 0 && c.d.err == nil && c.d.s[start] == 's' {
-				// The string is the end of what was just copied.
-				l := c.d.off - start - 1 - uvarintLen(c.d.s[start+1:])
-				c.e.meta[i] = span{len(c.e.buf) - l, len(c.e.buf)}
-			}
 		case kid != nil && isMap:
 			c.e.str(k)
 			c.d.off++
@@ -77,16 +80,6 @@ func (c *cutter) mapping(keep *projection.Node, at where) {
 		kept++
 	}
 	c.e.close(p, kept)
-}
-
-// uvarintLen returns how many bytes the uvarint at the start of s takes.
-func uvarintLen(s string) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x80 {
-			return i + 1
-		}
-	}
-	return len(s)
 }
 
 // skip moves past the value at d.off.

@@ -310,9 +310,7 @@ func (t *transcoder) entry(at where, key []byte, depth int) (int, error) {
 				if err != nil {
 					return 0, err
 				}
-				t.e.buf = append(t.e.buf, 's')
-				t.e.strBytes(s)
-				t.e.meta[i] = span{len(t.e.buf) - len(s), len(t.e.buf)}
+				appendIdentity(&t.e, i, s)
 				return 1, nil
 			}
 		}
