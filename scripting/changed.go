@@ -98,6 +98,13 @@ func (d *differ) key(k string, va any, okA bool, vb any, okB bool) {
 	}
 	ma, isMapA := va.(map[string]any)
 	mb, isMapB := vb.(map[string]any)
+	if okA != okB && (isMapA || isMapB) && d.ignoresBelow() {
+		// A map that one side lacks, with an ignored path below it,
+		// compares as an empty map: only what it holds outside that
+		// path is a change, so that kreact.once's marker, written on
+		// an object with no annotations yet, is not one.
+		okA, okB, isMapA, isMapB = true, true, true, true
+	}
 	switch {
 	case okA != okB:
 		d.out = append(d.out, string(d.buf))

@@ -68,6 +68,31 @@ func TestChangedPaths(t *testing.T) {
 	}
 }
 
+// A map that one side lacks compares as empty below an ignored path:
+// kreact.once's marker on an object that had no annotations is no change.
+func TestChangedPathsMapAddedWithOnlyIgnoredKeys(t *testing.T) {
+	marker := `metadata.annotations["once.kreact.dev/r"]`
+	bare := map[string]any{"metadata": map[string]any{"name": "a"}}
+	marked := map[string]any{"metadata": map[string]any{"name": "a", "annotations": map[string]any{"once.kreact.dev/r": "t"}}}
+	both := map[string]any{"metadata": map[string]any{"name": "a", "annotations": map[string]any{"once.kreact.dev/r": "t", "x": "y"}}}
+	for _, tt := range []struct {
+		name     string
+		old, new map[string]any
+		want     []string
+	}{
+		{"marker added", bare, marked, nil},
+		{"marker removed", marked, bare, nil},
+		{"marker and another annotation added", bare, both, []string{"metadata.annotations.x"}},
+	} {
+		if got := ChangedPaths(tt.old, tt.new, []string{marker}); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: ChangedPaths = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	if got := ChangedPaths(bare, marked, nil); !reflect.DeepEqual(got, []string{"metadata.annotations"}) {
+		t.Errorf("without ignore: ChangedPaths = %q, want [metadata.annotations]", got)
+	}
+}
+
 func TestJSONEqualLargeIntegers(t *testing.T) {
 	if jsonEqual(int64(1<<53+1), int64(1<<53)) {
 		t.Error("int64 values beyond 2^53 compared equal")
