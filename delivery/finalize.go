@@ -113,14 +113,26 @@ func (d *Core) finish(ctx context.Context, key objectKey, ev scripting.Event, as
 			obj = cur
 		}
 	}
+	// Finalized before the finalizer goes: the API server may delete the
+	// object, and the informer deliver its DELETED event, before the
+	// patch's answer reaches here; that event must find the object
+	// finalized, or it would owe onDelete a second time.
+	uid := obj.GetUID()
+	d.mu.Lock()
+	d.fin.finalized[key] = uid
+	d.mu.Unlock()
 	if patch := finalizers.RemovePatch(obj, d.fin.name); patch != nil {
 		err := d.run(ctx, []actions.Action{finalizers.Action(d.rule.Name, ev.Resource, obj, patch)})
 		if err != nil && !apierrors.IsNotFound(err) {
+			d.mu.Lock()
+			if d.fin.finalized[key] == uid {
+				delete(d.fin.finalized, key)
+			}
+			d.mu.Unlock()
 			return err
 		}
 	}
 	d.mu.Lock()
-	d.fin.finalized[key] = obj.GetUID()
 	delete(d.fin.waiting, key)
 	delete(d.fin.longWaits, key)
 	d.mu.Unlock()

@@ -114,6 +114,31 @@ func TestFinalizer(t *testing.T) {
 		}
 	})
 
+	t.Run("the DELETED event that comes before the removal's answer owes no second onDelete", func(t *testing.T) {
+		var d *Core
+		live, gone := held(cm("a", "1"), false), held(cm("a", "2"), true)
+		released := gone.DeepCopy()
+		released.SetFinalizers(nil)
+		// The API server deletes the object as the finalizer goes; the
+		// informer may hand over the DELETED event first (issue 37).
+		sink := &resultSink{fail: func(a actions.Action) error {
+			if strings.HasPrefix(a.Origin.File, "finalizer ") && strings.Contains(string(a.PatchData), `"remove"`) {
+				d.Observe(0, del(released))
+			}
+			return nil
+		}}
+		rec := &recorder{}
+		d = newTestDelivery(t, testRule(fin), allHandlers{}, sink, nil)
+		d.Observe(0, add(live))
+		d.Drain(t.Context(), rec)
+		d.Observe(0, update(live, gone))
+		d.Drain(t.Context(), rec)
+		d.Drain(t.Context(), rec)
+		if got, want := rec.recorded(), []string{"onAdd(a=1)", "onDelete(a=2)"}; !slices.Equal(got, want) {
+			t.Errorf("calls = %q, want %q", got, want)
+		}
+	})
+
 	t.Run("after a restart, an object deleted meanwhile gets onDelete", func(t *testing.T) {
 		sink, rec := &resultSink{}, &recorder{}
 		d := newTestDelivery(t, testRule(fin), allHandlers{}, sink, nil)
