@@ -13,7 +13,7 @@ PODMAN  ?= podman
 IMAGE   ?= kreact:dev
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build controlplane image image-tools test unit fuzz vet fmt-check leftovers bench bench-e2e bench-admission demo cluster-up cluster-down clean
+.PHONY: all build controlplane image image-tools test unit fuzz vet fmt-check leftovers bench bench-e2e bench-admission demo chaos cluster-up cluster-down clean
 
 all: build
 
@@ -138,6 +138,16 @@ bench-e2e: controlplane build
 ## flags to hack/admissionbench (see -help)
 bench-admission: controlplane build
 	$(GO) run ./hack/admissionbench -kreact $(BIN)/kreact $(ADMBENCHFLAGS)
+
+## chaos: the checker of the delivery contract (hack/chaos): operations
+## and faults drawn from SEED for DURATION against a local control plane,
+## then the oracle (hack/chaos/oracle.go); a violation is shrunk to the
+## shortest operations that still show it. CHAOSFLAGS passes more flags
+## (-shards, -faults, -replay; see go run ./hack/chaos -help)
+SEED     ?= 0
+DURATION ?= 2m
+chaos: controlplane
+	$(GO) run ./hack/chaos -seed $(SEED) -duration $(DURATION) $(CHAOSFLAGS)
 
 ## cluster-up / cluster-down: a local control plane for people (kubeconfig in .kreact-dev/)
 cluster-up: controlplane

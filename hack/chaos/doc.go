@@ -1,0 +1,37 @@
+// Command chaos checks kreact's delivery contract (docs/delivery.md and
+// docs/rules.md) under random interleavings of changes and faults, against
+// a real control plane.
+//
+// A run is a seed. The seed picks a sequence of operations (ops.go):
+// ConfigMaps and custom resources created, updated (data, labels,
+// annotations, spec, status), deleted and created again under the same
+// name; rule files edited, or broken and mended; kreact stopped with
+// SIGTERM or killed with SIGKILL and started again; the API server
+// restarted; with -shards, replicas added, killed and restarted; pauses
+// that let timers fall due. The same seed gives the same operations in the
+// same order; -duration only says how many of them run.
+//
+// kreact runs as a separate process with probe rules (probes.go) that use
+// every feature at once: spec.finalizer with onDelete, kreact.once,
+// kreact.after and onTimer, setCondition, owner references, ignoreChanges,
+// spec.watch[].fields, delivery latest and every, spec.every and refused
+// permissions. Each call logs one line (rule, handler, object uid, the
+// resourceVersion it saw) to kreact's log file, which the checker owns:
+// those lines survive a SIGKILL. The checker records what it wrote, with
+// the resourceVersion the API server gave each write, and when each fault
+// happened (world.go).
+//
+// When the operations are done, the checker mends every fault, waits for
+// kreact to settle, reads the objects' final state and hands the whole
+// history to the oracle (oracle.go), which was written from the docs,
+// guarantee by guarantee, not from the code. Each violation is printed
+// with the seed; then the run is shrunk (shrink.go): operations are
+// dropped and the rest run again, on fresh namespaces, for as long as the
+// violation still shows, and the shortest sequence found is printed and
+// saved, to replay with -replay.
+//
+// Exit codes: 0 no violation, 1 violations, 2 the run could not be made.
+//
+//	make chaos SEED=7 DURATION=20m
+//	go run ./hack/chaos -seed 7 -duration 20m -shards
+package main

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kreact/kreact/internal/testcluster"
+)
+
+// options are the command's flags.
+type options struct {
+	seed     uint64
+	duration time.Duration
+	shards   bool
+	faults   string
+	kreact   string
+	replay   string
+	shrink   time.Duration
+	dir      string
+}
+
+func main() {
+	var o options
+	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
+	fs.Uint64Var(&o.seed, "seed", 0, "the run's seed: the same seed makes the same operations in the same order (0: one from the clock, printed)")
+	fs.DurationVar(&o.duration, "duration", 2*time.Minute, "how long to make operations for, before kreact settles and the oracle checks")
+	fs.BoolVar(&o.shards, "shards", false, "run two to three kreact replicas with --shards, and add, kill and restart them")
+	fs.StringVar(&o.faults, "faults", "all", "faults to inject, comma-separated: restarts (SIGTERM, SIGKILL), apiserver, edits; all, or none")
+	fs.StringVar(&o.kreact, "kreact", "", "the kreact binary (default: built from this checkout)")
+	fs.StringVar(&o.replay, "replay", "", "make the operations of this file (written by a run that found violations) instead of the seed's")
+	fs.DurationVar(&o.shrink, "shrink", 20*time.Minute, "time to spend shrinking the operations of a run that found violations (0: do not shrink)")
+	fs.StringVar(&o.dir, "dir", "", "where to keep the runs' rule files and kreact's logs (default: a new temporary directory)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: go run ./hack/chaos [flags]\n\nChecks kreact's delivery contract under random operations and faults against a\nlocal control plane (make controlplane). Exit code 0: no violation, 1:\nviolations (printed, with the shortest operations found), 2: the run failed.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := chaos(ctx, o, os.Stdout)
+	switch {
+	case errors.Is(err, errViolations):
+		os.Exit(1)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		os.Exit(2)
+	}
+}
+
+// parseFaults reads -faults.
+func parseFaults(s string, shards bool) (Faults, error) {
+	f := Faults{Shards: shards}
+	for _, name := range strings.Split(s, ",") {
+		switch strings.TrimSpace(name) {
+		case "all":
+			f.Restarts, f.APIServer, f.Edits = true, true, true
+		case "none", "":
+		case "restarts":
+			f.Restarts = true
+		case "apiserver":
+			f.APIServer = true
+		case "edits":
+			f.Edits = true
+		default:
+			return f, fmt.Errorf("-faults: unknown fault %q (restarts, apiserver, edits, all, none)", name)
+		}
+	}
+	return f, nil
+}
+
+func chaos(ctx context.Context, o options, out io.Writer) error {
+	faults, err := parseFaults(o.faults, o.shards)
+	if err != nil {
+		return err
+	}
+	if o.seed == 0 {
+		o.seed = uint64(time.Now().UnixNano()%1_000_000) + 1
+	}
+	if o.dir == "" {
+		if o.dir, err = os.MkdirTemp("", "kreact-chaos-"); err != nil {
+			return err
+		}
+	}
+	if o.kreact == "" {
+		o.kreact = filepath.Join(o.dir, "kreact")
+		fmt.Fprintln(out, "building kreact")
+		if err := buildKreact(o.kreact); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(out, "starting the control plane")
+	cl, err := testcluster.Start(testcluster.Options{})
+	if err != nil {
+		return err
+	}
+	defer cl.Stop()
+	c := &Checker{Cluster: cl, Kreact: o.kreact, Dir: o.dir, Faults: faults, Out: out}
+	if c.Client, err = dynamic.NewForConfig(cl.Config()); err != nil {
+		return err
+	}
+	var ops []Op
+	if o.replay != "" {
+		data, err := os.ReadFile(o.replay)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(data, &ops); err != nil {
+			return fmt.Errorf("%s: %w", o.replay, err)
+		}
+	}
+	h, violations, err := c.Run(ctx, o.seed, o.duration, ops)
+	if err != nil {
+		return err
+	}
+	Report(out, h, violations, faults)
+	if len(violations) == 0 {
+		return nil
+	}
+	if o.shrink > 0 {
+		short := c.Shrink(ctx, o.seed, h.Ops, violations, o.shrink)
+		file := filepath.Join(o.dir, fmt.Sprintf("seed-%d.ops.json", o.seed))
+		data, _ := json.MarshalIndent(short, "", "  ")
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "\nthe shortest sequence found that still shows it: %d of %d operations (replay: go run ./hack/chaos -replay %s%s)\n",
+			len(short), len(h.Ops), file, map[bool]string{true: " -shards"}[o.shards])
+		for i, op := range short {
+			fmt.Fprintf(out, "  %3d  %s\n", i+1, op)
+		}
+	}
+	return errViolations
+}
+
+// buildKreact builds kreact from the checkout this command runs in.
+func buildKreact(to string) error {
+	cmd := exec.Command("go", "build", "-o", to, "./cmd/kreact")
+	cmd.Dir = moduleRoot()
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("build kreact: %w", err)
+	}
+	return nil
+}
+
+// moduleRoot is the directory above the working directory that holds
+// kreact's go.mod.
+func moduleRoot() string {
+	dir, _ := os.Getwd()
+	for d := dir; d != filepath.Dir(d); d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "cmd", "kreact")); err == nil {
+			return d
+		}
+	}
+	return dir
+}
+
+// Checker makes runs on one control plane.
+type Checker struct {
+	Cluster Cluster
+	Client  dynamic.Interface
+	Kreact  string
+	Dir     string
+	Faults  Faults
+	Out     io.Writer
+	runs    int
+}
+
+// Run makes a run: the operations ops, or, when ops is nil, those of
+// seed for duration; then the oracle checks its history.
+func (c *Checker) Run(ctx context.Context, seed uint64, duration time.Duration, ops []Op) (*History, []Violation, error) {
+	c.runs++
+	name := fmt.Sprintf("chaos-%d-%d", seed, c.runs)
+	dir := filepath.Join(c.Dir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	var next func() (Op, bool)
+	if ops != nil {
+		i := 0
+		next = func() (Op, bool) {
+			if i == len(ops) {
+				return Op{}, false
+			}
+			i++
+			return ops[i-1], true
+		}
+	} else {
+		g, end := NewGenerator(seed, c.Faults), time.Now().Add(duration)
+		next = func() (Op, bool) { return g.Next(), time.Now().Before(end) }
+	}
+	fmt.Fprintf(c.Out, "run %s: seed %d, kreact's logs in %s\n", name, seed, dir)
+	h, err := run(ctx, c.Cluster, c.Client, Config{Kreact: c.Kreact, Dir: dir, Name: name, Faults: c.Faults}, seed, next)
+	if err != nil {
+		return nil, nil, fmt.Errorf("run %s: %w", name, err)
+	}
+	return h, Check(h), nil
+}
+
+// Report prints what a run did and what the oracle found.
+func Report(out io.Writer, h *History, violations []Violation, faults Faults) {
+	count := func(keys []string) string {
+		n := map[string]int{}
+		for _, k := range keys {
+			n[k]++
+		}
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(n)) {
+			parts = append(parts, fmt.Sprintf("%s %d", k, n[k]))
+		}
+		return strings.Join(parts, ", ")
+	}
+	var ops, calls []string
+	for _, op := range h.Ops {
+		k := string(op.Kind)
+		if op.Resource != "" {
+			k += " " + op.Resource
+		}
+		ops = append(ops, k)
+	}
+	for _, c := range h.Calls {
+		calls = append(calls, c.Rule+" "+c.Handler)
+	}
+	fmt.Fprintf(out, "seed %d: %d operations in %v, kreact settled %v later\n", h.Seed, len(h.Ops), h.OpsEnd.Sub(h.Start).Round(time.Second), h.End.Sub(h.OpsEnd).Round(time.Second))
+	fmt.Fprintf(out, "  operations: %s\n", count(ops))
+	fmt.Fprintf(out, "  writes that changed an object: %d; kreact processes: %d; calls: %s\n", len(h.Writes), len(h.Procs), count(calls))
+	if len(violations) == 0 {
+		fmt.Fprintf(out, "  no violation of the %d guarantees\n", len(guarantees))
+		return
+	}
+	fmt.Fprintf(out, "  %d violations (reproduce: make chaos SEED=%d DURATION=%v%s):\n", len(violations), h.Seed, h.OpsEnd.Sub(h.Start).Round(time.Second), map[bool]string{true: " CHAOSFLAGS=-shards"}[faults.Shards])
+	for _, v := range violations {
+		fmt.Fprintf(out, "  - %s\n", v)
+	}
+	seen := map[string]bool{}
+	for _, v := range violations {
+		if !seen[v.Guarantee] {
+			seen[v.Guarantee] = true
+			i := slices.IndexFunc(guarantees, func(g guarantee) bool { return g.name == v.Guarantee })
+			fmt.Fprintf(out, "  %q is %s\n", v.Guarantee, guarantees[i].doc)
+		}
+	}
+}

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Kind is what an operation does.
+type Kind string
+
+// The operations. Object operations act on ConfigMaps ("configmaps") or
+// widgets, a custom resource with a status subresource ("widgets").
+const (
+	Create   Kind = "create"
+	SetData  Kind = "set-data"     // ConfigMap data.v, or a widget's spec.n
+	SetLabel Kind = "set-label"    // label l
+	Annotate Kind = "annotate"     // annotation chaos/ignored (p-fin ignores it)
+	SetReady Kind = "set-ready"    // a widget's spec.ready
+	SetState Kind = "set-status"   // a widget's status.note, through the status subresource
+	Delete   Kind = "delete"       // the object; ConfigMaps wait on p-fin's finalizer
+	Wait     Kind = "wait"         // nothing for Down: timers fall due
+	Edit     Kind = "edit-rule"    // a rule file, changed: the rule restarts
+	BadEdit  Kind = "break-rule"   // a rule file, broken for Down, then mended
+	Term     Kind = "stop-kreact"  // SIGTERM to a replica, started again after Down
+	Kill     Kind = "kill-kreact"  // SIGKILL to a replica, started again after Down
+	StartRep Kind = "start-kreact" // a replica that is down (with -shards: one added)
+	APIDown  Kind = "restart-apiserver"
+)
+
+// Forever, as an Op's Down, keeps a stopped replica down until a StartRep
+// of it or the end of the operations.
+const Forever = -1
+
+// Op is one operation.
+type Op struct {
+	Kind     Kind          `json:"kind"`
+	Resource string        `json:"resource,omitempty"`
+	Name     string        `json:"name,omitempty"`
+	Value    string        `json:"value,omitempty"`
+	Rule     string        `json:"rule,omitempty"`
+	Slot     int           `json:"slot,omitempty"`
+	Down     time.Duration `json:"down,omitempty"`
+	// Pause is how long the checker waits after the operation.
+	Pause time.Duration `json:"pause,omitempty"`
+}
+
+func (o Op) String() string {
+	s := string(o.Kind)
+	switch {
+	case o.Resource != "":
+		s += " " + o.Resource + "/" + o.Name
+		if o.Value != "" {
+			s += "=" + o.Value
+		}
+	case o.Rule != "":
+		s += " " + o.Rule
+	case o.Kind == Term || o.Kind == Kill || o.Kind == StartRep:
+		s += fmt.Sprintf(" replica %d", o.Slot)
+	}
+	if o.Down == Forever {
+		s += " (until started)"
+	} else if o.Down > 0 {
+		s += " for " + o.Down.String()
+	}
+	return s
+}
+
+// Faults says which faults a run injects.
+type Faults struct {
+	Restarts  bool // SIGTERM and SIGKILL of kreact
+	APIServer bool // API server restarts
+	Edits     bool // rule edits and broken edits
+	Shards    bool // several replicas with --shards, added and removed
+}
+
+// Generator makes a seed's operations, one at a time: the same seed and
+// faults give the same sequence.
+type Generator struct {
+	r      *rand.Rand
+	faults Faults
+	// bag holds the fault kinds still to draw: each enabled kind comes
+	// once per round, in a seeded order, so that a short run has every
+	// kind of fault.
+	bag []Kind
+}
+
+// NewGenerator returns the generator of seed.
+func NewGenerator(seed uint64, faults Faults) *Generator {
+	return &Generator{r: rand.New(rand.NewPCG(seed, 0x6b7265616374)), faults: faults}
+}
+
+// names is the pool of object names: small, so that objects are deleted
+// and created again under the same name.
+var names = []string{"a", "b", "c", "d", "e", "f"}
+
+// Next returns the next operation.
+func (g *Generator) Next() Op {
+	r := g.r
+	ms := func(lo, hi int) time.Duration { return time.Duration(lo+r.IntN(hi-lo+1)) * time.Millisecond }
+	// About one operation in 25 is a fault: one every few seconds, with
+	// quiet spans between them where every guarantee holds in full.
+	if r.IntN(100) < 5 {
+		if op, ok := g.fault(ms); ok {
+			return op
+		}
+	}
+	if r.IntN(100) < 3 {
+		return Op{Kind: Wait, Down: ms(1000, 3500)}
+	}
+	op := Op{Name: names[r.IntN(len(names))], Pause: ms(0, 250)}
+	if r.IntN(3) == 0 {
+		op.Resource = "widgets"
+		op.Kind = []Kind{Create, Create, SetData, SetLabel, SetReady, SetReady, SetState, Delete}[r.IntN(8)]
+	} else {
+		op.Resource = "configmaps"
+		op.Kind = []Kind{Create, Create, SetData, SetData, SetLabel, Annotate, Delete}[r.IntN(7)]
+	}
+	switch op.Kind {
+	case SetData, SetState:
+		op.Value = fmt.Sprint(r.IntN(1000))
+	case SetLabel:
+		op.Value = []string{"a", "b", "c", "x"}[r.IntN(4)] // x: p-perm's copy is refused
+	case Annotate:
+		op.Value = fmt.Sprint(r.IntN(1000))
+	case SetReady, Create:
+		op.Value = []string{"true", "false"}[r.IntN(2)]
+	}
+	return op
+}
+
+// fault returns a fault operation among those enabled.
+func (g *Generator) fault(ms func(lo, hi int) time.Duration) (Op, bool) {
+	r := g.r
+	if len(g.bag) == 0 {
+		if g.faults.Restarts || g.faults.Shards {
+			g.bag = append(g.bag, Term, Kill, Kill)
+		}
+		if g.faults.Shards {
+			g.bag = append(g.bag, StartRep)
+		}
+		if g.faults.APIServer {
+			g.bag = append(g.bag, APIDown)
+		}
+		if g.faults.Edits {
+			g.bag = append(g.bag, Edit, BadEdit)
+		}
+		r.Shuffle(len(g.bag), func(i, j int) { g.bag[i], g.bag[j] = g.bag[j], g.bag[i] })
+	}
+	if len(g.bag) == 0 {
+		return Op{}, false
+	}
+	kind := g.bag[0]
+	g.bag = g.bag[1:]
+	op := Op{Kind: kind, Pause: ms(0, 500)}
+	switch op.Kind {
+	case Term, Kill:
+		op.Down = ms(0, 4000)
+		if g.faults.Shards {
+			op.Slot = r.IntN(maxReplicas)
+			if r.IntN(3) == 0 {
+				op.Down = Forever
+			}
+		}
+	case StartRep:
+		op.Slot = r.IntN(maxReplicas)
+	case APIDown:
+		op.Down = ms(300, 3000)
+	case Edit, BadEdit:
+		op.Rule = probeNames[r.IntN(len(probeNames))]
+		if op.Kind == BadEdit {
+			op.Down = ms(500, 3000)
+		}
+	}
+	return op, true
+}
+
+// maxReplicas is how many replicas a run with -shards may have; it starts
+// with two.
+const maxReplicas = 3

@@ -1,0 +1,480 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The oracle: one function per guarantee of docs/delivery.md and
+// docs/rules.md, each quoting the sentence it checks. It reads only the
+// History (what the checker wrote, the probes' lines, the faults, the
+// final state), never kreact's code, so that it can be compared with the
+// docs line by line.
+//
+// Where the docs allow a repeat or a late call ("a retry after a timeout,
+// a restart, two leaders overlapping for a moment", a shard move), the
+// oracle allows it only within a fault window (Fault): from the fault to
+// a grace period after its end.
+
+// grace is how long after a fault the docs' allowances last with one
+// replica: the new process's first list, a rule's restart. With --shards
+// it is shardGrace: a stopped replica's objects move when its Lease
+// (4s in a run) runs out, and the others notice within a renew period.
+const (
+	grace      = 2 * time.Second
+	shardGrace = 15 * time.Second
+)
+
+// slack is how late a call may be without a fault: a watch event, the
+// queue, a retry of an action.
+const slack = 10 * time.Second
+
+// Violation is a guarantee that the history breaks.
+type Violation struct {
+	Guarantee string
+	Detail    string
+}
+
+func (v Violation) String() string { return v.Guarantee + ": " + v.Detail }
+
+// guarantee is one documented promise and its check.
+type guarantee struct {
+	name string
+	// doc is where the docs make the promise, and what they say.
+	doc   string
+	check func(h *History) []string
+}
+
+var guarantees = []guarantee{
+	{"one onDelete per delete", `delivery.md, "Guaranteed deletes: finalizers": the API server keeps a deleted object "until kreact has called onDelete with it and every action of that call has succeeded"; "Idempotent scripts": a call repeats only on "a retry after a timeout, a restart, two leaders overlapping for a moment"`, onDeletePerDelete},
+	{"nothing follows onDelete", `delivery.md, "Coalesced per object": "…, delete → onDelete(last known state)"; "Timers": "Deleting the object drops its timer"`, nothingAfterDelete},
+	{"every change reaches the rule", `delivery.md, "Coalesced per object": the waiting changes "are merged into one call with the latest state"; "What a restart replays": "every existing object as an initial add", and deleted objects held by the finalizer "get their onDelete"`, everyChangeReaches},
+	{"delivery every calls once per change", `delivery.md, "Coalesced per object": "spec.delivery: every: one call per change"`, everyChangeOnce},
+	{"onUpdate only for a change the rule sees", `rules.md, "Delivery": onUpdate lists "the paths where they differ, ignored paths left out; no call if that is none"; "Once per object": "Writing the marker calls no onUpdate"; delivery.md: kreact's own finalizer patch calls nothing`, updatesHaveACause},
+	{"kreact.once is true once", `rules.md, "Once per object": "It returns true when the object does not carry the rule's marker"; "Guarantee: at least once. The window is between the call's last action succeeding and the marker being written"`, onceOnce},
+	{"timers are not early and not lost", `delivery.md, "Timers": "kreact.after(obj, delay) arms one timer per object and rule: a later kreact.after of the object replaces it"; onTimer is called "once delay has passed"`, timersKeepTime},
+	{"conditions follow the object", `script-api.md: kreact.setCondition sets "one condition in the target's status.conditions the Kubernetes way" (lastTransitionTime moves only when the status changes; observedGeneration is the generation the call saw); a rule that ignores status does not write for ever`, conditionsFollow},
+	{"owned objects point at their owner", `script-api.md, kreact.create: "{owner: obj} makes obj its controller owner"; kreact.apply takes the same {owner}`, ownersPoint},
+	{"actions stay within spec.permissions", `rules.md: "A call that throws, times out, asks for more than maxActions actions or for one its permissions refuse queues none"`, permissionsHold},
+	{"one tick at a time, and ticks go on", `delivery.md, "Periodic calls": "spec.every calls onTick(ctx) at that interval"; "With --shards, a tick runs once for the cluster"; rules.md, spec.tickScope: "While the replicas notice a change of members … a tick may run on two replicas or on none"`, ticksOnce},
+}
+
+// Check runs every guarantee over h.
+func Check(h *History) []Violation {
+	var out []Violation
+	for _, g := range guarantees {
+		for _, d := range g.check(h) {
+			out = append(out, Violation{Guarantee: g.name, Detail: d})
+		}
+	}
+	return out
+}
+
+// onDeletePerDelete: each delete of a ConfigMap held by p-fin's finalizer
+// gets p-fin's onDelete; more than once only within a fault window; no
+// object stays held once kreact has settled.
+func onDeletePerDelete(h *History) []string {
+	var out []string
+	for _, w := range h.Writes {
+		if w.Kind != Delete || w.Resource != "configmaps" {
+			continue
+		}
+		calls := h.calls("p-fin", w.UID, "onDelete")
+		switch {
+		case len(calls) == 0 && w.Held:
+			out = append(out, fmt.Sprintf("%s (uid %s) was deleted at %s holding the finalizer; onDelete was never called", w.Name, w.UID, h.at(w.At)))
+		case len(calls) > 1 && !h.faultNear("p-fin", calls[0].At.Add(-time.Second), calls[len(calls)-1].At):
+			out = append(out, fmt.Sprintf("%s (uid %s): onDelete called %d times (%s) for one delete, with no fault near", w.Name, w.UID, len(calls), h.times(calls)))
+		}
+	}
+	for _, o := range h.Final.ConfigMaps {
+		if o.Terminating {
+			out = append(out, fmt.Sprintf("%s (uid %s) is still held (finalizers %v) after kreact settled", o.Name, o.UID, o.Finalizers))
+		}
+	}
+	return out
+}
+
+// nothingAfterDelete: in one process, no call of a rule about an object
+// follows that rule's onDelete of it, but another onDelete.
+func nothingAfterDelete(h *History) []string {
+	var out []string
+	deleted := map[[3]string]Call{} // proc, rule, uid
+	for _, c := range h.Calls {
+		k := [3]string{fmt.Sprint(c.Proc), c.Rule, c.UID}
+		if c.Handler == "onDelete" {
+			deleted[k] = c
+			continue
+		}
+		if d, ok := deleted[k]; ok && c.UID != "" {
+			out = append(out, fmt.Sprintf("%s: %s(%s, uid %s) at %s follows onDelete at %s in the same process", c.Rule, c.Handler, c.Name, c.UID, h.at(c.At), h.at(d.At)))
+		}
+	}
+	return out
+}
+
+// relevant reports whether rule looks at what write w changed: the
+// paths it watches (spec.watch[].fields) minus spec.ignoreChanges.
+func relevant(rule string, w Write) bool {
+	switch rule {
+	case "p-fin":
+		return w.Resource == "configmaps" && w.Path != "metadata.annotations"
+	case "p-every":
+		// Its fields, and the identity it keeps (annotations included).
+		return w.Resource == "configmaps"
+	case "p-perm":
+		return w.Resource == "configmaps" && (w.Path == "data" || w.Path == "metadata.labels" || w.Kind == Create)
+	case "p-cond":
+		return w.Resource == "widgets" && w.Path != "status"
+	}
+	return false
+}
+
+// everyChangeReaches: each change a rule looks at reaches it, in a call
+// that sees that state or a newer one; an object deleted later is exempt
+// unless the finalizer held it (p-fin: onDelete gets its last state).
+func everyChangeReaches(h *History) []string {
+	var out []string
+	for _, rule := range []string{"p-fin", "p-every", "p-cond"} {
+		for i, w := range h.Writes {
+			if w.Kind == Delete || !relevant(rule, w) {
+				continue
+			}
+			if del, ok := h.deleteAfter(i); ok && !(rule == "p-fin" && del.Held) {
+				continue
+			}
+			if !slices.ContainsFunc(h.Calls, func(c Call) bool { return c.Rule == rule && c.UID == w.UID && c.RV >= w.RV }) {
+				out = append(out, fmt.Sprintf("%s: %s %s/%s=%s at %s (uid %s, resourceVersion %d) reached no call (the last call saw %d)",
+					rule, w.Kind, w.Resource, w.Name, w.Value, h.at(w.At), w.UID, w.RV, h.lastRV(rule, w.UID)))
+			}
+		}
+	}
+	return out
+}
+
+// everyChangeOnce: with delivery every (p-every), each change it looks at
+// is a call of its own that sees exactly that state, when no fault was
+// near (a restart lists the latest state only).
+func everyChangeOnce(h *History) []string {
+	var out []string
+	for _, w := range h.Writes {
+		if w.Kind == Delete || !relevant("p-every", w) || h.faultNear("p-every", w.At.Add(-2*time.Second), w.At.Add(slack)) || w.At.Add(slack).After(h.OpsEnd) {
+			continue
+		}
+		n := 0
+		for _, c := range h.calls("p-every", w.UID, "") {
+			if c.RV == w.RV {
+				n++
+			}
+		}
+		if n != 1 {
+			out = append(out, fmt.Sprintf("%s %s/%s at %s (resourceVersion %d): %d calls saw it, want 1", w.Kind, w.Resource, w.Name, h.at(w.At), w.RV, n))
+		}
+	}
+	return out
+}
+
+// updatesHaveACause: every onUpdate(old, new) of a rule that keeps whole
+// objects follows a change the checker made between old and new, to a path
+// the rule looks at: kreact's own writes for the rule (its finalizer, its
+// once markers, conditions under an ignored status) call nothing. A rule
+// with spec.watch[].fields also sees the changes other rules make to the
+// identity it keeps, so its onUpdate is checked by ctx.changed instead:
+// some path it keeps changed.
+func updatesHaveACause(h *History) []string {
+	var out []string
+	for _, c := range h.Calls {
+		if c.Handler != "onUpdate" {
+			continue
+		}
+		if kept, ok := projections[c.Rule]; ok {
+			if !slices.ContainsFunc(strings.Fields(c.Changed), func(p string) bool { return slices.ContainsFunc(kept, func(k string) bool { return under(p, k) }) }) {
+				out = append(out, fmt.Sprintf("%s: onUpdate(%s) at %s: changed %q, none of it kept by its fields", c.Rule, c.Name, h.at(c.At), c.Changed))
+			}
+			continue
+		}
+		if !slices.ContainsFunc(h.Writes, func(w Write) bool {
+			return w.UID == c.UID && w.RV > c.OldRV && w.RV <= c.RV && relevant(c.Rule, w)
+		}) {
+			out = append(out, fmt.Sprintf("%s: onUpdate(%s) at %s (resourceVersion %d → %d, changed %q) has no change of the checker's behind it",
+				c.Rule, c.Name, h.at(c.At), c.OldRV, c.RV, c.Changed))
+		}
+	}
+	return out
+}
+
+// projections are the paths each rule with spec.watch[].fields keeps: its
+// fields and, rules.md says, "The identity of an object is always kept:
+// apiVersion, kind and metadata.name, namespace, uid, resourceVersion,
+// labels, annotations, ownerReferences, deletionTimestamp and finalizers".
+var projections = map[string][]string{
+	"p-every": {"data", "metadata.labels", "metadata.annotations", "metadata.ownerReferences", "metadata.deletionTimestamp", "metadata.finalizers"},
+}
+
+// under reports whether path p is k or lies below it.
+func under(p, k string) bool {
+	return p == k || strings.HasPrefix(p, k+".") || strings.HasPrefix(p, k+"[")
+}
+
+// onceOnce: kreact.once is true for an object once, or again only within
+// a fault window; every live object ends up marked.
+func onceOnce(h *History) []string {
+	var out []string
+	byUID := map[string][]Call{}
+	for _, c := range h.Calls {
+		if c.Rule == "p-fin" && c.Once {
+			byUID[c.UID] = append(byUID[c.UID], c)
+		}
+	}
+	for uid, calls := range byUID {
+		if len(calls) > 1 && !h.faultNear("p-fin", calls[0].At.Add(-time.Second), calls[len(calls)-1].At) {
+			out = append(out, fmt.Sprintf("%s (uid %s): kreact.once true %d times (%s), with no fault near", calls[0].Name, uid, len(calls), h.times(calls)))
+		}
+	}
+	for _, o := range h.Final.ConfigMaps {
+		if _, ok := o.Annotations["once.kreact.dev/p-fin"]; !ok && !o.Terminating {
+			out = append(out, fmt.Sprintf("%s (uid %s) never got p-fin's once marker", o.Name, o.UID))
+		}
+	}
+	return out
+}
+
+// timersKeepTime: onTimer comes no earlier than the deadline of a timer
+// armed before it, and the last timer armed in a process fires, unless
+// the object was deleted, the process ended or a fault came first.
+func timersKeepTime(h *History) []string {
+	const early = 100 * time.Millisecond
+	var out []string
+	last := map[[2]string]Call{} // proc, uid → the last arm
+	for _, c := range h.Calls {
+		if c.Rule != "p-fin" {
+			continue
+		}
+		k := [2]string{fmt.Sprint(c.Proc), c.UID}
+		switch {
+		case !c.Deadline.IsZero():
+			last[k] = c
+		case c.Handler == "onTimer":
+			armed := slices.ContainsFunc(h.Calls, func(a Call) bool {
+				return a.Proc == c.Proc && a.Rule == "p-fin" && a.UID == c.UID && !a.Deadline.IsZero() && a.At.Before(c.At) && !a.Deadline.After(c.At.Add(early))
+			})
+			if !armed {
+				out = append(out, fmt.Sprintf("onTimer(%s) at %s is early: no timer armed before it was due", c.Name, h.at(c.At)))
+			}
+		}
+	}
+	for _, a := range last {
+		due := a.Deadline.Add(slack)
+		p := h.Procs[a.Proc]
+		if due.After(h.End) || (!p.End.IsZero() && p.End.Before(due)) || h.deletedBefore(a.UID, due) || h.faultNear("p-fin", a.At, due) {
+			continue
+		}
+		if !slices.ContainsFunc(h.Calls, func(c Call) bool {
+			return c.Proc == a.Proc && c.Handler == "onTimer" && c.UID == a.UID && c.At.After(a.At)
+		}) {
+			out = append(out, fmt.Sprintf("the timer of %s armed at %s for %s never fired", a.Name, h.at(a.At), h.at(a.Deadline)))
+		}
+	}
+	return out
+}
+
+// conditionsFollow: each live widget's Ready condition says what its
+// spec.ready says, for the generation it has; its lastTransitionTime is
+// no older than the last change of spec.ready the rule saw; and the rule has stopped
+// writing (the generation does not move once kreact has settled).
+func conditionsFollow(h *History) []string {
+	var out []string
+	for _, o := range h.Final.Widgets {
+		if o.Terminating {
+			continue
+		}
+		want := map[string]string{"true": "True"}[o.Ready]
+		if want == "" {
+			want = "False"
+		}
+		i := slices.IndexFunc(o.Conditions, func(c Condition) bool { return c.Type == "Ready" })
+		if i < 0 {
+			out = append(out, fmt.Sprintf("widget %s has no Ready condition", o.Name))
+			continue
+		}
+		c := o.Conditions[i]
+		if c.Status != want || c.ObservedGeneration != o.Generation {
+			out = append(out, fmt.Sprintf("widget %s: Ready=%s for generation %d, want %s for generation %d", o.Name, c.Status, c.ObservedGeneration, want, o.Generation))
+		}
+		if flip := h.lastFlip(o.UID); c.LastTransitionTime.Before(flip.Add(-time.Second)) {
+			out = append(out, fmt.Sprintf("widget %s: lastTransitionTime %s is older than the change of spec.ready at %s", o.Name, h.at(c.LastTransitionTime), h.at(flip)))
+		}
+		if g, ok := h.Final.WidgetGenerations[o.Name]; ok && g != o.Generation {
+			out = append(out, fmt.Sprintf("widget %s: generation %d moved to %d after kreact settled: something keeps writing it", o.Name, o.Generation, g))
+		}
+	}
+	return out
+}
+
+// ownersPoint: each live widget owns, as controller, the ConfigMap its
+// rule applies, and that ConfigMap says what the widget's spec says.
+func ownersPoint(h *History) []string {
+	var out []string
+	for _, o := range h.Final.Widgets {
+		if o.Terminating {
+			continue
+		}
+		i := slices.IndexFunc(h.Final.Owned, func(c Object) bool { return c.Name == "w-"+o.Name })
+		if i < 0 {
+			out = append(out, fmt.Sprintf("widget %s has no ConfigMap w-%s", o.Name, o.Name))
+			continue
+		}
+		c := h.Final.Owned[i]
+		if !slices.Contains(c.Owners, Owner{UID: o.UID, Controller: true}) {
+			out = append(out, fmt.Sprintf("ConfigMap w-%s: owners %v, want the widget's uid %s as controller", o.Name, c.Owners, o.UID))
+		}
+		if ready := map[string]string{"true": "true"}[o.Ready]; c.Data["ready"] != ready && !(ready == "" && c.Data["ready"] == "false") {
+			out = append(out, fmt.Sprintf("ConfigMap w-%s says ready=%s, the widget's spec.ready is %q", o.Name, c.Data["ready"], o.Ready))
+		}
+	}
+	return out
+}
+
+// permissionsHold: p-perm never writes where its permissions refuse, and
+// its allowed copies follow their sources.
+func permissionsHold(h *History) []string {
+	var out []string
+	for _, o := range h.Final.Forbidden {
+		out = append(out, fmt.Sprintf("%s exists in the namespace p-perm may not write", o.Name))
+	}
+	for _, o := range h.Final.ConfigMaps {
+		if o.Terminating || o.Labels["l"] == "x" {
+			continue
+		}
+		i := slices.IndexFunc(h.Final.Copies, func(c Object) bool { return c.Name == "copy-"+o.Name })
+		if i < 0 || !maps2Equal(h.Final.Copies[i].Data, o.Data) {
+			out = append(out, fmt.Sprintf("ConfigMap %s (data %v) has no up-to-date copy", o.Name, o.Data))
+		}
+	}
+	return out
+}
+
+// ticksOnce: two ticks less than half a period apart, from two processes,
+// come only within a fault window, and ticks do not stop for longer than
+// two periods and slack outside one.
+func ticksOnce(h *History) []string {
+	const period = 2 * time.Second
+	var ticks []Call
+	for _, c := range h.Calls {
+		if c.Rule == "p-tick" {
+			ticks = append(ticks, c)
+		}
+	}
+	slices.SortFunc(ticks, func(a, b Call) int { return a.At.Compare(b.At) })
+	var out []string
+	for i := 1; i < len(ticks); i++ {
+		a, b := ticks[i-1], ticks[i]
+		gap := b.At.Sub(a.At)
+		if a.Proc != b.Proc && gap < period/2 && !h.faultNear("p-tick", a.At, b.At) {
+			out = append(out, fmt.Sprintf("two ticks %v apart, at %s and %s, from two replicas", gap, h.at(a.At), h.at(b.At)))
+		}
+		if gap > 2*period+slack && !h.faultNear("p-tick", a.At, b.At) {
+			out = append(out, fmt.Sprintf("no tick for %v, from %s to %s", gap.Round(time.Millisecond), h.at(a.At), h.at(b.At)))
+		}
+	}
+	return out
+}
+
+// calls returns the calls of rule about uid, in the order they were made
+// (handler "" for any).
+func (h *History) calls(rule, uid, handler string) []Call {
+	var out []Call
+	for _, c := range h.Calls {
+		if c.Rule == rule && c.UID == uid && (handler == "" || c.Handler == handler) {
+			out = append(out, c)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Call) int { return a.At.Compare(b.At) })
+	return out
+}
+
+// lastRV is the newest resourceVersion a call of rule saw of uid.
+func (h *History) lastRV(rule, uid string) int64 {
+	var rv int64
+	for _, c := range h.calls(rule, uid, "") {
+		rv = max(rv, c.RV)
+	}
+	return rv
+}
+
+// faultNear reports whether a fault that touches rule overlaps [from, to]
+// extended by the grace period.
+func (h *History) faultNear(rule string, from, to time.Time) bool {
+	g := grace
+	if h.Shards {
+		g = shardGrace
+	}
+	return slices.ContainsFunc(h.Faults, func(f Fault) bool {
+		return (f.Rule == "" || f.Rule == rule) && !f.From.After(to) && !f.To.Add(g).Before(from)
+	})
+}
+
+// deleteAfter returns the delete of write i's object that follows it.
+func (h *History) deleteAfter(i int) (Write, bool) {
+	for _, w := range h.Writes[i+1:] {
+		if w.Kind == Delete && w.UID == h.Writes[i].UID {
+			return w, true
+		}
+	}
+	return Write{}, false
+}
+
+// deletedBefore reports whether the checker deleted uid before t.
+func (h *History) deletedBefore(uid string, t time.Time) bool {
+	return slices.ContainsFunc(h.Writes, func(w Write) bool { return w.Kind == Delete && w.UID == uid && w.At.Before(t) })
+}
+
+// lastFlip is when the checker made the last change of widget uid's
+// spec.ready that p-cond saw: changes coalesced away (false, then true
+// again before a call) are no transition.
+func (h *History) lastFlip(uid string) time.Time {
+	var at time.Time
+	seen := ""
+	for _, c := range h.calls("p-cond", uid, "") {
+		var set *Write // the last write of spec.ready in the state c saw
+		for i, w := range h.Writes {
+			if w.UID == uid && (w.Kind == Create || w.Kind == SetReady) && w.RV <= c.RV {
+				set = &h.Writes[i]
+			}
+		}
+		if set != nil && set.Value != seen {
+			at, seen = set.At, set.Value
+		}
+	}
+	return at
+}
+
+// at formats t as an offset from the run's start, as the report does.
+func (h *History) at(t time.Time) string {
+	return "+" + t.Sub(h.Start).Round(time.Millisecond).String()
+}
+
+func (h *History) times(calls []Call) string {
+	s := ""
+	for i, c := range calls {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%s in process %d", h.at(c.At), c.Proc)
+	}
+	return s
+}
+
+func maps2Equal(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
