@@ -167,7 +167,9 @@ func TestRBACGolden(t *testing.T) {
 }
 
 // TestConditionsGolden: with the CRDs of --crd, validate requires patch
-// beside condition on a resource without a status subresource.
+// beside condition on a resource without a status subresource, and rbac
+// grants a condition get and patch on RESOURCE/status where there is one
+// and on the resource itself where there is none.
 func TestConditionsGolden(t *testing.T) {
 	const crds = "testdata/conditions/crds.yaml"
 	tests := []struct {
@@ -177,6 +179,7 @@ func TestConditionsGolden(t *testing.T) {
 	}{
 		{"validate-no-patch", []string{"validate", "-f", "testdata/conditions/no-patch.yaml", "--crd", crds}, exitInvalid},
 		{"validate", []string{"validate", "-f", "testdata/conditions/rules.yaml", "--crd", crds}, exitOK},
+		{"rbac", []string{"rbac", "-f", "testdata/conditions/rules.yaml", "--crd", crds}, exitOK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
