@@ -25,9 +25,10 @@ const (
 	// HTTP sends an HTTP request to a URL the rule allows.
 	HTTP Verb = "http"
 	// SetCondition sets Condition in the named object's status.conditions
-	// (MergeCondition), through Subresource ("status", or "" for a
-	// resource without one): it reads the object when it executes and
-	// writes only when the condition changes.
+	// (MergeCondition), through Subresource (ConditionSubresource:
+	// "status", or "" for a resource without one, whose conditions are
+	// written with the object, MergeConditionInObject): it reads the
+	// object when it executes and writes only when the condition changes.
 	SetCondition Verb = "condition"
 )
 
@@ -48,7 +49,7 @@ var apiVerbs = map[Verb]struct {
 	Delete: {"delete", []string{"delete"}},
 	// A condition reads and patches the object's status subresource
 	// (RESOURCE/status), or the object itself where the resource has
-	// none; which of them the resource serves is decided when it runs.
+	// none (ConditionSubresource).
 	SetCondition: {"", []string{"get", "patch"}},
 }
 

@@ -6,7 +6,22 @@ import (
 	"reflect"
 	"slices"
 	"time"
+
+	"github.com/kreact/kreact/apiresource"
 )
+
+// ConditionSubresource returns the subresource through which a
+// SetCondition action reads and writes the conditions of r's objects:
+// "status" where r has a status subresource, else "", the object itself.
+// It is the one place that decides it: the script sets
+// Action.Subresource with it, rules check and RBAC grants the permission
+// it implies.
+func ConditionSubresource(r apiresource.Resource) string {
+	if r.HasSubresource("status") {
+		return "status"
+	}
+	return ""
+}
 
 // Condition is a status condition that a SetCondition action sets, the
 // fields of metav1.Condition that a rule chooses (lastTransitionTime is
@@ -109,6 +124,29 @@ func MergeCondition(conditions any, c Condition, now time.Time) (merged []any, c
 	merged = slices.Clone(list)
 	merged[at] = next
 	return merged, true, nil
+}
+
+// MergeConditionInObject is MergeCondition for conditions written with
+// the object itself (a resource without a status subresource, see
+// ConditionSubresource), whose metadata.generation, as read, is
+// generation. The API server counts every change of such an object
+// outside metadata as a new generation, so writing the condition moves
+// the generation on by one, to an object that differs from the one read
+// only by the condition. A condition asked for the generation read is
+// therefore written with the generation its write produces
+// (generation+1): the next call sees that generation, asks for it, and
+// finds the condition as asked, where recording the generation read would
+// leave the condition one behind for ever and make every call write
+// again. A condition that already reads as c, or as c with generation+1,
+// needs no write; the latter keeps a server that would not move the
+// generation from being written to again and again.
+func MergeConditionInObject(conditions any, c Condition, generation int64, now time.Time) (merged []any, changed bool, err error) {
+	merged, changed, err = MergeCondition(conditions, c, now)
+	if err != nil || !changed || c.ObservedGeneration == 0 || c.ObservedGeneration != generation {
+		return merged, changed, err
+	}
+	c.ObservedGeneration = generation + 1
+	return MergeCondition(conditions, c, now)
 }
 
 // sameCondition reports whether a condition as stored (old, decoded JSON,

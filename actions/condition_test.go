@@ -2,6 +2,7 @@ package actions_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -116,6 +117,85 @@ func TestMergeCondition(t *testing.T) {
 			}
 			if after, _ := json.Marshal(conditions); string(after) != string(before) {
 				t.Errorf("the conditions given were modified: %s", after)
+			}
+		})
+	}
+}
+
+// A condition written with the object itself records the generation its
+// write produces, and the next call, which sees that generation, writes
+// nothing: the loop of issue 37 ends after one write.
+func TestMergeConditionInObject(t *testing.T) {
+	then := "2026-01-01T00:00:00Z"
+	now := time.Date(2026, 2, 1, 12, 0, 0, 0, time.UTC)
+	stored := func(generation int) string {
+		return fmt.Sprintf(`[{"type":"Ready","status":"True","observedGeneration":%d,"lastTransitionTime":"%s"}]`, generation, then)
+	}
+	tests := []struct {
+		name        string
+		conditions  string // JSON
+		c           actions.Condition
+		generation  int64
+		want        string // JSON; the conditions given when unchanged
+		wantChanged bool
+	}{
+		{
+			name:       "first write records the generation it produces",
+			conditions: `null`, generation: 1,
+			c:    actions.Condition{Type: "Ready", Status: "True", ObservedGeneration: 1},
+			want: `[{"type":"Ready","status":"True","observedGeneration":2,"lastTransitionTime":"2026-02-01T12:00:00Z"}]`, wantChanged: true,
+		},
+		{
+			name:       "the next call, at that generation, writes nothing",
+			conditions: stored(2), generation: 2,
+			c:    actions.Condition{Type: "Ready", Status: "True", ObservedGeneration: 2},
+			want: stored(2),
+		},
+		{
+			name:       "a new generation (a spec change) is written once more",
+			conditions: stored(2), generation: 3,
+			c:    actions.Condition{Type: "Ready", Status: "True", ObservedGeneration: 3},
+			want: stored(4), wantChanged: true,
+		},
+		{
+			name:       "a server that did not move the generation is not written again",
+			conditions: stored(4), generation: 3,
+			c:    actions.Condition{Type: "Ready", Status: "True", ObservedGeneration: 3},
+			want: stored(4),
+		},
+		{
+			name:       "an older generation asked is written as asked",
+			conditions: stored(4), generation: 4,
+			c:    actions.Condition{Type: "Ready", Status: "True", ObservedGeneration: 3},
+			want: stored(3), wantChanged: true,
+		},
+		{
+			name:       "no observedGeneration asked: none written",
+			conditions: stored(2), generation: 2,
+			c:    actions.Condition{Type: "Ready", Status: "True"},
+			want: `[{"type":"Ready","status":"True","lastTransitionTime":"` + then + `"}]`, wantChanged: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var conditions, want any
+			if err := json.Unmarshal([]byte(tt.conditions), &conditions); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal([]byte(tt.want), &want); err != nil {
+				t.Fatal(err)
+			}
+			got, changed, err := actions.MergeConditionInObject(conditions, tt.c, tt.generation, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if changed != tt.wantChanged {
+				t.Errorf("changed = %t, want %t", changed, tt.wantChanged)
+			}
+			g, _ := json.Marshal(got)
+			w, _ := json.Marshal(want)
+			if string(g) != string(w) {
+				t.Errorf("merged\n got %s\nwant %s", g, w)
 			}
 		})
 	}

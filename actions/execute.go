@@ -119,8 +119,9 @@ func (q *Queue) write(ctx context.Context, a Action, dryRun []string) error {
 // a.Condition in with MergeCondition and, when that changes something,
 // writes the conditions back with a merge patch that carries the
 // resourceVersion read: if the object changed in between, the API server
-// answers 409 Conflict and the action is retried, reading again. An
-// object that is gone needs no condition.
+// answers 409 Conflict and the action is retried, reading again. So the
+// generation read is the one a write to the object itself moves on
+// (MergeConditionInObject). An object that is gone needs no condition.
 func (q *Queue) setCondition(ctx context.Context, a Action, dryRun []string) error {
 	if a.Condition == nil {
 		return &permanentError{errors.New("condition action without a condition")}
@@ -137,6 +138,7 @@ func (q *Queue) setCondition(ctx context.Context, a Action, dryRun []string) err
 	var obj struct {
 		Metadata struct {
 			ResourceVersion string `json:"resourceVersion"`
+			Generation      int64  `json:"generation"`
 		} `json:"metadata"`
 		Status struct {
 			Conditions any `json:"conditions"`
@@ -145,7 +147,14 @@ func (q *Queue) setCondition(ctx context.Context, a Action, dryRun []string) err
 	if err := json.Unmarshal(data, &obj); err != nil {
 		return &permanentError{fmt.Errorf("decode object: %w", err)}
 	}
-	merged, changed, err := MergeCondition(obj.Status.Conditions, *a.Condition, time.Now())
+	var merged []any
+	var changed bool
+	if a.Subresource == "" {
+		// Written with the object itself, which moves its generation.
+		merged, changed, err = MergeConditionInObject(obj.Status.Conditions, *a.Condition, obj.Metadata.Generation, time.Now())
+	} else {
+		merged, changed, err = MergeCondition(obj.Status.Conditions, *a.Condition, time.Now())
+	}
 	if err != nil {
 		return &permanentError{err}
 	}

@@ -6,7 +6,9 @@
 // namespaces when every informer of a resource is namespaced; none for
 // the spec.watch of a rule with admission handlers only), spec.reads,
 // the verbs of spec.permissions in the namespaces they apply in (apply
-// needs create and patch, condition get and patch on RESOURCE/status),
+// needs create and patch, condition get and patch on RESOURCE/status, or
+// on the resource itself where it has no status subresource, as
+// discovery or the CRD describes it: actions.ConditionSubresource),
 // events, the subresources a script names in its
 // patch or apply calls (for the resources of that verb), update on the
 // finalizers of what a rule reads when its script sets owner references

@@ -308,11 +308,13 @@ func rbacFor(rs []*rules.Resolved) (cluster grants, namespaced map[string]grants
 					continue
 				}
 				if v == actions.SetCondition {
-					// Read and patched through the status subresource; a
-					// resource without one takes the rule's patch on the
-					// object itself (rules.Resolved.Permits), and reads
-					// it as the rule watches or reads it.
-					add(schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/status"}, "condition", v.APIVerbs()...)
+					// Read and patched through the status subresource, or
+					// the object itself where the resource has none.
+					at := gr
+					if sub := r.ConditionSubresource(gr); sub != "" {
+						at = schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/" + sub}
+					}
+					add(at, "condition", v.APIVerbs()...)
 					continue
 				}
 				add(gr, string(v), v.APIVerbs()...)

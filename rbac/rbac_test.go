@@ -229,33 +229,48 @@ func TestGenerateRecordEvents(t *testing.T) {
 }
 
 // A rule that sets conditions gets exactly get and patch on the status
-// subresource of that resource, and nothing on the resource itself.
-func TestGenerateConditionGrantsStatus(t *testing.T) {
-	rs, resolved := resolve(t, `apiVersion: kreact.dev/v1alpha1
+// subresource of a resource that has one, and nothing on the resource
+// itself; on a resource without one (configmaps), get and patch on the
+// resource itself, and nothing on a configmaps/status that does not exist.
+func TestGenerateConditionGrants(t *testing.T) {
+	for _, tt := range []struct {
+		resource, verbs string
+		want, notWant   string
+	}{
+		{"deployments", "[condition]",
+			"# rule ready (condition)\n  - apiGroups: [apps]\n    resources: [deployments/status]\n    verbs: [get, patch]\n",
+			"resources: [deployments]\n"},
+		{"configmaps", "[condition, patch]",
+			"# rule ready (condition, patch)\n  - apiGroups: [\"\"]\n    resources: [configmaps]\n    verbs: [get, patch]\n",
+			"configmaps/status"},
+	} {
+		t.Run(tt.resource, func(t *testing.T) {
+			rs, resolved := resolve(t, `apiVersion: kreact.dev/v1alpha1
 kind: Rule
 metadata:
   name: ready
 spec:
   watch:
-    - resource: configmaps
+    - resource: secrets
   permissions:
-    - resources: [deployments]
-      verbs: [condition]
+    - resources: [`+tt.resource+`]
+      verbs: `+tt.verbs+`
   script: |
     function onAdd(obj, ctx) {
-      kreact.setCondition({resource: "deployments", namespace: "x", name: "y"}, {type: "Ready", status: "True"});
+      kreact.setCondition({resource: "`+tt.resource+`", namespace: "x", name: "y"}, {type: "Ready", status: "True"});
     }
 `)
-	out, err := Generate(rs, resolved, Options{Name: "kreact", Namespace: "ops"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "# rule ready (condition)\n  - apiGroups: [apps]\n    resources: [deployments/status]\n    verbs: [get, patch]\n"
-	if !strings.Contains(string(out), want) {
-		t.Errorf("want\n%s\nin\n%s", want, out)
-	}
-	if strings.Contains(string(out), "resources: [deployments]\n") {
-		t.Errorf("a grant on deployments itself:\n%s", out)
+			out, err := Generate(rs, resolved, Options{Name: "kreact", Namespace: "ops"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(out), tt.want) {
+				t.Errorf("want\n%s\nin\n%s", tt.want, out)
+			}
+			if strings.Contains(string(out), tt.notWant) {
+				t.Errorf("%q in\n%s", tt.notWant, out)
+			}
+		})
 	}
 }
 

@@ -41,12 +41,20 @@ type Resolved struct {
 	// deployments.apps covers every version of it, as in RBAC.
 	Permissions map[schema.GroupResource][]Grant
 
-	// namespaced holds the namespaced resources of Permissions.
-	namespaced map[schema.GroupResource]bool
+	// resources holds the resource of each key of Permissions, as
+	// resolved.
+	resources map[schema.GroupResource]apiresource.Resource
 }
 
 // Namespaced reports whether gr, a resource of Permissions, is namespaced.
-func (r *Resolved) Namespaced(gr schema.GroupResource) bool { return r.namespaced[gr] }
+func (r *Resolved) Namespaced(gr schema.GroupResource) bool { return r.resources[gr].Namespaced }
+
+// ConditionSubresource returns the subresource through which a condition
+// on gr, a resource of Permissions, is read and written
+// (actions.ConditionSubresource): "status", or "" for the object itself.
+func (r *Resolved) ConditionSubresource(gr schema.GroupResource) string {
+	return actions.ConditionSubresource(r.resources[gr])
+}
 
 // Grant is a verb a rule may use on a resource, and in which namespaces.
 type Grant struct {
@@ -99,8 +107,10 @@ type ResolvedWatch struct {
 // Resolve resolves every resource reference of the rule with res and checks
 // what needs to know the resource: namespaces only on namespaced resources,
 // watched resources that can be listed and watched, permission verbs that
-// the resource supports (when the resolver reports verbs), and no two watch
-// entries that would deliver the same change twice.
+// the resource supports (when the resolver reports verbs), patch wherever
+// condition applies on a resource without a status subresource (when the
+// resolver reports verbs, and so describes the resource), and no two
+// watch entries that would deliver the same change twice.
 //
 // The error, if any, is an ErrorList with a positioned error for every
 // problem; the result is then nil. A reference that appears several times
@@ -125,7 +135,7 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 		return c.res, true
 	}
 
-	out := &Resolved{Rule: r, Permissions: make(map[schema.GroupResource][]Grant), namespaced: map[schema.GroupResource]bool{}}
+	out := &Resolved{Rule: r, Permissions: make(map[schema.GroupResource][]Grant), resources: map[schema.GroupResource]apiresource.Resource{}}
 	var watchIndex []int // the spec.watch index of each out.Watch
 	seen := newWatchIndex()
 	for i, w := range r.Watch {
@@ -164,6 +174,14 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 
 	watched := out.WatchedNamespaces()
 	grants := grantSet{}
+	// The first reference of each resource without a status subresource
+	// that a permission grants condition on, where a missing patch is
+	// reported.
+	type place struct {
+		pos  diag.Position
+		path string
+	}
+	conditionAt := map[schema.GroupResource]place{}
 	for i, p := range r.Permissions {
 		path := yamlnode.Index("spec.permissions", i)
 		namespaces := watched
@@ -184,7 +202,7 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 					path, gr)
 			}
 			where := namespaces
-			out.namespaced[gr] = rs.Namespaced
+			out.resources[gr] = rs
 			if !rs.Namespaced {
 				where = nil
 			}
@@ -194,11 +212,21 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 						yamlnode.Index(path+".resources", j), gr, v, strings.Join(rs.Verbs, ", "))
 				}
 			}
+			if _, seen := conditionAt[gr]; !seen && len(rs.Verbs) > 0 &&
+				slices.Contains(p.Verbs, actions.SetCondition) && actions.ConditionSubresource(rs) == "" {
+				conditionAt[gr] = place{ref.Pos, yamlnode.Index(path+".resources", j)}
+			}
 			grants.add(gr, p.Verbs, where)
 		}
 	}
 	for gr, byVerb := range grants {
 		out.Permissions[gr] = byVerb.grants()
+	}
+	for gr, at := range conditionAt {
+		if missing := patchMissing(gr, out.Permissions[gr]); missing != "" {
+			errs.Addf(at.pos, "%s: %s has no status subresource, so its conditions are written to the object itself, which takes patch %s",
+				at.path, gr, missing)
+		}
 	}
 
 	if len(errs) > 0 {
@@ -264,6 +292,39 @@ func (x watchIndex) add(i int, w Watch, gr schema.GroupResource) int {
 		}
 	}
 	return found
+}
+
+// patchMissing says what a rule must add so that patch applies on gr
+// wherever condition does, as Permits requires of a resource without a
+// status subresource, given gr's grants; "" when nothing.
+func patchMissing(gr schema.GroupResource, gs []Grant) string {
+	var condition, patch *Grant
+	for i := range gs {
+		switch gs[i].Verb {
+		case actions.SetCondition:
+			condition = &gs[i]
+		case actions.Patch:
+			patch = &gs[i]
+		}
+	}
+	switch {
+	case condition == nil || patch != nil && patch.Namespaces == nil:
+		return ""
+	case patch == nil:
+		return diag.Sprintf("too: add {resources: [%s], verbs: [patch]} to spec.permissions", gr)
+	case condition.Namespaces == nil:
+		return diag.Sprintf("in all namespaces, where condition applies, not only in %s", strings.Join(patch.Namespaces, ", "))
+	}
+	var uncovered []string
+	for _, ns := range condition.Namespaces {
+		if !sortedContains(patch.Namespaces, ns) {
+			uncovered = append(uncovered, ns)
+		}
+	}
+	if len(uncovered) == 0 {
+		return ""
+	}
+	return diag.Sprintf("in namespaces %s too, where condition applies", strings.Join(uncovered, ", "))
 }
 
 // grantSet collects the grants of every spec.permissions entry, per
@@ -398,7 +459,8 @@ func sortedContains(s []string, x string) bool {
 // Permits returns nil when the rule may ask for action a: an HTTP request to
 // a URL under spec.http, or a verb spec.permissions grants on the target's
 // resource (a condition on a resource without a status subresource takes
-// patch as well). Both kreact run and kreact test check actions with it, so they
+// patch as well, which Resolve already requires of a resource it knows to
+// have none). Both kreact run and kreact test check actions with it, so they
 // refuse the same things with the same errors.
 func (r *Resolved) Permits(a actions.Action) error {
 	if a.Verb == actions.SetCondition && a.Subresource == "" {

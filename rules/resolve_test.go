@@ -31,7 +31,7 @@ func (f *fakeResolver) Resolve(ref string) (apiresource.Resource, error) {
 	switch ref {
 	case "deploy", "deployments", "deployments.apps", "apps/v1 Deployment":
 		return apiresource.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},
-			Kind: "Deployment", Namespaced: true, Verbs: all}, nil
+			Kind: "Deployment", Namespaced: true, Verbs: all, Subresources: []string{"scale", "status"}}, nil
 	case "cm", "configmaps":
 		return apiresource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
 			Kind: "ConfigMap", Namespaced: true, Verbs: all}, nil
@@ -264,7 +264,7 @@ kind: Rule
 metadata: {name: notifier}
 spec:
   watch: [{resource: configmaps}]
-  permissions: [{resources: [configmaps], verbs: [patch, condition]}, {resources: [secrets], verbs: [condition]}]
+  permissions: [{resources: [configmaps], verbs: [patch, condition]}, {resources: [widgets.example.com], verbs: [condition]}]
   http: ["http://127.0.0.1:9999/hooks/"]
   script: "function onAdd() {}"
 `))
@@ -276,7 +276,9 @@ spec:
 		t.Fatal(err)
 	}
 	cm := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	// The resolver does not describe widgets: Resolve cannot tell that
+	// they lack a status subresource, Permits still can.
+	widgets := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 	tests := []struct {
 		name    string
 		action  actions.Action
@@ -287,10 +289,10 @@ spec:
 		{"allowed URL", actions.Action{Verb: actions.HTTP, Request: &actions.HTTPRequest{URL: "http://127.0.0.1:9999/hooks/x"}}, ""},
 		{"other URL", actions.Action{Verb: actions.HTTP, Request: &actions.HTTPRequest{URL: "http://127.0.0.1:9999/admin"}}, "spec.http"},
 		{"no request", actions.Action{Verb: actions.HTTP}, "http action without a request"},
-		{"condition through status", actions.Action{Verb: actions.SetCondition, Resource: secrets, Subresource: "status"}, ""},
+		{"condition through status", actions.Action{Verb: actions.SetCondition, Resource: widgets, Subresource: "status"}, ""},
 		{"condition on the object, patch declared", actions.Action{Verb: actions.SetCondition, Resource: cm}, ""},
-		{"condition on the object, patch not declared", actions.Action{Verb: actions.SetCondition, Resource: secrets},
-			`secrets has no status subresource, so its conditions are written to the object itself: rule "notifier" may not patch secrets: add {resources: [secrets], verbs: [patch]} to spec.permissions`},
+		{"condition on the object, patch not declared", actions.Action{Verb: actions.SetCondition, Resource: widgets},
+			`widgets.example.com has no status subresource, so its conditions are written to the object itself: rule "notifier" may not patch widgets.example.com: add {resources: [widgets.example.com], verbs: [patch]} to spec.permissions`},
 		{"condition not declared", actions.Action{Verb: actions.SetCondition, Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Subresource: "status"}, `may not condition pods`},
 	}
 	for _, tt := range tests {
@@ -421,5 +423,53 @@ spec:
 	_, err = r.Resolve(&fakeResolver{})
 	if want := `r.yaml:9:19: spec.permissions[0].namespaces: nodes is cluster-scoped; give it a permission entry without namespaces`; err == nil || err.Error() != want {
 		t.Errorf("Resolve error:\n%v\nwant:\n%s", err, want)
+	}
+}
+
+// A condition on a resource without a status subresource is written to
+// the object itself, so Resolve requires patch wherever condition
+// applies, at the first reference that grants condition; a resource with
+// a status subresource, or one the resolver does not describe, needs
+// none.
+func TestResolveConditionNeedsPatch(t *testing.T) {
+	tests := []struct {
+		name        string
+		permissions string
+		want        string
+	}{
+		{name: "through status", permissions: `[{resources: [deployments], verbs: [condition]}]`},
+		{name: "not described", permissions: `[{resources: [widgets.example.com], verbs: [condition]}]`},
+		{name: "patch beside it", permissions: `[{resources: [cm], verbs: [condition, patch]}]`},
+		{name: "patch in another entry", permissions: `[{resources: [cm], verbs: [condition], namespaces: [a]}, {resources: [configmaps], verbs: [patch]}]`},
+		{
+			name:        "no patch",
+			permissions: `[{resources: [secrets], verbs: [event]}, {resources: [cm, secrets], verbs: [condition]}]`,
+			want: "r.yaml:6:70: spec.permissions[1].resources[0]: configmaps has no status subresource, so its conditions are written to the object itself, which takes patch too: add {resources: [configmaps], verbs: [patch]} to spec.permissions\n" +
+				"r.yaml:6:74: spec.permissions[1].resources[1]: secrets has no status subresource, so its conditions are written to the object itself, which takes patch too: add {resources: [secrets], verbs: [patch]} to spec.permissions",
+		},
+		{
+			name:        "patch in fewer namespaces",
+			permissions: `[{resources: [cm], verbs: [condition], namespaces: [a, b, c]}, {resources: [cm], verbs: [patch], namespaces: [b]}]`,
+			want:        "r.yaml:6:30: spec.permissions[0].resources[0]: configmaps has no status subresource, so its conditions are written to the object itself, which takes patch in namespaces a, c too, where condition applies",
+		},
+		{
+			name:        "patch not in all namespaces",
+			permissions: `[{resources: [cm], verbs: [condition], namespaces: ["*"]}, {resources: [cm], verbs: [patch], namespaces: [b]}]`,
+			want:        "r.yaml:6:30: spec.permissions[0].resources[0]: configmaps has no status subresource, so its conditions are written to the object itself, which takes patch in all namespaces, where condition applies, not only in b",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := mustParse(t, "apiVersion: kreact.dev/v1alpha1\nkind: Rule\nmetadata: {name: ready}\nspec:\n  watch: [{resource: deployments}]\n  permissions: "+
+				tt.permissions+"\n  script: 'function onAdd() {}'\n")
+			_, err := r.Resolve(&fakeResolver{})
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Errorf("Resolve:\n%s\nwant:\n%s", got, tt.want)
+			}
+		})
 	}
 }

@@ -480,9 +480,7 @@ func (e *env) setCondition(call goja.FunctionCall) goja.Value {
 		e.throwType("%s: condition %v", op, err)
 	}
 	a := e.action(actions.SetCondition, &t)
-	if t.res.HasSubresource("status") {
-		a.Subresource = "status"
-	}
+	a.Subresource = actions.ConditionSubresource(t.res)
 	a.Condition = &c
 	return e.enqueue(op, func() string { return withSub(t.String(), a.Subresource) }, a)
 }

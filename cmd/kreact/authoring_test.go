@@ -166,6 +166,32 @@ func TestRBACGolden(t *testing.T) {
 	}
 }
 
+// TestConditionsGolden: with the CRDs of --crd, validate requires patch
+// beside condition on a resource without a status subresource, and rbac
+// grants a condition get and patch on RESOURCE/status where there is one
+// and on the resource itself where there is none.
+func TestConditionsGolden(t *testing.T) {
+	const crds = "testdata/conditions/crds.yaml"
+	tests := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"validate-no-patch", []string{"validate", "-f", "testdata/conditions/no-patch.yaml", "--crd", crds}, exitInvalid},
+		{"validate", []string{"validate", "-f", "testdata/conditions/rules.yaml", "--crd", crds}, exitOK},
+		{"rbac", []string{"rbac", "-f", "testdata/conditions/rules.yaml", "--crd", crds}, exitOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := run(t, tt.args...)
+			golden(t, "testdata/conditions/"+tt.name+".golden", transcript(code, stdout, stderr))
+			if code != tt.code {
+				t.Errorf("exit code %d, want %d", code, tt.code)
+			}
+		})
+	}
+}
+
 func TestWebhooksGolden(t *testing.T) {
 	tests := []struct {
 		name string

@@ -433,3 +433,103 @@ func checkRBACSufficient(t *testing.T, logs string) {
 		t.Errorf("the generated RBAC is not sufficient: kreact got 403s:\n%s", logs)
 	}
 }
+
+// TestRBACIsSufficientForConditions: `kreact rbac`, resolving against the
+// cluster's discovery, grants a condition get and patch on widgets/status,
+// whose CRD has a status subresource, and on gadgets themselves, whose CRD
+// has none (and nothing on a gadgets/status that does not exist); kreact
+// run, as the ServiceAccount it prints, then sets a condition on each with
+// no request refused. The rule watches ConfigMaps, not the custom
+// resources, so that what the condition reads is read through the grant
+// of condition alone.
+func TestRBACIsSufficientForConditions(t *testing.T) {
+	ctx := t.Context()
+	const ns, sa, watched = "kreact-conditions-e2e", "kreact-conditions", "conditions-e2e-watched"
+	dyn := dynamicClient(t)
+	widgets := testcluster.CRD{Group: "conditions.kreact.test", Kind: "Widget", Plural: "widgets"}
+	gadgets := testcluster.CRD{Group: "conditions.kreact.test", Kind: "Gadget", Plural: "gadgets", NoStatus: true}
+	createNamespace(t, watched)
+	for _, crd := range []testcluster.CRD{widgets, gadgets} {
+		if err := testcluster.CreateCRD(ctx, dyn, crd); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = testcluster.DeleteCRD(context.Background(), dyn, crd) })
+		obj := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": crd.Group + "/v1", "kind": crd.Kind,
+			"metadata": map[string]any{"name": "one", "namespace": watched},
+		}}
+		if _, err := dyn.Resource(crd.GVR()).Namespace(watched).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "ready.yaml"), `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: ready
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [`+watched+`]
+  events: [add]
+  permissions:
+    - resources: [widgets.conditions.kreact.test]
+      verbs: [condition]
+    - resources: [gadgets.conditions.kreact.test]
+      verbs: [condition, patch]
+  script: |
+    function onAdd(cm) {
+      for (const resource of ["widgets.conditions.kreact.test", "gadgets.conditions.kreact.test"]) {
+        kreact.setCondition({resource, namespace: cm.metadata.namespace, name: cm.metadata.name},
+          {type: "Ready", status: "True", reason: "Seen"});
+      }
+    }
+`)
+	var manifests string
+	testcluster.Eventually(t, "kreact rbac to resolve the CRDs through discovery", func() bool {
+		code, stdout, _ := run(t, "rbac", "-f", dir, "--kubeconfig", cluster.KubeconfigPath(), "--name", sa, "--namespace", ns)
+		manifests = stdout
+		return code == exitOK
+	})
+	for _, want := range []string{
+		"# rule ready (condition)\n  - apiGroups: [conditions.kreact.test]\n    resources: [widgets/status]\n    verbs: [get, patch]\n",
+		"# rule ready (condition, patch)\n  - apiGroups: [conditions.kreact.test]\n    resources: [gadgets]\n    verbs: [get, patch]\n",
+	} {
+		if !strings.Contains(manifests, want) {
+			t.Errorf("kreact rbac does not grant\n%s\nin\n%s", want, manifests)
+		}
+	}
+	if strings.Contains(manifests, "gadgets/status") || strings.Contains(manifests, "resources: [widgets]") {
+		t.Errorf("kreact rbac grants gadgets/status, which does not exist, or something on widgets themselves:\n%s", manifests)
+	}
+	applyManifests(t, manifests)
+	saConfig := serviceAccountConfig(t, ns, sa)
+	saClient := dynamic.NewForConfigOrDie(saConfig)
+	testcluster.Eventually(t, "the ServiceAccount to be allowed to list configmaps in "+watched, func() bool {
+		_, err := saClient.Resource(configMapsGVR).Namespace(watched).List(ctx, metav1.ListOptions{Limit: 1})
+		return err == nil
+	})
+	c := startCLI(t, "run", "-f", dir, "--kubeconfig", writeKubeconfig(t, saConfig))
+	testcluster.Eventually(t, "kreact to sync its caches as the ServiceAccount", func() bool {
+		return strings.Contains(c.stderr.String(), "caches synced")
+	})
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "one", "namespace": watched}}}
+	if _, err := dyn.Resource(configMapsGVR).Namespace(watched).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, crd := range []testcluster.CRD{widgets, gadgets} {
+		testcluster.Eventually(t, "the rule to set the condition of the "+crd.Kind, func() bool {
+			obj, err := dyn.Resource(crd.GVR()).Namespace(watched).Get(ctx, "one", metav1.GetOptions{})
+			if err != nil {
+				return false
+			}
+			conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+			return len(conditions) == 1 && conditions[0].(map[string]any)["reason"] == "Seen"
+		})
+	}
+	if code := c.stop(); code != exitOK {
+		t.Errorf("kreact run exited %d", code)
+	}
+	checkRBACSufficient(t, c.stderr.String())
+}
