@@ -12,8 +12,12 @@ import (
 const changedDepth = 3
 
 // alwaysIgnored are paths that change on every write without meaning
-// anything to a rule.
-var alwaysIgnored = []string{"metadata.resourceVersion", "metadata.managedFields"}
+// anything to a rule, and metadata.generation, which the API server moves
+// only with a change of the object's other fields: that change is
+// reported, or ignored, for itself. A condition written into an object
+// without a status subresource changes status and the generation; a rule
+// that ignores status must not be called for it.
+var alwaysIgnored = []string{"metadata.resourceVersion", "metadata.managedFields", "metadata.generation"}
 
 // ChangedPaths lists, sorted, the paths that differ between two versions of
 // an object: "spec.replicas", "metadata.labels.app", "data.key". It descends
@@ -21,7 +25,7 @@ var alwaysIgnored = []string{"metadata.resourceVersion", "metadata.managedFields
 // changed lists, at that depth. Keys that are not identifiers are written in
 // brackets: metadata.labels["app.kubernetes.io/name"].
 //
-// metadata.resourceVersion, metadata.managedFields and every path equal to
+// metadata.resourceVersion, metadata.managedFields, metadata.generation and every path equal to
 // or under a prefix in ignore (e.g. "status", "metadata.annotations") are
 // left out. Numbers compare by value, so int64(1) equals float64(1). An empty
 // result means nothing that matters changed: onUpdate need not run.

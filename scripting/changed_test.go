@@ -35,6 +35,10 @@ func TestChangedPaths(t *testing.T) {
 		{"deep change reported at depth 3", edit(func(m map[string]any) {
 			spec(m)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"] = "nginx:1.28"
 		}), nil, []string{"spec.template.spec"}},
+		{"status and the generation it moved, status ignored", edit(func(m map[string]any) {
+			m["status"] = map[string]any{"readyReplicas": int64(3)}
+			md(m)["generation"] = int64(9)
+		}), []string{"status"}, nil},
 		{"status ignored", edit(func(m map[string]any) { m["status"] = map[string]any{"readyReplicas": int64(3)} }), []string{"status"}, nil},
 		{"status reported", edit(func(m map[string]any) { m["status"] = map[string]any{"readyReplicas": int64(3)} }), nil, []string{"status.readyReplicas"}},
 		{"prefix matches whole segments only", edit(func(m map[string]any) { m["statusX"] = "x" }), []string{"status"}, []string{"statusX"}},
