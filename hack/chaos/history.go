@@ -81,12 +81,14 @@ type Proc struct {
 type Final struct {
 	ConfigMaps []Object // in the main namespace
 	Widgets    []Object
+	Gadgets    []Object // widgets without a status subresource
 	Owned      []Object // ConfigMaps in the widgets' namespace
 	Copies     []Object
 	Forbidden  []Object
-	// WidgetGenerations is each widget's generation read again a few
-	// seconds after Widgets: a rule that keeps writing moves it.
-	WidgetGenerations map[string]int64
+	// Generations are the widgets' and gadgets' generations by uid, read
+	// again a few seconds after them: a rule that keeps writing moves
+	// them.
+	Generations map[string]int64
 }
 
 // Object is what the oracle needs of an object in the final state.
@@ -99,6 +101,7 @@ type Object struct {
 	Annotations map[string]string
 	Finalizers  []string
 	Data        map[string]string
+	Kind        string
 	Ready       string // a widget's spec.ready, "true" or "false"
 	Conditions  []Condition
 	Owners      []Owner

@@ -9,8 +9,9 @@ import (
 // Kind is what an operation does.
 type Kind string
 
-// The operations. Object operations act on ConfigMaps ("configmaps") or
-// widgets, a custom resource with a status subresource ("widgets").
+// The operations. Object operations act on ConfigMaps ("configmaps"),
+// widgets, a custom resource with a status subresource ("widgets"), or
+// gadgets, one without ("gadgets").
 const (
 	Create   Kind = "create"
 	SetData  Kind = "set-data"     // ConfigMap data.v, or a widget's spec.n
@@ -109,10 +110,16 @@ func (g *Generator) Next() Op {
 		return Op{Kind: Wait, Down: ms(1000, 3500)}
 	}
 	op := Op{Name: names[r.IntN(len(names))], Pause: ms(0, 250)}
-	if r.IntN(3) == 0 {
+	switch r.IntN(6) {
+	case 0, 1:
 		op.Resource = "widgets"
 		op.Kind = []Kind{Create, Create, SetData, SetLabel, SetReady, SetReady, SetState, Delete}[r.IntN(8)]
-	} else {
+	case 2:
+		// Without a status subresource, status is the object's: a write
+		// of it is a change p-cond sees, so gadgets get none.
+		op.Resource = "gadgets"
+		op.Kind = []Kind{Create, Create, SetData, SetLabel, SetReady, SetReady, Delete}[r.IntN(7)]
+	default:
 		op.Resource = "configmaps"
 		op.Kind = []Kind{Create, Create, SetData, SetData, SetLabel, Annotate, Delete}[r.IntN(7)]
 	}

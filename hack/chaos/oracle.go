@@ -127,7 +127,7 @@ func relevant(rule string, w Write) bool {
 	case "p-perm":
 		return w.Resource == "configmaps" && (w.Path == "data" || w.Path == "metadata.labels" || w.Kind == Create)
 	case "p-cond":
-		return w.Resource == "widgets" && w.Path != "status"
+		return (w.Resource == "widgets" || w.Resource == "gadgets") && w.Path != "status"
 	}
 	return false
 }
@@ -280,13 +280,13 @@ func timersKeepTime(h *History) []string {
 	return out
 }
 
-// conditionsFollow: each live widget's Ready condition says what its
+// conditionsFollow: each live widget's and gadget's Ready condition says what its
 // spec.ready says, for the generation it has; its lastTransitionTime is
 // no older than the last change of spec.ready the rule saw; and the rule has stopped
 // writing (the generation does not move once kreact has settled).
 func conditionsFollow(h *History) []string {
 	var out []string
-	for _, o := range h.Final.Widgets {
+	for _, o := range slices.Concat(h.Final.Widgets, h.Final.Gadgets) {
 		if o.Terminating {
 			continue
 		}
@@ -296,42 +296,43 @@ func conditionsFollow(h *History) []string {
 		}
 		i := slices.IndexFunc(o.Conditions, func(c Condition) bool { return c.Type == "Ready" })
 		if i < 0 {
-			out = append(out, fmt.Sprintf("widget %s has no Ready condition", o.Name))
+			out = append(out, fmt.Sprintf("%s %s has no Ready condition", o.Kind, o.Name))
 			continue
 		}
 		c := o.Conditions[i]
 		if c.Status != want || c.ObservedGeneration != o.Generation {
-			out = append(out, fmt.Sprintf("widget %s: Ready=%s for generation %d, want %s for generation %d", o.Name, c.Status, c.ObservedGeneration, want, o.Generation))
+			out = append(out, fmt.Sprintf("%s %s: Ready=%s for generation %d, want %s for generation %d", o.Kind, o.Name, c.Status, c.ObservedGeneration, want, o.Generation))
 		}
 		if flip := h.lastFlip(o.UID); c.LastTransitionTime.Before(flip.Add(-time.Second)) {
-			out = append(out, fmt.Sprintf("widget %s: lastTransitionTime %s is older than the change of spec.ready at %s", o.Name, h.at(c.LastTransitionTime), h.at(flip)))
+			out = append(out, fmt.Sprintf("%s %s: lastTransitionTime %s is older than the change of spec.ready at %s", o.Kind, o.Name, h.at(c.LastTransitionTime), h.at(flip)))
 		}
-		if g, ok := h.Final.WidgetGenerations[o.Name]; ok && g != o.Generation {
-			out = append(out, fmt.Sprintf("widget %s: generation %d moved to %d after kreact settled: something keeps writing it", o.Name, o.Generation, g))
+		if g, ok := h.Final.Generations[o.UID]; ok && g != o.Generation {
+			out = append(out, fmt.Sprintf("%s %s: generation %d moved to %d after kreact settled: something keeps writing it", o.Kind, o.Name, o.Generation, g))
 		}
 	}
 	return out
 }
 
-// ownersPoint: each live widget owns, as controller, the ConfigMap its
+// ownersPoint: each live widget and gadget owns, as controller, the ConfigMap its
 // rule applies, and that ConfigMap says what the widget's spec says.
 func ownersPoint(h *History) []string {
 	var out []string
-	for _, o := range h.Final.Widgets {
+	for _, o := range slices.Concat(h.Final.Widgets, h.Final.Gadgets) {
 		if o.Terminating {
 			continue
 		}
-		i := slices.IndexFunc(h.Final.Owned, func(c Object) bool { return c.Name == "w-"+o.Name })
+		child := map[string]string{"Widget": "w-", "Gadget": "g-"}[o.Kind] + o.Name
+		i := slices.IndexFunc(h.Final.Owned, func(c Object) bool { return c.Name == child })
 		if i < 0 {
-			out = append(out, fmt.Sprintf("widget %s has no ConfigMap w-%s", o.Name, o.Name))
+			out = append(out, fmt.Sprintf("%s %s has no ConfigMap %s", o.Kind, o.Name, child))
 			continue
 		}
 		c := h.Final.Owned[i]
 		if !slices.Contains(c.Owners, Owner{UID: o.UID, Controller: true}) {
-			out = append(out, fmt.Sprintf("ConfigMap w-%s: owners %v, want the widget's uid %s as controller", o.Name, c.Owners, o.UID))
+			out = append(out, fmt.Sprintf("ConfigMap %s: owners %v, want the uid %s of %s %s as controller", child, c.Owners, o.UID, o.Kind, o.Name))
 		}
 		if ready := map[string]string{"true": "true"}[o.Ready]; c.Data["ready"] != ready && !(ready == "" && c.Data["ready"] == "false") {
-			out = append(out, fmt.Sprintf("ConfigMap w-%s says ready=%s, the widget's spec.ready is %q", o.Name, c.Data["ready"], o.Ready))
+			out = append(out, fmt.Sprintf("ConfigMap %s says ready=%s, the spec.ready of %s %s is %q", child, c.Data["ready"], o.Kind, o.Name, o.Ready))
 		}
 	}
 	return out

@@ -100,12 +100,12 @@ func TestOracle(t *testing.T) {
 			}
 		}, []string{"timers are not early and not lost"}},
 		{"a condition that keeps being written", func(h *History) {
-			h.Writes = []Write{{Kind: Create, Resource: "widgets", Name: "w", UID: "w1", RV: 10, Value: "true", At: at(1)}}
+			h.Writes = []Write{{Kind: Create, Resource: "gadgets", Name: "w", UID: "w1", RV: 10, Value: "true", At: at(1)}}
 			h.Calls = []Call{{Rule: "p-cond", Handler: "onAdd", UID: "w1", RV: 10, At: at(1.1)}}
-			h.Final.Widgets = []Object{{Name: "w", UID: "w1", Generation: 3, Ready: "true",
+			h.Final.Gadgets = []Object{{Kind: "Gadget", Name: "w", UID: "w1", Generation: 3, Ready: "true",
 				Conditions: []Condition{{Type: "Ready", Status: "True", ObservedGeneration: 3, LastTransitionTime: at(1)}}}}
-			h.Final.Owned = []Object{{Name: "w-w", Owners: []Owner{{UID: "w1", Controller: true}}, Data: map[string]string{"ready": "true"}}}
-			h.Final.WidgetGenerations = map[string]int64{"w": 9}
+			h.Final.Owned = []Object{{Name: "g-w", Owners: []Owner{{UID: "w1", Controller: true}}, Data: map[string]string{"ready": "true"}}}
+			h.Final.Generations = map[string]int64{"w1": 9}
 		}, []string{"conditions follow the object"}},
 		{"two ticks from two replicas", func(h *History) {
 			h.Calls = []Call{{Proc: 0, Rule: "p-tick", At: at(60)}, {Proc: 1, Rule: "p-tick", At: at(60.2)}, {Proc: 0, Rule: "p-tick", At: at(62)}}

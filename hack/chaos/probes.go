@@ -62,15 +62,21 @@ func probes(ns Namespaces, rev map[string]int, broken string) map[string]string 
     function onAdd(cm, ctx) { rec("onAdd", cm, {initial: ctx.initial}); }
     function onUpdate(old, cm, ctx) { rec("onUpdate", cm, upd(old, ctx)); }
     function onDelete(cm) { rec("onDelete", cm); }`,
-		// Conditions and owned objects, on widgets (status subresource).
+		// Conditions and owned objects, on widgets (status subresource)
+		// and gadgets (none: the condition is written with the object).
 		"p-cond": `
   watch:
     - resource: widgets.chaos.kreact.dev
+      namespaces: [WIDGETS]
+    - resource: gadgets.chaos.kreact.dev
       namespaces: [WIDGETS]
   ignoreChanges: [status]
   permissions:
     - resources: [widgets.chaos.kreact.dev]
       verbs: [condition]
+      namespaces: [WIDGETS]
+    - resources: [gadgets.chaos.kreact.dev]
+      verbs: [condition, patch]
       namespaces: [WIDGETS]
     - resources: [configmaps]
       verbs: [apply]
@@ -79,7 +85,7 @@ func probes(ns Namespaces, rev map[string]int, broken string) map[string]string 
     function sync(w) {
       var ready = w.spec && w.spec.ready === true;
       kreact.setCondition(w, {type: "Ready", status: ready ? "True" : "False", reason: "Probe", message: "spec.ready is " + ready});
-      kreact.apply({apiVersion: "v1", kind: "ConfigMap", metadata: {name: "w-" + w.metadata.name, namespace: w.metadata.namespace}, data: {ready: String(ready)}}, {owner: w});
+      kreact.apply({apiVersion: "v1", kind: "ConfigMap", metadata: {name: (w.kind === "Gadget" ? "g-" : "w-") + w.metadata.name, namespace: w.metadata.namespace}, data: {ready: String(ready)}}, {owner: w});
     }
     function onAdd(w, ctx) { sync(w); rec("onAdd", w, {initial: ctx.initial}); }
     function onUpdate(old, w, ctx) { sync(w); rec("onUpdate", w, upd(old, ctx)); }

@@ -27,6 +27,8 @@ var (
 	namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	widgetsCRD = testcluster.CRD{Group: "chaos.kreact.dev", Kind: "Widget", Plural: "widgets"}
 	widgets    = widgetsCRD.GVR()
+	gadgetsCRD = testcluster.CRD{Group: "chaos.kreact.dev", Kind: "Gadget", Plural: "gadgets", NoStatus: true}
+	gadgets    = gadgetsCRD.GVR()
 )
 
 // Cluster is what a run needs of the control plane: a client, a
@@ -111,8 +113,10 @@ func run(ctx context.Context, cl Cluster, client dynamic.Interface, cfg Config, 
 // setUp creates the run's namespaces and the widgets' CRD, writes the
 // probe rules and starts the replicas.
 func (w *world) setUp(ctx context.Context) error {
-	if err := testcluster.CreateCRD(ctx, w.client, widgetsCRD); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
+	for _, crd := range []testcluster.CRD{widgetsCRD, gadgetsCRD} {
+		if err := testcluster.CreateCRD(ctx, w.client, crd); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
 	}
 	for _, ns := range []string{w.ns.Main, w.ns.Widgets, w.ns.Copies, w.ns.Forbidden, w.ns.Leases} {
 		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
@@ -275,8 +279,11 @@ func (w *world) apply(ctx context.Context, op Op) error {
 // object.
 func (w *world) write(ctx context.Context, op Op) error {
 	res := w.client.Resource(configMaps).Namespace(w.ns.Main)
-	if op.Resource == "widgets" {
+	switch op.Resource {
+	case "widgets":
 		res = w.client.Resource(widgets).Namespace(w.ns.Widgets)
+	case "gadgets":
+		res = w.client.Resource(gadgets).Namespace(w.ns.Widgets)
 	}
 	var (
 		obj  *unstructured.Unstructured
@@ -290,9 +297,9 @@ func (w *world) write(ctx context.Context, op Op) error {
 	switch op.Kind {
 	case Create:
 		u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": op.Name, "labels": map[string]any{"l": "a"}}}}
-		if op.Resource == "widgets" {
+		if op.Resource != "configmaps" {
 			u.SetAPIVersion("chaos.kreact.dev/v1")
-			u.SetKind("Widget")
+			u.SetKind(map[string]string{"widgets": "Widget", "gadgets": "Gadget"}[op.Resource])
 			u.Object["spec"] = map[string]any{"ready": op.Value == "true", "n": int64(0)}
 		} else {
 			u.SetAPIVersion("v1")
@@ -301,7 +308,7 @@ func (w *world) write(ctx context.Context, op Op) error {
 		}
 		obj, err = res.Create(ctx, u, metav1.CreateOptions{})
 	case SetData:
-		if op.Resource == "widgets" {
+		if op.Resource != "configmaps" {
 			path = "spec"
 			obj, err = patch(map[string]any{"spec": map[string]any{"n": op.Value}})
 		} else {
@@ -406,13 +413,15 @@ func (w *world) settle(ctx context.Context) error {
 	}
 	w.h.End = time.Now()
 	sleep(ctx, 3*time.Second)
-	w.h.Final.WidgetGenerations = map[string]int64{}
-	list, err := w.client.Resource(widgets).Namespace(w.ns.Widgets).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err
-	}
-	for _, o := range list.Items {
-		w.h.Final.WidgetGenerations[o.GetName()] = o.GetGeneration()
+	w.h.Final.Generations = map[string]int64{}
+	for _, gvr := range []schema.GroupVersionResource{widgets, gadgets} {
+		list, err := w.client.Resource(gvr).Namespace(w.ns.Widgets).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, o := range list.Items {
+			w.h.Final.Generations[string(o.GetUID())] = o.GetGeneration()
+		}
 	}
 	return nil
 }
@@ -465,7 +474,7 @@ func (w *world) readFinal(ctx context.Context) error {
 		to  *[]Object
 		gvr schema.GroupVersionResource
 		ns  string
-	}{{&f.ConfigMaps, configMaps, w.ns.Main}, {&f.Widgets, widgets, w.ns.Widgets}, {&f.Owned, configMaps, w.ns.Widgets},
+	}{{&f.ConfigMaps, configMaps, w.ns.Main}, {&f.Widgets, widgets, w.ns.Widgets}, {&f.Gadgets, gadgets, w.ns.Widgets}, {&f.Owned, configMaps, w.ns.Widgets},
 		{&f.Copies, configMaps, w.ns.Copies}, {&f.Forbidden, configMaps, w.ns.Forbidden}} {
 		if *r.to, err = read(r.gvr, r.ns); err != nil {
 			return err
@@ -475,7 +484,7 @@ func (w *world) readFinal(ctx context.Context) error {
 }
 
 func objectOf(u unstructured.Unstructured) Object {
-	o := Object{Name: u.GetName(), UID: string(u.GetUID()), RV: rv(u.GetResourceVersion()), Generation: u.GetGeneration(),
+	o := Object{Kind: u.GetKind(), Name: u.GetName(), UID: string(u.GetUID()), RV: rv(u.GetResourceVersion()), Generation: u.GetGeneration(),
 		Terminating: u.GetDeletionTimestamp() != nil, Labels: u.GetLabels(), Annotations: u.GetAnnotations(), Finalizers: u.GetFinalizers()}
 	o.Data, _, _ = unstructured.NestedStringMap(u.Object, "data")
 	if ready, ok, _ := unstructured.NestedBool(u.Object, "spec", "ready"); ok {
