@@ -389,7 +389,7 @@ func (w *world) settle(ctx context.Context) error {
 			s.fault = -1
 		}
 	}
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(3 * time.Minute)
 	quietSince, lines := time.Now(), w.probeLines()
 	for {
 		sleep(ctx, time.Second)
@@ -403,8 +403,10 @@ func (w *world) settle(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		// p-tick writes a line every 2s: quiet is no other line for 6s.
-		if (held == 0 && time.Since(quietSince) > 6*time.Second) || time.Now().After(deadline) {
+		// p-tick writes a line every 2s: quiet is no other line for
+		// 10s, longer than a timer (2s) and the backoff of a watch or an
+		// action after an outage (1s), on a loaded machine.
+		if (held == 0 && time.Since(quietSince) > 10*time.Second) || time.Now().After(deadline) {
 			break
 		}
 	}
