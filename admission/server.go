@@ -152,7 +152,7 @@ func (s *Server) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 			errs = append(errs, err)
 			continue
 		}
-		if err := Check(res, prog).Errors().Err(); err != nil {
+		if err := Check(res, prog, s.opts.Config).Errors().Err(); err != nil {
 			errs = append(errs, err)
 			continue
 		}

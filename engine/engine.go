@@ -83,6 +83,12 @@ type Options struct {
 	// them as a test's expected actions). It is called from the rules'
 	// workers, concurrently, and must return quickly.
 	Asked func(actions.Action)
+	// Admission is the configuration of the webhooks that serve the
+	// rules' admission handlers, which Load checks each rule against
+	// (admission.Check): a rule that watches a namespace they never
+	// intercept does not load. The zero value leaves out kube-system
+	// only.
+	Admission admission.Options
 }
 
 // Observer is told what the engine does, for metrics and tests: what the
@@ -263,7 +269,7 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 			}
 			// What validate refuses of the admission handlers, run
 			// refuses too.
-			if err := admission.Check(p.resolved, prog).Errors().Err(); err != nil {
+			if err := admission.Check(p.resolved, prog, e.opts.Admission).Errors().Err(); err != nil {
 				errs = append(errs, err)
 				continue
 			}

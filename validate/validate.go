@@ -59,17 +59,27 @@ type Result struct {
 	NotFound bool
 }
 
+// Options say what Check checks the rules against besides their files
+// and the resources of its mapper.
+type Options struct {
+	// Admission is the configuration of the webhooks that serve the
+	// rules' admission handlers (admission.Check): a rule that watches a
+	// namespace they never intercept is an error. The zero value leaves
+	// out kube-system only.
+	Admission admission.Options
+}
+
 // Check loads the rule files of paths (files, and the YAML files directly
 // in directories, as rules.Load reads them) and checks every rule that
 // loads: rules.Check (its script compiles, its handlers fit), and the
 // resources it names resolve with mapper; then engine.CheckReads (what the
 // handlers read is in the rule's spec.watch[].fields), rules.CheckOnce
 // (the rule may patch what kreact.once marks) and admission.Check (what
-// the API server can send its admission handlers). The scripts of rules with
-// problems of format are checked too (rules.LoadAll): every problem is
-// reported at once. It returns ctx's error, and no Result, when ctx ends
-// first.
-func Check(ctx context.Context, paths []string, mapper *restmapper.Mapper) (*Result, error) {
+// the API server can send its admission handlers, with opts.Admission).
+// The scripts of rules with problems of format are checked too
+// (rules.LoadAll): every problem is reported at once. It returns ctx's
+// error, and no Result, when ctx ends first.
+func Check(ctx context.Context, paths []string, mapper *restmapper.Mapper, opts Options) (*Result, error) {
 	res := &Result{}
 	files, _ := rules.Files(paths...)
 	res.Files = len(files)
@@ -91,7 +101,7 @@ func Check(ctx context.Context, paths []string, mapper *restmapper.Mapper) (*Res
 			problems = append(problems, engine.CheckReads(resolved, prog)...)
 			problems = append(problems, engine.CheckIgnored(resolved, prog)...)
 			problems = append(problems, rules.CheckOnce(resolved, prog)...)
-			problems = append(problems, admission.Check(resolved, prog)...)
+			problems = append(problems, admission.Check(resolved, prog, opts.Admission)...)
 		}
 		if n, _ := problems.Count(); n == 0 {
 			res.Resolved = append(res.Resolved, resolved)

@@ -177,11 +177,41 @@ func TestWebhooksGolden(t *testing.T) {
 		{"bad-url", []string{"webhooks", "-f", "testdata/webhooks/rules.yaml", "--admission-url", "http://127.0.0.1:9443"}},
 		{"bad-ca", []string{"webhooks", "-f", "testdata/webhooks/rules.yaml", "--admission-ca-file", "testdata/webhooks/bad-ca.pem"}},
 		{"invalid", []string{"webhooks", "-f", "testdata/validate/unknown-resource.yaml"}},
+		{"own-namespace", []string{"webhooks", "-f", "testdata/webhooks/rules.yaml", "--admission-namespace", "dev"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, stdout, stderr := run(t, tt.args...)
 			golden(t, "testdata/webhooks/"+tt.name+".golden", transcript(code, stdout, stderr))
+		})
+	}
+}
+
+// TestOwnNamespace: a rule that watches kreact's own namespace, which
+// its webhooks never intercept, is an error for validate and webhooks
+// alike, with the same flags: the namespace of --admission-namespace when
+// the webhooks call the Service there, none with --admission-url. Without
+// either flag, validate does not know where kreact runs, and leaves out
+// kube-system only.
+func TestOwnNamespace(t *testing.T) {
+	const refused = `testdata/webhooks/rules.yaml:21:19: rule "owner-label": spec.watch[0].namespaces: dev is never intercepted, so that kreact's Pods can start while it is down: it is kreact's own namespace, its webhook Service's (a kreact outside the cluster, called at a URL instead, intercepts it)`
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"validate, where kreact runs unknown", nil, exitOK},
+		{"validate, Service in dev", []string{"--admission-namespace", "dev"}, exitInvalid},
+		{"validate, URL", []string{"--admission-namespace", "dev", "--admission-url", "https://127.0.0.1:9443"}, exitOK},
+		{"webhooks, Service in dev", []string{"--admission-namespace", "dev"}, exitInvalid},
+		{"webhooks, URL", []string{"--admission-url", "https://127.0.0.1:9443"}, exitOK},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd, _, _ := strings.Cut(tt.name, ",")
+			code, stdout, stderr := run(t, append([]string{cmd, "-f", "testdata/webhooks/rules.yaml"}, tt.args...)...)
+			if code != tt.code || strings.Contains(stderr, refused) != (tt.code == exitInvalid) {
+				t.Errorf("%s\nwant exit %d, and the error %s only with it", transcript(code, stdout, stderr), tt.code, refused)
+			}
 		})
 	}
 }
