@@ -83,30 +83,42 @@ func ReadRules(ctx context.Context, what string, paths []string) (RuleFiles, err
 // Follow returns the component that loads files' rules into l, then
 // reloads them when their files change (Reload; an Interval of zero never
 // reloads), until its context ends. opts.Reloaded, if set, is told the
-// error of the first load too, and of no load that its context's end
-// interrupted. It is what keeps a loader other than the engine, the
-// admission server of every replica, in step with the rule files.
+// error of l's every load, the first too, but for those that its
+// context's end interrupted: l's own error only, not the problems of the
+// files, which the rule set reports. It is what keeps a loader other than
+// the engine, the admission server of every replica, in step with the
+// rule files.
 func Follow(l Loader, files RuleFiles, opts ReloadOptions) lifecycle.Func {
 	return func(ctx context.Context) error {
-		reloaded := opts.Reloaded
-		opts.Reloaded = func(err error) {
-			if reloaded != nil && ctx.Err() == nil {
-				reloaded(err)
+		loaded := func(_ RuleFiles, err error) {
+			if opts.Reloaded != nil && ctx.Err() == nil {
+				opts.Reloaded(err)
 			}
 		}
-		opts.Reloaded(l.Load(ctx, files.Rules, files.Failed...))
+		loaded(files, l.Load(ctx, files.Rules, files.Failed...))
 		if opts.Interval <= 0 {
 			<-ctx.Done()
 			return nil
 		}
-		Reload(ctx, l, opts)
+		reload(ctx, l, opts, loaded)
 		return nil
 	}
 }
 
-// Loop reloads the rules when their files change, until ctx ends. A load
-// under way when ctx ends is not waited for (lifecycle.Interruptible).
+// Reload reloads the rules when their files change, until ctx ends. A
+// load under way when ctx ends is not waited for
+// (lifecycle.Interruptible).
 func Reload(ctx context.Context, l Loader, opts ReloadOptions) {
+	reload(ctx, l, opts, func(files RuleFiles, err error) {
+		if opts.Reloaded != nil {
+			opts.Reloaded(errors.Join(files.Err, err))
+		}
+	})
+}
+
+// reload is Reload, telling loaded the files read and l's error after
+// each reload.
+func reload(ctx context.Context, l Loader, opts ReloadOptions, loaded func(RuleFiles, error)) {
 	last := opts.Since
 	if last == "" {
 		last = Fingerprint(opts.Paths)
@@ -131,13 +143,11 @@ func Reload(ctx context.Context, l Loader, opts ReloadOptions) {
 		if err != nil {
 			return
 		}
-		err = errors.Join(got.Err, l.Load(ctx, got.Rules, got.Failed...))
+		err = l.Load(ctx, got.Rules, got.Failed...)
 		if ctx.Err() != nil {
 			return
 		}
-		if opts.Reloaded != nil {
-			opts.Reloaded(err)
-		}
+		loaded(got, err)
 	}
 }
 

@@ -130,10 +130,25 @@ func admissionServer(o *cmdline.RunOptions, isolatedChild bool, stack *kube.Stac
 	}
 	adm, err := admission.NewServer(admission.ServerOptions{Addr: a.Addr, Certificates: certs, Config: opts, Applier: applier,
 		Mapper: stack.Mapper, Informers: stack.Informers, Observer: rec, Logger: logger})
-	reload.Reloaded = func(err error) {
-		diag.Log(logger, "admission: rules not served, or their webhook configurations not applied", err)
-	}
+	reload.Reloaded = func(err error) { logAdmission(logger, err) }
 	return adm, []lifecycle.Runnable{adm, engine.Follow(adm, files, reload)}, err
+}
+
+// logAdmission logs each problem of a load of the admission server
+// (admission.Server.Load) as what it is: a rule not served, configurations
+// not applied, or no rule served (no certificate, no address).
+func logAdmission(logger *slog.Logger, err error) {
+	for _, p := range diag.Problems(err) {
+		var e *diag.Error
+		switch {
+		case errors.As(p, &e) && e.Pos.Rule != "":
+			logger.Error("admission: rule not served", "rule", e.Pos.Rule, "error", p.Error())
+		case errors.As(p, new(*admission.NotAppliedError)):
+			logger.Error("admission: webhook configurations not applied", "error", p.Error())
+		default:
+			logger.Error("admission: rules not served", "error", p.Error())
+		}
+	}
 }
 
 // readRules reads the rule files. A broken rule file is reported and
