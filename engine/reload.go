@@ -42,16 +42,24 @@ type ReloadOptions struct {
 	// first rules loaded and their caches filled). Empty means the files
 	// as they are when Loop starts.
 	Since string
+	// Read reads the files at each reload. Nil means ReadRules.
+	Read Reader
 }
 
-// Files are the rules read from rule files: a file that does not load is
-// skipped, the others' rules run.
+// A Reader reads the rule files at paths, as ReadRules does; what names
+// the read, in the error of a ctx that ends first.
+type Reader func(ctx context.Context, what string, paths []string) (RuleFiles, error)
+
+var _ Reader = ReadRules
+
+// RuleFiles are the rules read from rule files: the rules of a file with
+// problems may be left out, the others run.
 type RuleFiles struct {
 	Rules []*rules.Rule
-	// Failed are the files that did not load, whose rules keep running
-	// as they were (Engine.Load's keepSources).
+	// Failed are the files with problems, whose rules that are not among
+	// Rules keep running as they were (Engine.Load's keepSources).
 	Failed []string
-	// Err holds every problem of the files that did not load.
+	// Err holds every problem of the files.
 	Err error
 	// Since is the Fingerprint of the files taken before they were read
 	// (ReloadOptions.Since), so that an edit made while they load is
@@ -68,10 +76,12 @@ func (f RuleFiles) NoRules(paths []string) error {
 	return &NoRulesError{cmp.Or(f.Err, fmt.Errorf("no rules in %s", strings.Join(paths, ", ")))}
 }
 
-// Read reads the rule files at paths (rules.LoadEach), kreact run's
-// first load and every reload. If ctx ends first it returns ctx's error
-// at once, naming what it was doing, and leaves the read to finish on its
-// own (lifecycle.Interruptible): a stop is not held up by a slow disk.
+// ReadRules reads the rule files at paths (rules.LoadEach): the rules of
+// the files that parse, and no rule of those that do not; it checks no
+// rule (Load does). It is a Reader: if ctx ends first it returns ctx's
+// error at once, naming what it was doing, and leaves the read to finish
+// on its own (lifecycle.Interruptible): a stop is not held up by a slow
+// disk.
 func ReadRules(ctx context.Context, what string, paths []string) (RuleFiles, error) {
 	return lifecycle.Interruptible(ctx, what, func() RuleFiles {
 		f := RuleFiles{Since: Fingerprint(paths)}
@@ -139,7 +149,11 @@ func reload(ctx context.Context, l Loader, opts ReloadOptions, loaded func(RuleF
 			opts.Changed(changedFiles(last, now))
 		}
 		last = now
-		got, err := ReadRules(ctx, "reload", opts.Paths)
+		read := opts.Read
+		if read == nil {
+			read = ReadRules
+		}
+		got, err := read(ctx, "reload", opts.Paths)
 		if err != nil {
 			return
 		}

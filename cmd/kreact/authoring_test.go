@@ -410,6 +410,40 @@ func TestTestReportsWhatValidateReports(t *testing.T) {
 	}
 }
 
+// manyKinds is a rule file with errors of every kind: of YAML, of the
+// schema, of a script that does not compile, of handlers, of a resource,
+// of kreact.once and of admission.
+const manyKinds = "testdata/validate/many-kinds.yaml"
+
+// TestEveryCommandReportsTheSameErrors: validate, test and webhooks report
+// the one list of errors of a file (issue 37: test left out the admission
+// errors); kreact run and record, which need a cluster, are checked
+// against the same list in TestRunAndRecordReportTheSameErrors.
+func TestEveryCommandReportsTheSameErrors(t *testing.T) {
+	dir := t.TempDir()
+	rule := filepath.Join(dir, "rule.yaml")
+	data, err := os.ReadFile(manyKinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, rule, string(data))
+	writeFile(t, filepath.Join(dir, "rule_test.yaml"), ruleTest)
+	code, stdout, stderr := run(t, "validate", "-f", rule)
+	want := validateErrors(stderr)
+	if code != exitInvalid || strings.Count(want, "\n")+1 != 9 {
+		t.Fatalf("validate: %s\nwant exit %d and 9 errors", transcript(code, stdout, stderr), exitInvalid)
+	}
+	for _, args := range [][]string{
+		{"test", filepath.Join(dir, "rule_test.yaml")},
+		{"webhooks", "-f", rule},
+	} {
+		code, stdout, stderr := run(t, args...)
+		if got := strings.TrimSpace(stderr); code != exitInvalid || got != want {
+			t.Errorf("kreact %s: %s\nwant exit %d and validate's errors:\n%s", args[0], transcript(code, stdout, stderr), exitInvalid, want)
+		}
+	}
+}
+
 // ruleTest is a test file of the rule in rule.yaml beside it.
 const ruleTest = `apiVersion: kreact.dev/v1alpha1
 kind: RuleTest
