@@ -307,6 +307,24 @@ func clientConfig(opts Options, path string) admregv1.WebhookClientConfig {
 	return cc
 }
 
+// Warnings returns the warnings about what the webhooks of a rule with
+// admission handlers do otherwise than its spec.admission says: in audit
+// mode, which must never refuse anything, failurePolicy Fail is Ignore.
+// Check returns them too; `kreact webhooks` prints them beside the
+// configurations, and `kreact run` logs them when it serves the rule.
+func Warnings(r *rules.Rule) diag.ErrorList {
+	var out diag.ErrorList
+	if r.Admission.Mode == rules.AdmissionAudit && r.Admission.FailurePolicy == rules.FailFail {
+		pos := r.Admission.Pos
+		if !pos.IsValid() {
+			pos = r.Pos
+		}
+		pos.Rule = r.Name
+		out.Warnf(pos, "rule %s: spec.admission.failurePolicy Fail has no effect in audit mode, which refuses nothing, a failed call neither: its webhooks have failurePolicy Ignore", diag.Quote(r.Name))
+	}
+	return out
+}
+
 // uninterceptable are the API groups whose objects the API server never
 // sends to webhooks: those that configure admission itself.
 var uninterceptable = []string{"admissionregistration.k8s.io"}
@@ -342,6 +360,7 @@ func Check(res *rules.Resolved, prog *scripting.Program, opts Options) diag.Erro
 		}
 		return out
 	}
+	out = append(out, Warnings(r)...)
 	never := opts.NeverIntercepted()
 	for i, w := range res.Watch {
 		path := fmt.Sprintf("spec.watch[%d]", i)

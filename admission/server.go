@@ -186,6 +186,9 @@ func (s *Server) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 	}
 	for _, h := range built {
 		s.log.Info("serving admission", "rule", h.rule.Name, "validate", h.handlers.Validate, "mutate", h.handlers.Mutate, "mode", h.rule.Admission.Mode)
+		for _, w := range Warnings(h.rule) {
+			s.log.Warn(w.Msg, "rule", h.rule.Name, "at", w.Pos.String())
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -135,6 +135,13 @@ func TestCheck(t *testing.T) {
 			},
 		},
 		{
+			name: "failurePolicy Fail in audit mode",
+			rule: "audited\nspec:\n  watch: [{resource: configmaps}]\n  events: [add]\n  admission: {mode: audit, failurePolicy: Fail}\n  script: |\n    function onValidate(req, ctx) { return 'no'; }\n",
+			problems: []string{
+				`r.yaml:8:3: warning: rule "audited": spec.admission.failurePolicy Fail has no effect in audit mode, which refuses nothing, a failed call neither: its webhooks have failurePolicy Ignore`,
+			},
+		},
+		{
 			name: "admission block without admission handlers",
 			rule: "react\nspec:\n  watch: [{resource: configmaps}]\n  events: [add]\n  admission: {mode: audit}\n  script: |\n    function onAdd(obj, ctx) {}\n",
 			problems: []string{

@@ -142,6 +142,9 @@ func TestAdmissionAgainstTheAPIServer(t *testing.T) {
 		return err == nil && stored.GetLabels()["team"] == "unassigned" && created.GetLabels()["team"] == "unassigned"
 	})
 
+	testcluster.Eventually(t, "the audit rule's failurePolicy Fail to be warned of", func() bool {
+		return strings.Contains(c.stderr.String(), `level=WARN msg="rule \"audited\": spec.admission.failurePolicy Fail has no effect in audit mode`)
+	})
 	testcluster.Eventually(t, "the audit rule to count what it would refuse", func() bool {
 		i++
 		out, err := kubectlE2E(t, "", "create", "configmap", fmt.Sprintf("audited-%d", i), "-n", "adm-audit")

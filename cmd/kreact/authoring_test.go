@@ -216,6 +216,18 @@ func TestOwnNamespace(t *testing.T) {
 	}
 }
 
+// TestAuditModeWarnsOfFailurePolicyFail: audit mode makes a rule's
+// failurePolicy Fail Ignore; validate and webhooks say so (issue 37).
+func TestAuditModeWarnsOfFailurePolicyFail(t *testing.T) {
+	const warning = `testdata/webhooks/rules.yaml:42:3: warning: rule "audited": spec.admission.failurePolicy Fail has no effect in audit mode`
+	for _, cmd := range []string{"validate", "webhooks"} {
+		code, stdout, stderr := run(t, cmd, "-f", "testdata/webhooks/rules.yaml")
+		if code != exitOK || !strings.Contains(stderr, warning) {
+			t.Errorf("kreact %s: %s\nwant exit 0 and the warning %s", cmd, transcript(code, stdout, stderr), warning)
+		}
+	}
+}
+
 // TestRunRefusesBadAdmissionCertificates: a certificate file that is
 // missing, or a key that does not match it, stops kreact run before it
 // connects to a cluster, naming the files (exit 3).

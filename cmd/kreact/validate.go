@@ -123,6 +123,11 @@ func webhooksCmd(ctx context.Context, o *cmdline.WebhooksOptions, stdout, stderr
 		fmt.Fprintln(stderr, "kreact webhooks: no rule declares onValidate or onMutate: there is nothing to print")
 		return nil
 	}
+	for _, r := range rs {
+		for _, w := range admission.Warnings(r.Resolved.Rule) {
+			fmt.Fprintln(stderr, w)
+		}
+	}
 	out, err := admission.ConfigurationsYAML(rs, o.Config)
 	if err != nil {
 		return err
