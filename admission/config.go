@@ -1,9 +1,11 @@
 package admission
 
 import (
+	"cmp"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -48,11 +50,15 @@ type Options struct {
 	// Name names the two configurations, a ValidatingWebhookConfiguration
 	// and a MutatingWebhookConfiguration. Empty means "kreact".
 	Name string
-	// Namespace is kreact's own namespace, which holds its Leases: never
-	// intercepted, so that kreact cannot lock itself out. Exclude lists
-	// further namespaces never intercepted; kube-system never is.
+	// Namespace is the namespace of Service. Without URL, the webhooks
+	// call that Service, whose Pods are kreact's: Namespace is then
+	// kreact's own, and never intercepted, so that kreact's Pods can
+	// start while it is down. With URL it is intercepted like any other.
 	Namespace string
-	Exclude   []string
+	// PodNamespace, if set, is the namespace of the Pod kreact runs in:
+	// never intercepted either, whatever URL says. Empty outside a
+	// cluster, where kreact has nothing of its own to protect.
+	PodNamespace string
 	// URL, if set, is the base URL of the webhook server
 	// ("https://127.0.0.1:8443"), for a kreact outside the cluster;
 	// otherwise the API server calls Service (a Service in Namespace) on
@@ -103,7 +109,7 @@ const (
 // (add is CREATE, update UPDATE, delete DELETE; onMutate gets no DELETE,
 // which has nothing to change). spec.admission gives the failure policy
 // (Ignore in audit mode, which must never refuse anything) and the
-// timeout. The namespaces of opts and kube-system are never intercepted.
+// timeout. The namespaces of opts.NeverIntercepted are never intercepted.
 func Configurations(rs []Rule, opts Options) (*admregv1.ValidatingWebhookConfiguration, *admregv1.MutatingWebhookConfiguration) {
 	name := opts.Name
 	if name == "" {
@@ -122,7 +128,7 @@ func Configurations(rs []Rule, opts Options) (*admregv1.ValidatingWebhookConfigu
 			meta.Annotations = map[string]string{"cert-manager.io/inject-ca-from": opts.InjectCAFrom}
 		}
 	}
-	excluded := excludedNamespaces(opts)
+	excluded := slices.Sorted(maps.Keys(opts.NeverIntercepted()))
 	for _, r := range rs {
 		res := r.Resolved
 		for i, w := range res.Watch {
@@ -249,15 +255,23 @@ func webhook(r Rule, i int, w rules.ResolvedWatch, excluded []string) hook {
 	return h
 }
 
-// excludedNamespaces returns the namespaces never intercepted, sorted.
-func excludedNamespaces(opts Options) []string {
-	out := []string{SystemNamespace}
-	if opts.Namespace != "" {
-		out = append(out, opts.Namespace)
+// NeverIntercepted returns the namespaces that the webhooks of o never
+// intercept, each with why: kube-system, where the control plane's own
+// objects live, and kreact's own namespace, where its Pods run (o's
+// PodNamespace, and its Namespace when the webhooks call the Service
+// there), so that kreact can never lock the control plane or itself out.
+// A kreact outside the cluster (URL, no PodNamespace) has no namespace of
+// its own: only kube-system is left out then.
+func (o Options) NeverIntercepted() map[string]string {
+	out := map[string]string{SystemNamespace: "so that kreact cannot lock the control plane out"}
+	if o.URL == "" && o.Namespace != "" {
+		out[o.Namespace] = "so that kreact's Pods can start while it is down: it is kreact's own namespace, its webhook Service's " +
+			"(a kreact outside the cluster, called at a URL instead, intercepts it)"
 	}
-	out = append(out, opts.Exclude...)
-	slices.Sort(out)
-	return slices.Compact(out)
+	if o.PodNamespace != "" {
+		out[o.PodNamespace] = "so that kreact's Pods can start while it is down: it is kreact's own namespace, where it runs"
+	}
+	return out
 }
 
 // operations returns the operations of r's spec.events, for onMutate
@@ -293,6 +307,24 @@ func clientConfig(opts Options, path string) admregv1.WebhookClientConfig {
 	return cc
 }
 
+// Warnings returns the warnings about what the webhooks of a rule with
+// admission handlers do otherwise than its spec.admission says: in audit
+// mode, which must never refuse anything, failurePolicy Fail is Ignore.
+// Check returns them too; `kreact webhooks` prints them beside the
+// configurations, and `kreact run` logs them when it serves the rule.
+func Warnings(r *rules.Rule) diag.ErrorList {
+	var out diag.ErrorList
+	if r.Admission.Mode == rules.AdmissionAudit && r.Admission.FailurePolicy == rules.FailFail {
+		pos := r.Admission.Pos
+		if !pos.IsValid() {
+			pos = r.Pos
+		}
+		pos.Rule = r.Name
+		out.Warnf(pos, "rule %s: spec.admission.failurePolicy Fail has no effect in audit mode, which refuses nothing, a failed call neither: its webhooks have failurePolicy Ignore", diag.Quote(r.Name))
+	}
+	return out
+}
+
 // uninterceptable are the API groups whose objects the API server never
 // sends to webhooks: those that configure admission itself.
 var uninterceptable = []string{"admissionregistration.k8s.io"}
@@ -301,12 +333,13 @@ var uninterceptable = []string{"admissionregistration.k8s.io"}
 // found before it runs, each at its position in the rule file: a watched
 // resource that the API server cannot send to a webhook, or whose writes
 // it never admits; a field selector (webhooks select by namespace and
-// labels only); kube-system among the watched namespaces; a spec.timeout
-// that leaves the handler no time to answer within spec.admission.timeout;
-// an onMutate that spec.events never calls. A spec.admission without
-// admission handlers is a warning. prog may be nil (a script that does
-// not compile): there is nothing to check then.
-func Check(res *rules.Resolved, prog *scripting.Program) diag.ErrorList {
+// labels only); a watched namespace that the webhooks of opts never
+// intercept (Options.NeverIntercepted: kube-system, kreact's own); a
+// spec.timeout that leaves the handler no time to answer within
+// spec.admission.timeout; an onMutate that spec.events never calls. A
+// spec.admission without admission handlers is a warning. prog may be nil
+// (a script that does not compile): there is nothing to check then.
+func Check(res *rules.Resolved, prog *scripting.Program, opts Options) diag.ErrorList {
 	var out diag.ErrorList
 	r := res.Rule
 	at := func(pos diag.Position) diag.Position {
@@ -327,6 +360,8 @@ func Check(res *rules.Resolved, prog *scripting.Program) diag.ErrorList {
 		}
 		return out
 	}
+	out = append(out, Warnings(r)...)
+	never := opts.NeverIntercepted()
 	for i, w := range res.Watch {
 		path := fmt.Sprintf("spec.watch[%d]", i)
 		gvr := w.Resource.GVR
@@ -339,8 +374,10 @@ func Check(res *rules.Resolved, prog *scripting.Program) diag.ErrorList {
 		if w.Watch.FieldSelector != "" {
 			out.Addf(at(w.Watch.Pos), "%s: a field selector cannot narrow admission requests (webhooks select by namespace and labels); check the field in onValidate or onMutate instead", path)
 		}
-		if slices.Contains(w.Watch.Namespaces, SystemNamespace) {
-			out.Addf(at(w.Watch.Pos), "%s.namespaces: %s is never intercepted, so that kreact cannot lock the control plane out", path, SystemNamespace)
+		for _, ns := range slices.Compact(slices.Sorted(slices.Values(w.Watch.Namespaces))) {
+			if why, ok := never[ns]; ok {
+				out.Addf(at(cmp.Or(w.Watch.NamespacesPos, w.Watch.Pos)), "rule %s: %s.namespaces: %s is never intercepted, %s", diag.Quote(r.Name), path, ns, why)
+			}
 		}
 	}
 	if r.Timeout >= r.Admission.Timeout {

@@ -3,9 +3,11 @@ package admission
 import (
 	"bytes"
 	"flag"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	admregv1 "k8s.io/api/admissionregistration/v1"
@@ -49,7 +51,7 @@ func TestConfigurationsGolden(t *testing.T) {
 		opts         Options
 	}{
 		{"service", "testdata/service.golden.yaml", Options{Namespace: "kreact-system", Service: "kreact", CABundle: []byte("CA")}},
-		{"url", "testdata/url.golden.yaml", Options{Name: "kreact-dev", Namespace: "kreact-dev", Exclude: []string{"leases-here"}, URL: "https://127.0.0.1:8443/", CABundle: []byte("CA")}},
+		{"url", "testdata/url.golden.yaml", Options{Name: "kreact-dev", Namespace: "kreact-dev", PodNamespace: "kreact-pod", URL: "https://127.0.0.1:8443/", CABundle: []byte("CA")}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := ConfigurationsYAML(rs, tt.opts)
@@ -91,10 +93,55 @@ func TestCheckVerbs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := Check(&res, prog).Error()
+	got := Check(&res, prog, Options{}).Error()
 	want := "testdata/rules.yaml:7:17: spec.watch[0]: namespaces cannot be created, updated or deleted (its verbs: get, list), so there is nothing to admit"
 	if got != want {
 		t.Errorf("Check = %s\nwant %s", got, want)
+	}
+}
+
+// TestNeverIntercepted: kreact's own namespace is left out where kreact
+// runs in it, the Service's namespace when the webhooks call the Service
+// and the Pod's in a Pod, and only there; kube-system always is. Check
+// refuses a rule that watches one of them, naming the rule and why.
+func TestNeverIntercepted(t *testing.T) {
+	rs := loadRules(t, "testdata/rules.yaml")
+	prog, err := scripting.Compile("r", "function onValidate() {}", scripting.CompileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name  string
+		opts  Options
+		never []string
+		// errs are Check's errors for the rule's namespaces, dev and prod.
+		errs []string
+	}{
+		{"none", Options{}, []string{"kube-system"}, nil},
+		{"service", Options{Namespace: "dev"}, []string{"dev", "kube-system"}, []string{
+			`testdata/rules.yaml:21:19: rule "owner-label": spec.watch[0].namespaces: dev is never intercepted, so that kreact's Pods can start while it is down: it is kreact's own namespace, its webhook Service's (a kreact outside the cluster, called at a URL instead, intercepts it)`,
+		}},
+		{"url outside the cluster", Options{Namespace: "dev", URL: "https://127.0.0.1:9443"}, []string{"kube-system"}, nil},
+		{"url in a Pod", Options{Namespace: "dev", PodNamespace: "prod", URL: "https://10.0.0.1:9443"}, []string{"kube-system", "prod"}, []string{
+			`testdata/rules.yaml:21:19: rule "owner-label": spec.watch[0].namespaces: prod is never intercepted, so that kreact's Pods can start while it is down: it is kreact's own namespace, where it runs`,
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := slices.Sorted(maps.Keys(tt.opts.NeverIntercepted())); !slices.Equal(got, tt.never) {
+				t.Errorf("NeverIntercepted = %v, want %v", got, tt.never)
+			}
+			var errs []string
+			for _, e := range Check(rs[1].Resolved, prog, tt.opts).Errors() {
+				errs = append(errs, e.Error())
+			}
+			if !slices.Equal(errs, tt.errs) {
+				t.Errorf("Check:\n%s\nwant:\n%s", strings.Join(errs, "\n"), strings.Join(tt.errs, "\n"))
+			}
+			v, _ := Configurations(rs[1:2], tt.opts)
+			if got := v.Webhooks[0].NamespaceSelector.MatchExpressions[0].Values; !slices.Equal(got, tt.never) {
+				t.Errorf("the webhook leaves out %v, want %v", got, tt.never)
+			}
+		})
 	}
 }
 

@@ -13,11 +13,14 @@
 // objectSelector), and the operations of spec.events. spec.admission adds
 // the failure policy (Ignore by default: kreact being down must not block
 // the cluster unless a rule asks for it), the timeout and the mode
-// (enforce or audit). kube-system and kreact's own namespace, which holds
-// its Leases, are never intercepted, so that kreact cannot lock itself
-// out. Check refuses, at load time and at its position in the rule file,
-// what the API server cannot send (admissionregistration.k8s.io, a
-// resource nobody writes) or a webhook cannot select (a field selector).
+// (enforce or audit). kube-system and kreact's own namespace, where its
+// Pods run (Options.NeverIntercepted: its Service's, its Pod's; none for
+// a kreact outside the cluster), are never intercepted, so that kreact
+// cannot lock the control plane or itself out. Check refuses, at load
+// time and at its position in the rule file, what the API server cannot
+// send (admissionregistration.k8s.io, a resource nobody writes), a
+// webhook cannot select (a field selector) or the webhooks never
+// intercept (one of those namespaces).
 // `kreact webhooks` prints the configurations; `kreact run` applies them.
 //
 // # Answers

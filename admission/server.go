@@ -113,9 +113,10 @@ func NewServer(opts ServerOptions) (*Server, error) {
 // the rules whose file is among keepSources (files that failed to load),
 // and applies the webhook configurations that send requests to them. A
 // rule with admission handlers that does not resolve or pass Check is not
-// served, and its errors are returned, joined; the others are served all
-// the same. A script that does not compile is skipped without an error:
-// the engine reports it.
+// served, and its errors are returned, joined, each naming the rule
+// (diag.Position.Rule); the others are served all the same. A script
+// that does not compile is skipped without an error: the engine reports
+// it. Configurations that could not be applied are a NotAppliedError.
 func (s *Server) Load(ctx context.Context, rs []*rules.Rule, keepSources ...string) error {
 	s.loading.Lock()
 	defer s.loading.Unlock()
@@ -149,16 +150,16 @@ func (s *Server) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 		}
 		res, err := r.Resolve(s.opts.Mapper)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, r.Errors(err))
 			continue
 		}
-		if err := Check(res, prog).Errors().Err(); err != nil {
+		if err := Check(res, prog, s.opts.Config).Errors().Err(); err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		hd, err := newHandler(Rule{Resolved: res, Handlers: h}, prog, s.opts.Mapper, s.opts.Informers, s.log, s.opts.Now)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, r.Errors(err))
 			continue
 		}
 		built = append(built, hd)
@@ -185,9 +186,20 @@ func (s *Server) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 	}
 	for _, h := range built {
 		s.log.Info("serving admission", "rule", h.rule.Name, "validate", h.handlers.Validate, "mutate", h.handlers.Mutate, "mode", h.rule.Admission.Mode)
+		for _, w := range Warnings(h.rule) {
+			s.log.Warn(w.Msg, "rule", h.rule.Name, "at", w.Pos.String())
+		}
 	}
 	return errors.Join(errs...)
 }
+
+// NotAppliedError is Server.Load's error when the webhook configurations
+// could not be applied, or deleted: the rules are served, but the API
+// server sends its requests as the configurations it has say.
+type NotAppliedError struct{ Err error }
+
+func (e *NotAppliedError) Error() string { return e.Err.Error() }
+func (e *NotAppliedError) Unwrap() error { return e.Err }
 
 // apply applies the configurations of the rules served, and deletes them
 // once none has admission handlers.
@@ -200,7 +212,7 @@ func (s *Server) apply(ctx context.Context, hs map[string]*handler) error {
 			return nil
 		}
 		if err := s.opts.Applier.Delete(ctx, s.name()); err != nil {
-			return fmt.Errorf("admission: remove webhook configurations: %w", err)
+			return &NotAppliedError{fmt.Errorf("admission: remove webhook configurations: %w", err)}
 		}
 		s.applied = false
 		return nil
@@ -214,7 +226,7 @@ func (s *Server) apply(ctx context.Context, hs map[string]*handler) error {
 	s.mu.RUnlock()
 	v, m := Configurations(rs, config)
 	if err := s.opts.Applier.Apply(ctx, v, m); err != nil {
-		return fmt.Errorf("admission: apply webhook configurations: %w", err)
+		return &NotAppliedError{fmt.Errorf("admission: apply webhook configurations: %w", err)}
 	}
 	s.applied = true
 	return nil

@@ -22,14 +22,16 @@
 // starts when discovery reports them; but a name close to a served one, in
 // a served group or with none, is a typo (restmapper.NotFoundError.Misspelt)
 // and an error: a diag.ErrorList whose errors name the rule, as in
-// `kreact validate`. What needs no cluster (the script compiles, its
-// handlers fit the rule) is rules.Check, which Load, `kreact validate`
-// and `kreact test` share, so that none accepts a rule that another
-// refuses. CheckReads compares what the handlers visibly read with the rule's
+// `kreact validate`. CheckRule is the one check of a rule, which Load
+// and every command make (package validate, for validate, webhooks, rbac,
+// test, record and kreact run's reading of its files), so that none
+// accepts a rule that another refuses, and all say the same: the script
+// compiles and its handlers fit the rule (rules.Check), its resources
+// resolve, it may patch what kreact.once marks (rules.CheckOnce), its
+// admission handlers can be sent what they watch (admission.Check).
+// CheckReads compares what the handlers visibly read with the rule's
 // spec.watch[].fields: validate shows its warnings, and the engine logs
-// them when it starts the rule. rules.CheckOnce refuses, in Load,
-// validate and test alike, a rule that calls kreact.once but may not patch what it
-// watches.
+// them when it starts the rule.
 //
 // Concurrency: everything that starts or stops rules (Load, a waiting
 // rule starting when its resources appear, a rule moving to the version
@@ -45,12 +47,14 @@
 // # Rule files and reloads
 //
 // RuleSet is the rule set of kreact run as a lifecycle component: the
-// first load (ReadRules), the wait for the caches, and Reload, which keeps
-// the running rules in step with their files: it polls the files' names,
+// first load (of RuleFiles, which a Reader reads: ReadRules, or kreact
+// run's, which checks every rule as validate does and hands on the rules
+// without errors), the wait for the caches, and Reload, which keeps the
+// running rules in step with their files: it polls the files' names,
 // sizes and modification times (Fingerprint) and, when any changes (an
-// edit, a new file, a removed one), loads them again and hands the rules
+// edit, a new file, a removed one), reads them again and hands the rules
 // to Load, which replaces only the rules that changed and keeps the
-// previous version of a rule whose new one does not validate. Each problem
+// previous version of the rules of the files with problems. Each problem
 // is logged on a line of its own; a reload logs again only the problems of
 // the files that changed, and counts the others.
 //

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -25,7 +24,6 @@ import (
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/explain"
 	"github.com/kreact/kreact/finalizers"
-	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
@@ -83,6 +81,12 @@ type Options struct {
 	// them as a test's expected actions). It is called from the rules'
 	// workers, concurrently, and must return quickly.
 	Asked func(actions.Action)
+	// Admission is the configuration of the webhooks that serve the
+	// rules' admission handlers, which Load checks each rule against
+	// (admission.Check): a rule that watches a namespace they never
+	// intercept does not load. The zero value leaves out kube-system
+	// only.
+	Admission admission.Options
 }
 
 // Observer is told what the engine does, for metrics and tests: what the
@@ -195,9 +199,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	return nil
 }
 
-// Load validates a rule set (scripts compile, resources resolve) and makes
-// it the running set: new rules start, removed rules stop, changed rules
-// restart and unchanged rules keep running.
+// Load validates a rule set (CheckRule: scripts compile, resources
+// resolve) and makes it the running set: new rules start, removed rules
+// stop, changed rules restart and unchanged rules keep running.
 //
 // Rules are isolated from each other: a rule that does not validate is
 // reported in the returned error (every problem, with its position) and
@@ -235,40 +239,21 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 			return err
 		}
 		keep[r.Name] = true
-		p := prepared{rule: r, fingerprint: r.Fingerprint()}
-		prog, problems := rules.Check(r)
-		if err := problems.Errors().Err(); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		p.program = prog
-		var err error
-		p.resolved, p.waiting, err = e.resolve(r, false)
-		if err != nil && !refreshed {
+		checkOpts := CheckOptions{Admission: e.opts.Admission, WaitForResources: true}
+		c := CheckRule(r, e.mapper, checkOpts)
+		if c.NotFound && !refreshed {
 			// A CRD created a moment ago may not be in the snapshot yet:
 			// ask discovery once before calling a close name a typo.
 			refreshed = true
 			if e.refreshDiscovery(ctx) {
-				p.resolved, p.waiting, err = e.resolve(r, false)
+				c = CheckRule(r, e.mapper, checkOpts)
 			}
 		}
-		if err != nil {
-			errs = append(errs, r.Errors(err))
+		if err := c.Err(); err != nil {
+			errs = append(errs, err)
 			continue
 		}
-		if p.resolved != nil {
-			if err := rules.CheckOnce(p.resolved, prog).Err(); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			// What validate refuses of the admission handlers, run
-			// refuses too.
-			if err := admission.Check(p.resolved, prog).Errors().Err(); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-		}
-		next = append(next, p)
+		next = append(next, prepared{rule: r, fingerprint: r.Fingerprint(), program: c.Program, resolved: c.Resolved, waiting: c.Waiting})
 	}
 
 	// Decide under the lock, stop outside it (a stopping rule drains its
@@ -483,6 +468,12 @@ func (e *Engine) retryPending() {
 			continue
 		}
 		delete(e.pending, name)
+		// What Load checks once a rule resolves, a rule that waited
+		// gets checked now.
+		if err := append(rules.CheckOnce(res, p.program), admission.Check(res, p.program, e.opts.Admission)...).Errors().Err(); err != nil {
+			e.log.Error("rule cannot start", "rule", name, "error", err)
+			continue
+		}
 		starting = append(starting, ready{p, res})
 	}
 	e.mu.Unlock()
@@ -498,21 +489,8 @@ func (e *Engine) retryPending() {
 // as in `kreact validate`; unless waitOnTypos, for a rule that was accepted
 // as waiting before, which keeps waiting when a close name appears.
 func (e *Engine) resolve(r *rules.Rule, waitOnTypos bool) (*rules.Resolved, string, error) {
-	refs := make([]rules.Ref, 0, len(r.Watch)+len(r.Reads))
-	for _, w := range r.Watch {
-		refs = append(refs, rules.Ref{Name: w.Resource, Pos: w.Pos})
-	}
-	refs = append(refs, r.Reads...)
-	for _, p := range r.Permissions {
-		refs = append(refs, p.Resources...)
-	}
-	for _, ref := range refs {
-		if _, err := e.mapper.Resolve(ref.Name); err != nil {
-			var nf *restmapper.NotFoundError
-			if errors.As(err, &nf) && (waitOnTypos || !nf.Misspelt()) {
-				return nil, fmt.Sprintf("%s: %v", ref.Pos, err), nil
-			}
-		}
+	if waiting := waitsFor(r, e.mapper, waitOnTypos); waiting != "" {
+		return nil, waiting, nil
 	}
 	res, err := r.Resolve(e.mapper)
 	if err != nil {

@@ -42,16 +42,24 @@ type ReloadOptions struct {
 	// first rules loaded and their caches filled). Empty means the files
 	// as they are when Loop starts.
 	Since string
+	// Read reads the files at each reload. Nil means ReadRules.
+	Read Reader
 }
 
-// Files are the rules read from rule files: a file that does not load is
-// skipped, the others' rules run.
+// A Reader reads the rule files at paths, as ReadRules does; what names
+// the read, in the error of a ctx that ends first.
+type Reader func(ctx context.Context, what string, paths []string) (RuleFiles, error)
+
+var _ Reader = ReadRules
+
+// RuleFiles are the rules read from rule files: the rules of a file with
+// problems may be left out, the others run.
 type RuleFiles struct {
 	Rules []*rules.Rule
-	// Failed are the files that did not load, whose rules keep running
-	// as they were (Engine.Load's keepSources).
+	// Failed are the files with problems, whose rules that are not among
+	// Rules keep running as they were (Engine.Load's keepSources).
 	Failed []string
-	// Err holds every problem of the files that did not load.
+	// Err holds every problem of the files.
 	Err error
 	// Since is the Fingerprint of the files taken before they were read
 	// (ReloadOptions.Since), so that an edit made while they load is
@@ -68,10 +76,12 @@ func (f RuleFiles) NoRules(paths []string) error {
 	return &NoRulesError{cmp.Or(f.Err, fmt.Errorf("no rules in %s", strings.Join(paths, ", ")))}
 }
 
-// Read reads the rule files at paths (rules.LoadEach), kreact run's
-// first load and every reload. If ctx ends first it returns ctx's error
-// at once, naming what it was doing, and leaves the read to finish on its
-// own (lifecycle.Interruptible): a stop is not held up by a slow disk.
+// ReadRules reads the rule files at paths (rules.LoadEach): the rules of
+// the files that parse, and no rule of those that do not; it checks no
+// rule (Load does). It is a Reader: if ctx ends first it returns ctx's
+// error at once, naming what it was doing, and leaves the read to finish
+// on its own (lifecycle.Interruptible): a stop is not held up by a slow
+// disk.
 func ReadRules(ctx context.Context, what string, paths []string) (RuleFiles, error) {
 	return lifecycle.Interruptible(ctx, what, func() RuleFiles {
 		f := RuleFiles{Since: Fingerprint(paths)}
@@ -83,30 +93,42 @@ func ReadRules(ctx context.Context, what string, paths []string) (RuleFiles, err
 // Follow returns the component that loads files' rules into l, then
 // reloads them when their files change (Reload; an Interval of zero never
 // reloads), until its context ends. opts.Reloaded, if set, is told the
-// error of the first load too, and of no load that its context's end
-// interrupted. It is what keeps a loader other than the engine, the
-// admission server of every replica, in step with the rule files.
+// error of l's every load, the first too, but for those that its
+// context's end interrupted: l's own error only, not the problems of the
+// files, which the rule set reports. It is what keeps a loader other than
+// the engine, the admission server of every replica, in step with the
+// rule files.
 func Follow(l Loader, files RuleFiles, opts ReloadOptions) lifecycle.Func {
 	return func(ctx context.Context) error {
-		reloaded := opts.Reloaded
-		opts.Reloaded = func(err error) {
-			if reloaded != nil && ctx.Err() == nil {
-				reloaded(err)
+		loaded := func(_ RuleFiles, err error) {
+			if opts.Reloaded != nil && ctx.Err() == nil {
+				opts.Reloaded(err)
 			}
 		}
-		opts.Reloaded(l.Load(ctx, files.Rules, files.Failed...))
+		loaded(files, l.Load(ctx, files.Rules, files.Failed...))
 		if opts.Interval <= 0 {
 			<-ctx.Done()
 			return nil
 		}
-		Reload(ctx, l, opts)
+		reload(ctx, l, opts, loaded)
 		return nil
 	}
 }
 
-// Loop reloads the rules when their files change, until ctx ends. A load
-// under way when ctx ends is not waited for (lifecycle.Interruptible).
+// Reload reloads the rules when their files change, until ctx ends. A
+// load under way when ctx ends is not waited for
+// (lifecycle.Interruptible).
 func Reload(ctx context.Context, l Loader, opts ReloadOptions) {
+	reload(ctx, l, opts, func(files RuleFiles, err error) {
+		if opts.Reloaded != nil {
+			opts.Reloaded(errors.Join(files.Err, err))
+		}
+	})
+}
+
+// reload is Reload, telling loaded the files read and l's error after
+// each reload.
+func reload(ctx context.Context, l Loader, opts ReloadOptions, loaded func(RuleFiles, error)) {
 	last := opts.Since
 	if last == "" {
 		last = Fingerprint(opts.Paths)
@@ -127,17 +149,19 @@ func Reload(ctx context.Context, l Loader, opts ReloadOptions) {
 			opts.Changed(changedFiles(last, now))
 		}
 		last = now
-		got, err := ReadRules(ctx, "reload", opts.Paths)
+		read := opts.Read
+		if read == nil {
+			read = ReadRules
+		}
+		got, err := read(ctx, "reload", opts.Paths)
 		if err != nil {
 			return
 		}
-		err = errors.Join(got.Err, l.Load(ctx, got.Rules, got.Failed...))
+		err = l.Load(ctx, got.Rules, got.Failed...)
 		if ctx.Err() != nil {
 			return
 		}
-		if opts.Reloaded != nil {
-			opts.Reloaded(err)
-		}
+		loaded(got, err)
 	}
 }
 

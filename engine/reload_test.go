@@ -58,12 +58,15 @@ func TestFingerprintChangesWithTheFiles(t *testing.T) {
 	}
 }
 
-// loader records how many rules it was last given.
-type loader struct{ last atomic.Int32 }
+// loader records how many rules it was last given, and returns err.
+type loader struct {
+	last atomic.Int32
+	err  error
+}
 
 func (l *loader) Load(_ context.Context, rs []*rules.Rule, _ ...string) error {
 	l.last.Store(int32(len(rs)))
-	return nil
+	return l.err
 }
 
 // writeUntil writes content to path, then again with a growing comment,
@@ -172,6 +175,41 @@ func TestFollowLoadsThenReloads(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Errorf("interval %s: Follow = %v", interval, err)
 		}
+	}
+}
+
+// TestFollowIsToldItsLoadersErrorOnly: a rule file that does not parse
+// is the rule set's to report, not the follower's (the admission server
+// logged it as its own, issue 37): Reloaded is told the loader's error,
+// and only it.
+func TestFollowIsToldItsLoadersErrorOnly(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a.yaml"), rule("a", "function onAdd() {}"))
+	write(t, filepath.Join(dir, "b.yaml"), rule("b", "function onAdd() {}"))
+	files, err := ReadRules(t.Context(), "reading", []string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notServed := errors.New("not served")
+	for _, l := range []*loader{{}, {err: notServed}} {
+		reloaded := make(chan error, 1000)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error)
+		go func() {
+			done <- Follow(l, files, ReloadOptions{Paths: []string{dir}, Interval: time.Millisecond, Reloaded: func(err error) { reloaded <- err }})(ctx)
+		}()
+		if err := <-reloaded; err != l.err {
+			t.Errorf("first load told %v, want %v", err, l.err)
+		}
+		writeUntil(t, reloaded, filepath.Join(dir, "b.yaml"), "kind: [", func(err error) bool {
+			if err != l.err {
+				t.Errorf("a reload with b.yaml broken told %v, want %v", err, l.err)
+			}
+			return l.last.Load() == 1
+		})
+		cancel()
+		<-done
+		write(t, filepath.Join(dir, "b.yaml"), rule("b", "function onAdd() {}"))
 	}
 }
 

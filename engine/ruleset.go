@@ -21,10 +21,14 @@ type RuleSet struct {
 	// Informers reports the watches, for the wait for the caches
 	// (dynamicinformer.Manager.Status). Required.
 	Informers func() []dynamicinformer.WatchStatus
-	// Rules and Failed are what rules.LoadEach returned for Options.Paths:
-	// the rules of the files that loaded, and the files that did not.
+	// Rules, Failed and Err are what was read of Options.Paths
+	// (RuleFiles): the rules to run, the files with problems, and their
+	// problems. The caller reports Err; Start reports the problems that
+	// the engine finds beside, and returns both in its NoRulesError when
+	// no rule runs.
 	Rules  []*rules.Rule
 	Failed []string
+	Err    error
 	// Options are Loop's; an Interval of zero never reloads. Their
 	// Reloaded, if set, is called after each reload has been logged.
 	Options ReloadOptions
@@ -93,8 +97,8 @@ func (r *RuleSet) Start(ctx context.Context) error {
 	}
 	r.drainChanged() // the count below includes them
 	n := r.running()
-	if (loadErr != nil || elsewhereErr != nil) && n+r.elsewhere() == 0 {
-		return &NoRulesError{errors.Join(loadErr, elsewhereErr)}
+	if (r.Err != nil || loadErr != nil || elsewhereErr != nil) && n+r.elsewhere() == 0 {
+		return &NoRulesError{errors.Join(r.Err, loadErr, elsewhereErr)}
 	}
 	r.loaded(n)
 	if r.Elsewhere != nil {

@@ -339,15 +339,26 @@ func (l *renewalLock) watch(ctx context.Context, deadline time.Duration, lost fu
 
 // PodNamespace is the namespace this pod runs in, or "default" outside a
 // cluster.
-func PodNamespace() string { return namespaceIn(podNamespaceFile) }
-
-func namespaceIn(file string) string {
-	if data, err := os.ReadFile(file); err == nil {
-		if ns := strings.TrimSpace(string(data)); ns != "" {
-			return ns
-		}
+func PodNamespace() string {
+	if ns, ok := InPod(); ok {
+		return ns
 	}
 	return "default"
+}
+
+// InPod returns the namespace of the Pod this process runs in, and
+// whether it runs in one: whether the namespace file of its
+// ServiceAccount is mounted (a Pod without automountServiceAccountToken
+// counts as outside).
+func InPod() (namespace string, ok bool) { return namespaceIn(podNamespaceFile) }
+
+func namespaceIn(file string) (string, bool) {
+	if data, err := os.ReadFile(file); err == nil {
+		if ns := strings.TrimSpace(string(data)); ns != "" {
+			return ns, true
+		}
+	}
+	return "", false
 }
 
 // NewIdentity is the hostname (the pod's name in a cluster) and a random

@@ -111,14 +111,14 @@ func TestRenewalLockWatch(t *testing.T) {
 func TestNamespaceIn(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "namespace")
-	if got := namespaceIn(file); got != "default" {
-		t.Errorf("no file: %q, want default", got)
+	if got, ok := namespaceIn(file); got != "" || ok {
+		t.Errorf("no file: %q, %v; want not in a Pod", got, ok)
 	}
 	if err := os.WriteFile(file, []byte("kreact-system\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got := namespaceIn(file); got != "kreact-system" {
-		t.Errorf("namespaceIn = %q", got)
+	if got, ok := namespaceIn(file); got != "kreact-system" || !ok {
+		t.Errorf("namespaceIn = %q, %v", got, ok)
 	}
 }
 

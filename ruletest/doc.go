@@ -8,10 +8,11 @@
 //
 // A rule test is only worth something if passing it says what the rule will
 // do in a cluster. So nothing here reimplements the script side: rules are
-// loaded by the rules package, compiled and checked by rules.Check (a
-// rule that kreact run would refuse makes the test file invalid),
-// resolved with the restmapper (over restmapper.Builtin and the test's
-// CRDs instead of a cluster's discovery) and run in scripting.Runtime,
+// loaded and checked by validate.Check, the one check of every command (a
+// rule that kreact run would refuse makes the test file invalid, with
+// validate's errors), resolved with the restmapper (over
+// restmapper.Builtin and the test's CRDs instead of a cluster's
+// discovery) and run in scripting.Runtime,
 // with a scripting.Host whose checks are those of the engine's host:
 // Resolved.Readable and the per-namespace cache restrictions for
 // kreact.get and kreact.list, Resolved.Allows and Rule.AllowsHTTP for

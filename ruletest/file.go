@@ -19,6 +19,7 @@ import (
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/validate"
 )
 
 // APIVersion and Kind identify a test document.
@@ -218,37 +219,19 @@ func load(path string, data []byte, errs *diag.ErrorList) *File {
 	return f
 }
 
-// loadRules loads, checks (rules.Check) and resolves the rules under
-// test.
+// loadRules loads, checks and resolves the rules under test, with the
+// one check of every command (validate.Check): a rule that kreact run
+// would refuse is an invalid test, not one whose cases pass because the
+// rule never runs, and its errors are validate's, every one at once.
 func (f *File) loadRules(paths []string, errs *diag.ErrorList) {
-	// As `kreact validate` reads them: every problem at once, those of
-	// the scripts of rules with other problems too.
-	// (A context that never ends: no error but its end.)
-	rs, problems, _ := rules.LoadChecked(context.Background(), paths...)
+	// A context that never ends: no error but its end.
+	res, _ := validate.Check(context.Background(), paths, f.mapper, validate.Options{})
+	problems := res.Problems.Errors()
 	*errs = append(*errs, problems...)
-	if len(problems) == 0 && len(rs) == 0 {
+	if len(problems) == 0 && len(res.Rules) == 0 {
 		errs.Addf(diag.Position{File: f.Path}, "spec.rules: %s hold no rules", strings.Join(paths, ", "))
 	}
-	for _, r := range rs {
-		// kreact run's own check: a rule it would refuse is an invalid
-		// test, not one whose cases pass because the rule never runs.
-		prog, problems := rules.Check(r)
-		if problems := problems.Errors(); len(problems) > 0 {
-			*errs = append(*errs, problems...)
-			continue
-		}
-		res, err := r.Resolve(f.mapper)
-		if err != nil {
-			errs.AddError(diag.Position{}, err)
-			continue
-		}
-		if problems := rules.CheckOnce(res, prog); len(problems) > 0 {
-			*errs = append(*errs, problems...)
-			continue
-		}
-		f.rules = append(f.rules, res)
-		f.programs = append(f.programs, prog)
-	}
+	f.rules, f.programs = res.Resolved, res.Programs
 }
 
 // loadCRDs reads the CustomResourceDefinitions in file and returns the

@@ -1,14 +1,17 @@
-// Package validate checks rule files without running them, as `kreact
-// validate` and `kreact rbac` do: every file parses, every script
-// compiles, its handlers fit the rule's spec.events, spec.every and
-// spec.schedule, and every resource it names resolves with the verbs it
-// declares.
+// Package validate checks rule files without running them: every file
+// parses, every script compiles, its handlers fit the rule's spec.events,
+// spec.every and spec.schedule, every resource it names resolves with the
+// verbs it declares, and what its admission handlers watch can be sent
+// them.
 //
-// The checks are the engine's own (rules.Check, rules.Rule.Resolve), and
-// `kreact test` makes them too: what validate accepts, `kreact run` runs,
-// and what it rejects, run and test reject with the same words. Validate
-// shows the warnings of rules.Check too, which the others have no use
-// for, such as a top-level function whose name is a handler's, misspelt,
+// Check is the one check of rule files that every command makes: `kreact
+// validate`, `webhooks` and `rbac`, `kreact test` (of the rules under
+// test), `kreact record`, and `kreact run` at its start and at each reload
+// (with Options.WaitForResources, as it waits for a CRD not installed
+// yet). Its checks of each rule are the engine's own (engine.CheckRule):
+// what validate accepts, `kreact run` runs, and every command reports the
+// same list of errors, in the same words. Validate shows the warnings
+// too, which the others have no use for, such as a top-level function whose name is a handler's, misspelt,
 // and those of engine.CheckReads: a path a handler reads that the rule's
 // spec.watch[].fields do not keep; and those of engine.CheckIgnored: a
 // rule that calls onUpdate only whose spec.ignoreChanges swallows every
@@ -21,7 +24,8 @@
 // errors and warnings (diag.Error.Warning), not the first only. Rules
 // are checked further even when other rules or files have problems, and
 // the scripts of rules with problems of format are checked too
-// (rules.LoadAll). Check is safe for concurrent use; it reads files and nothing else.
+// (rules.LoadAll). Check is safe for concurrent use; it reads files and
+// nothing else.
 // NewMapper builds the resolver Check takes from a set of resources (a
 // cluster's: Discover) and CRD files; Result.Summary is validate's last
 // line, after its problems (Result.WriteProblems).

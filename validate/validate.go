@@ -14,6 +14,7 @@ import (
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/scripting"
 )
 
 // CRDResources returns the resources the CustomResourceDefinitions of
@@ -46,10 +47,21 @@ type Result struct {
 	Rules []*rules.Rule
 	// Resolved are the rules without errors (their scripts compile,
 	// their handlers fit and their resources resolve), resolved, in the
-	// order of Rules: what `kreact rbac` grants permissions for.
+	// order of Rules: what `kreact rbac` grants permissions for, and what
+	// `kreact test` runs, with their Programs.
 	Resolved []*rules.Resolved
+	Programs []*scripting.Program
+	// Valid are the rules without errors, in the order of Rules: those of
+	// Resolved, and with Options.WaitForResources those that wait for
+	// their resources. They are what `kreact run` runs.
+	Valid []*rules.Rule
+	// Failed are the files with an error (of their format, or of a rule
+	// of theirs): `kreact run` keeps the rules that run from them as
+	// they are (engine.RuleFiles.Failed), but for those of Valid.
+	Failed []string
 	// Problems are the errors and warnings, sorted by position, each
-	// once.
+	// once: the one list of every command (validate prints it, the
+	// others its errors).
 	Problems diag.ErrorList
 	// Files is the number of rule files read.
 	Files int
@@ -59,17 +71,32 @@ type Result struct {
 	NotFound bool
 }
 
-// Check loads the rule files of paths (files, and the YAML files directly
-// in directories, as rules.Load reads them) and checks every rule that
-// loads: rules.Check (its script compiles, its handlers fit), and the
-// resources it names resolve with mapper; then engine.CheckReads (what the
-// handlers read is in the rule's spec.watch[].fields), rules.CheckOnce
-// (the rule may patch what kreact.once marks) and admission.Check (what
-// the API server can send its admission handlers). The scripts of rules with
-// problems of format are checked too (rules.LoadAll): every problem is
-// reported at once. It returns ctx's error, and no Result, when ctx ends
-// first.
-func Check(ctx context.Context, paths []string, mapper *restmapper.Mapper) (*Result, error) {
+// Options say what Check checks the rules against besides their files
+// and the resources of its mapper.
+type Options struct {
+	// Admission is the configuration of the webhooks that serve the
+	// rules' admission handlers (admission.Check): a rule that watches a
+	// namespace they never intercept is an error. The zero value leaves
+	// out kube-system only.
+	Admission admission.Options
+	// WaitForResources makes a resource that the mapper does not know,
+	// and that is no misspelling of one it knows, a CRD not installed
+	// yet, which the rule waits for, as kreact run does
+	// (engine.CheckOptions), rather than an error.
+	WaitForResources bool
+}
+
+// Check is the one check of rule files that every command makes
+// (validate, webhooks and rbac, test, record, and run at each load), so
+// that they report the same problems in the same words. It loads the rule
+// files of paths (files, and the YAML files directly in directories, as
+// rules.Load reads them), with the scripts of the rules with problems of
+// format (rules.LoadChecked), and checks every rule that loads as
+// engine.CheckRule does, against mapper and opts: its script, its
+// handlers, its resources, kreact.once, its admission handlers, and the
+// warnings of what it reads. Every problem is reported at once. It
+// returns ctx's error, and no Result, when ctx ends first.
+func Check(ctx context.Context, paths []string, mapper apiresource.Resolver, opts Options) (*Result, error) {
 	res := &Result{}
 	files, _ := rules.Files(paths...)
 	res.Files = len(files)
@@ -78,46 +105,47 @@ func Check(ctx context.Context, paths []string, mapper *restmapper.Mapper) (*Res
 		return nil, err
 	}
 	res.Rules, res.Problems = rs, problems
+	// A problem of format is in a document that is not among rs, but for
+	// a duplicate name, which is at the rule that repeats it.
+	repeated := map[diag.Position]bool{}
+	failed := map[string]bool{}
+	for _, p := range problems.Errors() {
+		repeated[diag.Position{File: p.Pos.File, Line: p.Pos.Line, Col: p.Pos.Col}] = true
+		failed[p.Pos.File] = true
+	}
+	checkOpts := engine.CheckOptions{Admission: opts.Admission, WaitForResources: opts.WaitForResources}
 	for _, r := range res.Rules {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		prog, problems := rules.Check(r)
-		resolved, err := r.Resolve(mapper)
-		if err != nil {
-			problems.AddError(r.Pos, err)
-			res.NotFound = res.NotFound || hasNotFound(r, mapper)
-		} else {
-			problems = append(problems, engine.CheckReads(resolved, prog)...)
-			problems = append(problems, engine.CheckIgnored(resolved, prog)...)
-			problems = append(problems, rules.CheckOnce(resolved, prog)...)
-			problems = append(problems, admission.Check(resolved, prog)...)
+		c := engine.CheckRule(r, mapper, checkOpts)
+		res.NotFound = res.NotFound || c.NotFound
+		res.Problems = append(res.Problems, c.Problems...)
+		switch {
+		case c.Err() != nil || repeated[diag.Position{File: r.Pos.File, Line: r.Pos.Line, Col: r.Pos.Col}]:
+			failed[r.Source] = true
+		case c.Resolved != nil:
+			res.Resolved = append(res.Resolved, c.Resolved)
+			res.Programs = append(res.Programs, c.Program)
+			fallthrough
+		default:
+			res.Valid = append(res.Valid, r)
 		}
-		if n, _ := problems.Count(); n == 0 {
-			res.Resolved = append(res.Resolved, resolved)
+	}
+	for _, f := range files {
+		if failed[f] {
+			res.Failed = append(res.Failed, f)
 		}
-		res.Problems = append(res.Problems, problems...)
 	}
 	res.Problems.RemoveMultiples()
 	return res, nil
 }
 
-// hasNotFound reports whether some resource the rule names is unknown.
-func hasNotFound(r *rules.Rule, m *restmapper.Mapper) bool {
-	refs := append([]rules.Ref(nil), r.Reads...)
-	for _, w := range r.Watch {
-		refs = append(refs, rules.Ref{Name: w.Resource})
-	}
-	for _, p := range r.Permissions {
-		refs = append(refs, p.Resources...)
-	}
-	for _, ref := range refs {
-		var nf *restmapper.NotFoundError
-		if _, err := m.Resolve(ref.Name); errors.As(err, &nf) {
-			return true
-		}
-	}
-	return false
+// RuleFiles is what kreact run and record take of r (engine.RuleFiles):
+// the rules to run (Valid), the files with errors (Failed) and the errors
+// of Problems, its warnings left out.
+func (r *Result) RuleFiles() engine.RuleFiles {
+	return engine.RuleFiles{Rules: r.Valid, Failed: r.Failed, Err: r.Problems.Errors().Err()}
 }
 
 // NewMapper returns the resolver of resource names that Check takes: the

@@ -129,9 +129,16 @@ func TestCheck(t *testing.T) {
 			problems: []string{
 				`r.yaml:4:9: rule "admit": onMutate is never called: spec.events lists only delete, and a deletion has nothing to change`,
 				`r.yaml:7:17: spec.watch[0]: the API server does not call admission webhooks for validatingwebhookconfigurations.admissionregistration.k8s.io, so onValidate and onMutate cannot see them`,
-				`r.yaml:8:18: spec.watch[1].namespaces: kube-system is never intercepted, so that kreact cannot lock the control plane out`,
 				`r.yaml:8:18: spec.watch[1]: a field selector cannot narrow admission requests (webhooks select by namespace and labels); check the field in onValidate or onMutate instead`,
+				`r.yaml:8:36: rule "admit": spec.watch[1].namespaces: kube-system is never intercepted, so that kreact cannot lock the control plane out`,
 				`r.yaml:11:3: rule "admit": spec.timeout (5s) must be shorter than spec.admission.timeout (5s), or the API server stops waiting before the handler is stopped`,
+			},
+		},
+		{
+			name: "failurePolicy Fail in audit mode",
+			rule: "audited\nspec:\n  watch: [{resource: configmaps}]\n  events: [add]\n  admission: {mode: audit, failurePolicy: Fail}\n  script: |\n    function onValidate(req, ctx) { return 'no'; }\n",
+			problems: []string{
+				`r.yaml:8:3: warning: rule "audited": spec.admission.failurePolicy Fail has no effect in audit mode, which refuses nothing, a failed call neither: its webhooks have failurePolicy Ignore`,
 			},
 		},
 		{
@@ -156,7 +163,7 @@ func TestCheck(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			write(t, dir, "r.yaml", header+tt.rule)
-			res, err := Check(t.Context(), []string{filepath.Join(dir, "r.yaml")}, builtinMapper())
+			res, err := Check(t.Context(), []string{filepath.Join(dir, "r.yaml")}, builtinMapper(), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,7 +195,7 @@ func TestCheckGoesOnPastBrokenFiles(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "a.yaml", header+"a\nspec:\n  watch: [{resource: configmaps}]\n  bogus: 1\n  script: 'function onAdd() {}'\n")
 	write(t, dir, "b.yaml", header+"b\nspec:\n  watch: [{resource: configmaps}]\n  script: 'function onAdd() {'\n")
-	res, err := Check(t.Context(), []string{dir}, builtinMapper())
+	res, err := Check(t.Context(), []string{dir}, builtinMapper(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +213,7 @@ func TestCheckStopsWithItsContext(t *testing.T) {
 	write(t, dir, "r.yaml", header+"ok\nspec:\n  watch: [{resource: configmaps}]\n  script: 'function onAdd() {}'\n")
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := Check(ctx, []string{dir}, builtinMapper()); !errors.Is(err, context.Canceled) {
+	if _, err := Check(ctx, []string{dir}, builtinMapper(), Options{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Check = %v, want context.Canceled", err)
 	}
 }
@@ -271,7 +278,7 @@ func TestSummary(t *testing.T) {
 		{[]string{ok}, "ok: 1 rule in 1 file, 1 warning", true},
 		{[]string{ok, broken}, "validate: 1 error, 3 warnings in 2 files", false},
 	} {
-		r, err := Check(t.Context(), c.paths, builtinMapper())
+		r, err := Check(t.Context(), c.paths, builtinMapper(), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -142,6 +142,9 @@ func TestAdmissionAgainstTheAPIServer(t *testing.T) {
 		return err == nil && stored.GetLabels()["team"] == "unassigned" && created.GetLabels()["team"] == "unassigned"
 	})
 
+	testcluster.Eventually(t, "the audit rule's failurePolicy Fail to be warned of", func() bool {
+		return strings.Contains(c.stderr.String(), `level=WARN msg="rule \"audited\": spec.admission.failurePolicy Fail has no effect in audit mode`)
+	})
 	testcluster.Eventually(t, "the audit rule to count what it would refuse", func() bool {
 		i++
 		out, err := kubectlE2E(t, "", "create", "configmap", fmt.Sprintf("audited-%d", i), "-n", "adm-audit")
@@ -207,5 +210,58 @@ func TestAdmissionAgainstTheAPIServer(t *testing.T) {
 	}
 	if created.GetLabels()["team"] != "" {
 		t.Errorf("a Namespace created while kreact is down was mutated: %v", created.GetLabels())
+	}
+}
+
+// TestAdmissionInTheDefaultNamespace: issue 37. A kreact outside the
+// cluster (--admission-url, no Pod) has no namespace of its own, so a
+// rule on `default`, the namespace a first try uses, is intercepted: the
+// create it refuses is refused. Where the webhooks call kreact's Service
+// in `default` (no --admission-url), `default` is kreact's own and never
+// intercepted, and kreact run says so, at the rule's position, and exits
+// 3 when no rule is left.
+func TestAdmissionInTheDefaultNamespace(t *testing.T) {
+	dyn := dynamic.NewForConfigOrDie(cluster.Config())
+	const name = "kreact-adm-default"
+	t.Cleanup(func() {
+		for _, gvr := range []schema.GroupVersionResource{validatingConfigsGVR, mutatingConfigsGVR} {
+			if err := dyn.Resource(gvr).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("delete %s %s: %v", gvr.Resource, name, err)
+			}
+		}
+	})
+	dir := t.TempDir()
+	// The label keeps the rule off the ConfigMaps of other tests.
+	writeRule(t, dir, "deny.yaml", admissionRule("deny-in-default", "configmaps", "default", "adm-default=yes", "  events: [add]\n",
+		`function onValidate(req, ctx) { return "no labelled ConfigMap in default"; }`))
+
+	addr := testcluster.FreeAddr(t)
+	c := startCLI(t, "run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath(), "--reload-interval", "0",
+		"--admission-bind-address", addr, "--admission-url", "https://"+addr, "--admission-name", name)
+	testcluster.Eventually(t, "kreact to be running", func() bool { return strings.Contains(c.stderr.String(), "kreact is running") })
+	i := 0
+	testcluster.Eventually(t, "a ConfigMap created in default to be refused", func() bool {
+		i++
+		cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": fmt.Sprintf("adm-default-%d", i), "namespace": "default", "labels": map[string]any{"adm-default": "yes"}}}}
+		_, err := dyn.Resource(configMapsGVR).Namespace("default").Create(t.Context(), cm, metav1.CreateOptions{})
+		return err != nil && strings.Contains(err.Error(), "rule deny-in-default: no labelled ConfigMap in default")
+	})
+	if code := c.stop(); code != exitOK {
+		t.Errorf("kreact run exited %d", code)
+	}
+	if strings.Contains(c.stderr.String(), "level=ERROR") {
+		t.Errorf("kreact run logged errors:\n%s", c.stderr.String())
+	}
+
+	var out, errOut testcluster.LogBuffer
+	// A kreact that accepted the rule would run until stopped.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	code := runMain(ctx, []string{"run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath(), "--admission-bind-address", testcluster.FreeAddr(t),
+		"--admission-name", name}, &out, &errOut)
+	want := "\n" + filepath.Join(dir, "deny.yaml") + `:8:19: rule "deny-in-default": spec.watch[0].namespaces: default is never intercepted, so that kreact's Pods can start while it is down`
+	if code != exitInvalid || !strings.Contains(errOut.String(), want) {
+		t.Errorf("kreact run with its Service in default: exit %d, stderr:\n%s\nwant exit %d and the line %s", code, errOut.String(), exitInvalid, want)
 	}
 }

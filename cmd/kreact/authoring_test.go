@@ -203,12 +203,54 @@ func TestWebhooksGolden(t *testing.T) {
 		{"bad-url", []string{"webhooks", "-f", "testdata/webhooks/rules.yaml", "--admission-url", "http://127.0.0.1:9443"}},
 		{"bad-ca", []string{"webhooks", "-f", "testdata/webhooks/rules.yaml", "--admission-ca-file", "testdata/webhooks/bad-ca.pem"}},
 		{"invalid", []string{"webhooks", "-f", "testdata/validate/unknown-resource.yaml"}},
+		{"own-namespace", []string{"webhooks", "-f", "testdata/webhooks/rules.yaml", "--admission-namespace", "dev"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, stdout, stderr := run(t, tt.args...)
 			golden(t, "testdata/webhooks/"+tt.name+".golden", transcript(code, stdout, stderr))
 		})
+	}
+}
+
+// TestOwnNamespace: a rule that watches kreact's own namespace, which
+// its webhooks never intercept, is an error for validate and webhooks
+// alike, with the same flags: the namespace of --admission-namespace when
+// the webhooks call the Service there, none with --admission-url. Without
+// either flag, validate does not know where kreact runs, and leaves out
+// kube-system only.
+func TestOwnNamespace(t *testing.T) {
+	const refused = `testdata/webhooks/rules.yaml:21:19: rule "owner-label": spec.watch[0].namespaces: dev is never intercepted, so that kreact's Pods can start while it is down: it is kreact's own namespace, its webhook Service's (a kreact outside the cluster, called at a URL instead, intercepts it)`
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"validate, where kreact runs unknown", nil, exitOK},
+		{"validate, Service in dev", []string{"--admission-namespace", "dev"}, exitInvalid},
+		{"validate, URL", []string{"--admission-namespace", "dev", "--admission-url", "https://127.0.0.1:9443"}, exitOK},
+		{"webhooks, Service in dev", []string{"--admission-namespace", "dev"}, exitInvalid},
+		{"webhooks, URL", []string{"--admission-url", "https://127.0.0.1:9443"}, exitOK},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd, _, _ := strings.Cut(tt.name, ",")
+			code, stdout, stderr := run(t, append([]string{cmd, "-f", "testdata/webhooks/rules.yaml"}, tt.args...)...)
+			if code != tt.code || strings.Contains(stderr, refused) != (tt.code == exitInvalid) {
+				t.Errorf("%s\nwant exit %d, and the error %s only with it", transcript(code, stdout, stderr), tt.code, refused)
+			}
+		})
+	}
+}
+
+// TestAuditModeWarnsOfFailurePolicyFail: audit mode makes a rule's
+// failurePolicy Fail Ignore; validate and webhooks say so (issue 37).
+func TestAuditModeWarnsOfFailurePolicyFail(t *testing.T) {
+	const warning = `testdata/webhooks/rules.yaml:42:3: warning: rule "audited": spec.admission.failurePolicy Fail has no effect in audit mode`
+	for _, cmd := range []string{"validate", "webhooks"} {
+		code, stdout, stderr := run(t, cmd, "-f", "testdata/webhooks/rules.yaml")
+		if code != exitOK || !strings.Contains(stderr, warning) {
+			t.Errorf("kreact %s: %s\nwant exit 0 and the warning %s", cmd, transcript(code, stdout, stderr), warning)
+		}
 	}
 }
 
@@ -403,6 +445,40 @@ func TestTestReportsWhatValidateReports(t *testing.T) {
 				t.Errorf("test printed\n%s\nwant validate's errors\n%s", tErr, want)
 			}
 		})
+	}
+}
+
+// manyKinds is a rule file with errors of every kind: of YAML, of the
+// schema, of a script that does not compile, of handlers, of a resource,
+// of kreact.once and of admission.
+const manyKinds = "testdata/validate/many-kinds.yaml"
+
+// TestEveryCommandReportsTheSameErrors: validate, test and webhooks report
+// the one list of errors of a file (issue 37: test left out the admission
+// errors); kreact run and record, which need a cluster, are checked
+// against the same list in TestRunAndRecordReportTheSameErrors.
+func TestEveryCommandReportsTheSameErrors(t *testing.T) {
+	dir := t.TempDir()
+	rule := filepath.Join(dir, "rule.yaml")
+	data, err := os.ReadFile(manyKinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, rule, string(data))
+	writeFile(t, filepath.Join(dir, "rule_test.yaml"), ruleTest)
+	code, stdout, stderr := run(t, "validate", "-f", rule)
+	want := validateErrors(stderr)
+	if code != exitInvalid || strings.Count(want, "\n")+1 != 9 {
+		t.Fatalf("validate: %s\nwant exit %d and 9 errors", transcript(code, stdout, stderr), exitInvalid)
+	}
+	for _, args := range [][]string{
+		{"test", filepath.Join(dir, "rule_test.yaml")},
+		{"webhooks", "-f", rule},
+	} {
+		code, stdout, stderr := run(t, args...)
+		if got := strings.TrimSpace(stderr); code != exitInvalid || got != want {
+			t.Errorf("kreact %s: %s\nwant exit %d and validate's errors:\n%s", args[0], transcript(code, stdout, stderr), exitInvalid, want)
+		}
 	}
 }
 

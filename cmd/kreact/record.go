@@ -10,10 +10,10 @@ import (
 
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
-	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/record"
 	"github.com/kreact/kreact/restmapper"
+	"github.com/kreact/kreact/validate"
 )
 
 func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -25,17 +25,22 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	files, err := engine.ReadRules(ctx, "record: loading rules", o.Files)
-	// kreact test refuses a rule file with errors: so does its recording.
-	if err = cmp.Or(err, files.Err, files.NoRules(o.Files)); err != nil {
-		return err
-	}
 	rulePaths, crdPaths, err := record.CasePaths(o.Output, o.Files, o.CRDs)
 	if err != nil {
 		return err
 	}
 	stack, contextNS, err := connect(ctx, &o.Cluster, logger, kube.New)
 	if err != nil {
+		return err
+	}
+	// The one check of every command, against the cluster's resources:
+	// kreact test refuses a rule with errors, so does its recording.
+	checked, err := validate.Check(ctx, o.Files, stack.Mapper, validate.Options{})
+	if err != nil {
+		return err
+	}
+	files := checked.RuleFiles()
+	if err := cmp.Or(files.Err, files.NoRules(o.Files)); err != nil {
 		return err
 	}
 	var resources []apiresource.Resource

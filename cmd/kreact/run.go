@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"time"
 
 	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
@@ -21,6 +22,7 @@ import (
 	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/metrics"
 	"github.com/kreact/kreact/replica"
+	"github.com/kreact/kreact/validate"
 )
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -40,10 +42,6 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	memlimit.Set(logger, os.Getenv, os.ReadFile)
-	files, err := readRules(ctx, o.Files, logger, child)
-	if err != nil {
-		return err
-	}
 	cfg, _, err := o.Cluster.Load(userAgent())
 	if err != nil {
 		return err
@@ -59,6 +57,11 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return &cmdline.ClusterError{Err: err}
 	}
+	read := ruleReader(stack, o.AdmissionConfig)
+	files, err := readRules(ctx, read, o.Files, logger, child)
+	if err != nil {
+		return err
+	}
 	rec := metrics.New()
 	rec.WatchInformers(stack.Informers.Status)
 	ready := metrics.NewReadiness(rec)
@@ -70,9 +73,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	eng := engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
 		DryRun: o.DryRun, Logger: logger, Observer: rec, MetricsProvider: rec, Shards: o.Shards.Plan(), Schedules: rep.Schedules,
 		RunsElsewhere: iso.RunsElsewhere, CPULimit: iso.CPULimit, CallFailed: iso.CallFailed, Trace: o.TraceSize(), Replica: rep.Script,
+		Admission: o.AdmissionConfig,
 	})
 	rec.WatchFinalizers(eng.Finalizing)
-	reload := engine.ReloadOptions{Paths: o.Files, Interval: o.ReloadInterval, Since: files.Since}
+	reload := engine.ReloadOptions{Paths: o.Files, Interval: o.ReloadInterval, Since: files.Since, Read: read}
 	adm, admitting, err := admissionServer(&o, child.Child, stack, rec, files, reload, logger)
 	if err != nil {
 		return err
@@ -129,21 +133,73 @@ func admissionServer(o *cmdline.RunOptions, isolatedChild bool, stack *kube.Stac
 	}
 	adm, err := admission.NewServer(admission.ServerOptions{Addr: a.Addr, Certificates: certs, Config: opts, Applier: applier,
 		Mapper: stack.Mapper, Informers: stack.Informers, Observer: rec, Logger: logger})
-	reload.Reloaded = func(err error) {
-		diag.Log(logger, "admission: rules not served, or their webhook configurations not applied", err)
-	}
+	reload.Reloaded = func(err error) { logAdmission(logger, err) }
 	return adm, []lifecycle.Runnable{adm, engine.Follow(adm, files, reload)}, err
 }
 
-// readRules reads the rule files. A broken rule file is reported and
-// skipped: the other rules run; with none left, kreact run exits 3.
-func readRules(ctx context.Context, paths []string, logger *slog.Logger, child isolation.Role) (engine.RuleFiles, error) {
-	files, err := engine.ReadRules(ctx, "run: loading rules", paths)
+// logAdmission logs each problem of a load of the admission server
+// (admission.Server.Load) as what it is: a rule not served, configurations
+// not applied, or no rule served (no certificate, no address).
+func logAdmission(logger *slog.Logger, err error) {
+	for _, p := range diag.Problems(err) {
+		var e *diag.Error
+		switch {
+		case errors.As(p, &e) && e.Pos.Rule != "":
+			logger.Error("admission: rule not served", "rule", e.Pos.Rule, "error", p.Error())
+		case errors.As(p, new(*admission.NotAppliedError)):
+			logger.Error("admission: webhook configurations not applied", "error", p.Error())
+		default:
+			logger.Error("admission: rules not served", "error", p.Error())
+		}
+	}
+}
+
+// readRules reads the rule files with read, and logs their errors once:
+// a rule with errors does not run, the others do; with none left, kreact
+// run exits 3 with every error. The isolated rules' process reads the
+// same files, and leaves their errors to this one.
+func readRules(ctx context.Context, read engine.Reader, paths []string, logger *slog.Logger, child isolation.Role) (engine.RuleFiles, error) {
+	files, err := read(ctx, "run: loading rules", paths)
 	if err = cmp.Or(err, files.NoRules(paths)); err != nil {
 		return files, child.Ended(err)
 	}
-	diag.Log(logger, "rule files with errors are not running", files.Err)
+	if !child.Child {
+		diag.Log(logger, "rules with errors are not running", files.Err)
+	}
 	return files, nil
+}
+
+// ruleReader is kreact run's engine.Reader, at start and at each reload:
+// validate.Check, the one check of every command, against the resources
+// of stack (a CRD not installed yet is waited for) and the webhooks of
+// adm. A resource that discovery does not know is looked up again
+// before it is called a typo: a CRD created a moment ago may not be in
+// its snapshot yet.
+func ruleReader(stack *kube.Stack, adm admission.Options) engine.Reader {
+	opts := validate.Options{Admission: adm, WaitForResources: true}
+	return func(ctx context.Context, what string, paths []string) (engine.RuleFiles, error) {
+		return lifecycle.Interruptible(ctx, what, func() engine.RuleFiles {
+			since := engine.Fingerprint(paths)
+			res, err := validate.Check(ctx, paths, stack.Mapper, opts)
+			if err == nil && res.NotFound && refreshDiscovery(ctx, stack) {
+				res, err = validate.Check(ctx, paths, stack.Mapper, opts)
+			}
+			if err != nil {
+				return engine.RuleFiles{} // ctx ended: Interruptible returns its error
+			}
+			files := res.RuleFiles()
+			files.Since = since
+			return files
+		})
+	}
+}
+
+// refreshDiscovery asks the API server for its resources now, and
+// reports whether it answered within 10s.
+func refreshDiscovery(ctx context.Context, stack *kube.Stack) bool {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return stack.Discovery.Refresh(ctx) == nil
 }
 
 // ruleSet is what runs only while this replica leads: the engine, the
@@ -156,7 +212,7 @@ func ruleSet(o *cmdline.RunOptions, files engine.RuleFiles, reload engine.Reload
 			rec.ReloadFailed()
 		}
 	}
-	set := &engine.RuleSet{Engine: iso.Loader(eng), Elsewhere: iso.Elsewhere(), Informers: stack.Informers.Status, Rules: files.Rules, Failed: files.Failed, Logger: logger,
+	set := &engine.RuleSet{Engine: iso.Loader(eng), Elsewhere: iso.Elsewhere(), Informers: stack.Informers.Status, Rules: files.Rules, Failed: files.Failed, Err: files.Err, Logger: logger,
 		Options: reload, Loaded: loaded, Attrs: []any{"dryRun", o.DryRun}}
 	lead := lifecycle.Group{lifecycle.Func(eng.Run), set, iso}
 	if !o.Leader.Enabled {

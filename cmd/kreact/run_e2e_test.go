@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -176,9 +177,9 @@ func TestRunExitsWhenTheOnlyRuleHasATypo(t *testing.T) {
 	if code != exitInvalid {
 		t.Errorf("exit code %d, want %d", code, exitInvalid)
 	}
-	want := `typo.yaml:7:17: spec.watch[0].resource: \"deploymnets\": no such resource; did you mean \"deployments\"?`
-	if !strings.Contains(errOut.String(), "rule=labeller error=\""+filepath.Join(dir, want)) {
-		t.Errorf("stderr = %s\nwant a line with rule=labeller and %s", errOut.String(), want)
+	want := "\n" + filepath.Join(dir, `typo.yaml:7:17: spec.watch[0].resource: "deploymnets": no such resource; did you mean "deployments"?`) + "\n"
+	if !strings.Contains(errOut.String(), want) {
+		t.Errorf("stderr = %s\nwant the line %s", errOut.String(), want)
 	}
 }
 
@@ -254,5 +255,72 @@ func TestRunRefusesWhatValidateAndTestRefuse(t *testing.T) {
 				t.Errorf("stderr = %s\nwant %s", errOut.String(), c.want)
 			}
 		})
+	}
+}
+
+// TestRunAndRecordReportTheSameErrors: kreact run and record report the
+// errors of a file as validate does, each once (issue 37: run logged the
+// admission errors twice and its exit summary listed 4 of 9 errors,
+// record listed 5): record refuses the file with them, run exits 3 with
+// them when no rule can run, and with a valid rule beside logs one line
+// per error, "rules with errors are not running", and no other error.
+func TestRunAndRecordReportTheSameErrors(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(manyKinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule := filepath.Join(dir, "rule.yaml")
+	writeRule(t, dir, "rule.yaml", string(data))
+	_, _, vErr := run(t, "validate", "-f", rule)
+	want := validateErrors(vErr)
+	// The lines of stderr that are the file's problems.
+	problems := func(stderr string) string {
+		var out []string
+		for _, line := range strings.Split(stderr, "\n") {
+			if strings.HasPrefix(line, rule+":") {
+				out = append(out, line)
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+
+	code, stdout, stderr := run(t, "record", "-f", rule, "cm", "--for", "1s", "--kubeconfig", cluster.KubeconfigPath())
+	if code != exitInvalid || problems(stderr) != want {
+		t.Errorf("kreact record: %s\nwant exit %d and validate's errors:\n%s", transcript(code, stdout, stderr), exitInvalid, want)
+	}
+
+	// A kreact that ran a rule would run until stopped.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	var out, errOut testcluster.LogBuffer
+	if code := runMain(ctx, []string{"run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath()}, &out, &errOut); code != exitInvalid || problems(errOut.String()) != want {
+		t.Errorf("kreact run: %s\nwant exit %d and validate's errors:\n%s", transcript(code, out.String(), errOut.String()), exitInvalid, want)
+	}
+
+	writeRule(t, dir, "good.yaml", labeller("run-same-errors", "x"))
+	c := startCLI(t, "run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath(), "--reload-interval", "0")
+	testcluster.Eventually(t, "kreact to be running", func() bool { return strings.Contains(c.stderr.String(), "kreact is running") })
+	if code := c.stop(); code != exitOK {
+		t.Errorf("kreact run exited %d", code)
+	}
+	var logged []string
+	for _, line := range strings.Split(c.stderr.String(), "\n") {
+		if !strings.Contains(line, "level=ERROR") {
+			continue
+		}
+		_, quoted, ok := strings.Cut(line, ` msg="rules with errors are not running" `)
+		if _, quoted, ok = strings.Cut(quoted, "error="); !ok {
+			t.Errorf("an error line that is not a rule's: %s", line)
+			continue
+		}
+		msg, err := strconv.Unquote(quoted)
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		logged = append(logged, msg)
+	}
+	if got := strings.Join(logged, "\n"); got != want {
+		t.Errorf("kreact run logged the errors\n%s\nwant validate's, once each:\n%s", got, want)
 	}
 }

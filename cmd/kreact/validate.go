@@ -52,7 +52,7 @@ func validateCmd(ctx context.Context, o *cmdline.ValidateOptions, stdout, stderr
 		err error
 	}
 	c, err := lifecycle.Interruptible(ctx, "validate", func() checked {
-		r, err := validate.Check(ctx, files, mapper)
+		r, err := validate.Check(ctx, files, mapper, validate.Options{Admission: o.Config})
 		return checked{r, err}
 	})
 	if err = cmp.Or(err, c.err); err != nil {
@@ -74,15 +74,15 @@ func validateCmd(ctx context.Context, o *cmdline.ValidateOptions, stdout, stderr
 	return nil
 }
 
-// checkedRules checks the rule files of r for rbac and webhooks: what
-// validate refuses is refused, with every error (its warnings refuse
-// nothing). It returns the rules with admission handlers too.
-func checkedRules(ctx context.Context, r *cmdline.InputFlags) (*validate.Result, []admission.Rule, error) {
+// checkedRules checks the rule files of r for rbac and webhooks, with
+// opts: what validate refuses is refused, with every error (its warnings
+// refuse nothing). It returns the rules with admission handlers too.
+func checkedRules(ctx context.Context, r *cmdline.InputFlags, opts validate.Options) (*validate.Result, []admission.Rule, error) {
 	ruleFiles, mapper, _, err := inputs(ctx, r)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := validate.Check(ctx, ruleFiles, mapper)
+	c, err := validate.Check(ctx, ruleFiles, mapper, opts)
 	if err == nil {
 		err = c.Problems.Errors().Err()
 	}
@@ -94,7 +94,7 @@ func checkedRules(ctx context.Context, r *cmdline.InputFlags) (*validate.Result,
 }
 
 func rbacCmd(ctx context.Context, o *cmdline.RBACOptions, stdout, stderr io.Writer) error {
-	c, admitting, err := checkedRules(ctx, &o.InputFlags)
+	c, admitting, err := checkedRules(ctx, &o.InputFlags, validate.Options{})
 	if err != nil {
 		return err
 	}
@@ -115,13 +115,18 @@ func rbacCmd(ctx context.Context, o *cmdline.RBACOptions, stdout, stderr io.Writ
 }
 
 func webhooksCmd(ctx context.Context, o *cmdline.WebhooksOptions, stdout, stderr io.Writer) error {
-	_, rs, err := checkedRules(ctx, &o.InputFlags)
+	_, rs, err := checkedRules(ctx, &o.InputFlags, validate.Options{Admission: o.Config})
 	if err != nil {
 		return err
 	}
 	if len(rs) == 0 {
 		fmt.Fprintln(stderr, "kreact webhooks: no rule declares onValidate or onMutate: there is nothing to print")
 		return nil
+	}
+	for _, r := range rs {
+		for _, w := range admission.Warnings(r.Resolved.Rule) {
+			fmt.Fprintln(stderr, w)
+		}
 	}
 	out, err := admission.ConfigurationsYAML(rs, o.Config)
 	if err != nil {

@@ -37,8 +37,8 @@ const (
 	checkMessage = "a ConfigMap needs an owner label"
 	kreactDenial = "rule " + ruleName + ": " + checkMessage
 	bareDenial   = "bare: " + checkMessage
-	// ownNamespace is kreact's --admission-namespace, never intercepted;
-	// nothing lives there.
+	// ownNamespace is kreact's --admission-namespace; nothing lives there
+	// (with --admission-url, the webhooks intercept it like any other).
 	ownNamespace = "admbench-system"
 )
 

@@ -31,6 +31,9 @@ type AdmissionFlags struct {
 	CertFile, KeyFile string
 	CASecret          string
 	Apply             bool
+
+	// inPod is leader.InPod, unless a test sets it.
+	inPod func() (string, bool)
 }
 
 // RegisterServe adds the flags of the webhook server of kreact run to
@@ -53,7 +56,7 @@ func (a *AdmissionFlags) Register(fs *FlagSet) {
 	fs.StringVarP(&a.Name, "admission-name", "", "kreact",
 		"name of the ValidatingWebhookConfiguration and MutatingWebhookConfiguration of the rules' admission handlers")
 	fs.StringVarP(&a.Namespace, "admission-namespace", "", "",
-		"kreact's namespace, never intercepted (nor kube-system), and the Service's (default: the pod's namespace, else \"default\")")
+		"the namespace of --admission-service, kreact's own and never intercepted (nor kube-system) unless --admission-url is given (default: the pod's namespace, else \"default\")")
 	fs.StringVarP(&a.Service, "admission-service", "", "kreact-admission",
 		"the Service in --admission-namespace that the API server calls the admission webhooks through")
 	fs.IntVar(&a.Port, "admission-service-port", 443, "the port of --admission-service")
@@ -65,12 +68,47 @@ func (a *AdmissionFlags) Register(fs *FlagSet) {
 		"NAMESPACE/CERTIFICATE of cert-manager, whose CA injector then keeps the caBundle")
 }
 
+// ServeOptions is Options for the kreact that serves the webhooks,
+// kreact run: in a Pod, the Pod's namespace is its own, and never
+// intercepted either (admission.Options.PodNamespace).
+func (a *AdmissionFlags) ServeOptions(cmd string) (admission.Options, error) {
+	opts, err := a.Options(cmd)
+	if ns, ok := a.pod(); ok {
+		opts.PodNamespace = ns
+	}
+	return opts, err
+}
+
+func (a *AdmissionFlags) pod() (string, bool) {
+	if a.inPod != nil {
+		return a.inPod()
+	}
+	return leader.InPod()
+}
+
+// CheckOptions is Options for kreact validate, which checks the rules
+// against the webhooks of a kreact that may run elsewhere: with neither
+// --admission-namespace nor --admission-url, where it runs is unknown,
+// and only kube-system is left out (the zero admission.Options).
+func (a *AdmissionFlags) CheckOptions(cmd string) (admission.Options, error) {
+	opts, err := a.Options(cmd)
+	if a.Namespace == "" && a.URL == "" {
+		return admission.Options{}, err
+	}
+	return opts, err
+}
+
 // Options checks the flags and returns the configurations' options, the
-// CA bundle read from --admission-ca-file.
+// CA bundle read from --admission-ca-file: those of a kreact in the
+// namespace --admission-namespace, which the webhooks leave out when they
+// call its Service there, and not with --admission-url.
 func (a *AdmissionFlags) Options(cmd string) (admission.Options, error) {
 	ns := a.Namespace
 	if ns == "" {
-		ns = leader.PodNamespace()
+		ns = "default"
+		if pod, ok := a.pod(); ok {
+			ns = pod
+		}
 	}
 	for flag, v := range map[string]string{"--admission-namespace": ns, "--admission-service": a.Service} {
 		if errs := validation.IsDNS1123Label(v); len(errs) > 0 {

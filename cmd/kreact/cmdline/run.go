@@ -84,7 +84,7 @@ func (o *RunOptions) Validate() error {
 		}
 	}
 	var err error
-	o.AdmissionConfig, err = a.Options("run")
+	o.AdmissionConfig, err = a.ServeOptions("run")
 	return err
 }
 
