@@ -557,8 +557,9 @@ func (d *Core) Len() int {
 
 // Run makes calls with each of callers, one worker goroutine per caller,
 // until ctx ends. Then it stops taking objects, lets the calls under way
-// finish and returns; the changes that were waiting are dropped (see the
-// package doc). Run must be called once, and not together with Drain.
+// finish, logs the repeated failures it has counted and not logged yet
+// (repeated=N), and returns; the changes that were waiting are dropped
+// (see the package doc). Run must be called once, and not together with Drain.
 func (d *Core) Run(ctx context.Context, callers []Caller) {
 	var wg sync.WaitGroup
 	if d.fin != nil {
@@ -583,6 +584,8 @@ func (d *Core) Run(ctx context.Context, callers []Caller) {
 	d.stopping.Store(true)
 	d.queue.ShutDown()
 	wg.Wait()
+	// The calls are over: the counts of failures not logged yet are final.
+	d.failures.flushAll()
 	if n := d.Len(); n > 0 {
 		d.log.Info("stopped; changes of objects not handled yet are replayed as initial adds at the next start", "objects", n)
 	}

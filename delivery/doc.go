@@ -50,10 +50,13 @@
 // object's latest state (changes that arrived meanwhile are merged in), up
 // to spec.retries times. Then it is given up: logged with rule, handler,
 // object and cause, and counted (Observer.HandlerGivenUp). A failure that
-// repeats (same line and script position, whatever the object and the
-// error's text; same error when there is no position) is logged in full once, then at most every 10s as one line whose
-// repeated=N counts the occurrences it stands for, so that a rule failing
-// on every object does not flood the log.
+// repeats (same line, script position and kind of error: a throw, a
+// timeout, the memory or CPU limit; whatever the object and the error's
+// text; same error when there is no position) is logged in full once,
+// then at most every 10s as one line whose repeated=N counts the
+// occurrences it stands for, and once more when the Core stops, so that a
+// rule failing on every object does not flood the log and no count is
+// lost.
 //
 // With spec.recordEvents, a call given up, and an action of a successful
 // call that fails, also become a

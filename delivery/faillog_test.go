@@ -1,9 +1,14 @@
 package delivery
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	testingclock "k8s.io/utils/clock/testing"
 
@@ -98,5 +103,99 @@ func TestStuckWorkersAreLoggedOncePerPeriod(t *testing.T) {
 	d.Drain(t.Context(), rec)
 	if n := strings.Count(logs.String(), "script workers stuck in built-in code"); n != 1 {
 		t.Errorf("%d stuck lines for 5 changes, want 1:\n%s", n, logs.String())
+	}
+}
+
+// A Core that stops within the period logs what it counted since the
+// failure's first line: the count is not lost with the process.
+func TestRepeatedFailuresAreFlushedOnStop(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	var logs testcluster.LogBuffer
+	rec := &recorder{fail: func(ev scripting.Event) error {
+		return &scripting.ScriptError{Position: diag.Position{File: "r.yaml", Line: 9, Col: 3}, Message: "Error: boom on " + ev.Object.GetName()}
+	}}
+	d := New(testRule(func(r *rules.Rule) { r.Retries = 0 }), allHandlers{}, rec,
+		Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), BaseDelay: -1, Clock: clk})
+	names := []string{"a", "b", "c", "d", "e"}
+	for _, n := range names {
+		d.Observe(0, add(cm(n, "1")))
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.Run(ctx, []Caller{rec})
+	}()
+	testcluster.Eventually(t, "a call per object", func() bool { return len(rec.recorded()) == len(names) })
+	clk.Step(3 * time.Second)
+	cancel()
+	<-done
+	var given []string
+	for line := range strings.SplitSeq(logs.String(), "\n") {
+		if strings.Contains(line, `msg="handler call given up"`) {
+			given = append(given, line)
+		}
+	}
+	if len(given) != 2 || strings.Contains(given[0], "repeated=") || !strings.Contains(given[1], "repeated=4 over=3s") {
+		t.Errorf("given-up lines %q, want the first in full and then repeated=4 over=3s:\n%s", given, logs.String())
+	}
+}
+
+// Failures at the same script position are summarised together only when
+// their errors are of the same kind: a memory stop is not hidden behind
+// the timeouts of the same call site, nor a throw behind either.
+func TestFailuresOfAnotherKindAreLoggedApart(t *testing.T) {
+	var logs bytes.Buffer
+	f := newFailureLog(slog.New(slog.NewTextHandler(&logs, nil)), func() time.Time { return t0 })
+	at := diag.Position{File: "r.yaml", Line: 9, Col: 3}
+	timeout := &scripting.ScriptError{Position: at, Message: "timeout after 1s", Timeout: true}
+	memory := &scripting.ScriptError{Position: at, Message: "memory limit of 64 MiB exceeded", Memory: true}
+	thrown := &scripting.ScriptError{Position: at, Message: "Error: boom"}
+	for _, err := range []error{timeout, timeout, memory, timeout, thrown, memory} {
+		f.failed(slog.LevelWarn, "script failed", err, []any{"error", err.(*scripting.ScriptError).Message})
+	}
+	for _, tt := range []struct {
+		name  string
+		error string
+	}{
+		{"timeout", "timeout after 1s"},
+		{"memory limit", "memory limit of 64 MiB exceeded"},
+		{"thrown", "Error: boom"},
+	} {
+		if n := strings.Count(logs.String(), `error="`+tt.error+`"`); n != 1 {
+			t.Errorf("%s: %d lines, want 1 (its first occurrence):\n%s", tt.name, n, logs.String())
+		}
+	}
+	logs.Reset()
+	f.flushAll()
+	for _, want := range []string{`error="timeout after 1s" repeated=2`, `error="memory limit of 64 MiB exceeded" repeated=1`} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the flush lacks %q:\n%s", want, logs.String())
+		}
+	}
+	if strings.Contains(logs.String(), "boom") {
+		t.Errorf("the flush logs the throw, which did not repeat:\n%s", logs.String())
+	}
+}
+
+func TestFailureKind(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"timeout", &scripting.ScriptError{Timeout: true}, "timeout"},
+		{"memory over a timeout", &scripting.ScriptError{Timeout: true, Memory: true}, "memory limit"},
+		{"cpu limit", &scripting.ScriptError{CPULimit: true}, "cpu limit"},
+		{"stuck", &scripting.ScriptError{Err: scripting.ErrStuck}, "stuck"},
+		{"thrown", &scripting.ScriptError{Message: "Error: boom"}, "thrown"},
+		{"wrapped", fmt.Errorf("call: %w", &scripting.ScriptError{Timeout: true}), "timeout"},
+		{"not a script's", errors.New("patch refused"), ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := failureKind(tt.err); got != tt.want {
+				t.Errorf("failureKind = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
