@@ -103,7 +103,8 @@ type ObjectTrace struct {
 	// Namespace and Name are the object's.
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`
-	// Records are the latest records, oldest first.
+	// Records are the latest records, oldest first (by At; records of
+	// the same time in the order they were made).
 	Records []Record `json:"records,omitempty"`
 	// Pending says what waits for the object: a call, a timer, the
 	// rule's finalizer.
@@ -178,6 +179,10 @@ func (t *trace) find(gr schema.GroupResource, namespace, name string) []ObjectTr
 		for n := first; n < p.n; n++ {
 			o.Records = append(o.Records, p.ring[n%len(p.ring)])
 		}
+		// A call is recorded once it is settled, at the time it started:
+		// what happened meanwhile (a change that arrived, the delete that
+		// follows a finalizer's removal) was recorded before it.
+		slices.SortStableFunc(o.Records, func(a, b Record) int { return a.At.Compare(b.At) })
 		out = append(out, o)
 	}
 	return out

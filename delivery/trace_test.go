@@ -7,8 +7,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/diag"
@@ -312,5 +314,43 @@ func TestTracePending(t *testing.T) {
 	}
 	if got := traceLines(t, d, "a"); !slices.Contains(got, "change delete queued: deleted; held by the finalizer kreact.dev/r") {
 		t.Errorf("records = %q", got)
+	}
+}
+
+// Records are in time order. A call is recorded when it is settled, at
+// the time it started: a change that arrives meanwhile, such as another
+// controller's finalizer leaving an object held by the rule's, happened
+// after it and is listed after it.
+func TestTraceIsInTimeOrder(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	live, gone := held(cm("a", "1"), false), held(cm("a", "2"), true)
+	othersGone := gone.DeepCopy()
+	othersGone.SetResourceVersion("3")
+	othersGone.SetFinalizers([]string{"kreact.dev/r"})
+	var d *Core
+	rec := &recorder{during: func(ev scripting.Event) {
+		clk.Step(time.Millisecond)
+		if ev.Type == scripting.Delete {
+			d.Observe(0, update(gone, othersGone))
+		}
+	}}
+	d = New(testRule(func(r *rules.Rule) { r.Finalizer = true }), allHandlers{}, &resultSink{}, Options{Logger: quiet(), BaseDelay: -1, Clock: clk, Trace: DefaultTraceSize})
+	t.Cleanup(d.ShutDown)
+	d.Observe(0, add(live))
+	d.Drain(t.Context(), rec)
+	clk.Step(time.Second)
+	d.Observe(0, update(live, gone))
+	d.Drain(t.Context(), rec)
+
+	traces := d.Trace(configMaps.GVR.GroupResource(), "default", "a")
+	if len(traces) != 1 {
+		t.Fatalf("traces = %+v, want 1", traces)
+	}
+	var lines []string
+	for _, r := range traces[0].Records {
+		lines = append(lines, fmt.Sprintf("%s %s %s %s", r.At.Sub(t0), r.Kind, r.Event, r.Result))
+	}
+	if !slices.IsSortedFunc(traces[0].Records, func(a, b Record) int { return a.At.Compare(b.At) }) {
+		t.Errorf("records out of time order:\n%s", strings.Join(lines, "\n"))
 	}
 }
