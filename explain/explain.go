@@ -40,13 +40,19 @@ import (
 
 	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/scripting"
 )
 
 // Object is the answer about one object: what every loaded rule knows of
-// it.
+// it. Its JSON (and YAML) is what `kreact explain -o json|yaml` prints
+// and what a running kreact answers over HTTP: a documented schema
+// (docs/cli.md), of lower-case keys, words for what is one of a few
+// values, and Go duration strings for lengths of time.
 type Object struct {
-	// Resource, Namespace and Name name the object.
-	Resource  string `json:"resource"`
+	// Resource is the object's resource, as kubectl names it fully:
+	// "configmaps", "deployments.apps".
+	Resource string `json:"resource"`
+	// Namespace and Name name the object.
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`
 	// Exists is false when the object is not in the cluster (or, under
@@ -77,10 +83,92 @@ type Rule struct {
 	Watches []delivery.WatchMatch `json:"watches,omitempty"`
 	// Traces are the rule's records of the object, one per informer of
 	// its plan that saw it, and what waits for it.
-	Traces []delivery.ObjectTrace `json:"traces,omitempty"`
+	Traces []Trace `json:"traces,omitempty"`
 	// Note says what else matters: the rule runs in another process, or
 	// is not running.
 	Note string `json:"note,omitempty"`
+}
+
+// Trace is what a rule knows of the object as one informer of its plan
+// saw it (delivery.ObjectTrace).
+type Trace struct {
+	// Informer is the index of the informer in the rule's plan
+	// (delivery.Plan): 0 unless several of the rule's informers hold the
+	// object.
+	Informer int `json:"informer"`
+	// Records are the latest records, oldest first.
+	Records []Record `json:"records,omitempty"`
+	// Pending says what waits for the object: a call, a timer, the
+	// rule's finalizer.
+	Pending []string `json:"pending,omitempty"`
+}
+
+// Record is one entry of a Trace (delivery.Record).
+type Record struct {
+	// At is when it happened, in UTC; a call's is when it started.
+	At time.Time `json:"at"`
+	// Kind is what the record is about: "change", "call" or "action".
+	Kind string `json:"kind"`
+	// Event is a change's type, or the event of a call's handler: "add",
+	// "update", "delete", "timer", "tick".
+	Event string `json:"event,omitempty"`
+	// Result is a change's decision ("queued", "coalesced", "not
+	// handled", "ignored", "cancelled", "dropped", "seen"), a call's
+	// outcome ("ok", "failed; retry 1 of 3 to come", "given up after 3
+	// retries"…) or an action's ("ok", "failed", "dry-run").
+	Result string `json:"result"`
+	// Detail says why, or the error.
+	Detail string `json:"detail,omitempty"`
+	// Duration is how long a call or an action took, to the microsecond;
+	// omitted when zero.
+	Duration Duration `json:"duration,omitzero"`
+	// Retry is, for a call, how many times it had been retried.
+	Retry int `json:"retry,omitempty"`
+	// Verb and Target are an action's: "patch", "configmaps shop/web".
+	Verb   string `json:"verb,omitempty"`
+	Target string `json:"target,omitempty"`
+}
+
+// Duration is a length of time whose JSON is a Go duration string
+// ("445µs", "1.5s"), which time.ParseDuration reads.
+type Duration time.Duration
+
+// String formats d as time.Duration does.
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// MarshalJSON writes d as a Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON reads a Go duration string.
+func (d *Duration) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return fmt.Errorf("a duration is a string such as \"445µs\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// traces converts what a delivery core knows of an object to the
+// answer's form.
+func traces(in []delivery.ObjectTrace) []Trace {
+	var out []Trace
+	for _, t := range in {
+		o := Trace{Informer: t.Source, Pending: t.Pending}
+		for _, r := range t.Records {
+			o.Records = append(o.Records, Record{
+				At: r.At.UTC(), Kind: string(r.Kind), Event: string(r.Event),
+				Result: r.Result, Detail: r.Detail, Duration: Duration(r.Duration.Round(time.Microsecond)),
+				Retry: r.Retry, Verb: string(r.Verb), Target: r.Target,
+			})
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // ForRule is what rule res, delivered by d (nil when it does not run
@@ -95,7 +183,7 @@ func ForRule(res *rules.Resolved, d *delivery.Core, gr schema.GroupResource, nam
 		}
 	}
 	if d != nil {
-		out.Traces = d.Trace(gr, namespace, name)
+		out.Traces = traces(d.Trace(gr, namespace, name))
 		if !d.NeedsWatch() {
 			out.Note = "its script has admission handlers only, which the API server calls before it stores a change: kreact watches none of the changes, and keeps no record of them"
 		}
@@ -131,7 +219,8 @@ func (o *Object) WriteText(w io.Writer) {
 		fmt.Fprint(w, ": ")
 		switch {
 		case !o.Exists:
-			fmt.Fprintln(w)
+			// Whether a watch would take it is not known: only its trace.
+			fmt.Fprintln(w, "deleted")
 		case r.Watched:
 			fmt.Fprintln(w, "watched")
 		default:
@@ -147,7 +236,7 @@ func (o *Object) WriteText(w io.Writer) {
 		}
 		for _, t := range r.Traces {
 			if len(r.Traces) > 1 {
-				fmt.Fprintf(w, "    through informer %d of the rule's plan:\n", t.Source)
+				fmt.Fprintf(w, "    through informer %d of the rule's plan:\n", t.Informer)
 			}
 			for _, rec := range t.Records {
 				fmt.Fprintf(w, "    %s\n", recordLine(rec))
@@ -156,25 +245,25 @@ func (o *Object) WriteText(w io.Writer) {
 				fmt.Fprintf(w, "    waiting: %s\n", strings.Join(t.Pending, "; "))
 			}
 		}
-		if o.Exists && r.Watched && len(r.Traces) == 0 && r.Note == "" {
+		if (r.Watched || !o.Exists) && len(r.Traces) == 0 && r.Note == "" {
 			fmt.Fprintln(w, "    no record of it lately")
 		}
 	}
 }
 
 // recordLine prints one record: time, what, result, detail.
-func recordLine(r delivery.Record) string {
+func recordLine(r Record) string {
 	var b strings.Builder
 	b.WriteString(r.At.UTC().Format("15:04:05.000"))
 	b.WriteByte(' ')
-	switch r.Kind {
+	switch delivery.RecordKind(r.Kind) {
 	case delivery.RecordChange:
 		fmt.Fprintf(&b, "%s: %s", r.Event, r.Result)
 	case delivery.RecordCall:
 		// The result says the retry; Record.Retry is for programs.
-		fmt.Fprintf(&b, "%s: %s (%s)", r.Event.Handler(), r.Result, r.Duration.Round(time.Microsecond))
+		fmt.Fprintf(&b, "%s: %s (%s)", scripting.EventType(r.Event).Handler(), r.Result, r.Duration)
 	case delivery.RecordAction:
-		fmt.Fprintf(&b, "%s %s: %s (%s)", r.Verb, r.Target, r.Result, r.Duration.Round(time.Microsecond))
+		fmt.Fprintf(&b, "%s %s: %s (%s)", r.Verb, r.Target, r.Result, r.Duration)
 	}
 	if r.Detail != "" {
 		b.WriteString(": ")
@@ -204,7 +293,7 @@ func (o *Object) RuleNames() []string {
 }
 
 // Write prints the answer in format: "json" or "yaml" (the Object's
-// fields), else text for people (WriteText).
+// schema, see Object), else text for people (WriteText).
 func (o *Object) Write(w io.Writer, format string) error {
 	switch format {
 	case "json":
