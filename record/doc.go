@@ -65,8 +65,9 @@
 // so). Live, changes that arrive together may be
 // coalesced into one call (kreact run's delivery); the case replays each
 // change after the previous one's calls. Scripts that write the clock
-// into an action (kreact.now(), kreact.once) see the time of the change
-// live and the recorded time, to the millisecond, offline. With several
+// into an action (kreact.now(), Date, kreact.once) read the time of the
+// call live, and the time recorded for the change, to the millisecond,
+// offline: such a case does not replay, and Write says so (ReplayHint). With several
 // rules, the order of their actions for one change is the order they
 // were asked in live, where the rules run side by side, and offline in
 // load order.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -296,5 +298,59 @@ func TestScope(t *testing.T) {
 	h.OnDelete(cache.DeletedFinalStateUnknown{Obj: configMap("b", "blue", "2", web)})
 	if got, want := strings.Join(seen, ", "), "add a, update a, add b, delete a, delete b"; got != want {
 		t.Errorf("the rules saw: %s\nwant:          %s", got, want)
+	}
+}
+
+// A case that does not replay is said so with what differs, never
+// error=<nil>, and a hint that names the clock: a script that writes
+// kreact.now() into an action reads the time of the call live and the
+// time recorded for the change offline.
+func TestWriteSaysWhatDoesNotReplay(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "stamp.yaml"), []byte(`apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: colors
+spec:
+  watch:
+    - resource: configmaps
+  permissions:
+    - resources: [configmaps]
+      verbs: [patch]
+  script: |
+    function onAdd(cm, ctx) {
+      kreact.patch(cm, {metadata: {annotations: {seen: kreact.now().toISOString()}}});
+    }
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	r := Recording{
+		Rules: []string{"stamp.yaml"}, Start: start, End: start.Add(time.Second),
+		Changes: []Change{{Type: scripting.Add, Object: Trim(configMap("a", "blue", "1", nil)), At: start.Add(100 * time.Millisecond)}},
+		// Live, the call came 3ms after the change.
+		Actions: []ruletest.Fields{ruletest.ActionFields(patch("a", `{"metadata":{"annotations":{"seen":"2026-03-01T12:00:00.103Z"}}}`), false)},
+	}
+	var logs, stderr bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	if err := r.Write(t.Context(), filepath.Join(dir, "recorded.yaml"), io.Discard, &stderr, logger); err != nil {
+		t.Fatal(err)
+	}
+	var warning string
+	for line := range strings.SplitSeq(logs.String(), "\n") {
+		if strings.Contains(line, "level=WARN") {
+			warning = line
+		}
+	}
+	for _, want := range []string{`msg="the case does not replay as recorded"`, ": the actions", "kreact.now()", "time of the call"} {
+		if !strings.Contains(warning, want) {
+			t.Errorf("the warning lacks %q: %s", want, warning)
+		}
+	}
+	if strings.Contains(warning, "<nil>") {
+		t.Errorf("the warning says nothing of what differs: %s", warning)
+	}
+	if !strings.Contains(stderr.String(), "--- FAIL") || !strings.Contains(stderr.String(), "12:00:00.103Z") {
+		t.Errorf("stderr lacks kreact test's difference:\n%s", stderr.String())
 	}
 }

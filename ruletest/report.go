@@ -33,9 +33,12 @@ type Options struct {
 	Explain bool
 }
 
-// Summary counts what Run did.
+// Summary counts what Run did, and says what failed.
 type Summary struct {
 	Files, Cases, Passed, Failed, Updated int
+	// Differs says, for each failed case, what differs:
+	// "FILE/CASE: the actions; unexpected script errors" (Result.Differs).
+	Differs []string
 }
 
 // Files returns the test files that paths stand for: a file given by name;
@@ -149,6 +152,7 @@ func Run(ctx context.Context, paths []string, w io.Writer, opts Options) (Summar
 				fmt.Fprintf(w, "--- UPDATE: %s (%v): expect.actions rewritten\n", name, d)
 			default:
 				sum.Failed++
+				sum.Differs = append(sum.Differs, name+": "+strings.Join(r.Differs(), "; "))
 				fmt.Fprintf(w, "--- FAIL: %s (%v)\n", name, d)
 				printFailure(w, f, r, update)
 			}

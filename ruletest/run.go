@@ -58,6 +58,26 @@ func (r *Result) Passed() bool {
 	return r.Problem == nil && r.ActionsDiff == "" && len(r.Failures) == 0
 }
 
+// Differs says in a few words each what of the case did not meet its
+// expectation: why its events could not all be applied, "the actions",
+// then the first line of each of Failures. It is empty when the case
+// passed.
+func (r *Result) Differs() []string {
+	var out []string
+	if r.Problem != nil {
+		first, _, _ := strings.Cut(r.Problem.Error(), "\n")
+		out = append(out, first)
+	}
+	if r.ActionsDiff != "" {
+		out = append(out, "the actions")
+	}
+	for _, f := range r.Failures {
+		first, _, _ := strings.Cut(f, "\n")
+		out = append(out, strings.TrimSuffix(first, ":"))
+	}
+	return out
+}
+
 // Run runs every case of the file, in order, and returns their results.
 // Cases are independent: each starts from the fixtures, with new script
 // runtimes (no global state carries over). Run stops early, with the
