@@ -38,12 +38,8 @@ type Live struct {
 // With --shards, it says which replica the object belongs to.
 func (l Live) Source() Source {
 	return func(ctx context.Context, ref, namespace, name string) (*Object, error) {
-		res, err := l.Resolve(ref)
+		res, err := Resolve(l.Resolve, ref)
 		if err != nil {
-			var nf *restmapper.NotFoundError
-			if errors.As(err, &nf) {
-				return nil, fmt.Errorf("%w: %w", ErrUnknownResource, err)
-			}
 			return nil, err
 		}
 		if !res.Namespaced {
@@ -80,6 +76,19 @@ func (l Live) Source() Source {
 		}
 		return out, nil
 	}
+}
+
+// Resolve resolves the resource ref with resolve (restmapper.Mapper.Resolve)
+// for kreact explain, the command and the running kreact alike: a name
+// that names no resource the cluster serves is ErrUnknownResource, whose
+// message has the names that come close.
+func Resolve(resolve func(ref string) (apiresource.Resource, error), ref string) (apiresource.Resource, error) {
+	res, err := resolve(ref)
+	var nf *restmapper.NotFoundError
+	if errors.As(err, &nf) {
+		return res, fmt.Errorf("%w: %w", ErrUnknownResource, err)
+	}
+	return res, err
 }
 
 // traced reports whether a rule has records of the object, or work for it.

@@ -4,9 +4,11 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -226,5 +228,93 @@ spec:
 	_, out, _ := run(t, "explain", "configmaps", "refused", "-n", ns, "--address", addr)
 	if !strings.Contains(out, "patch configmaps record-events-e2e/refused: failed") {
 		t.Errorf("explain does not show the refused action:\n%s", out)
+	}
+}
+
+// TestExplainResolvesTheResourceFirst: kreact explain resolves the
+// resource against the API server before it asks kreact, so that a
+// misspelt one is a usage error with the names that come close (exit 2)
+// whether or not a kreact answers; a resource that resolves, with no
+// kreact to ask, is exit 1.
+func TestExplainResolvesTheResourceFirst(t *testing.T) {
+	addr := testcluster.FreeAddr(t)
+	code, out, stderr := run(t, "explain", "configmapz", "web", "-n", "default", "--kubeconfig", cluster.KubeconfigPath(), "--address", addr)
+	if code != exitUsage || !strings.Contains(stderr, "unknown resource") || !strings.Contains(stderr, `did you mean "configmaps"?`) || strings.Contains(stderr, "cannot be reached") {
+		t.Errorf("kreact explain of a misspelt resource, no kreact running: want exit %d and a did-you-mean\n%s", exitUsage, transcript(code, out, stderr))
+	}
+	code, out, stderr = run(t, "explain", "deploy/web", "-n", "default", "--kubeconfig", cluster.KubeconfigPath(), "--address", addr)
+	if code != exitError || !strings.Contains(stderr, "kreact cannot be reached") {
+		t.Errorf("kreact explain of a known resource, no kreact running: want exit %d and cannot be reached\n%s", exitError, transcript(code, out, stderr))
+	}
+}
+
+// TestExplainFinalizedDelete: the answer about an object deleted, held by
+// the rule's finalizer and released by onDelete lists its records in time
+// order, with one onDelete, and the rule's line says the object is
+// deleted.
+func TestExplainFinalizedDelete(t *testing.T) {
+	const ns = "explain-finalized-e2e"
+	dyn := dynamic.NewForConfigOrDie(cluster.Config())
+	ensureNamespace(t, dyn, ns)
+	dir := t.TempDir()
+	writeRule(t, dir, "held.yaml", `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: held
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [explain-finalized-e2e]
+  finalizer: true
+  script: |
+    function onAdd(obj, ctx) {}
+    function onDelete(obj, ctx) { kreact.log("cleaned up", {name: obj.metadata.name}); }
+`)
+	addr := testcluster.FreeAddr(t)
+	c := startCLI(t, "run", "-f", dir, "--kubeconfig", cluster.KubeconfigPath(), "--explain-address", addr)
+	testcluster.Eventually(t, "kreact to be running", func() bool { return strings.Contains(c.stderr.String(), "kreact is running") })
+	createNamespacedConfigMap(t, dyn, ns, "web")
+	cms := dyn.Resource(configMapsGVR).Namespace(ns)
+	testcluster.Eventually(t, "the finalizer", func() bool {
+		cm, err := cms.Get(t.Context(), "web", metav1.GetOptions{})
+		return err == nil && slices.Contains(cm.GetFinalizers(), "kreact.dev/held")
+	})
+	if err := cms.Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, "the object to go", func() bool {
+		_, err := cms.Get(t.Context(), "web", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	var o explain.Object
+	var last string
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the last answer:\n%s", last)
+		}
+	})
+	testcluster.Eventually(t, "the delete's records", func() bool {
+		code, js, stderr := run(t, "explain", "cm", "web", "-n", ns, "--address", addr, "-o", "json")
+		last = transcript(code, js, stderr)
+		o = explain.Object{}
+		if code != exitOK || json.Unmarshal([]byte(js), &o) != nil || len(o.Rules) != 1 || len(o.Rules[0].Traces) != 1 {
+			return false
+		}
+		recs := o.Rules[0].Traces[0].Records
+		return slices.ContainsFunc(recs, func(r explain.Record) bool { return r.Kind == "call" && r.Result == "ok; finalizer removed" }) &&
+			slices.ContainsFunc(recs, func(r explain.Record) bool { return r.Kind == "change" && r.Event == "delete" && r.Result == "dropped" })
+	})
+	recs := o.Rules[0].Traces[0].Records
+	if o.Exists || !slices.IsSortedFunc(recs, func(a, b explain.Record) int { return a.At.Compare(b.At) }) {
+		t.Errorf("records out of time order, or the object exists: %+v", o)
+	}
+	// The final delete, which the watch may report before the answer to
+	// the finalizer's removal, calls nothing: one delete, one onDelete.
+	if n := len(slices.DeleteFunc(slices.Clone(recs), func(r explain.Record) bool { return r.Kind != "call" || r.Event != "delete" })); n != 1 {
+		t.Errorf("%d onDelete calls, want 1: %+v", n, recs)
+	}
+	code, out, stderr := run(t, "explain", "cm", "web", "-n", ns, "--address", addr)
+	if code != exitOK || !strings.Contains(out, "rule held (") || !strings.Contains(out, "): deleted\n") || !strings.Contains(out, "onDelete: ok; finalizer removed (") {
+		t.Errorf("kreact explain of the deleted object:\n%s", transcript(code, out, stderr))
 	}
 }

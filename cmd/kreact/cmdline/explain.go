@@ -12,6 +12,9 @@ type ExplainOptions struct {
 	Namespace, Output, Address, Rule string
 	// Resource and Name are the object asked about.
 	Resource, Name string
+	// Cluster is the API server that resolves Resource before kreact
+	// is asked.
+	Cluster ClusterFlags
 
 	args []string
 }
@@ -22,6 +25,7 @@ func (o *ExplainOptions) AddFlags(fs *FlagSet) {
 	fs.StringVarP(&o.Output, "output", "o", "", "yaml or json (default: text)")
 	fs.StringVarP(&o.Address, "address", "", "", "the --explain-address of the kreact run to ask (default: $"+explain.AddressEnv+", else "+explain.DefaultAddress+")")
 	fs.StringVarP(&o.Rule, "rule", "", "", "answer for this rule only")
+	o.Cluster.Register(fs)
 }
 
 // Complete takes the resource and the name, or kubectl's TYPE/NAME.
