@@ -57,7 +57,7 @@ func CheckIgnored(res *rules.Resolved, prog *scripting.Program) diag.ErrorList {
 		if first < 0 || entry < first {
 			first = entry
 		}
-		reads = append(reads, read.Param+"."+read.Path.String())
+		reads = append(reads, scripting.ReadName(read.Param, read.Path))
 	}
 	if first >= 0 {
 		slices.Sort(reads)

@@ -17,9 +17,11 @@ import (
 // kreact run they are undefined, and `kreact test` fails the case that
 // reads them. It says nothing unless every spec.watch entry of the rule
 // has fields, and about handlers that spec.events never calls. Each
-// warning is at the read, and names the first key of the path that is
-// dropped; `kreact validate` shows them, kreact run logs them when the
-// rule starts.
+// warning is at the start of the chain that reads the path
+// (scripting.ReadPath.Pos, where kreact test places the same read), and
+// names it up to the first key that is dropped (scripting.ReadName);
+// `kreact validate` shows them, kreact run logs them when the rule
+// starts.
 func CheckReads(res *rules.Resolved, prog *scripting.Program) diag.ErrorList {
 	r := res.Rule
 	if prog == nil || len(res.Watch) == 0 {
@@ -63,11 +65,7 @@ func CheckReads(res *rules.Resolved, prog *scripting.Program) diag.ErrorList {
 			if kept.Reaches(p) {
 				continue
 			}
-			name := p.String()
-			if !strings.HasPrefix(name, "[") {
-				name = "." + name
-			}
-			what := read.Handler + " reads " + read.Param + name
+			what := read.Handler + " reads " + scripting.ReadName(read.Param, p)
 			if !seen[what] {
 				seen[what] = true
 				pos := read.Pos

@@ -51,7 +51,10 @@ type Program struct {
 	handlers [numEventTypes]bool
 	declared []Declaration
 	reads    []ReadPath
-	onces    []diag.Position
+	// params holds, per handler, the names of its object parameters
+	// (objectParams), "" for one that is not a plain identifier.
+	params map[string][]string
+	onces  []diag.Position
 }
 
 // Name returns the file name the program was compiled with.

@@ -3,7 +3,6 @@ package scripting
 import (
 	"fmt"
 	"reflect"
-	"strings"
 
 	"github.com/dop251/goja"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -44,12 +43,16 @@ type Strict struct {
 
 // OutsideRead is a read of a path that a projection dropped.
 type OutsideRead struct {
-	// Pos is where the script read it.
+	// Pos is where the script read it: where kreact validate places the
+	// same read (ReadPath.Pos, the start of the chain), else where goja
+	// was when the script read it.
 	Pos diag.Position
 	// Handler is the handler that read it, "onUpdate".
 	Handler string
 	// Path is the path read, rooted at the handler's parameter as the
-	// documentation names it: "newObj.spec.template".
+	// script names it (ReadName): "cm.data"; as the documentation names
+	// it ("newObj.spec.template") when the parameter is not a plain
+	// identifier.
 	Path string
 	// Where and WherePos are Strict's.
 	Where    string
@@ -74,12 +77,17 @@ func (e *env) eventObject(ev *Event, u *unstructured.Unstructured, old bool) goj
 
 func (e *env) strictObject(ev *Event, u *unstructured.Unstructured, old bool) goja.Value {
 	s := ev.Strict
-	whole, name := s.Object, "obj"
+	// The object's parameter: its place among objectParams, and the
+	// documentation's name for it.
+	whole, param, name := s.Object, 0, "obj"
 	switch {
 	case old:
 		whole, name = s.OldObject, "oldObj"
 	case ev.Type == Update:
-		name = "newObj"
+		param, name = 1, "newObj"
+	}
+	if n := e.cfg.p.paramName(ev.Type.Handler(), param); n != "" {
+		name = n
 	}
 	if u == nil || u.Object == nil || whole == nil || s.Fields.Whole() {
 		return e.object(u)
@@ -131,12 +139,10 @@ func (v *strictView) check(key string) {
 	if _, had := v.whole[key]; !had || v.s.Report == nil {
 		return
 	}
-	path := projection.Path(append(v.path[:len(v.path):len(v.path)], key)).String()
-	if !strings.HasPrefix(path, "[") {
-		path = "." + path
-	}
+	path := projection.Path(append(v.path[:len(v.path):len(v.path)], key))
 	e := v.plain.e
-	v.s.Report(OutsideRead{Pos: e.origin(), Handler: e.handler, Path: v.name + path, Where: v.s.Where, WherePos: v.s.WherePos})
+	pos := e.cfg.p.placeRead(e.handler, v.name, path, e.origin())
+	v.s.Report(OutsideRead{Pos: pos, Handler: e.handler, Path: ReadName(v.name, path), Where: v.s.Where, WherePos: v.s.WherePos})
 }
 
 func (v *strictView) Has(key string) bool {

@@ -77,3 +77,56 @@ func TestStrictViewsReportReadsOutsideTheProjection(t *testing.T) {
 		t.Errorf("logs %q, want %q", got, wantLogs)
 	}
 }
+
+// A read outside the projection is reported where ReadPaths places it
+// (the start of the chain: what kreact validate warns about) and named
+// with the script's own parameter names, whatever column goja stops at;
+// a read ReadPaths does not see ("in") is where goja was.
+func TestStrictReadsArePlacedAsReadPaths(t *testing.T) {
+	src := `function onUpdate(before, d, ctx) {
+  kreact.log("x", {a: String(d.spec.template), b: String(before.status?.phase), c: String("paused" in d.spec)});
+}
+`
+	fields := projection.New(projection.Path{"spec", "replicas"})
+	whole, oldWhole := deployment("default", "web", 3), deployment("default", "web", 2)
+	oldWhole.Object["status"] = map[string]any{"phase": "x"}
+	var mu sync.Mutex
+	var reads []OutsideRead
+	ev := Event{
+		Type:      Update,
+		Object:    &unstructured.Unstructured{Object: fields.Apply(whole.Object)},
+		OldObject: &unstructured.Unstructured{Object: fields.Apply(oldWhole.Object)},
+		Resource:  deployments,
+		Strict: &Strict{Fields: fields, Object: whole, OldObject: oldWhole, Where: "spec.watch[0].fields",
+			Report: func(r OutsideRead) {
+				mu.Lock()
+				defer mu.Unlock()
+				reads = append(reads, r)
+			}},
+	}
+	r := mustRuntime(t, "r.js", src, newFakeHost(), RuntimeOptions{})
+	if _, err := r.Call(ev); err != nil {
+		t.Fatal(err)
+	}
+	static := map[string]string{}
+	for _, rp := range r.cfg.p.ReadPaths() {
+		static[ReadName(rp.Param, rp.Path)] = rp.Pos.String()
+	}
+	var got []string
+	for _, rd := range reads {
+		got = append(got, rd.Path+"@"+rd.Pos.String())
+	}
+	want := []string{
+		"d.spec.template@" + position("r.js", src, "d.spec.template"),
+		"before.status@" + position("r.js", src, "before.status"),
+	}
+	if len(got) != 3 || !slices.Equal(got[:2], want) || !strings.HasPrefix(got[2], "d.spec.paused@r.js:2:") {
+		t.Errorf("reported %q, want %q and d.spec.paused on line 2", got, want)
+	}
+	for _, w := range want[:1] {
+		name, pos, _ := strings.Cut(w, "@")
+		if static[name] != pos {
+			t.Errorf("ReadPaths places %s at %q, the strict view at %q", name, static[name], pos)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package scripting
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/file"
 
@@ -20,8 +23,61 @@ type ReadPath struct {
 	// Path holds the keys read, up to the first computed one
 	// (obj.spec[k].x reads spec); never empty.
 	Path projection.Path
-	// Pos is where the chain starts: the parameter's name.
+	// Pos is where the chain starts: the parameter's name. It is where
+	// kreact validate and kreact test both place a read of the path, or
+	// of a prefix of it (Program.placeRead).
 	Pos diag.Position
+}
+
+// ReadName writes a path read through a parameter as the script writes
+// it: "newObj.spec.template", "obj.items[0]". kreact validate and kreact
+// test name reads so.
+func ReadName(param string, path projection.Path) string {
+	s := path.String()
+	if !strings.HasPrefix(s, "[") {
+		s = "." + s
+	}
+	return param + s
+}
+
+// paramName returns the name the script gives the object parameter
+// number i of handler (its place among objectParams), or "" when it is
+// not a plain identifier.
+func (p *Program) paramName(handler string, i int) string {
+	if names := p.params[handler]; i < len(names) {
+		return names[i]
+	}
+	return ""
+}
+
+// placeRead returns where the script writes a read of path through
+// parameter param of handler that the runtime made at at: the start of a
+// chain of ReadPaths on that line that reads path (the nearest one
+// starting before at, else the first), as kreact validate places it, so
+// that both commands point at the same place; at itself when there is
+// none (a read through another variable, or an "in" test), which is then
+// where goja was.
+func (p *Program) placeRead(handler, param string, path projection.Path, at diag.Position) diag.Position {
+	before, first := -1, -1
+	for i, r := range p.reads {
+		if r.Handler != handler || r.Param != param || r.Pos.Line != at.Line || r.Pos.File != at.File ||
+			len(r.Path) < len(path) || !slices.Equal(r.Path[:len(path)], path) {
+			continue
+		}
+		if r.Pos.Col <= at.Col && (before < 0 || r.Pos.Col > p.reads[before].Pos.Col) {
+			before = i
+		}
+		if first < 0 || r.Pos.Col < p.reads[first].Pos.Col {
+			first = i
+		}
+	}
+	switch {
+	case before >= 0:
+		at.Col = p.reads[before].Pos.Col
+	case first >= 0:
+		at.Col = p.reads[first].Pos.Col
+	}
+	return at
 }
 
 // ReadPaths returns the paths the handlers visibly read of their
@@ -52,13 +108,19 @@ func (p *Program) readPaths(tree *ast.Program) []ReadPath {
 			return
 		}
 		tracked := map[string]bool{}
-		for _, i := range which {
+		names := make([]string, len(which))
+		for j, i := range which {
 			if i < len(params.List) {
 				if id, ok := params.List[i].Target.(*ast.Identifier); ok {
 					tracked[id.Name.String()] = true
+					names[j] = id.Name.String()
 				}
 			}
 		}
+		if p.params == nil {
+			p.params = map[string][]string{}
+		}
+		p.params[name] = names
 		for n := range rebound(body) {
 			delete(tracked, n)
 		}

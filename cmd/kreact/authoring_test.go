@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -528,5 +529,73 @@ func TestValidateAndTestRefuseTheSameRules(t *testing.T) {
 				t.Errorf("test printed\n%s\nwant validate's errors\n%s", tErr, want)
 			}
 		})
+	}
+}
+
+// TestValidateAndTestPlaceReadsAlike: a read of a path that
+// spec.watch[].fields does not keep is warned about by kreact validate and
+// fails kreact test, and both place it at the same file:line:col (the
+// start of the chain) and name it with the script's own parameter names,
+// not the documentation's (obj, oldObj, newObj).
+func TestValidateAndTestPlaceReadsAlike(t *testing.T) {
+	dir := t.TempDir()
+	writeFile := func(name, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile("rule.yaml", `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: reader
+spec:
+  watch:
+    - resource: configmaps
+      fields: [metadata.labels]
+  events: [add, update]
+  script: |
+    function onAdd(cm) { if (cm.data.x) { kreact.log("x", {n: cm.metadata.name}); } }
+    function onUpdate(before, cm) {
+      const moved = before.metadata.labels.app !== cm.metadata.labels.app;
+      kreact.log("update", {moved, size: String(cm.data?.size), old: String(before.data)});
+    }
+`)
+	writeFile("tests/reads.yaml", `apiVersion: kreact.dev/v1alpha1
+kind: RuleTest
+metadata:
+  name: reads
+spec:
+  rules: [../rule.yaml]
+  cases:
+    - name: reads
+      events:
+        - add: {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: default, labels: {app: web}}, data: {x: "1", size: "2"}}
+        - update: {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: default, labels: {app: db}}, data: {x: "1", size: "3"}}
+      expect:
+        ignoreOtherActions: true
+`)
+	// "rule.yaml:11:30 onAdd cm.data", whatever the directory.
+	reads := func(out string, re *regexp.Regexp) []string {
+		var got []string
+		for _, m := range re.FindAllStringSubmatch(out, -1) {
+			got = append(got, filepath.Base(m[1])+" "+m[2]+" "+m[3])
+		}
+		slices.Sort(got)
+		return got
+	}
+	code, vout, verr := run(t, "validate", "-f", filepath.Join(dir, "rule.yaml"))
+	validated := reads(verr, regexp.MustCompile(`(\S+:\d+:\d+): warning: rule "reader": (on\w+) reads (\S+), which`))
+	code2, tout, terr := run(t, "test", filepath.Join(dir, "tests"))
+	tested := reads(tout, regexp.MustCompile(`(\S+:\d+:\d+): (on\w+) read (\S+), which`))
+	want := []string{"rule.yaml:11:30 onAdd cm.data", "rule.yaml:14:49 onUpdate cm.data", "rule.yaml:14:77 onUpdate before.data"}
+	if !slices.Equal(validated, want) {
+		t.Errorf("kreact validate places the reads at %q, want %q\n%s", validated, want, transcript(code, vout, verr))
+	}
+	if !slices.Equal(tested, want) {
+		t.Errorf("kreact test places the reads at %q, want %q (as kreact validate)\n%s", tested, want, transcript(code2, tout, terr))
 	}
 }
