@@ -120,6 +120,7 @@ func (d *Core) finish(ctx context.Context, key objectKey, ev scripting.Event, as
 	uid := obj.GetUID()
 	d.mu.Lock()
 	d.fin.finalized[key] = uid
+	d.dropFinalizeLocked(key, uid)
 	d.mu.Unlock()
 	if patch := finalizers.RemovePatch(obj, d.fin.name); patch != nil {
 		err := d.run(ctx, []actions.Action{finalizers.Action(d.rule.Name, ev.Resource, obj, patch)})
@@ -137,6 +138,25 @@ func (d *Core) finish(ctx context.Context, key objectKey, ev scripting.Event, as
 	delete(d.fin.longWaits, key)
 	d.mu.Unlock()
 	return nil
+}
+
+// dropFinalizeLocked drops the finalization of uid that waits in key's
+// entry: changes of the held object that came while its onDelete ran.
+// That onDelete succeeded: one delete is one onDelete.
+func (d *Core) dropFinalizeLocked(key objectKey, uid types.UID) {
+	e := d.pending[key]
+	if e == nil {
+		return
+	}
+	if e.finalize != nil && e.finalize.GetUID() == uid {
+		e.finalize = nil
+	}
+	n := len(e.every)
+	e.every = slices.DeleteFunc(e.every, func(c Change) bool { return c.Finalize && c.Object.GetUID() == uid })
+	d.queued -= n - len(e.every)
+	if e.empty() {
+		delete(d.pending, key)
+	}
 }
 
 // errFinalizeStopped is the error of a finalization cut short by Run's end.

@@ -139,6 +139,28 @@ func TestFinalizer(t *testing.T) {
 		}
 	})
 
+	t.Run("a change of the held object while onDelete runs calls no second onDelete", func(t *testing.T) {
+		var d *Core
+		live, gone := held(cm("a", "1"), false), held(cm("a", "2"), true)
+		changed := held(cm("a", "3"), true)
+		sink := &resultSink{fail: func(a actions.Action) error {
+			if a.Name == "onDelete" {
+				d.Observe(0, update(gone, changed)) // while onDelete's action runs
+			}
+			return nil
+		}}
+		rec := &recorder{}
+		d = newTestDelivery(t, testRule(fin), allHandlers{}, sink, nil)
+		d.Observe(0, add(live))
+		d.Drain(t.Context(), rec)
+		d.Observe(0, update(live, gone))
+		d.Drain(t.Context(), rec)
+		d.Drain(t.Context(), rec)
+		if got, want := rec.recorded(), []string{"onAdd(a=1)", "onDelete(a=2)"}; !slices.Equal(got, want) {
+			t.Errorf("calls = %q, want %q", got, want)
+		}
+	})
+
 	t.Run("after a restart, an object deleted meanwhile gets onDelete", func(t *testing.T) {
 		sink, rec := &resultSink{}, &recorder{}
 		d := newTestDelivery(t, testRule(fin), allHandlers{}, sink, nil)
