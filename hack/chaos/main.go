@@ -32,6 +32,7 @@ type options struct {
 	replay   string
 	shrink   time.Duration
 	dir      string
+	check    string
 }
 
 func main() {
@@ -44,6 +45,7 @@ func main() {
 	fs.StringVar(&o.kreact, "kreact", "", "the kreact binary (default: built from this checkout)")
 	fs.StringVar(&o.replay, "replay", "", "make the operations of this file (written by a run that found violations) instead of the seed's")
 	fs.DurationVar(&o.shrink, "shrink", 20*time.Minute, "time to spend shrinking the operations of a run that found violations (0: do not shrink)")
+	fs.StringVar(&o.check, "check", "", "check the history.json a run wrote again with this oracle, without a control plane")
 	fs.StringVar(&o.dir, "dir", "", "where to keep the runs' rule files and kreact's logs (default: a new temporary directory)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: go run ./hack/chaos [flags]\n\nChecks kreact's delivery contract under random operations and faults against a\nlocal control plane (make controlplane). Exit code 0: no violation, 1:\nviolations (printed, with the shortest operations found), 2: the run failed.\n\nFlags:")
@@ -89,6 +91,22 @@ func chaos(ctx context.Context, o options, out io.Writer) error {
 	faults, err := parseFaults(o.faults, o.shards)
 	if err != nil {
 		return err
+	}
+	if o.check != "" {
+		data, err := os.ReadFile(o.check)
+		if err != nil {
+			return err
+		}
+		var h History
+		if err := json.Unmarshal(data, &h); err != nil {
+			return fmt.Errorf("%s: %w", o.check, err)
+		}
+		violations := Check(&h)
+		Report(out, &h, violations, faults)
+		if len(violations) > 0 {
+			return errViolations
+		}
+		return nil
 	}
 	if o.seed == 0 {
 		o.seed = uint64(time.Now().UnixNano()%1_000_000) + 1
@@ -210,6 +228,11 @@ func (c *Checker) Run(ctx context.Context, seed uint64, duration time.Duration, 
 	h, err := run(ctx, c.Cluster, c.Client, Config{Kreact: c.Kreact, Dir: dir, Name: name, Faults: c.Faults}, seed, next)
 	if err != nil {
 		return nil, nil, fmt.Errorf("run %s: %w", name, err)
+	}
+	// Kept to check again (-check) when the oracle changes.
+	data, _ := json.Marshal(h)
+	if err := os.WriteFile(filepath.Join(dir, "history.json"), data, 0o644); err != nil {
+		return nil, nil, err
 	}
 	return h, Check(h), nil
 }

@@ -133,8 +133,11 @@ func relevant(rule string, w Write) bool {
 }
 
 // everyChangeReaches: each change a rule looks at reaches it, in a call
-// that sees that state or a newer one; an object deleted later is exempt
-// unless the finalizer held it (p-fin: onDelete gets its last state).
+// that sees that state or a newer one. Deleted objects are exempt, but
+// for the changes the finalizer's rule (p-fin) owes: those made before
+// the delete of an object it held reach its onDelete ("onDelete(last
+// known state)"); a change of an object that is being deleted may come
+// after that call, and calls nothing.
 func everyChangeReaches(h *History) []string {
 	var out []string
 	for _, rule := range []string{"p-fin", "p-every", "p-cond"} {
@@ -142,7 +145,8 @@ func everyChangeReaches(h *History) []string {
 			if w.Kind == Delete || !relevant(rule, w) {
 				continue
 			}
-			if del, ok := h.deleteAfter(i); ok && !(rule == "p-fin" && del.Held) {
+			del, after := h.deleteAfter(i)
+			if (after && !(rule == "p-fin" && del.Held)) || h.deletedBefore(w.UID, w.At) {
 				continue
 			}
 			if !slices.ContainsFunc(h.Calls, func(c Call) bool { return c.Rule == rule && c.UID == w.UID && c.RV >= w.RV }) {
@@ -165,7 +169,8 @@ func everyChangeOnce(h *History) []string {
 		}
 		n := 0
 		for _, c := range h.calls("p-every", w.UID, "") {
-			if c.RV == w.RV {
+			// onDelete gets the last known state again.
+			if c.RV == w.RV && c.Handler != "onDelete" {
 				n++
 			}
 		}

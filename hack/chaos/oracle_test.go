@@ -86,6 +86,24 @@ func TestOracle(t *testing.T) {
 		{"a projected rule called for a path it does not keep", func(h *History) {
 			h.Calls = []Call{{Rule: "p-every", Handler: "onUpdate", UID: "u1", OldRV: 10, RV: 12, Changed: "metadata.generation", At: at(2.1)}}
 		}, []string{"onUpdate only for a change the rule sees"}},
+		{"a change of an object being deleted may come after its onDelete", func(h *History) {
+			h.Writes = []Write{cm(Create, 10, "", 1), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: true, At: at(5)}, cm(SetData, 14, "data", 5.2)}
+			h.Calls = []Call{
+				{Rule: "p-every", Handler: "onAdd", UID: "u1", RV: 10, At: at(1.1)},
+				{Rule: "p-fin", Handler: "onAdd", UID: "u1", RV: 10, At: at(1.1)},
+				{Rule: "p-fin", Handler: "onDelete", UID: "u1", RV: 13, At: at(5.1)},
+				{Rule: "p-every", Handler: "onUpdate", UID: "u1", OldRV: 10, RV: 14, Changed: "data.v", At: at(5.3)},
+				{Rule: "p-every", Handler: "onDelete", UID: "u1", RV: 14, At: at(5.4)},
+			}
+		}, nil},
+		{"a change before a held delete must reach onDelete", func(h *History) {
+			h.Writes = []Write{cm(Create, 10, "", 1), cm(SetData, 12, "data", 4), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: true, At: at(5)}}
+			h.Faults = []Fault{{Kind: Kill, From: at(3), To: at(8)}}
+			h.Calls = []Call{
+				{Rule: "p-fin", Handler: "onAdd", UID: "u1", RV: 10, At: at(1.1)},
+				{Rule: "p-fin", Handler: "onDelete", UID: "u1", RV: 11, At: at(9)},
+			}
+		}, []string{"every change reaches the rule"}},
 		{"once true twice", func(h *History) {
 			h.Calls = []Call{
 				{Rule: "p-fin", Handler: "onAdd", UID: "u1", Once: true, At: at(1)},

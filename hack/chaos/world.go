@@ -60,8 +60,12 @@ type world struct {
 	rev     map[string]int
 	broken  string
 	mendAt  time.Time
-	slots   []*replica
-	h       *History
+	// unmended are the faults opened by replicas that started while a
+	// rule file was broken: the rule does not run there until it is
+	// mended (a broken edit keeps only a running rule's last version).
+	unmended []int
+	slots    []*replica
+	h        *History
 }
 
 // replica is one kreact process slot.
@@ -178,7 +182,21 @@ func (w *world) start(i int) error {
 		w.h.Faults[s.fault].To = time.Now()
 		s.fault = -1
 	}
+	if w.broken != "" {
+		w.h.Faults = append(w.h.Faults, Fault{Kind: BadEdit, Rule: w.broken, From: time.Now(), To: w.mendAt})
+		w.unmended = append(w.unmended, len(w.h.Faults)-1)
+	}
 	return nil
+}
+
+// mend writes the rule files without the broken one.
+func (w *world) mend() error {
+	w.broken = ""
+	for _, i := range w.unmended {
+		w.h.Faults[i].To = time.Now()
+	}
+	w.unmended = nil
+	return writeProbes(w.rules, probes(w.ns, w.rev, ""))
 }
 
 // stop stops replica slot i with sig and waits for it to exit.
@@ -217,8 +235,7 @@ func (w *world) tend() error {
 		}
 	}
 	if w.broken != "" && !w.mendAt.After(now) {
-		w.broken = ""
-		return writeProbes(w.rules, probes(w.ns, w.rev, ""))
+		return w.mend()
 	}
 	return nil
 }
@@ -268,7 +285,8 @@ func (w *world) apply(ctx context.Context, op Op) error {
 			return nil
 		}
 		// A broken edit keeps the rule's last good version running: no
-		// fault window (the docs promise nothing is lost).
+		// fault window (the docs promise nothing is lost), except in
+		// a replica that starts meanwhile (start).
 		w.broken, w.mendAt = op.Rule, time.Now().Add(op.Down)
 		return writeProbes(w.rules, probes(w.ns, w.rev, w.broken))
 	}
@@ -369,8 +387,7 @@ func ignoreMissing(err error) error {
 // waits until kreact is quiet: no ConfigMap held by the finalizer, and
 // no probe line for a while, then reads the final state.
 func (w *world) settle(ctx context.Context) error {
-	w.broken = ""
-	if err := writeProbes(w.rules, probes(w.ns, w.rev, "")); err != nil {
+	if err := w.mend(); err != nil {
 		return err
 	}
 	want := 1
