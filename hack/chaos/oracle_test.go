@@ -201,3 +201,23 @@ func TestProbesParse(t *testing.T) {
 		}
 	}
 }
+
+// A patch whose values the object has already is no write.
+func TestHolds(t *testing.T) {
+	obj := map[string]any{"spec": map[string]any{"ready": false, "n": int64(0)}, "metadata": map[string]any{"labels": map[string]any{"l": "a"}}}
+	for _, tt := range []struct {
+		p    map[string]any
+		want bool
+	}{
+		{map[string]any{"spec": map[string]any{"ready": false}}, true},
+		{map[string]any{"spec": map[string]any{"ready": true}}, false},
+		{map[string]any{"spec": map[string]any{"n": "0"}}, true},
+		{map[string]any{"metadata": map[string]any{"labels": map[string]any{"l": "b"}}}, false},
+		{map[string]any{"metadata": map[string]any{"annotations": map[string]any{"chaos/ignored": "1"}}}, false},
+		{map[string]any{"status": map[string]any{"note": "1"}}, false},
+	} {
+		if got := holds(obj, tt.p); got != tt.want {
+			t.Errorf("holds(%v) = %v, want %v", tt.p, got, tt.want)
+		}
+	}
+}

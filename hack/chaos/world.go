@@ -309,6 +309,16 @@ func (w *world) write(ctx context.Context, op Op) error {
 		path string
 	)
 	patch := func(p map[string]any, sub ...string) (*unstructured.Unstructured, error) {
+		// A patch that changes nothing answers with the object as it is,
+		// whose resourceVersion may be one of kreact's own writes: it is
+		// no write of the checker's, and is not made.
+		cur, err := res.Get(ctx, op.Name, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		if holds(cur.Object, p) {
+			return nil, nil
+		}
 		data, _ := json.Marshal(p)
 		return res.Patch(ctx, op.Name, types.MergePatchType, data, metav1.PatchOptions{}, sub...)
 	}
@@ -360,7 +370,7 @@ func (w *world) write(ctx context.Context, op Op) error {
 	default:
 		return fmt.Errorf("unknown operation %q", op.Kind)
 	}
-	if err != nil {
+	if err != nil || obj == nil {
 		return ignoreMissing(err)
 	}
 	rv := rv(obj.GetResourceVersion())
@@ -371,6 +381,24 @@ func (w *world) write(ctx context.Context, op Op) error {
 	w.h.Writes = append(w.h.Writes, Write{Kind: op.Kind, Resource: op.Resource, Name: op.Name, UID: string(obj.GetUID()),
 		RV: rv, Path: path, Value: op.Value, At: time.Now()})
 	return nil
+}
+
+// holds reports whether obj already has every value of merge patch p.
+func holds(obj, p map[string]any) bool {
+	for k, v := range p {
+		sub, isMap := v.(map[string]any)
+		cur, ok := obj[k]
+		switch {
+		case isMap:
+			m, _ := cur.(map[string]any)
+			if !holds(m, sub) {
+				return false
+			}
+		case !ok || fmt.Sprint(cur) != fmt.Sprint(v):
+			return false
+		}
+	}
+	return true
 }
 
 // ignoreMissing drops what an operation on a missing object, or one
