@@ -114,51 +114,43 @@ func TestFinalizer(t *testing.T) {
 		}
 	})
 
-	t.Run("the DELETED event that comes before the removal's answer owes no second onDelete", func(t *testing.T) {
+	// oneOnDelete deletes a held object, with meanwhile(d, a) called as
+	// the sink executes each action a, and wants one onDelete.
+	oneOnDelete := func(t *testing.T, meanwhile func(d *Core, a actions.Action)) {
+		t.Helper()
 		var d *Core
-		live, gone := held(cm("a", "1"), false), held(cm("a", "2"), true)
-		released := gone.DeepCopy()
-		released.SetFinalizers(nil)
+		sink := &resultSink{fail: func(a actions.Action) error { meanwhile(d, a); return nil }}
+		rec := &recorder{}
+		d = newTestDelivery(t, testRule(fin), allHandlers{}, sink, nil)
+		live := held(cm("a", "1"), false)
+		d.Observe(0, add(live))
+		d.Drain(t.Context(), rec)
+		d.Observe(0, update(live, held(cm("a", "2"), true)))
+		d.Drain(t.Context(), rec)
+		d.Drain(t.Context(), rec)
+		if got, want := rec.recorded(), []string{"onAdd(a=1)", "onDelete(a=2)"}; !slices.Equal(got, want) {
+			t.Errorf("calls = %q, want %q", got, want)
+		}
+	}
+
+	t.Run("the DELETED event that comes before the removal's answer owes no second onDelete", func(t *testing.T) {
 		// The API server deletes the object as the finalizer goes; the
 		// informer may hand over the DELETED event first (issue 37).
-		sink := &resultSink{fail: func(a actions.Action) error {
+		released := cm("a", "3")
+		oneOnDelete(t, func(d *Core, a actions.Action) {
 			if strings.HasPrefix(a.Origin.File, "finalizer ") && strings.Contains(string(a.PatchData), `"remove"`) {
 				d.Observe(0, del(released))
 			}
-			return nil
-		}}
-		rec := &recorder{}
-		d = newTestDelivery(t, testRule(fin), allHandlers{}, sink, nil)
-		d.Observe(0, add(live))
-		d.Drain(t.Context(), rec)
-		d.Observe(0, update(live, gone))
-		d.Drain(t.Context(), rec)
-		d.Drain(t.Context(), rec)
-		if got, want := rec.recorded(), []string{"onAdd(a=1)", "onDelete(a=2)"}; !slices.Equal(got, want) {
-			t.Errorf("calls = %q, want %q", got, want)
-		}
+		})
 	})
 
 	t.Run("a change of the held object while onDelete runs calls no second onDelete", func(t *testing.T) {
-		var d *Core
-		live, gone := held(cm("a", "1"), false), held(cm("a", "2"), true)
-		changed := held(cm("a", "3"), true)
-		sink := &resultSink{fail: func(a actions.Action) error {
+		gone, changed := held(cm("a", "2"), true), held(cm("a", "3"), true)
+		oneOnDelete(t, func(d *Core, a actions.Action) {
 			if a.Name == "onDelete" {
 				d.Observe(0, update(gone, changed)) // while onDelete's action runs
 			}
-			return nil
-		}}
-		rec := &recorder{}
-		d = newTestDelivery(t, testRule(fin), allHandlers{}, sink, nil)
-		d.Observe(0, add(live))
-		d.Drain(t.Context(), rec)
-		d.Observe(0, update(live, gone))
-		d.Drain(t.Context(), rec)
-		d.Drain(t.Context(), rec)
-		if got, want := rec.recorded(), []string{"onAdd(a=1)", "onDelete(a=2)"}; !slices.Equal(got, want) {
-			t.Errorf("calls = %q, want %q", got, want)
-		}
+		})
 	})
 
 	t.Run("after a restart, an object deleted meanwhile gets onDelete", func(t *testing.T) {
