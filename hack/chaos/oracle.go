@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -355,7 +356,7 @@ func permissionsHold(h *History) []string {
 			continue
 		}
 		i := slices.IndexFunc(h.Final.Copies, func(c Object) bool { return c.Name == "copy-"+o.Name })
-		if i < 0 || !maps2Equal(h.Final.Copies[i].Data, o.Data) {
+		if i < 0 || !maps.Equal(h.Final.Copies[i].Data, o.Data) {
 			out = append(out, fmt.Sprintf("ConfigMap %s (data %v) has no up-to-date copy", o.Name, o.Data))
 		}
 	}
@@ -471,16 +472,4 @@ func (h *History) times(calls []Call) string {
 		s += fmt.Sprintf("%s in process %d", h.at(c.At), c.Proc)
 	}
 	return s
-}
-
-func maps2Equal(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
