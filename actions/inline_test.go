@@ -187,14 +187,15 @@ func TestExecuteWaitsBehindActionsOnItsTarget(t *testing.T) {
 			got, _ := w.requests()
 			return slices.Contains(got, "a")
 		})
+		// Execute is called before a is released: had it overtaken a, it
+		// would return with b finished (b is not held).
 		done := make(chan error, 1)
-		go func() {
-			inline, err := execute(t, q, w.action("b"))
-			if inline {
-				t.Error("b was finished on Execute's goroutine while a was under way on its target")
-			}
-			done <- err
-		}()
+		q.Execute(t.Context(), w.action("b"), func(err error) { done <- err })
+		select {
+		case <-done:
+			t.Error("b was finished on Execute's goroutine while a was under way on its target")
+		default:
+		}
 		w.release()
 		for _, c := range []chan error{queued, done} {
 			if err := within(t, c); err != nil {

@@ -163,8 +163,16 @@ func TestImageRunsLikeAPod(t *testing.T) {
 			metricsPort = ports[p.ContainerPort]
 		}
 	}
-	if metrics := httpGet(t, "http://127.0.0.1:"+strconv.Itoa(metricsPort)+"/metrics"); !strings.Contains(metrics, "\nkreact_leader 1\n") {
-		t.Errorf("metrics do not report the leader:\n%s", metrics)
+	// The lease is written before kreact hears it won, so the gauge may
+	// lag the lease by a moment.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		metrics := httpGet(t, "http://127.0.0.1:"+strconv.Itoa(metricsPort)+"/metrics")
+		if strings.Contains(metrics, "\nkreact_leader 1\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("metrics do not report the leader within 30s:\n%s", metrics)
+		}
 	}
 
 	// A reaction: deploy/rules' rule labels every new namespace, as the
