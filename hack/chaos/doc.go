@@ -30,8 +30,15 @@
 // violation still shows, and the shortest sequence found is printed and
 // saved, to replay with -replay.
 //
+// With -from, the run is a rolling upgrade: the replicas start as the
+// previous build (a binary, or rev:REV built from git) and are replaced
+// by this build one at a time, spread over the run (Upgrade operations),
+// and the oracle checks the history as it checks any run
+// (TestUpgradeLosesNothing; docs/operations.md#upgrading).
+//
 // Exit codes: 0 no violation, 1 violations, 2 the run could not be made.
 //
 //	make chaos SEED=7 DURATION=20m
 //	go run ./hack/chaos -seed 7 -duration 20m -shards
+//	go run ./hack/chaos -seed 7 -duration 5m -shards -from rev:HEAD~10
 package main

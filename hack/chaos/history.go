@@ -75,6 +75,7 @@ type Proc struct {
 	Log        string
 	Start, End time.Time
 	Killed     bool
+	Previous   bool // it ran the previous build (-from)
 }
 
 // Final is the state the checker read once kreact had settled.

@@ -29,6 +29,7 @@ type options struct {
 	shards   bool
 	faults   string
 	kreact   string
+	from     string
 	replay   string
 	shrink   time.Duration
 	dir      string
@@ -43,6 +44,7 @@ func main() {
 	fs.BoolVar(&o.shards, "shards", false, "run two to three kreact replicas with --shards, and add, kill and restart them")
 	fs.StringVar(&o.faults, "faults", "all", "faults to inject, comma-separated: restarts (SIGTERM, SIGKILL), apiserver, edits; all, or none")
 	fs.StringVar(&o.kreact, "kreact", "", "the kreact binary (default: built from this checkout)")
+	fs.StringVar(&o.from, "from", "", "upgrade from this kreact binary, or from a git revision (rev:REV) built here: replicas start with it and are replaced by -kreact one at a time")
 	fs.StringVar(&o.replay, "replay", "", "make the operations of this file (written by a run that found violations) instead of the seed's")
 	fs.DurationVar(&o.shrink, "shrink", 20*time.Minute, "time to spend shrinking the operations of a run that found violations (0: do not shrink)")
 	fs.StringVar(&o.check, "check", "", "check the history.json a run wrote again with this oracle, without a control plane")
@@ -123,13 +125,20 @@ func chaos(ctx context.Context, o options, out io.Writer) error {
 			return err
 		}
 	}
+	if rev, ok := strings.CutPrefix(o.from, "rev:"); ok {
+		o.from = filepath.Join(o.dir, "kreact-previous")
+		fmt.Fprintf(out, "building kreact at %s\n", rev)
+		if err := buildRevision(rev, o.from); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintln(out, "starting the control plane")
 	cl, err := testcluster.Start(testcluster.Options{})
 	if err != nil {
 		return err
 	}
 	defer cl.Stop()
-	c := &Checker{Cluster: cl, Kreact: o.kreact, Dir: o.dir, Faults: faults, Out: out}
+	c := &Checker{Cluster: cl, Kreact: o.kreact, From: o.from, Dir: o.dir, Faults: faults, Out: out}
 	if c.Client, err = dynamic.NewForConfig(cl.Config()); err != nil {
 		return err
 	}
@@ -178,6 +187,58 @@ func buildKreact(to string) error {
 	return nil
 }
 
+// buildRevision builds kreact as it was at the git revision rev of this
+// checkout, in a copy of that revision's tree beside to.
+func buildRevision(rev, to string) error {
+	src := to + ".src"
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return err
+	}
+	archive := exec.Command("git", "archive", "--format=tar", rev)
+	archive.Dir = moduleRoot()
+	untar := exec.Command("tar", "-x", "-C", src)
+	var err error
+	if untar.Stdin, err = archive.StdoutPipe(); err != nil {
+		return err
+	}
+	archive.Stderr, untar.Stderr = os.Stderr, os.Stderr
+	if err := untar.Start(); err != nil {
+		return fmt.Errorf("tar: %w", err)
+	}
+	if err := archive.Run(); err != nil {
+		return fmt.Errorf("git archive %s: %w", rev, err)
+	}
+	if err := untar.Wait(); err != nil {
+		return fmt.Errorf("unpack %s: %w", rev, err)
+	}
+	build := exec.Command("go", "build", "-o", to, "./cmd/kreact")
+	build.Dir = src
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("build kreact at %s: %w", rev, err)
+	}
+	return nil
+}
+
+// PreviousRevision is the revision an upgrade starts from: the newest
+// release tag before HEAD, or, while there is none, HEAD's parent.
+func PreviousRevision() (string, error) {
+	git := func(args ...string) (string, error) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = moduleRoot()
+		out, err := cmd.Output()
+		return strings.TrimSpace(string(out)), err
+	}
+	if tag, err := git("describe", "--tags", "--abbrev=0", "HEAD^"); err == nil && tag != "" {
+		return tag, nil
+	}
+	rev, err := git("rev-parse", "HEAD^")
+	if err != nil {
+		return "", fmt.Errorf("git rev-parse HEAD^ in %s (an upgrade is built from the checkout's history): %w", moduleRoot(), err)
+	}
+	return rev, nil
+}
+
 // moduleRoot is the directory above the working directory that holds
 // kreact's go.mod.
 func moduleRoot() string {
@@ -195,10 +256,13 @@ type Checker struct {
 	Cluster Cluster
 	Client  dynamic.Interface
 	Kreact  string
-	Dir     string
-	Faults  Faults
-	Out     io.Writer
-	runs    int
+	// From is the previous build, or "": replicas start with it and are
+	// upgraded to Kreact one at a time during the run (upgrades).
+	From   string
+	Dir    string
+	Faults Faults
+	Out    io.Writer
+	runs   int
 }
 
 // Run makes a run: the operations ops, or, when ops is nil, those of
@@ -221,11 +285,20 @@ func (c *Checker) Run(ctx context.Context, seed uint64, duration time.Duration, 
 			return ops[i-1], true
 		}
 	} else {
-		g, end := NewGenerator(seed, c.Faults), time.Now().Add(duration)
-		next = func() (Op, bool) { return g.Next(), time.Now().Before(end) }
+		g, start, end := NewGenerator(seed, c.Faults), time.Now(), time.Now().Add(duration)
+		// The upgrades are spread evenly over the run, between the
+		// generator's operations.
+		upgrades, made := c.upgrades(), 0
+		next = func() (Op, bool) {
+			if made < len(upgrades) && time.Since(start) >= duration*time.Duration(made+1)/time.Duration(len(upgrades)+1) {
+				made++
+				return upgrades[made-1], true
+			}
+			return g.Next(), time.Now().Before(end)
+		}
 	}
 	fmt.Fprintf(c.Out, "run %s: seed %d, kreact's logs in %s\n", name, seed, dir)
-	h, err := run(ctx, c.Cluster, c.Client, Config{Kreact: c.Kreact, Dir: dir, Name: name, Faults: c.Faults}, seed, next)
+	h, err := run(ctx, c.Cluster, c.Client, Config{Kreact: c.Kreact, From: c.From, Dir: dir, Name: name, Faults: c.Faults}, seed, next)
 	if err != nil {
 		return nil, nil, fmt.Errorf("run %s: %w", name, err)
 	}
@@ -235,6 +308,24 @@ func (c *Checker) Run(ctx context.Context, seed uint64, duration time.Duration, 
 		return nil, nil, err
 	}
 	return h, Check(h), nil
+}
+
+// upgrades are the Upgrade operations of a run with From: every replica
+// slot in turn, as a rolling update replaces Pods one at a time, each
+// down for a second.
+func (c *Checker) upgrades() []Op {
+	if c.From == "" {
+		return nil
+	}
+	n := 1
+	if c.Faults.Shards {
+		n = maxReplicas
+	}
+	var ops []Op
+	for slot := range n {
+		ops = append(ops, Op{Kind: Upgrade, Slot: slot, Down: time.Second})
+	}
+	return ops
 }
 
 // Report prints what a run did and what the oracle found.

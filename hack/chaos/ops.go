@@ -27,6 +27,11 @@ const (
 	Kill     Kind = "kill-kreact"  // SIGKILL to a replica, started again after Down
 	StartRep Kind = "start-kreact" // a replica that is down (with -shards: one added)
 	APIDown  Kind = "restart-apiserver"
+	// Upgrade replaces a replica that runs the previous build (-from)
+	// with this one: SIGTERM, as a rolling update sends, and this build
+	// started after Down. Runs with -from get one per replica slot, spread
+	// over the run; the generator never draws it.
+	Upgrade Kind = "upgrade-kreact"
 )
 
 // Forever, as an Op's Down, keeps a stopped replica down until a StartRep
@@ -56,7 +61,7 @@ func (o Op) String() string {
 		}
 	case o.Rule != "":
 		s += " " + o.Rule
-	case o.Kind == Term || o.Kind == Kill || o.Kind == StartRep:
+	case o.Kind == Term || o.Kind == Kill || o.Kind == StartRep || o.Kind == Upgrade:
 		s += fmt.Sprintf(" replica %d", o.Slot)
 	}
 	if o.Down == Forever {

@@ -43,6 +43,9 @@ type Cluster interface {
 // Config is what a run is made of.
 type Config struct {
 	Kreact string // the kreact binary
+	// From is the previous build, or "": each replica runs it until its
+	// Upgrade operation, and Kreact from then on.
+	From   string
 	Dir    string // the run's files: rules and logs
 	Name   string // the run's name: its namespaces' prefix
 	Faults Faults
@@ -75,6 +78,7 @@ type replica struct {
 	exited  chan struct{}
 	startAt time.Time // when to start it again; zero: it runs, or waits for StartRep
 	fault   int       // index of the fault its stop opened, -1 if none
+	old     bool      // it runs Config.From until its Upgrade
 }
 
 // run makes one run and returns its History;
@@ -140,7 +144,7 @@ func (w *world) setUp(ctx context.Context) error {
 		n = 2
 	}
 	for range maxReplicas {
-		w.slots = append(w.slots, &replica{fault: -1})
+		w.slots = append(w.slots, &replica{fault: -1, old: w.cfg.From != ""})
 	}
 	for i := range n {
 		if err := w.start(i); err != nil {
@@ -168,7 +172,11 @@ func (w *world) start(i int) error {
 		args = append(args, "--shards", "--shard-identity", fmt.Sprintf("replica-%d", i), "--shard-group", w.cfg.Name,
 			"--shard-namespace", w.ns.Leases, "--shard-lease-duration", "4s", "--shard-renew-period", "1s")
 	}
-	cmd := exec.Command(w.cfg.Kreact, args...)
+	bin := w.cfg.Kreact
+	if s.old {
+		bin = w.cfg.From
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	// kreact dies with the checker.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -176,7 +184,7 @@ func (w *world) start(i int) error {
 		return fmt.Errorf("start kreact: %w", err)
 	}
 	s.cmd, s.proc, s.exited, s.startAt = cmd, len(w.h.Procs), make(chan struct{}), time.Time{}
-	w.h.Procs = append(w.h.Procs, Proc{Slot: i, Log: log, Start: time.Now()})
+	w.h.Procs = append(w.h.Procs, Proc{Slot: i, Log: log, Start: time.Now(), Previous: s.old})
 	go func() { _ = cmd.Wait(); close(s.exited) }()
 	if s.fault >= 0 {
 		w.h.Faults[s.fault].To = time.Now()
@@ -246,14 +254,17 @@ func (w *world) apply(ctx context.Context, op Op) error {
 	case Wait:
 		sleep(ctx, op.Down)
 		return nil
-	case Term, Kill:
+	case Term, Kill, Upgrade:
 		s := w.slots[op.Slot]
+		if op.Kind == Upgrade {
+			s.old = false
+		}
 		if s.cmd == nil {
 			return nil
 		}
 		w.h.Faults = append(w.h.Faults, Fault{Kind: op.Kind, From: time.Now(), To: w.h.Start.Add(100 * 365 * 24 * time.Hour)})
 		s.fault = len(w.h.Faults) - 1
-		w.stop(op.Slot, map[Kind]syscall.Signal{Term: syscall.SIGTERM, Kill: syscall.SIGKILL}[op.Kind])
+		w.stop(op.Slot, map[Kind]syscall.Signal{Term: syscall.SIGTERM, Kill: syscall.SIGKILL, Upgrade: syscall.SIGTERM}[op.Kind])
 		if op.Down != Forever {
 			s.startAt = time.Now().Add(op.Down)
 		}
