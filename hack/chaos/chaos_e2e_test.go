@@ -4,7 +4,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -85,64 +84,3 @@ var built = func() func(t *testing.T) string {
 		return bin
 	}
 }()
-
-// TestUpgradeLosesNothing is a rolling upgrade under load: replicas of the
-// previous build (PreviousRevision, built from git) hold finalizers,
-// pending timers, once markers, conditions, owned objects and shard
-// leases, and are replaced by this build one at a time while the
-// operations go on; the oracle checks the whole history as it checks any
-// run. Then this build checks the previous revision's example and deploy
-// rules and runs its rule tests: the rule format it shipped still loads
-// and behaves the same.
-func TestUpgradeLosesNothing(t *testing.T) {
-	rev, err := PreviousRevision()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	previous := filepath.Join(dir, "kreact-previous")
-	if err := buildRevision(rev, previous); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("upgrading from %s", rev)
-	bin := built(t)
-	client, err := dynamic.NewForConfig(cluster.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	faults := Faults{Edits: true, Shards: true}
-	c := &Checker{Cluster: cluster, Client: client, Kreact: bin, From: previous, Dir: dir, Faults: faults, Out: testWriter{t}}
-	const seed, duration = 3, 45 * time.Second
-	h, violations, err := c.Run(t.Context(), seed, duration, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	Report(testWriter{t}, h, violations, faults)
-	if len(violations) > 0 {
-		t.Errorf("%d violations; replay with: go run ./hack/chaos -seed %d -duration %v -shards -from rev:%s", len(violations), seed, duration, rev)
-	}
-	upgraded := map[int]bool{}
-	previousRan := false
-	for _, p := range h.Procs {
-		previousRan = previousRan || p.Previous
-		upgraded[p.Slot] = !p.Previous
-	}
-	if !previousRan {
-		t.Error("no replica ran the previous build")
-	}
-	for slot, ok := range upgraded {
-		if !ok {
-			t.Errorf("replica %d still ran the previous build at the end", slot)
-		}
-	}
-
-	src := previous + ".src"
-	for _, args := range [][]string{
-		{"validate", "-f", filepath.Join(src, "examples"), "-f", filepath.Join(src, "deploy", "rules")},
-		{"test", filepath.Join(src, "examples", "tests")},
-	} {
-		if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
-			t.Errorf("kreact %v with the rules of %s: %v\n%s", args, rev, err, out)
-		}
-	}
-}
