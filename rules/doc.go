@@ -5,15 +5,17 @@
 // cluster (Rule.Resolve), and answers "may this rule do that?" at run time
 // (Resolved.Allows, Resolved.Readable, Rule.AllowsHTTP). docs/rules.md at
 // the repository's root is the user's reference of the format;
-// schema/rule.schema.json (also JSONSchema) describes it for editors.
+// schema/rule.schema.json (also JSONSchema) describes it for editors, and
+// CRDs converts it into the CustomResourceDefinitions of rule objects
+// (deploy/crds), so that files and objects share one schema.
 //
 // # Shape of the format
 //
 // A rule looks like a Kubernetes object (apiVersion kreact.dev/v1alpha1,
 // kind Rule, metadata, spec) because its users write those all day, their
 // editors already handle such files, and apiVersion leaves room to change
-// the format later with a conversion instead of a guess. It is not a CRD
-// and never goes to an API server. Several rules may share a file, as
+// the format later with a conversion instead of a guess. A rule file never
+// goes to an API server; rule objects (CRDs) carry the same spec. Several rules may share a file, as
 // "---"-separated documents; every document in a rules file must be a Rule,
 // so a misplaced manifest is an error rather than silently ignored.
 //
