@@ -232,7 +232,13 @@ func PreviousRevision() (string, error) {
 	if tag, err := git("describe", "--tags", "--abbrev=0", "HEAD^"); err == nil && tag != "" {
 		return tag, nil
 	}
-	rev, err := git("rev-parse", "HEAD^")
+	rev, err := git("rev-parse", "--verify", "HEAD^")
+	if shallow, _ := git("rev-parse", "--is-shallow-repository"); err != nil && shallow == "true" {
+		// A shallow clone (CI's, often) has no parent: fetch it.
+		if _, ferr := git("fetch", "--quiet", "--deepen=1"); ferr == nil {
+			rev, err = git("rev-parse", "--verify", "HEAD^")
+		}
+	}
 	if err != nil {
 		return "", fmt.Errorf("git rev-parse HEAD^ in %s (an upgrade is built from the checkout's history): %w", moduleRoot(), err)
 	}
