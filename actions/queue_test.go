@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kreact/kreact/actions"
-	"github.com/kreact/kreact/internal/kube"
+	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/internal/testcluster"
 )
 
@@ -45,7 +45,7 @@ func startQueue(t *testing.T, opts actions.Options) (*actions.Queue, *results) {
 	if opts.MaxDelay == 0 {
 		opts.MaxDelay = 200 * time.Millisecond
 	}
-	rc, err := kube.RESTClient(cluster.Config())
+	rc, err := clientstack.RESTClient(cluster.Config())
 	if err != nil {
 		t.Fatal(err)
 	}

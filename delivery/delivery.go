@@ -112,6 +112,15 @@ type Observer interface {
 	ChangesDropped(rule string, n int)
 }
 
+// Failures is told of every handler call that failed, a control path
+// where Observer is for metrics: package isolation moves a rule whose
+// calls hog the process. CallFailed is called from the Core's workers,
+// concurrently, after the Observer's HandlerCall and before the call is
+// settled (retried or given up); it must return quickly.
+type Failures interface {
+	CallFailed(rule string, err error)
+}
+
 // Options configure a Core. The zero value is usable.
 type Options struct {
 	// Logger receives a line per failed, retried, given-up or dropped
@@ -120,6 +129,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Observer, if set, is told about changes and calls.
 	Observer Observer
+	// Failures, if set, is told of every handler call that failed. Nil
+	// means no one is.
+	Failures Failures
 	// BaseDelay and MaxDelay bound the exponential backoff between the
 	// retries of a failed call. Zero means 200ms and 30s. A negative
 	// BaseDelay retries at once (offline tests, whose clock stands still).
@@ -655,6 +667,9 @@ func (d *Core) abandoned(ctx context.Context, w *worker, err error) {
 	if obs := d.opts.Observer; obs != nil {
 		obs.HandlerCall(d.rule.Name, t.ev.Type, c.took, err)
 	}
+	if f := d.opts.Failures; f != nil && err != nil {
+		f.CallFailed(d.rule.Name, err)
+	}
 	d.settle(ctx, t, c, true)
 }
 
@@ -749,6 +764,9 @@ func (d *Core) call(caller Caller, t turn) called {
 		}
 		if obs := d.opts.Observer; obs != nil {
 			obs.HandlerCall(d.rule.Name, t.ev.Type, c.took, c.err)
+		}
+		if f := d.opts.Failures; f != nil && c.err != nil {
+			f.CallFailed(d.rule.Name, c.err)
 		}
 	}
 	if d.traced() {

@@ -348,6 +348,42 @@ func TestFailedCallsAreRetriedThenGivenUp(t *testing.T) {
 	}
 }
 
+// calls is an Observer that counts handler calls, and Failures that
+// records the failed ones.
+type calls struct {
+	counter
+	n      int
+	failed []string
+}
+
+func (c *calls) HandlerCall(string, scripting.EventType, time.Duration, error) { c.n++ }
+func (c *calls) CallFailed(rule string, err error) {
+	c.failed = append(c.failed, rule+": "+err.Error())
+}
+
+// Failures is told of the failed calls only, once each, and the Observer
+// of every call: the control path and the metrics see the same calls.
+func TestFailuresAreToldOfFailedCallsOnly(t *testing.T) {
+	rec := &recorder{fail: func(ev scripting.Event) error {
+		if ev.Object.GetName() == "bad" {
+			return errors.New("boom")
+		}
+		return nil
+	}}
+	var seen calls
+	d := New(testRule(func(r *rules.Rule) { r.Retries = 0 }), allHandlers{}, rec, Options{Logger: quiet(), BaseDelay: -1, Observer: &seen, Failures: &seen})
+	t.Cleanup(d.ShutDown)
+	d.Observe(0, add(cm("good", "1")))
+	d.Observe(0, add(cm("bad", "1")))
+	d.Drain(t.Context(), rec)
+	if len(seen.failed) != 1 || seen.failed[0] != "r: boom" {
+		t.Errorf("Failures told %q; want the failed call once", seen.failed)
+	}
+	if seen.n != 2 {
+		t.Errorf("the Observer saw %d calls; want 2", seen.n)
+	}
+}
+
 // A retry sees the latest state: changes that arrived while the failed
 // call ran are merged behind it.
 func TestRetryOnLatestState(t *testing.T) {
@@ -823,10 +859,12 @@ func (s *stuckServer) recorded() []string {
 	return slices.Clone(s.calls)
 }
 
-// failedCalls counts the handler calls that failed.
+// failedCalls counts the handler calls that failed, as an Observer and as
+// Failures.
 type failedCalls struct {
 	counter
 	failed atomic.Int32
+	told   atomic.Int32
 }
 
 func (c *failedCalls) HandlerCall(_ string, _ scripting.EventType, _ time.Duration, err error) {
@@ -835,14 +873,16 @@ func (c *failedCalls) HandlerCall(_ string, _ scripting.EventType, _ time.Durati
 	}
 }
 
+func (c *failedCalls) CallFailed(string, error) { c.told.Add(1) }
+
 // A call that its Server abandons is settled as a failed call, told to the
-// Observer (whose CallFailed moves misbehaving rules), and retried; the
+// Observer and to Failures (which moves misbehaving rules), and retried; the
 // Server goes on with the other objects meanwhile, and the stuck call's
 // late return settles nothing twice.
 func TestAbandonedCallIsSettledAndRetried(t *testing.T) {
 	s := &stuckServer{abandon: make(chan error), release: make(chan struct{})}
 	obs := &failedCalls{}
-	d := New(testRule(func(r *rules.Rule) { r.Retries = 2 }), allHandlers{}, discardSink{}, Options{Logger: quiet(), BaseDelay: time.Millisecond, Observer: obs})
+	d := New(testRule(func(r *rules.Rule) { r.Retries = 2 }), allHandlers{}, discardSink{}, Options{Logger: quiet(), BaseDelay: time.Millisecond, Observer: obs, Failures: obs})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() {
@@ -866,6 +906,9 @@ func TestAbandonedCallIsSettledAndRetried(t *testing.T) {
 	}
 	if n := obs.failed.Load(); n != 1 {
 		t.Errorf("%d failed calls observed, want the abandoned one", n)
+	}
+	if n := obs.told.Load(); n != 1 {
+		t.Errorf("Failures told of %d failed calls, want the abandoned one", n)
 	}
 	if n := d.Len(); n != 0 {
 		t.Errorf("%d objects left with changes, want none", n)

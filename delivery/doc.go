@@ -58,6 +58,10 @@
 // rule failing on every object does not flood the log and no count is
 // lost.
 //
+// Every failed call is also told to Options.Failures, as it fails and
+// before it is retried: a control path (package isolation moves a rule
+// whose calls hog the process), where the Observer only counts.
+//
 // With spec.recordEvents, a call given up, and an action of a successful
 // call that fails, also become a
 // Warning Event on the call's object (reasons ReasonGivenUp and

@@ -57,11 +57,11 @@ type Options struct {
 	// CPULimit, if set, is every handler call's
 	// scripting.RuntimeOptions.CPULimit.
 	CPULimit func() time.Duration
-	// CallFailed, if set, is told of every failed handler call, with its
-	// rule's name and error. It is a control path, where Observer is for
-	// metrics: package isolation moves a rule whose calls hog the process
-	// (isolation.Isolation.CallFailed). It must return quickly.
-	CallFailed func(rule string, err error)
+	// Failures, if set, is every rule's delivery.Options.Failures: told
+	// of every failed handler call, a control path where Observer is for
+	// metrics (package isolation moves a rule whose calls hog the
+	// process; an *isolation.Isolation is one). Nil means no one is.
+	Failures delivery.Failures
 	// Schedules, if set, tells whether this process makes the ticks
 	// that are once per cluster (delivery.Options.Schedules); with
 	// sharding, the shard membership. Nil means here.

@@ -18,10 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/engine"
-	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/internal/leaktest"
 	"github.com/kreact/kreact/internal/testcluster"
 	"github.com/kreact/kreact/rules"
@@ -69,7 +69,7 @@ func startWith(t *testing.T, opts engine.Options, wrap func(slog.Handler) slog.H
 		}
 	})
 	ctx, cancel := context.WithCancel(context.Background())
-	stack, err := kube.Start(ctx, cluster.Config(), kube.Options{Logger: logger})
+	stack, err := clientstack.Start(ctx, cluster.Config(), clientstack.Options{Logger: logger})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -279,6 +279,58 @@ spec:
 		}
 		return false
 	})
+}
+
+// failures is an engine.Options.Failures that records the rules of the
+// failed calls and their errors.
+type failures struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (f *failures) CallFailed(rule string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, rule+": "+err.Error())
+}
+
+func (f *failures) told() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+// Options.Failures is told of each failed call of every rule, with its
+// error (package isolation moves a rule on it), and of no call that
+// returned.
+func TestFailuresAreToldOfFailedCalls(t *testing.T) {
+	f := &failures{}
+	h := start(t, engine.Options{Failures: f})
+	h.namespace("failing")
+	h.mustLoad(labelRule("good", "failing", "good", "yes") + `---
+apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: thrower
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [failing]
+  retries: 0
+  script: |
+    function onAdd(obj, ctx) {
+      if (obj.metadata.name === "bad") throw new Error("boom on " + obj.metadata.name);
+    }
+`)
+	h.configMap("failing", "fine", nil, nil)
+	h.configMap("failing", "bad", nil, nil)
+	for _, name := range []string{"fine", "bad"} {
+		testcluster.Eventually(h.t, name+" labelled by the good rule", func() bool { v, _ := h.label("failing", name, "good"); return v == "yes" })
+	}
+	testcluster.Eventually(h.t, "Failures told of the thrower's call", func() bool { return len(f.told()) > 0 })
+	if got := f.told(); len(got) != 1 || !strings.HasPrefix(got[0], "thrower: ") || !strings.Contains(got[0], "boom on bad") {
+		t.Errorf("Failures told %q; want the thrower's one failed call, with its error", got)
+	}
 }
 
 func TestUndeclaredActionIsRefused(t *testing.T) {

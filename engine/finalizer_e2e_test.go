@@ -14,8 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/engine"
-	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/internal/testcluster"
 	"github.com/kreact/kreact/rules"
 )
@@ -50,7 +50,7 @@ func runEngine(t *testing.T, logs *testcluster.LogBuffer, yaml string) (e *engin
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
-	stack, err := kube.Start(ctx, cluster.Config(), kube.Options{Logger: logger})
+	stack, err := clientstack.Start(ctx, cluster.Config(), clientstack.Options{Logger: logger})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -25,8 +25,8 @@ import (
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/engine"
-	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/internal/testcluster"
 	"github.com/kreact/kreact/rules"
 )
@@ -280,7 +280,7 @@ type hostileBench struct {
 	b      *testing.B
 	ctx    context.Context
 	engine *engine.Engine
-	stack  *kube.Stack
+	stack  *clientstack.Stack
 	// stops are what a phase's setup started, ended with the phase, last
 	// first (as deferred calls are).
 	stops []func()
@@ -291,7 +291,7 @@ type hostileBench struct {
 func startHostileBench(b *testing.B) *hostileBench {
 	ctx, cancel := context.WithCancel(b.Context())
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	stack, err := kube.Start(ctx, cluster.Config(), kube.Options{Logger: logger})
+	stack, err := clientstack.Start(ctx, cluster.Config(), clientstack.Options{Logger: logger})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"sync"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -71,9 +70,6 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 	if e.opts.Observer != nil {
 		observer = e.opts.Observer
 	}
-	if e.opts.CallFailed != nil {
-		observer = callFailed{Observer: observer, failed: e.opts.CallFailed}
-	}
 	var sink delivery.Sink = run.queue
 	if e.opts.Asked != nil {
 		sink = askedSink{Queue: run.queue, asked: e.opts.Asked}
@@ -81,6 +77,7 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 	run.delivery = delivery.New(r, prog, sink, delivery.Options{
 		Logger:          e.log,
 		Observer:        observer,
+		Failures:        e.opts.Failures,
 		MetricsProvider: e.opts.MetricsProvider,
 		Cache:           watchCache{run},
 		Schedules:       e.opts.Schedules,
@@ -209,40 +206,4 @@ func (run *runner) stop() {
 		run.stopQueue()
 		<-run.queueDone
 	})
-}
-
-// callFailed is the delivery.Observer of a Delivery when Options.CallFailed
-// is set: the Observer under it, if any, and then CallFailed for a failed
-// call. reaction reports calls to one Observer; this is where the engine
-// splits that report into its metrics and its control path.
-type callFailed struct {
-	delivery.Observer // may be nil
-	failed            func(rule string, err error)
-}
-
-func (c callFailed) Event(rule, resource string, event scripting.EventType) {
-	if c.Observer != nil {
-		c.Observer.Event(rule, resource, event)
-	}
-}
-
-func (c callFailed) HandlerCall(rule string, event scripting.EventType, d time.Duration, err error) {
-	if c.Observer != nil {
-		c.Observer.HandlerCall(rule, event, d, err)
-	}
-	if err != nil {
-		c.failed(rule, err)
-	}
-}
-
-func (c callFailed) HandlerGivenUp(rule string, event scripting.EventType, err error) {
-	if c.Observer != nil {
-		c.Observer.HandlerGivenUp(rule, event, err)
-	}
-}
-
-func (c callFailed) ChangesDropped(rule string, n int) {
-	if c.Observer != nil {
-		c.Observer.ChangesDropped(rule, n)
-	}
 }

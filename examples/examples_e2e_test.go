@@ -14,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/internal/demo"
-	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/internal/testcluster"
 	"github.com/kreact/kreact/rules"
 )
@@ -47,7 +47,7 @@ func TestExampleRules(t *testing.T) {
 	if len(rs) < 6 {
 		t.Fatalf("loaded %d example rules, want at least 6", len(rs))
 	}
-	stack, err := kube.Start(ctx, cluster.Config(), kube.Options{Logger: logger})
+	stack, err := clientstack.Start(ctx, cluster.Config(), clientstack.Options{Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}

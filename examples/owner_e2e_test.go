@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/engine"
-	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/internal/testcluster"
 	"github.com/kreact/kreact/rules"
 )
@@ -40,7 +40,7 @@ func TestBackupConfigMapIsCollectedWithItsBackup(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	stack, err := kube.Start(ctx, gc.Config(), kube.Options{Logger: logger})
+	stack, err := clientstack.Start(ctx, gc.Config(), clientstack.Options{Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}

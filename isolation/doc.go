@@ -3,9 +3,10 @@
 // what their scripts cost cannot slow the other rules.
 //
 // Within one process, a rule that misbehaves is bounded (its calls are
-// demoted, stopped at their memory limit and made to rest; see package
-// scripting) but still slows the others: Go's collector is shared, and
-// every collection waits for every running call, demoted ones included.
+// demoted and stopped at their memory limit, see package
+// internal/governor, and its workers made to rest, see package delivery)
+// but still slows the others: Go's collector is shared, and every
+// collection waits for every running call, demoted ones included.
 // Measured beside nine hostile rules, a good rule's p99 latency was
 // several times what it was alone in the same process, and within the
 // noise of the machine with the hostile rules in another process at idle
@@ -14,10 +15,16 @@
 // Each kreact run process reads its Role from its environment (RoleOf:
 // the child, started with Command, or not), and builds one Isolation
 // (New): it holds the Split and, in kreact run, the Supervisor; it gives
-// the engine its options (CPULimit, RunsElsewhere, CallFailed) and the
+// the engine its options (CPULimit, RunsElsewhere, and itself as its
+// Failures, which delivery tells of every failed call) and the
 // rule set its loader and the count of the other side, and is the
 // lifecycle.Runnable of the reloads that follow a move and of the child,
 // so that nothing it starts outlives its Start.
+//
+// New also connects the Split and the Supervisor, through interfaces that
+// each declares for what it needs of the other: the Split asks for the
+// child (Child) and tells it the rules it moves (MovedTo); the Supervisor
+// gives the moved rules back when the child cannot start (MovedFrom).
 //
 // Guarantees:
 //   - Split gives each side its rules: kreact run keeps the rules that are
@@ -44,7 +51,7 @@
 //   - A rule that the parent runs moves to the child when one of its
 //     calls hogs the parent (scripting.Hogged: stopped at MoveAfterCPU,
 //     the parent's engine.Options.CPULimit, or at its timeout or memory
-//     limit while computing), if Split.Moved is set (kreact run
+//     limit while computing), if Split.MovedTo is set (kreact run
 //     --isolate-misbehaving). The parent logs the move and stops the rule;
 //     the Supervisor tells the child every move so far, on the child's
 //     standard input, at each start and at each move (Listen reads them
@@ -52,7 +59,7 @@
 //     holds for that version of the rule (rules.Rule.Fingerprint): an
 //     edit runs in the parent again, on both sides alike. Moves are kept
 //     for the life of the parent. If the child cannot be started at all
-//     (Supervisor.CannotStart), the parent takes the moved rules back
+//     (Supervisor.MovedFrom), the parent takes the moved rules back
 //     (Split.TakeBack), moves no more, and ends the CPU limit, so that a
 //     rule runs here rather than nowhere.
 //   - A rule that leaves one side for the other keeps its finalizers on

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/rules"
@@ -35,7 +36,7 @@ type Options struct {
 // Isolation is one process's side of the isolated rules, the one value
 // kreact run builds for them: the Split of the rule set between the two
 // processes, and in kreact run the Supervisor of the child. It gives the
-// engine its options (CPULimit, RunsElsewhere, CallFailed), the rule set
+// engine its options (CPULimit, RunsElsewhere, Failures), the rule set
 // its loader (Loader) and the count of the other side (Elsewhere), and is
 // itself the lifecycle.Runnable of what runs beside them: the reloads
 // after moves, and the child.
@@ -61,9 +62,9 @@ func New(opts Options) (*Isolation, error) {
 			logger = slog.Default()
 		}
 		i.sup = NewSupervisor(opts.Command, logger)
-		i.split.Found = i.sup.Want
+		i.split.Child = i.sup
 		if opts.MoveMisbehaving {
-			i.split.Moved, i.sup.CannotStart = i.sup.Tell, i.split.TakeBack
+			i.split.MovedTo, i.sup.MovedFrom = i.sup, i.split
 		}
 	}
 	return i, nil
@@ -86,9 +87,11 @@ func (i *Isolation) CPULimit() time.Duration { return i.split.CPULimit() }
 // (Split.RunsElsewhere).
 func (i *Isolation) RunsElsewhere(removed *rules.Rule) bool { return i.split.RunsElsewhere(removed) }
 
-// CallFailed is the engine's engine.Options.CallFailed: a call that hogged
-// the process moves its rule (Split.Misbehaved).
+// CallFailed makes an Isolation the engine's engine.Options.Failures: a
+// call that hogged the process moves its rule (Split.Misbehaved).
 func (i *Isolation) CallFailed(rule string, err error) { i.split.Misbehaved(rule, err) }
+
+var _ delivery.Failures = (*Isolation)(nil)
 
 // Elsewhere is the child's Supervisor, which tells how many rules the
 // other process runs (engine.RuleSet.Elsewhere), or nil where there is none.

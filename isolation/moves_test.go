@@ -20,13 +20,13 @@ import (
 // hog is the error of a call stopped at its timeout while it computed.
 var hog = &scripting.ScriptError{Rule: "plain", Handler: "onAdd", Message: "timed out", Timeout: true, CPU: time.Second}
 
-// told records what a Split's Moved was told.
+// told records what a Split's MovedTo was told.
 type told struct {
 	mu    sync.Mutex
 	moves [][]Move
 }
 
-func (t *told) tell(m []Move) {
+func (t *told) Tell(m []Move) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.moves = append(t.moves, m)
@@ -61,7 +61,7 @@ func TestMisbehavedMovesTheRuleToTheOtherSide(t *testing.T) {
 	var logs testcluster.LogBuffer
 	found := 0
 	rs := ruleSet()
-	ps := started(t, &Split{Engine: &parent, Moved: heard.tell, Found: func() { found++ }, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	ps := started(t, &Split{Engine: &parent, MovedTo: &heard, Child: wantFunc(func() { found++ }), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err := ps.Load(t.Context(), rs); err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestMisbehavedMovesTheRuleToTheOtherSide(t *testing.T) {
 		t.Errorf("told %v; want %v", heard.last(), want)
 	}
 	if found != 2 {
-		t.Errorf("Found called %d times; want 2, at the load and at the move", found)
+		t.Errorf("Child.Want called %d times; want 2, at the load and at the move", found)
 	}
 	if !strings.Contains(logs.String(), "rule misbehaved; moving it to the isolated rules' process") || !strings.Contains(logs.String(), "rule=plain") {
 		t.Errorf("the move is not logged with its rule:\n%s", logs.String())
@@ -133,9 +133,9 @@ func TestMisbehavedMovesTheRuleToTheOtherSide(t *testing.T) {
 func TestMisbehavedMovesNothingWhereItCannot(t *testing.T) {
 	var heard told
 	for name, s := range map[string]*Split{
-		"without Moved": {},
-		"refused":       {Moved: heard.tell, Refuse: "not supported with --shards"},
-		"isolated side": {Moved: heard.tell, Isolated: true},
+		"without MovedTo": {},
+		"refused":         {MovedTo: &heard, Refuse: "not supported with --shards"},
+		"isolated side":   {MovedTo: &heard, Isolated: true},
 	} {
 		var l loads
 		s.Engine = &l
@@ -213,7 +213,7 @@ func TestTakeBackRunsMovedRulesHereAndEndsTheCPULimit(t *testing.T) {
 	var parent loads
 	var heard told
 	rs := ruleSet()
-	ps := started(t, &Split{Engine: &parent, Moved: heard.tell, Logger: slog.New(slog.DiscardHandler)})
+	ps := started(t, &Split{Engine: &parent, MovedTo: &heard, Logger: slog.New(slog.DiscardHandler)})
 	if ps.CPULimit() != MoveAfterCPU {
 		t.Errorf("CPULimit = %v where rules move, want %v", ps.CPULimit(), MoveAfterCPU)
 	}
@@ -235,7 +235,7 @@ func TestTakeBackRunsMovedRulesHereAndEndsTheCPULimit(t *testing.T) {
 	if _, n := parent.loaded(); n != loadsBefore {
 		t.Error("a rule moved after TakeBack")
 	}
-	for _, s := range []*Split{{}, {Moved: heard.tell, Refuse: "no"}, {Moved: heard.tell, Isolated: true}} {
+	for _, s := range []*Split{{}, {MovedTo: &heard, Refuse: "no"}, {MovedTo: &heard, Isolated: true}} {
 		if s.CPULimit() != 0 {
 			t.Errorf("CPULimit = %v where rules cannot move (%+v)", s.CPULimit(), s)
 		}
@@ -247,7 +247,7 @@ func TestMovesWaitForStart(t *testing.T) {
 	// Start nothing is reloaded, and Start ends with its context.
 	var parent loads
 	var heard told
-	ps := &Split{Engine: &parent, Moved: heard.tell, Logger: slog.New(slog.DiscardHandler)}
+	ps := &Split{Engine: &parent, MovedTo: &heard, Logger: slog.New(slog.DiscardHandler)}
 	if err := ps.Load(t.Context(), ruleSet()); err != nil {
 		t.Fatal(err)
 	}

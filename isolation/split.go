@@ -38,25 +38,37 @@ type Move struct {
 	Fingerprint string `json:"fingerprint"`
 }
 
+// Child is the isolated rules' process as kreact run's Split sees it: a
+// *Supervisor. Want asks for it; it must never block.
+type Child interface {
+	Want()
+}
+
+// MovedTo is where kreact run's Split sends the rules it moves: the
+// isolated rules' process, a *Supervisor. Tell is given every move so
+// far, in the order they were made; it must return quickly.
+type MovedTo interface {
+	Tell(moves []Move)
+}
+
 // Split is an Engine that loads only one side's rules into the engine
 // under it: the isolated rules (spec.isolate, and the rules moved after
 // they misbehaved) if Isolated is set, else the others.
 type Split struct {
 	Engine   engine.StatusLoader
 	Isolated bool
-	// Found, if set, is called at each Load whose rule set has an
-	// isolated rule that this side does not run, and at each move: a
-	// Supervisor's Want.
-	Found func()
+	// Child, if set, is asked for (Want) at each Load whose rule set has
+	// an isolated rule that this side does not run, and at each move.
+	Child Child
 	// Refuse, if set, is why isolated rules cannot run: each is reported
 	// as an error at its rule instead of being left to the other side,
 	// and its file is treated as one that did not load (keepSources).
 	// Rules are not moved either.
 	Refuse string
-	// Moved, if set on the side that is not Isolated, makes Misbehaved
+	// MovedTo, if set on the side that is not Isolated, makes Misbehaved
 	// move rules to the other side; it is told every move so far at each
-	// one (a Supervisor's Tell).
-	Moved func([]Move)
+	// one (Tell).
+	MovedTo MovedTo
 	// Logger receives a line per move. Nil means slog.Default().
 	Logger *slog.Logger
 
@@ -148,8 +160,8 @@ func (s *Split) load(ctx context.Context, rs []*rules.Rule, keepSources []string
 		handOver++
 	}
 	s.mu.Unlock()
-	if handOver > 0 && s.Found != nil {
-		s.Found()
+	if handOver > 0 && s.Child != nil {
+		s.Child.Want()
 	}
 	return errors.Join(refused.Err(), s.Engine.Load(ctx, s.Rules(rs), keepSources...))
 }
@@ -176,7 +188,7 @@ func (s *Split) RunsElsewhere(removed *rules.Rule) bool {
 func (s *Split) Status() []engine.Status { return s.Engine.Status() }
 
 // Misbehaved is told of every failed call of a rule on this side. If the
-// call hogged its process (scripting.Hogged) and rules can move (Moved is
+// call hogged its process (scripting.Hogged) and rules can move (MovedTo is
 // set, and neither Refuse nor TakeBack forbids it), the version of the
 // rule that the last Load ran moves to the isolated process: this side
 // stops it (its calls not started are dropped, its queued actions drain,
@@ -203,9 +215,11 @@ func (s *Split) Misbehaved(rule string, err error) {
 	s.poke()
 }
 
+var _ MovedFrom = (*Split)(nil)
+
 // TakeBack runs the moved rules on this side again, and moves no more
-// rules: the other side's process cannot be started (Supervisor.
-// CannotStart), and a rule that misbehaves should run here rather than
+// rules: the other side's process cannot be started (its Supervisor's
+// MovedFrom), and a rule that misbehaves should run here rather than
 // nowhere. Rules marked spec.isolate stay with the other side, as asked.
 func (s *Split) TakeBack() {
 	if s.Isolated || s.takenBack.Swap(true) {
@@ -234,7 +248,7 @@ func (s *Split) CPULimit() time.Duration {
 
 // moving reports whether rules can move from this side now.
 func (s *Split) moving() bool {
-	return s.Moved != nil && !s.Isolated && s.Refuse == "" && !s.takenBack.Load()
+	return s.MovedTo != nil && !s.Isolated && s.Refuse == "" && !s.takenBack.Load()
 }
 
 // moves lists s.moved in a stable order. s.mu must be held.
@@ -303,10 +317,10 @@ func (s *Split) reload() {
 	if ctx == nil || ctx.Err() != nil {
 		return
 	}
-	if s.Moved != nil && !s.Isolated {
+	if s.MovedTo != nil && !s.Isolated {
 		// Told under s.loading, so that the other side hears of the
 		// moves in the order they were made.
-		s.Moved(moves)
+		s.MovedTo.Tell(moves)
 	}
 	diag.Log(s.logger(), "rules with errors are not running", s.load(ctx, rs, keep))
 }

@@ -49,11 +49,16 @@ func ruleSet() []*rules.Rule {
 	}
 }
 
+// wantFunc is a Child that calls itself at each Want.
+type wantFunc func()
+
+func (f wantFunc) Want() { f() }
+
 func TestSplitGivesEachSideItsRules(t *testing.T) {
 	var parent, child loads
 	found := 0
-	ps := &Split{Engine: &parent, Found: func() { found++ }}
-	cs := &Split{Engine: &child, Isolated: true, Found: func() { t.Error("the isolated side found rules for another side") }}
+	ps := &Split{Engine: &parent, Child: wantFunc(func() { found++ })}
+	cs := &Split{Engine: &child, Isolated: true, Child: wantFunc(func() { t.Error("the isolated side found rules for another side") })}
 	if err := ps.Load(t.Context(), ruleSet(), "broken.yaml"); err != nil {
 		t.Fatal(err)
 	}
@@ -67,16 +72,16 @@ func TestSplitGivesEachSideItsRules(t *testing.T) {
 		t.Errorf("files kept: parent %v, child %v; want the broken file on both sides", parent.keep, child.keep)
 	}
 	if found != 1 {
-		t.Errorf("Found called %d times, want 1", found)
+		t.Errorf("Child.Want called %d times, want 1", found)
 	}
 	if err := ps.Load(t.Context(), ruleSet()[:1]); err != nil || found != 1 {
-		t.Errorf("a set with no isolated rule: err %v, Found called %d times in all, want 1", err, found)
+		t.Errorf("a set with no isolated rule: err %v, Child.Want called %d times in all, want 1", err, found)
 	}
 }
 
 func TestSplitRefusesIsolatedRules(t *testing.T) {
 	var parent loads
-	s := &Split{Engine: &parent, Refuse: "not supported with --shards", Found: func() { t.Error("refused rules were handed over") }}
+	s := &Split{Engine: &parent, Refuse: "not supported with --shards", Child: wantFunc(func() { t.Error("refused rules were handed over") })}
 	err := s.Load(t.Context(), ruleSet())
 	var list diag.ErrorList
 	if !errors.As(err, &list) || len(list) != 1 {

@@ -29,6 +29,13 @@ const (
 	progressEvery = 5 * time.Second
 )
 
+// MovedFrom is the side that moves rules to the child, as its Supervisor
+// sees it: kreact run's *Split. TakeBack runs the moved rules there
+// again, and moves no more; it must return quickly.
+type MovedFrom interface {
+	TakeBack()
+}
+
 // Supervisor runs the isolated rules' kreact process: a lifecycle
 // component (Start) that starts it once Want is called.
 type Supervisor struct {
@@ -36,9 +43,10 @@ type Supervisor struct {
 	// Supervisor sets its priority, Pdeathsig and report pipe.
 	Command func() *exec.Cmd
 	Logger  *slog.Logger
-	// CannotStart, if set, is called when the child cannot be started at
-	// all (as opposed to a child that started and exited): Split.TakeBack.
-	CannotStart func()
+	// MovedFrom, if set, takes back the rules moved to the child
+	// (TakeBack) when the child cannot be started at all (as opposed to a
+	// child that started and exited).
+	MovedFrom MovedFrom
 
 	// wanted holds a Want not yet served by a start.
 	wanted chan struct{}
@@ -66,6 +74,11 @@ type Supervisor struct {
 func NewSupervisor(command func() *exec.Cmd, logger *slog.Logger) *Supervisor {
 	return &Supervisor{Command: command, Logger: logger, wanted: make(chan struct{}, 1), changed: make(chan struct{}, 1), heard: make(chan struct{}), backoff: firstBackoff}
 }
+
+var (
+	_ Child   = (*Supervisor)(nil)
+	_ MovedTo = (*Supervisor)(nil)
+)
 
 // Want asks for the child: the first call starts it, and a call after a
 // child that could run none of its rules starts another (the rule files
@@ -171,8 +184,8 @@ func (s *Supervisor) runChild(ctx context.Context, backoff *time.Duration) (inva
 	if err != nil {
 		s.Logger.Error("isolated rules: cannot start their kreact process", "error", err, "retryIn", *backoff)
 		s.hear("")
-		if s.CannotStart != nil {
-			s.CannotStart()
+		if s.MovedFrom != nil {
+			s.MovedFrom.TakeBack()
 		}
 		return false
 	}

@@ -174,12 +174,17 @@ func TestSupervisorSendsTheMovesAtStartAndAfter(t *testing.T) {
 	stop()
 }
 
+// takeBackFunc is a MovedFrom that calls itself at each TakeBack.
+type takeBackFunc func()
+
+func (f takeBackFunc) TakeBack() { f() }
+
 func TestSupervisorReportsAChildThatCannotStart(t *testing.T) {
 	var logs testcluster.LogBuffer
 	s := NewSupervisor(func() *exec.Cmd { return exec.Command(filepath.Join(t.TempDir(), "missing")) }, slog.New(slog.NewTextHandler(&logs, nil)))
 	s.backoff = 10 * time.Millisecond
 	cannot := make(chan struct{}, 10)
-	s.CannotStart = func() { cannot <- struct{}{} }
+	s.MovedFrom = takeBackFunc(func() { cannot <- struct{}{} })
 	s.Want()
 	stop := running(t, s)
 	<-cannot

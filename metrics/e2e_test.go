@@ -25,8 +25,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/engine"
-	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/internal/testcluster"
 	"github.com/kreact/kreact/metrics"
 	"github.com/kreact/kreact/rules"
@@ -90,7 +90,7 @@ func seriesName(name string, labels map[string]string) string {
 
 // kreact is the whole stack of kreact run with a Recorder, serving it.
 type kreact struct {
-	stack  *kube.Stack
+	stack  *clientstack.Stack
 	eng    *engine.Engine
 	rec    *metrics.Recorder
 	srv    *httptest.Server
@@ -104,7 +104,7 @@ func startKreact(t *testing.T) *kreact {
 	logs := &testcluster.LogBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
-	stack, err := kube.Start(ctx, cluster.Config(), kube.Options{Logger: logger})
+	stack, err := clientstack.Start(ctx, cluster.Config(), clientstack.Options{Logger: logger})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func startKreact(t *testing.T) *kreact {
 
 // newNamespace creates a namespace of its own for a test, so that reruns
 // (-count) start afresh.
-func newNamespace(t *testing.T, stack *kube.Stack, prefix string) string {
+func newNamespace(t *testing.T, stack *clientstack.Stack, prefix string) string {
 	t.Helper()
 	suffix := make([]byte, 3)
 	_, _ = rand.Read(suffix)

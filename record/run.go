@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/engine"
-	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/rules"
 )
@@ -40,7 +40,7 @@ func (e *LoadError) Unwrap() error { return e.Err }
 // rules have stopped (their changes and actions drained) and stack with
 // them. The rules see only the recorded objects of the recorded
 // resources, so that the case holds every change they acted on.
-func Run(ctx context.Context, stack *kube.Stack, rs []*rules.Rule, resources []apiresource.Resource, opts RunOptions) (Recording, error) {
+func Run(ctx context.Context, stack *clientstack.Stack, rs []*rules.Rule, resources []apiresource.Resource, opts RunOptions) (Recording, error) {
 	if opts.For > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, opts.For)

@@ -6,9 +6,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
 	"github.com/kreact/kreact/finalizers"
-	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/rules"
 )
 
@@ -47,7 +47,7 @@ func releaseCmd(ctx context.Context, o *cmdline.ReleaseOptions, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	stack, _, err := connect(ctx, &o.Cluster, logger, kube.Connect)
+	stack, _, err := connect(ctx, &o.Cluster, logger, clientstack.Connect)
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,8 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
-	"github.com/kreact/kreact/internal/kube"
 )
 
 // userAgent is what kreact's requests to the API server send.
@@ -56,14 +56,14 @@ func helpText(name string) string {
 	return strings.TrimSuffix(string(data), "\n")
 }
 
-// connect dials (kube.New or kube.Connect) the cluster of c, and returns
+// connect dials (clientstack.New or clientstack.Connect) the cluster of c, and returns
 // the stack and the namespace of the kubeconfig's context.
-func connect(ctx context.Context, c *cmdline.ClusterFlags, logger *slog.Logger, dial func(context.Context, *rest.Config, kube.Options) (*kube.Stack, error)) (*kube.Stack, string, error) {
+func connect(ctx context.Context, c *cmdline.ClusterFlags, logger *slog.Logger, dial func(context.Context, *rest.Config, clientstack.Options) (*clientstack.Stack, error)) (*clientstack.Stack, string, error) {
 	cfg, namespace, err := c.Load(userAgent())
 	if err != nil {
 		return nil, "", err
 	}
-	stack, err := dial(ctx, cfg, kube.Options{Logger: logger})
+	stack, err := dial(ctx, cfg, clientstack.Options{Logger: logger})
 	if err != nil {
 		return nil, "", &cmdline.ClusterError{Err: err}
 	}

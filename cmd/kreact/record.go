@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
-	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/record"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/validate"
@@ -29,7 +29,7 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	stack, contextNS, err := connect(ctx, &o.Cluster, logger, kube.New)
+	stack, contextNS, err := connect(ctx, &o.Cluster, logger, clientstack.New)
 	if err != nil {
 		return err
 	}

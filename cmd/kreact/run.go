@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/kreact/kreact/admission"
+	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/explain"
-	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/internal/memlimit"
 	"github.com/kreact/kreact/isolation"
 	"github.com/kreact/kreact/leader"
@@ -53,7 +53,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	stack, err := kube.New(ctx, cfg, kube.Options{Logger: logger, Informers: rep.Informers})
+	stack, err := clientstack.New(ctx, cfg, clientstack.Options{Logger: logger, Informers: rep.Informers})
 	if err != nil {
 		return &cmdline.ClusterError{Err: err}
 	}
@@ -72,7 +72,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	eng := engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
 		DryRun: o.DryRun, Logger: logger, Observer: rec, MetricsProvider: rec, Shards: o.Shards.Plan(), Schedules: rep.Schedules,
-		RunsElsewhere: iso.RunsElsewhere, CPULimit: iso.CPULimit, CallFailed: iso.CallFailed, Trace: o.TraceSize(), Replica: rep.Script,
+		RunsElsewhere: iso.RunsElsewhere, CPULimit: iso.CPULimit, Failures: iso, Trace: o.TraceSize(), Replica: rep.Script,
 		Admission: o.AdmissionConfig,
 	})
 	rec.WatchFinalizers(eng.Finalizing)
@@ -118,7 +118,7 @@ func stopped(role isolation.Role, logger *slog.Logger, err error) error {
 // admissionServer is the rules' admission webhook server and what keeps
 // its rules in step with their files, which every replica runs; none in
 // the isolated rules' process and with no --admission-bind-address.
-func admissionServer(o *cmdline.RunOptions, isolatedChild bool, stack *kube.Stack, rec *metrics.Recorder, files engine.RuleFiles, reload engine.ReloadOptions, logger *slog.Logger) (*admission.Server, []lifecycle.Runnable, error) {
+func admissionServer(o *cmdline.RunOptions, isolatedChild bool, stack *clientstack.Stack, rec *metrics.Recorder, files engine.RuleFiles, reload engine.ReloadOptions, logger *slog.Logger) (*admission.Server, []lifecycle.Runnable, error) {
 	a, opts := &o.Admission, o.AdmissionConfig
 	if isolatedChild || a.Addr == "" {
 		return nil, nil, nil
@@ -175,7 +175,7 @@ func readRules(ctx context.Context, read engine.Reader, paths []string, logger *
 // adm. A resource that discovery does not know is looked up again
 // before it is called a typo: a CRD created a moment ago may not be in
 // its snapshot yet.
-func ruleReader(stack *kube.Stack, adm admission.Options) engine.Reader {
+func ruleReader(stack *clientstack.Stack, adm admission.Options) engine.Reader {
 	opts := validate.Options{Admission: adm, WaitForResources: true}
 	return func(ctx context.Context, what string, paths []string) (engine.RuleFiles, error) {
 		return lifecycle.Interruptible(ctx, what, func() engine.RuleFiles {
@@ -196,7 +196,7 @@ func ruleReader(stack *kube.Stack, adm admission.Options) engine.Reader {
 
 // refreshDiscovery asks the API server for its resources now, and
 // reports whether it answered within 10s.
-func refreshDiscovery(ctx context.Context, stack *kube.Stack) bool {
+func refreshDiscovery(ctx context.Context, stack *clientstack.Stack) bool {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	return stack.Discovery.Refresh(ctx) == nil
@@ -206,7 +206,7 @@ func refreshDiscovery(ctx context.Context, stack *kube.Stack) bool {
 // rule set (this process's side of it, counted for readiness with loaded)
 // and iso; and with --leader-elect the standby, which fills the caches so
 // that taking over the lease costs no initial list.
-func ruleSet(o *cmdline.RunOptions, files engine.RuleFiles, reload engine.ReloadOptions, iso *isolation.Isolation, eng *engine.Engine, stack *kube.Stack, rec *metrics.Recorder, loaded func(int), logger *slog.Logger) (lifecycle.Group, []lifecycle.Runnable) {
+func ruleSet(o *cmdline.RunOptions, files engine.RuleFiles, reload engine.ReloadOptions, iso *isolation.Isolation, eng *engine.Engine, stack *clientstack.Stack, rec *metrics.Recorder, loaded func(int), logger *slog.Logger) (lifecycle.Group, []lifecycle.Runnable) {
 	reload.Reloaded = func(err error) {
 		if err != nil {
 			rec.ReloadFailed()

@@ -4,9 +4,9 @@ import (
 	"context"
 	"io"
 
+	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
 	"github.com/kreact/kreact/cmd/kreact/tail"
-	"github.com/kreact/kreact/internal/kube"
 	"github.com/kreact/kreact/lifecycle"
 )
 
@@ -15,7 +15,7 @@ func watchCmd(ctx context.Context, o *cmdline.WatchOptions, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
-	stack, namespace, err := connect(ctx, &o.Cluster, logger, kube.New)
+	stack, namespace, err := connect(ctx, &o.Cluster, logger, clientstack.New)
 	if err != nil {
 		return err
 	}
