@@ -505,3 +505,102 @@ func TestChartQuickstart(t *testing.T) {
 		reacted: func(ns *corev1.Namespace) bool { return ns.Labels["kreact.dev/managed"] == "true" },
 	})
 }
+
+// TestChartRefusals: what the schema cannot say, the templates refuse,
+// each with a message that says what to do.
+func TestChartRefusals(t *testing.T) {
+	kreact := kreactBinary(t)
+	rbacFor := func(args ...string) string {
+		t.Helper()
+		out, err := exec.CommandContext(t.Context(), kreact, append([]string{"rbac", "-f", deployRule}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("kreact rbac %s: %v", strings.Join(args, " "), err)
+		}
+		file := filepath.Join(t.TempDir(), "rbac.yaml")
+		if err := os.WriteFile(file, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+	rule := "rules.namespace-labels=" + deployRule
+	roleOnly := filepath.Join(t.TempDir(), "role.yaml")
+	if err := os.WriteFile(roleOnly, []byte("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: kreact\nrules: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no rule", []string{"--set-file", "rbac.generated=rbac.yaml"},
+			"no rule: give at least one rule file with --set-file rules.NAME=FILE"},
+		{"no RBAC", []string{"--set-file", rule},
+			"kreact rbac -f RULES --name kreact --namespace kreact-system --create-namespace=false --leader-elect --admission-ca-secret kreact-admission-ca > rbac.yaml"},
+		{"RBAC of another namespace", []string{"--set-file", rule, "--set-file", "rbac.generated=" + rbacFor("--leader-elect", "--create-namespace=false", "-n", "elsewhere")},
+			"rbac.generated is for the ServiceAccount elsewhere/kreact, the release runs as kreact-system/kreact"},
+		{"RBAC of another name", []string{"--set-file", rule, "--set-file", "rbac.generated=" + rbacFor("--leader-elect", "--create-namespace=false", "--name", "reactor")},
+			"rbac.generated is for the ServiceAccount kreact-system/reactor"},
+		{"RBAC with its Namespace", []string{"--set-file", rule, "--set-file", "rbac.generated=" + rbacFor("--leader-elect")},
+			"rbac.generated holds a Namespace: generate it with kreact rbac --create-namespace=false"},
+		{"not RBAC", []string{"--set-file", rule, "--set-file", "rbac.generated=" + deployRule},
+			"rbac.generated holds a Rule: only the ServiceAccount, roles and bindings that kreact rbac prints belong there"},
+		{"RBAC without its ServiceAccount", []string{"--set-file", rule, "--set-file", "rbac.generated=" + roleOnly},
+			"rbac.generated holds no ServiceAccount"},
+		{"leader election and shards", []string{"--set-file", rule, "--set-file", "rbac.generated=rbac.yaml", "--set", "shards.enabled=true"},
+			"leaderElection.enabled and shards.enabled exclude each other"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := helm(t, append([]string{"template", "kreact", chart, "-n", chartNamespace}, c.args...)...)
+			if err == nil {
+				t.Fatalf("helm template succeeded:\n%s", out)
+			}
+			if !strings.Contains(out, c.want) {
+				t.Errorf("helm template failed without %q:\n%s", c.want, out)
+			}
+		})
+	}
+}
+
+// TestChartRulesConfigMap: each value under rules is a file of the
+// ConfigMap (.yaml added to a bare name, a script file kept as named), and
+// the pods' checksum changes with the rules, so that helm upgrade rolls
+// them.
+func TestChartRulesConfigMap(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "check.js")
+	if err := os.WriteFile(script, []byte("function onAdd(obj) {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rendered := func(extra ...string) (data map[string]string, checksum string) {
+		t.Helper()
+		args := append([]string{"template", "kreact", chart, "-n", chartNamespace,
+			"--set-file", "rules.namespace-labels=" + deployRule, "--set-file", "rbac.generated=rbac.yaml"}, extra...)
+		for _, o := range parseObjects(t, mustHelm(t, args...)) {
+			switch o.kind() {
+			case "ConfigMap":
+				var cm corev1.ConfigMap
+				o.into(t, &cm)
+				data = cm.Data
+			case "Deployment":
+				var dep appsv1.Deployment
+				o.into(t, &dep)
+				checksum = dep.Spec.Template.Annotations["checksum/rules"]
+			}
+		}
+		return data, checksum
+	}
+	data, sum := rendered()
+	rule, err := os.ReadFile(deployRule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) != 1 || data["namespace-labels.yaml"] != string(rule) {
+		t.Errorf("ConfigMap data %v, want namespace-labels.yaml with deploy/rules' rule", data)
+	}
+	withScript, sum2 := rendered("--set-file", `rules.check\.js=`+script)
+	if withScript["check.js"] != "function onAdd(obj) {}\n" || len(withScript) != 2 {
+		t.Errorf("ConfigMap data %v, want check.js beside the rule", withScript)
+	}
+	if sum == "" || sum == sum2 {
+		t.Errorf("checksum/rules %q, then %q with one more file: want a change", sum, sum2)
+	}
+}
