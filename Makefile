@@ -33,6 +33,16 @@ $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kubectl &: $(CP)/go.
 	cd $(CP) && $(GO) build -o $(BIN)/ ./kube-apiserver ./kube-controller-manager ./kubectl
 	@touch $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kubectl
 
+## helm: the Helm CLI in bin/, pinned in hack/helm/go.mod (its upstream
+## main package, built like the control plane); the chart's tests
+## (deploy/chart_e2e_test.go) run it
+HELM_VERSION := $(shell sed -n 's,^\thelm.sh/helm/v4 \(v[^ ]*\).*,\1,p' hack/helm/go.mod)
+.PHONY: helm
+helm: $(BIN)/helm
+
+$(BIN)/helm: hack/helm/go.mod hack/helm/go.sum
+	cd hack/helm && $(GO) build -trimpath -ldflags "-X helm.sh/helm/v4/internal/version.version=$(HELM_VERSION)" -o $(BIN)/helm helm.sh/helm/v4/cmd/helm
+
 ## image: the container image $(IMAGE) (Dockerfile.prebuilt) from a static
 ## binary built here, with podman; nothing is pulled from a registry
 image: image-tools
@@ -57,7 +67,7 @@ image-tools:
 ## test: formatting, vet, every unit and e2e test with -race (the image test
 ## runs the image built by `make image`), the fuzz tests for a bounded time,
 ## and a check that no control-plane process is left running
-test: controlplane fmt-check vet typecheck image
+test: controlplane helm fmt-check vet typecheck image
 	KREACT_IMAGE=$(IMAGE) $(GO) test -race -tags e2e -timeout 30m ./...
 	$(GO) run ./cmd/kreact test examples/tests
 	$(MAKE) --no-print-directory fuzz

@@ -67,10 +67,51 @@ const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 // on SIGTERM.
 func TestImageRunsLikeAPod(t *testing.T) {
 	image := imageUnderTest(t)
-	dep := readDeployment(t)
+	mustKubectl(t, "apply", "-f", "namespace.yaml", "-f", "rbac.yaml")
+	rules := map[string][]byte{}
+	files, err := filepath.Glob(filepath.Join("rules", "*"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("deploy/rules: %v", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules[filepath.Base(f)] = data
+	}
+	runLikeAPod(t, image, podUnderTest{
+		namespace: kustomizeNamespace(t),
+		dep:       readDeployment(t),
+		// deploy/rules is the generated ConfigMap's content (see
+		// kustomization.yaml).
+		rules: map[string]map[string][]byte{"kreact-rules": rules},
+		// deploy/rules' rule labels every new namespace.
+		reacted: func(ns *corev1.Namespace) bool { return ns.Labels["kreact.dev/seen"] == "true" },
+	})
+}
+
+// podUnderTest is what runLikeAPod runs: a Deployment's Pod, in its
+// namespace, whose ServiceAccount and RBAC exist.
+type podUnderTest struct {
+	namespace string
+	dep       *appsv1.Deployment
+	// rules are the ConfigMap volumes' content: ConfigMap name, then file.
+	rules map[string]map[string][]byte
+	// reacted says whether the rules have reacted to a new namespace.
+	reacted func(*corev1.Namespace) bool
+}
+
+// runLikeAPod runs the image as the Pod of p.dep, against the test
+// control plane, and checks what TestImageRunsLikeAPod says.
+func runLikeAPod(t *testing.T, image string, p podUnderTest) {
+	t.Helper()
+	dep, namespace := p.dep, p.namespace
+	if n := len(dep.Spec.Template.Spec.Containers); n != 1 {
+		t.Fatalf("deployment %s has %d containers; the test runs one", dep.Name, n)
+	}
 	pod := dep.Spec.Template.Spec
 	ctr := pod.Containers[0]
-	namespace := kustomizeNamespace(t)
 
 	// runAsNonRoot: the kubelet refuses an image whose user is not a
 	// numeric non-root one unless the Pod names a user.
@@ -80,7 +121,6 @@ func TestImageRunsLikeAPod(t *testing.T) {
 		t.Errorf("image user %q: runAsNonRoot needs a numeric non-root user", user)
 	}
 
-	mustKubectl(t, "apply", "-f", "namespace.yaml", "-f", "rbac.yaml")
 	client := kubernetes.NewForConfigOrDie(cluster.Config())
 	token, err := client.CoreV1().ServiceAccounts(namespace).CreateToken(t.Context(), pod.ServiceAccountName,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}},
@@ -113,7 +153,7 @@ func TestImageRunsLikeAPod(t *testing.T) {
 	args = append(args, podmanRunFlags...)
 	args = append(args, securityFlags(t, pod, ctr)...)
 	args = append(args, resourceFlags(t, ctr)...)
-	args = append(args, volumeFlags(t, pod, ctr)...)
+	args = append(args, volumeFlags(t, pod, ctr, p.rules)...)
 	// Host networking shares ports with everything else on the machine:
 	// each container port the arguments bind moves to a free one.
 	cargs, ports := remapPorts(t, ctr)
@@ -175,8 +215,8 @@ func TestImageRunsLikeAPod(t *testing.T) {
 		}
 	}
 
-	// A reaction: deploy/rules' rule labels every new namespace, as the
-	// ServiceAccount (its RBAC allows patching namespaces).
+	// A reaction to a new namespace, as the ServiceAccount (its RBAC
+	// allows patching namespaces).
 	ns := "image-test-" + randomSuffix(t)
 	if _, err := client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -187,11 +227,11 @@ func TestImageRunsLikeAPod(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Labels["kreact.dev/seen"] == "true" {
+		if p.reacted(got) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("namespace %s not labelled kreact.dev/seen=true within 30s: labels %v", ns, got.Labels)
+			t.Fatalf("no reaction to namespace %s within 30s: labels %v", ns, got.Labels)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -402,7 +442,7 @@ func securityFlags(t *testing.T, pod corev1.PodSpec, ctr corev1.Container) []str
 	t.Helper()
 	psc, sc := pod.SecurityContext, ctr.SecurityContext
 	if psc == nil || sc == nil {
-		t.Fatal("deployment.yaml: the test expects a pod and a container securityContext")
+		t.Fatal("the Deployment: the test expects a pod and a container securityContext")
 	}
 	runAsUser, runAsGroup := psc.RunAsUser, psc.RunAsGroup
 	if sc.RunAsUser != nil {
@@ -412,10 +452,10 @@ func securityFlags(t *testing.T, pod corev1.PodSpec, ctr corev1.Container) []str
 		runAsGroup = sc.RunAsGroup
 	}
 	if runAsUser == nil || runAsGroup == nil {
-		t.Fatal("deployment.yaml: no runAsUser/runAsGroup")
+		t.Fatal("the Deployment: no runAsUser/runAsGroup")
 	}
 	if !ptr.Deref(sc.ReadOnlyRootFilesystem, false) {
-		t.Error("deployment.yaml: the container's root filesystem is not read-only")
+		t.Error("the Deployment: the container's root filesystem is not read-only")
 	}
 	flags := []string{
 		fmt.Sprintf("--user=%d:%d", *runAsUser, *runAsGroup),
@@ -437,7 +477,7 @@ func securityFlags(t *testing.T, pod corev1.PodSpec, ctr corev1.Container) []str
 	for _, s := range []*corev1.SeccompProfile{psc.SeccompProfile, sc.SeccompProfile} {
 		// podman's default seccomp profile is the runtime's default.
 		if s != nil && s.Type != corev1.SeccompProfileTypeRuntimeDefault {
-			t.Fatalf("deployment.yaml: seccomp profile %s; the test knows RuntimeDefault only", s.Type)
+			t.Fatalf("the Deployment: seccomp profile %s; the test knows RuntimeDefault only", s.Type)
 		}
 	}
 	return flags
@@ -462,16 +502,16 @@ func resourceFlags(t *testing.T, ctr corev1.Container) []string {
 			m := ctr.Resources.Limits[corev1.ResourceMemory]
 			flags = append(flags, "--env="+e.Name+"="+strconv.FormatInt(m.Value(), 10))
 		default:
-			t.Fatalf("deployment.yaml: env %s: the test knows values and limits.memory only", e.Name)
+			t.Fatalf("the Deployment: env %s: the test knows values and limits.memory only", e.Name)
 		}
 	}
 	return flags
 }
 
-// volumeFlags mount the container's volumes: the rules ConfigMap as the
-// kubelet lays it out (deploy/rules/ is its content, see
-// kustomization.yaml), an emptyDir as a tmpfs of its size limit.
-func volumeFlags(t *testing.T, pod corev1.PodSpec, ctr corev1.Container) []string {
+// volumeFlags mount the container's volumes: a ConfigMap of rules (its
+// content) as the kubelet lays it out, an emptyDir as a tmpfs of its size
+// limit.
+func volumeFlags(t *testing.T, pod corev1.PodSpec, ctr corev1.Container, rules map[string]map[string][]byte) []string {
 	t.Helper()
 	var flags []string
 	for _, m := range ctr.VolumeMounts {
@@ -483,25 +523,13 @@ func volumeFlags(t *testing.T, pod corev1.PodSpec, ctr corev1.Container) []strin
 		}
 		switch {
 		case vol == nil:
-			t.Fatalf("deployment.yaml: volumeMount %s names no volume", m.Name)
-		case vol.ConfigMap != nil && vol.ConfigMap.Name == "kreact-rules":
-			files, err := filepath.Glob(filepath.Join("rules", "*"))
-			if err != nil || len(files) == 0 {
-				t.Fatalf("deploy/rules: %v", err)
-			}
-			content := map[string][]byte{}
-			for _, f := range files {
-				data, err := os.ReadFile(f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				content[filepath.Base(f)] = data
-			}
+			t.Fatalf("volumeMount %s names no volume", m.Name)
+		case vol.ConfigMap != nil && rules[vol.ConfigMap.Name] != nil:
 			mode := ":rw"
 			if m.ReadOnly {
 				mode = ":ro"
 			}
-			flags = append(flags, "--volume="+kubeletVolume(t, content)+":"+m.MountPath+mode)
+			flags = append(flags, "--volume="+kubeletVolume(t, rules[vol.ConfigMap.Name])+":"+m.MountPath+mode)
 		case vol.EmptyDir != nil:
 			opt := "type=tmpfs,destination=" + m.MountPath + ",tmpfs-mode=1777"
 			if vol.EmptyDir.SizeLimit != nil {
@@ -509,7 +537,7 @@ func volumeFlags(t *testing.T, pod corev1.PodSpec, ctr corev1.Container) []strin
 			}
 			flags = append(flags, "--mount="+opt)
 		default:
-			t.Fatalf("deployment.yaml: volume %s: the test knows the kreact-rules ConfigMap and emptyDir only", vol.Name)
+			t.Fatalf("volume %s: the test knows the rules' ConfigMap and emptyDir only", vol.Name)
 		}
 	}
 	return flags
@@ -564,7 +592,7 @@ func remapPorts(t *testing.T, ctr corev1.Container) ([]string, map[int32]int) {
 			}
 		}
 		if !found {
-			t.Fatalf("deployment.yaml: no argument binds container port %s (%d)", p.Name, p.ContainerPort)
+			t.Fatalf("the Deployment: no argument binds container port %s (%d)", p.Name, p.ContainerPort)
 		}
 		ports[p.ContainerPort] = free
 	}
@@ -576,7 +604,7 @@ func remapPorts(t *testing.T, ctr corev1.Container) ([]string, map[int32]int) {
 func probePort(t *testing.T, ctr corev1.Container, p *corev1.Probe, ports map[int32]int) int {
 	t.Helper()
 	if p == nil || p.HTTPGet == nil {
-		t.Fatal("deployment.yaml: the test expects HTTP probes")
+		t.Fatal("the Deployment: the test expects HTTP probes")
 	}
 	port := p.HTTPGet.Port
 	if port.Type == intstr.Int {
@@ -587,7 +615,7 @@ func probePort(t *testing.T, ctr corev1.Container, p *corev1.Probe, ports map[in
 			return ports[cp.ContainerPort]
 		}
 	}
-	t.Fatalf("deployment.yaml: probe port %q names no container port", port.StrVal)
+	t.Fatalf("the Deployment: probe port %q names no container port", port.StrVal)
 	return 0
 }
 
