@@ -12,6 +12,7 @@ import (
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/dynamicinformer"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
@@ -220,13 +221,13 @@ type callFailed struct {
 	failed            func(rule string, err error)
 }
 
-func (c callFailed) Event(rule, resource string, event scripting.EventType) {
+func (c callFailed) Event(rule, resource string, event event.Type) {
 	if c.Observer != nil {
 		c.Observer.Event(rule, resource, event)
 	}
 }
 
-func (c callFailed) HandlerCall(rule string, event scripting.EventType, d time.Duration, err error) {
+func (c callFailed) HandlerCall(rule string, event event.Type, d time.Duration, err error) {
 	if c.Observer != nil {
 		c.Observer.HandlerCall(rule, event, d, err)
 	}
@@ -235,7 +236,7 @@ func (c callFailed) HandlerCall(rule string, event scripting.EventType, d time.D
 	}
 }
 
-func (c callFailed) HandlerGivenUp(rule string, event scripting.EventType, err error) {
+func (c callFailed) HandlerGivenUp(rule string, event event.Type, err error) {
 	if c.Observer != nil {
 		c.Observer.HandlerGivenUp(rule, event, err)
 	}

@@ -208,7 +208,7 @@ func (e *env) throwType(format string, args ...any) {
 }
 
 // throw throws a host error into the script as an Error whose Go error
-// stays reachable: ScriptError.Err unwraps to it when uncaught.
+// stays reachable: event.ScriptError.Err unwraps to it when uncaught.
 func (e *env) throw(err error) {
 	o := e.vm.NewGoError(err)
 	_ = o.Set("name", "Error")

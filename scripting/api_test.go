@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/event"
 )
 
 func TestJSONValidation(t *testing.T) {
@@ -84,7 +85,7 @@ func TestJSONValidation(t *testing.T) {
 			// took over the default second.
 			r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{Timeout: 30 * time.Second})
 			_, err := r.Call(addEvent)
-			var se *ScriptError
+			var se *event.ScriptError
 			if !errors.As(err, &se) {
 				t.Fatalf("Call = %v, want a ScriptError", err)
 			}
@@ -374,9 +375,9 @@ func TestViewTargets(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newFakeHost()
 			r := mustRuntime(t, "rule.js", `function onAdd(obj) { kreact.patch(obj, {}); }`, h, RuntimeOptions{})
-			_, err := r.Call(Event{Type: Add, Object: tt.obj, Resource: deployments})
+			_, err := r.Call(event.Event{Type: event.Add, Object: tt.obj, Resource: deployments})
 			got := ""
-			if se := (*ScriptError)(nil); errors.As(err, &se) {
+			if se := (*event.ScriptError)(nil); errors.As(err, &se) {
 				got = se.Message
 			} else if err != nil {
 				t.Fatal(err)
@@ -440,7 +441,7 @@ func TestEnqueueError(t *testing.T) {
 	if !errors.Is(err, errForbidden) {
 		t.Fatalf("Call = %v, want it to wrap the host's error", err)
 	}
-	var se *ScriptError
+	var se *event.ScriptError
 	if !errors.As(err, &se) || se.Position.String() != position("rule.js", src, "(obj);\n}") {
 		t.Errorf("error = %v, want it at the delete", err)
 	}
@@ -569,7 +570,7 @@ func TestConfigHashRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.HasHandler(Add) || !p.HasHandler(Update) {
+	if p.HasHandler(event.Add) || !p.HasHandler(event.Update) {
 		t.Fatal("want only onUpdate")
 	}
 	cm := func(v string) *unstructured.Unstructured {
@@ -594,8 +595,8 @@ func TestConfigHashRule(t *testing.T) {
 	}
 	defer r.Close()
 	oldCM, newCM := cm("a"), cm("b")
-	ev := Event{Type: Update, OldObject: oldCM, Object: newCM, Resource: configMaps,
-		Changed: ChangedPaths(oldCM.Object, newCM.Object, []string{"status"})}
+	ev := event.Event{Type: event.Update, OldObject: oldCM, Object: newCM, Resource: configMaps,
+		Changed: event.ChangedPaths(oldCM.Object, newCM.Object, []string{"status"})}
 	if _, err := r.Call(ev); err != nil {
 		t.Fatal(err)
 	}
@@ -623,12 +624,12 @@ func TestCallIsTransactional(t *testing.T) {
   if (obj.metadata.labels && obj.metadata.labels.fail === "limit") kreact.delete(obj);
   if (obj.metadata.labels && obj.metadata.labels.fail === "loop") for (;;) {}
 }`
-	object := func(fail string) Event {
+	object := func(fail string) event.Event {
 		o := addEvent.Object.DeepCopy()
 		if fail != "" {
 			o.SetLabels(map[string]string{"fail": fail})
 		}
-		return Event{Type: Add, Object: o, Resource: addEvent.Resource}
+		return event.Event{Type: event.Add, Object: o, Resource: addEvent.Resource}
 	}
 	tests := []struct {
 		name    string

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/kreact/kreact/event"
 )
 
 // The kreact API for time: the clock, and timers (kreact.after).
@@ -34,11 +36,11 @@ func (e *env) after(call goja.FunctionCall) goja.Value {
 	}
 	ev := e.ev
 	switch {
-	case ev == nil || ev.Type == Tick || ev.Object == nil:
+	case ev == nil || ev.Type == event.Tick || ev.Object == nil:
 		e.throwType("after: %s has no object; a timer belongs to the object of the call", e.handler)
-	case ev.Type == Delete:
+	case ev.Type == event.Delete:
 		e.throwType("after: the object is deleted; its timers are dropped")
-	case !e.cfg.p.HasHandler(Timer):
+	case !e.cfg.p.HasHandler(event.Timer):
 		e.throwType("after: the script declares no onTimer(obj, ctx) to call")
 	}
 	t := e.target("after", call.Argument(0))
@@ -46,7 +48,7 @@ func (e *env) after(call goja.FunctionCall) goja.Value {
 		e.throwType("after: %s is not the object of this call (%s); a timer belongs to the object of the call", t.String(), objectRef(ev))
 	}
 	d := e.delay(call.Argument(1))
-	e.timer = &TimerRequest{Delay: d, Origin: e.origin()}
+	e.timer = &event.TimerRequest{Delay: d, Origin: e.origin()}
 	return goja.Undefined()
 }
 
@@ -87,7 +89,7 @@ func (e *env) delay(v goja.Value) time.Duration {
 }
 
 // objectRef names the object of an event as a target prints it.
-func objectRef(ev *Event) string {
+func objectRef(ev *event.Event) string {
 	t := target{res: ev.Resource, namespace: ev.Object.GetNamespace(), name: ev.Object.GetName()}
 	return t.String()
 }
