@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -697,4 +698,36 @@ func TestReplica(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestInstalledNames: the areas of the API together install every
+// function of the kreact and console globals, each once, and nothing else.
+func TestInstalledNames(t *testing.T) {
+	src := `function onAdd() {
+  kreact.log(Object.keys(kreact).join(","));
+  kreact.log(Object.keys(console).join(","));
+}`
+	h := newFakeHost()
+	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
+	if _, err := r.Call(addEvent); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"after,apply,clone,create,delete,error,event,get,hash,http,jsonPatch,list,log,now,once,owner,patch,replica,setCondition,warn",
+		"debug,error,info,log,warn",
+	}
+	if got := h.messages(); !slices.Equal(got, want) {
+		t.Errorf("installed:\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestCallsInstalledTwice(t *testing.T) {
+	c := calls{}
+	c.add("get", nil)
+	defer func() {
+		if recover() == nil {
+			t.Error("a second add of the same name did not panic")
+		}
+	}()
+	c.add("get", nil)
 }

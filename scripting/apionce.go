@@ -14,6 +14,13 @@ import (
 )
 
 // The kreact API for doing something once per object: kreact.once(obj).
+// The marker it writes is package event's (event.OnceAnnotation).
+
+// installOnce installs kreact.once, refused in admission handlers
+// (queuing).
+func (e *env) installOnce(kreact calls) {
+	kreact.add("once", e.queuing("once", e.onceCall))
+}
 
 // onceCall is kreact.once(obj): true when the call's object does not
 // carry the rule's once marker yet; the call's transaction then marks it,

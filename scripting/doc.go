@@ -17,6 +17,14 @@
 // module, but `export` in front of a top-level declaration is ignored, so
 // that tsc checks each rule file on its own (see exports.go).
 //
+// The API is installed area by area, each from a file of its own that
+// holds the area's functions and the names it gives them (apireads.go:
+// get, list; apiactions.go: create, apply, patch, jsonPatch, delete,
+// event; apiconditions.go, apiowner.go, apionce.go, apitimers.go,
+// apihttp.go, apivalues.go, apiclock.go, apireplica.go, apilog.go);
+// api.go's install calls them in turn after setting up the sandbox
+// (sandbox.go).
+//
 // This package is the JavaScript API and the runtimes that run it, and
 // nothing else: what a call is handed and what it returns (event.Event,
 // event.Outcome, event.ScriptError), which paths of an object changed and
