@@ -5,6 +5,14 @@
 // and a recorder; `kreact rbac` asks it for the informer plan. The
 // semantics below exist here only.
 //
+// It names what it hands a handler and what it gets back in package
+// event's vocabulary (event.Event, event.Outcome, event.ScriptError,
+// event.ChangedPaths, the once marker), and runs scripts only through
+// its Caller, Server and Handlers interfaces, which a *scripting.Runtime
+// and a *scripting.Program satisfy: it does not import package
+// scripting. (It still reaches goja through package rules, whose Rule
+// carries the compiled script.)
+//
 // # Plan
 //
 // Plan lists the informers a rule needs: one per watched namespace of each

@@ -3,9 +3,10 @@
 // what their scripts cost cannot slow the other rules.
 //
 // Within one process, a rule that misbehaves is bounded (its calls are
-// demoted, stopped at their memory limit and made to rest; see package
-// scripting) but still slows the others: Go's collector is shared, and
-// every collection waits for every running call, demoted ones included.
+// demoted and stopped at their memory limit, see package
+// internal/governor; made to rest, see package delivery) but still slows
+// the others: Go's collector is shared, and every collection waits for
+// every running call, demoted ones included.
 // Measured beside nine hostile rules, a good rule's p99 latency was
 // several times what it was alone in the same process, and within the
 // noise of the machine with the hostile rules in another process at idle
