@@ -87,7 +87,7 @@ func (t Type) Handler() string {
 
 // Event is one change to hand to a rule's handler. The objects usually come
 // from an informer cache: scripts see them through read-only views and
-// nothing in this package writes to them.
+// package scripting never writes to them.
 type Event struct {
 	// Type selects the handler.
 	Type Type
@@ -210,8 +210,8 @@ type ScriptError struct {
 	// Timeout is true when the call ran out of time.
 	Timeout bool
 	// Memory is true when the call was stopped for allocating past its
-	// memory limit (scripting.RuntimeOptions.MemoryLimit). A built-in refused up
-	// front is an exception (a RangeError), not this.
+	// memory limit (scripting.RuntimeOptions.MemoryLimit). A built-in
+	// refused up front is an exception (a RangeError), not this.
 	Memory bool
 	// CPULimit is true when the call was stopped for using more CPU time
 	// than scripting.RuntimeOptions.CPULimit.
