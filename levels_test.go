@@ -39,6 +39,9 @@ var levels = []level{
 	// What talks to the API server: its resources, their names, informers,
 	// leases, shards, the actions kreact takes and its finalizers.
 	{"cluster", "discovery restmapper dynamicinformer leader shard actions finalizers"},
+	// What delivery and scripting say of a change: events, outcomes
+	// (which hold actions), verdicts, script errors.
+	{"events", "event"},
 	// The cluster level assembled for one cluster.
 	{"client stack", "clientstack"},
 	// The JavaScript API and the rule files that hold scripts.

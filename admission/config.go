@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
@@ -32,7 +33,7 @@ type Handlers struct {
 
 // HandlersOf returns the admission handlers prog declares.
 func HandlersOf(prog *scripting.Program) Handlers {
-	return Handlers{Validate: prog.HasHandler(scripting.Validate), Mutate: prog.HasHandler(scripting.Mutate)}
+	return Handlers{Validate: prog.HasHandler(event.Validate), Mutate: prog.HasHandler(event.Mutate)}
 }
 
 // Any reports whether there is an admission handler.
@@ -280,11 +281,11 @@ func operations(r *rules.Rule, mutate bool) []admregv1.OperationType {
 	var ops []admregv1.OperationType
 	for _, e := range r.Events {
 		switch e {
-		case scripting.Add:
+		case event.Add:
 			ops = append(ops, admregv1.Create)
-		case scripting.Update:
+		case event.Update:
 			ops = append(ops, admregv1.Update)
-		case scripting.Delete:
+		case event.Delete:
 			if !mutate {
 				ops = append(ops, admregv1.Delete)
 			}

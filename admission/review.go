@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/scripting"
 )
 
 // Result is what became of an admission request, for metrics and logs.
@@ -45,7 +45,7 @@ type Observer interface {
 // review answers req with the handler of t (Validate or Mutate): the
 // decision of the script, made in the rule's mode, or, when the call
 // fails, the rule's failure policy. It never returns nil.
-func (h *handler) review(ctx context.Context, t scripting.EventType, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, Result, error) {
+func (h *handler) review(ctx context.Context, t event.Type, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, Result, error) {
 	resp := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
 	name := h.rule.Name
 	audit := h.rule.Admission.Mode == rules.AdmissionAudit
@@ -61,10 +61,10 @@ func (h *handler) review(ctx context.Context, t scripting.EventType, req *admiss
 	if !h.synced() {
 		return fail(fmt.Errorf("the caches of spec.reads are not synced yet"))
 	}
-	ev := scripting.Event{
+	ev := event.Event{
 		Type:     t,
 		Resource: h.resource(schemaGVR(req.Resource)),
-		Admission: &scripting.AdmissionRequest{
+		Admission: &event.AdmissionRequest{
 			Operation:   string(req.Operation),
 			Namespace:   req.Namespace,
 			Name:        req.Name,
@@ -91,7 +91,7 @@ func (h *handler) review(ctx context.Context, t scripting.EventType, req *admiss
 	}
 	v := out.Verdict
 	switch {
-	case t == scripting.Validate && v.Denied:
+	case t == event.Validate && v.Denied:
 		msg := "rule " + name + ": " + v.Message
 		if audit {
 			resp.Warnings = []string{"audit: " + msg}
@@ -101,7 +101,7 @@ func (h *handler) review(ctx context.Context, t scripting.EventType, req *admiss
 		resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusForbidden,
 			Reason: metav1.StatusReasonForbidden, Message: msg}
 		return resp, Denied, nil
-	case t == scripting.Mutate && v.Change != nil:
+	case t == event.Mutate && v.Change != nil:
 		if ev.Object == nil {
 			return fail(fmt.Errorf("there is no object to change"))
 		}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kreact/kreact/delivery"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/scripting"
 )
 
@@ -35,11 +36,11 @@ func NewReviewer(r Rule, prog *scripting.Program, host scripting.Host) *Reviewer
 	return &Reviewer{h: h}
 }
 
-// Review answers req with the rule's handler of t (scripting.Validate or
-// scripting.Mutate), as the server would: the response, what became of
+// Review answers req with the rule's handler of t (event.Validate or
+// event.Mutate), as the server would: the response, what became of
 // the request, and the handler's error when it failed (the response then
 // follows the failure policy).
-func (r *Reviewer) Review(ctx context.Context, t scripting.EventType, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, Result, error) {
+func (r *Reviewer) Review(ctx context.Context, t event.Type, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, Result, error) {
 	return r.h.review(ctx, t, req)
 }
 
@@ -47,7 +48,7 @@ func (r *Reviewer) Review(ctx context.Context, t scripting.EventType, req *admis
 func (r *Reviewer) Close() { r.h.close() }
 
 // Intercepts reports whether the API server would send req to the
-// handler of t (scripting.Validate or scripting.Mutate) of rule r,
+// handler of t (event.Validate or event.Mutate) of rule r,
 // through the webhooks that Configurations derives for it: the resource
 // (any version: the webhooks match equivalent versions), the operation,
 // the namespace selector (on namespaceLabels, the labels of the
@@ -55,8 +56,8 @@ func (r *Reviewer) Close() { r.h.close() }
 // object selector (on the labels of the object or of the old object).
 // The namespaces kreact never intercepts are kube-system and, when not
 // empty, kreactNamespace.
-func Intercepts(r Rule, t scripting.EventType, req *admissionv1.AdmissionRequest, namespaceLabels map[string]string, kreactNamespace string) bool {
-	if (t == scripting.Validate && !r.Handlers.Validate) || (t == scripting.Mutate && !r.Handlers.Mutate) {
+func Intercepts(r Rule, t event.Type, req *admissionv1.AdmissionRequest, namespaceLabels map[string]string, kreactNamespace string) bool {
+	if (t == event.Validate && !r.Handlers.Validate) || (t == event.Mutate && !r.Handlers.Mutate) {
 		return false
 	}
 	v, m := Configurations([]Rule{r}, Options{Namespace: kreactNamespace})
@@ -65,7 +66,7 @@ func Intercepts(r Rule, t scripting.EventType, req *admissionv1.AdmissionRequest
 		namespaces, objs *metav1.LabelSelector
 	}
 	var hooks []hook
-	if t == scripting.Validate {
+	if t == event.Validate {
 		for _, w := range v.Webhooks {
 			hooks = append(hooks, hook{w.Rules, w.NamespaceSelector, w.ObjectSelector})
 		}

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/event"
 )
 
 func TestIntercepts(t *testing.T) {
@@ -37,24 +37,24 @@ func TestIntercepts(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		rule string
-		t    scripting.EventType
+		t    event.Type
 		req  *admissionv1.AdmissionRequest
 		want bool
 	}{
-		{"a new Namespace", "namespace-defaults", scripting.Mutate, req("", "namespaces", "", admissionv1.Create, map[string]string{NamespaceLabel: "team-a"}), true},
-		{"an updated Namespace: events are add only", "namespace-defaults", scripting.Mutate, req("", "namespaces", "", admissionv1.Update, map[string]string{NamespaceLabel: "team-a"}), false},
-		{"kube-system itself", "namespace-defaults", scripting.Mutate, req("", "namespaces", "", admissionv1.Create, map[string]string{NamespaceLabel: "kube-system"}), false},
-		{"kreact's own namespace", "namespace-defaults", scripting.Mutate, req("", "namespaces", "", admissionv1.Create, map[string]string{NamespaceLabel: "kreact-system"}), false},
-		{"no onValidate", "namespace-defaults", scripting.Validate, req("", "namespaces", "", admissionv1.Create, nil), false},
-		{"a selected Deployment in a watched namespace", "owner-label", scripting.Validate, req("apps", "deployments", "prod", admissionv1.Create, map[string]string{"tier": "web"}), true},
-		{"a legacy one", "owner-label", scripting.Validate, req("apps", "deployments", "prod", admissionv1.Create, map[string]string{"tier": "web", "legacy": "yes"}), false},
-		{"in another namespace", "owner-label", scripting.Validate, req("apps", "deployments", "qa", admissionv1.Create, map[string]string{"tier": "web"}), false},
-		{"a ConfigMap anywhere", "owner-label", scripting.Validate, req("", "configmaps", "qa", admissionv1.Update, nil), true},
-		{"but in kube-system", "owner-label", scripting.Validate, req("", "configmaps", "kube-system", admissionv1.Update, nil), false},
-		{"no DELETE for onMutate", "owner-label", scripting.Mutate, req("", "configmaps", "qa", admissionv1.Delete, nil), false},
-		{"DELETE for onValidate", "owner-label", scripting.Validate, req("", "configmaps", "qa", admissionv1.Delete, nil), true},
-		{"a resource not watched", "owner-label", scripting.Validate, req("", "secrets", "qa", admissionv1.Create, nil), false},
-		{"events update and delete: no CREATE", "audited", scripting.Validate, req("", "configmaps", "qa", admissionv1.Create, nil), false},
+		{"a new Namespace", "namespace-defaults", event.Mutate, req("", "namespaces", "", admissionv1.Create, map[string]string{NamespaceLabel: "team-a"}), true},
+		{"an updated Namespace: events are add only", "namespace-defaults", event.Mutate, req("", "namespaces", "", admissionv1.Update, map[string]string{NamespaceLabel: "team-a"}), false},
+		{"kube-system itself", "namespace-defaults", event.Mutate, req("", "namespaces", "", admissionv1.Create, map[string]string{NamespaceLabel: "kube-system"}), false},
+		{"kreact's own namespace", "namespace-defaults", event.Mutate, req("", "namespaces", "", admissionv1.Create, map[string]string{NamespaceLabel: "kreact-system"}), false},
+		{"no onValidate", "namespace-defaults", event.Validate, req("", "namespaces", "", admissionv1.Create, nil), false},
+		{"a selected Deployment in a watched namespace", "owner-label", event.Validate, req("apps", "deployments", "prod", admissionv1.Create, map[string]string{"tier": "web"}), true},
+		{"a legacy one", "owner-label", event.Validate, req("apps", "deployments", "prod", admissionv1.Create, map[string]string{"tier": "web", "legacy": "yes"}), false},
+		{"in another namespace", "owner-label", event.Validate, req("apps", "deployments", "qa", admissionv1.Create, map[string]string{"tier": "web"}), false},
+		{"a ConfigMap anywhere", "owner-label", event.Validate, req("", "configmaps", "qa", admissionv1.Update, nil), true},
+		{"but in kube-system", "owner-label", event.Validate, req("", "configmaps", "kube-system", admissionv1.Update, nil), false},
+		{"no DELETE for onMutate", "owner-label", event.Mutate, req("", "configmaps", "qa", admissionv1.Delete, nil), false},
+		{"DELETE for onValidate", "owner-label", event.Validate, req("", "configmaps", "qa", admissionv1.Delete, nil), true},
+		{"a resource not watched", "owner-label", event.Validate, req("", "secrets", "qa", admissionv1.Create, nil), false},
+		{"events update and delete: no CREATE", "audited", event.Validate, req("", "configmaps", "qa", admissionv1.Create, nil), false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			labels := nsLabels(tt.req.Namespace)
@@ -65,7 +65,7 @@ func TestIntercepts(t *testing.T) {
 	}
 	sub := req("", "configmaps", "qa", admissionv1.Update, nil)
 	sub.SubResource = "status"
-	if Intercepts(byName["owner-label"], scripting.Validate, sub, nsLabels("qa"), "") {
+	if Intercepts(byName["owner-label"], event.Validate, sub, nsLabels("qa"), "") {
 		t.Error("a subresource is intercepted")
 	}
 }

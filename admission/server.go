@@ -20,8 +20,8 @@ import (
 
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/dynamicinformer"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/scripting"
 )
 
 // ServerOptions configure a Server.
@@ -371,13 +371,13 @@ const maxReviewSize = 8 << 20
 // ServeHTTP answers an AdmissionReview posted to ValidatePath+RULE or
 // MutatePath+RULE.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var t scripting.EventType
+	var t event.Type
 	var rule string
 	switch {
 	case strings.HasPrefix(r.URL.Path, ValidatePath):
-		t, rule = scripting.Validate, strings.TrimPrefix(r.URL.Path, ValidatePath)
+		t, rule = event.Validate, strings.TrimPrefix(r.URL.Path, ValidatePath)
 	case strings.HasPrefix(r.URL.Path, MutatePath):
-		t, rule = scripting.Mutate, strings.TrimPrefix(r.URL.Path, MutatePath)
+		t, rule = event.Mutate, strings.TrimPrefix(r.URL.Path, MutatePath)
 	default:
 		http.NotFound(w, r)
 		return
@@ -409,11 +409,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Review answers an admission request for rule's handler of t (Validate
 // or Mutate). A rule that is not served (it went since the API server
 // read its configuration) allows the request.
-func (s *Server) Review(ctx context.Context, t scripting.EventType, rule string, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+func (s *Server) Review(ctx context.Context, t event.Type, rule string, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 	s.mu.RLock()
 	h := s.handlers[rule]
 	s.mu.RUnlock()
-	if h == nil || (t == scripting.Validate && !h.handlers.Validate) || (t == scripting.Mutate && !h.handlers.Mutate) {
+	if h == nil || (t == event.Validate && !h.handlers.Validate) || (t == event.Mutate && !h.handlers.Mutate) {
 		return &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
 	}
 	start := time.Now()

@@ -6,13 +6,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kreact/kreact/apiresource"
-	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/event"
 )
 
 // Change is one notification about an object, as an informer reports it.
 type Change struct {
 	// Type is Add, Update or Delete.
-	Type scripting.EventType
+	Type event.Type
 	// Object is the added object, the new state of an update, or the last
 	// known state of a deleted object.
 	Object *unstructured.Unstructured
@@ -43,13 +43,13 @@ type objectKey struct {
 type wants struct{ add, update, delete, timer bool }
 
 // has reports whether the rule has the handler of t.
-func (w wants) has(t scripting.EventType) bool {
+func (w wants) has(t event.Type) bool {
 	switch t {
-	case scripting.Add:
+	case event.Add:
 		return w.add
-	case scripting.Update:
+	case event.Update:
 		return w.update
-	case scripting.Delete:
+	case event.Delete:
 		return w.delete
 	}
 	return false
@@ -64,7 +64,7 @@ type entry struct {
 	// that was deleted: onDelete is owed, before anything else.
 	owedDelete *unstructured.Unstructured
 	// kind is Add, Update, Tick, or "" when no such call waits.
-	kind scripting.EventType
+	kind event.Type
 	// seen is, for an update, the object the script last saw.
 	seen *unstructured.Unstructured
 	// latest is the newest state of the object.
@@ -103,22 +103,22 @@ func (e *entry) merge(c Change, w wants) {
 		e.resource = c.Resource
 	}
 	switch c.Type {
-	case scripting.Tick:
-		e.kind = scripting.Tick
-	case scripting.Add:
+	case event.Tick:
+		e.kind = event.Tick
+	case event.Add:
 		if w.add {
-			e.kind, e.seen, e.latest, e.initial = scripting.Add, nil, c.Object, c.Initial
+			e.kind, e.seen, e.latest, e.initial = event.Add, nil, c.Object, c.Initial
 		}
-	case scripting.Update:
+	case event.Update:
 		switch e.kind {
-		case scripting.Add, scripting.Update:
+		case event.Add, event.Update:
 			e.latest = c.Object
 		case "":
 			if w.update {
-				e.kind, e.seen, e.latest = scripting.Update, c.Old, c.Object
+				e.kind, e.seen, e.latest = event.Update, c.Old, c.Object
 			}
 		}
-	case scripting.Delete:
+	case event.Delete:
 		if c.Finalize {
 			// Held by the finalizer: whatever waited for the live object
 			// is moot, but onDelete is owed even if this kreact never
@@ -130,11 +130,11 @@ func (e *entry) merge(c Change, w wants) {
 		// Gone for good: a finalization that waited is a plain delete.
 		e.finalize = nil
 		switch e.kind {
-		case scripting.Add:
+		case event.Add:
 			// The script never saw this incarnation: nothing to tell it.
 			e.kind, e.latest, e.initial = "", nil, false
 			return
-		case scripting.Update:
+		case event.Update:
 			e.kind, e.seen, e.latest = "", nil, nil
 		}
 		if w.delete {
@@ -148,18 +148,18 @@ func (e *entry) merge(c Change, w wants) {
 func (e *entry) replay() []Change {
 	var out []Change
 	if e.owedDelete != nil {
-		out = append(out, Change{Type: scripting.Delete, Object: e.owedDelete, Resource: e.resource})
+		out = append(out, Change{Type: event.Delete, Object: e.owedDelete, Resource: e.resource})
 	}
 	if e.finalize != nil {
-		out = append(out, Change{Type: scripting.Delete, Object: e.finalize, Resource: e.resource, Finalize: true})
+		out = append(out, Change{Type: event.Delete, Object: e.finalize, Resource: e.resource, Finalize: true})
 	}
 	switch e.kind {
-	case scripting.Add:
-		out = append(out, Change{Type: scripting.Add, Object: e.latest, Initial: e.initial, Resource: e.resource})
-	case scripting.Update:
-		out = append(out, Change{Type: scripting.Update, Old: e.seen, Object: e.latest, Resource: e.resource})
-	case scripting.Tick:
-		out = append(out, Change{Type: scripting.Tick})
+	case event.Add:
+		out = append(out, Change{Type: event.Add, Object: e.latest, Initial: e.initial, Resource: e.resource})
+	case event.Update:
+		out = append(out, Change{Type: event.Update, Old: e.seen, Object: e.latest, Resource: e.resource})
+	case event.Tick:
+		out = append(out, Change{Type: event.Tick})
 	}
 	return out
 }
@@ -169,50 +169,50 @@ func (e *entry) replay() []Change {
 // restores what it took, and false when the entry holds no call (an
 // update whose net change is only in ignored paths is consumed so, and
 // returned as the change).
-func (e *entry) take(ignore []string) (scripting.Event, Change, bool) {
+func (e *entry) take(ignore []string) (event.Event, Change, bool) {
 	if d := e.owedDelete; d != nil {
 		e.owedDelete = nil
-		c := Change{Type: scripting.Delete, Object: d, Resource: e.resource}
-		return scripting.Event{Type: scripting.Delete, Object: d, Resource: e.resource}, c, true
+		c := Change{Type: event.Delete, Object: d, Resource: e.resource}
+		return event.Event{Type: event.Delete, Object: d, Resource: e.resource}, c, true
 	}
 	if f := e.finalize; f != nil {
 		e.finalize = nil
-		c := Change{Type: scripting.Delete, Object: f, Resource: e.resource, Finalize: true}
-		return scripting.Event{Type: scripting.Delete, Object: f, Resource: e.resource}, c, true
+		c := Change{Type: event.Delete, Object: f, Resource: e.resource, Finalize: true}
+		return event.Event{Type: event.Delete, Object: f, Resource: e.resource}, c, true
 	}
 	kind, seen, latest, initial := e.kind, e.seen, e.latest, e.initial
 	e.kind, e.seen, e.latest, e.initial = "", nil, nil, false
 	switch kind {
-	case scripting.Tick:
-		return scripting.Event{Type: scripting.Tick}, Change{Type: scripting.Tick}, true
-	case scripting.Add:
-		c := Change{Type: scripting.Add, Object: latest, Initial: initial, Resource: e.resource}
-		return scripting.Event{Type: scripting.Add, Object: latest, Initial: initial, Resource: e.resource}, c, true
-	case scripting.Update:
-		changed := scripting.ChangedPaths(seen.Object, latest.Object, ignore)
+	case event.Tick:
+		return event.Event{Type: event.Tick}, Change{Type: event.Tick}, true
+	case event.Add:
+		c := Change{Type: event.Add, Object: latest, Initial: initial, Resource: e.resource}
+		return event.Event{Type: event.Add, Object: latest, Initial: initial, Resource: e.resource}, c, true
+	case event.Update:
+		changed := event.ChangedPaths(seen.Object, latest.Object, ignore)
 		if len(changed) == 0 {
 			// The update is consumed; what it was, for the trace.
-			return scripting.Event{}, Change{Type: scripting.Update, Old: seen, Object: latest, Resource: e.resource}, false
+			return event.Event{}, Change{Type: event.Update, Old: seen, Object: latest, Resource: e.resource}, false
 		}
-		c := Change{Type: scripting.Update, Old: seen, Object: latest, Resource: e.resource}
-		return scripting.Event{Type: scripting.Update, OldObject: seen, Object: latest, Changed: changed, Resource: e.resource}, c, true
+		c := Change{Type: event.Update, Old: seen, Object: latest, Resource: e.resource}
+		return event.Event{Type: event.Update, OldObject: seen, Object: latest, Changed: changed, Resource: e.resource}, c, true
 	}
-	return scripting.Event{}, Change{}, false
+	return event.Event{}, Change{}, false
 }
 
 // takeEvery removes the oldest change (delivery "every"). An update that
 // changes only ignored paths is consumed without a call.
-func (e *entry) takeEvery(ignore []string) (scripting.Event, Change, bool) {
+func (e *entry) takeEvery(ignore []string) (event.Event, Change, bool) {
 	c := e.every[0]
 	e.every[0] = Change{}
 	e.every = e.every[1:]
-	ev := scripting.Event{Type: c.Type, Object: c.Object, Initial: c.Initial, Resource: c.Resource}
-	if c.Type == scripting.Update {
+	ev := event.Event{Type: c.Type, Object: c.Object, Initial: c.Initial, Resource: c.Resource}
+	if c.Type == event.Update {
 		ev.OldObject = c.Old
-		ev.Changed = scripting.ChangedPaths(c.Old.Object, c.Object.Object, ignore)
+		ev.Changed = event.ChangedPaths(c.Old.Object, c.Object.Object, ignore)
 		if len(ev.Changed) == 0 {
 			// The update is consumed; what it was, for the trace.
-			return scripting.Event{}, c, false
+			return event.Event{}, c, false
 		}
 	}
 	return ev, c, true

@@ -19,17 +19,17 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/finalizers"
 	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/scripting"
 )
 
 // Caller runs a rule's handlers; a *scripting.Runtime is one. Each worker
 // of a Core has its own. Invoke returns what a call that returned
 // normally asked for: its actions and its timer.
 type Caller interface {
-	Invoke(ev scripting.Event) (scripting.Outcome, error)
+	Invoke(ev event.Event) (event.Outcome, error)
 }
 
 // A Server is a Caller with a goroutine of its own, on which it makes
@@ -58,12 +58,12 @@ type Sink interface {
 // Handlers tells which handlers a rule's script declares; a
 // *scripting.Program is one.
 type Handlers interface {
-	HasHandler(t scripting.EventType) bool
+	HasHandler(t event.Type) bool
 }
 
 // reaches reports whether a change of type t calls one of the rule's
 // handlers: spec.events lists it and the script declares its handler.
-func reaches(rule *rules.Rule, handlers Handlers, t scripting.EventType) bool {
+func reaches(rule *rules.Rule, handlers Handlers, t event.Type) bool {
 	return rule.Handles(t) && handlers.HasHandler(t)
 }
 
@@ -74,12 +74,12 @@ func reaches(rule *rules.Rule, handlers Handlers, t scripting.EventType) bool {
 // may read them. A rule with admission handlers alone has no use for
 // them: the API server sends those handlers each request.
 func NeedsWatch(rule *rules.Rule, handlers Handlers) bool {
-	for _, t := range []scripting.EventType{scripting.Add, scripting.Update, scripting.Delete} {
+	for _, t := range []event.Type{event.Add, event.Update, event.Delete} {
 		if reaches(rule, handlers, t) {
 			return true
 		}
 	}
-	return handlers.HasHandler(scripting.Timer) || rule.Finalizer || (rule.Ticks() && handlers.HasHandler(scripting.Tick))
+	return handlers.HasHandler(event.Timer) || rule.Finalizer || (rule.Ticks() && handlers.HasHandler(event.Tick))
 }
 
 // Cache gives the newest state of an object as the informer of source
@@ -101,12 +101,12 @@ type Cache interface {
 type Observer interface {
 	// Event is called for every change an informer reports to the rule
 	// that the rule has a handler for (before coalescing).
-	Event(rule, resource string, event scripting.EventType)
+	Event(rule, resource string, t event.Type)
 	// HandlerCall is called after every handler call, with its error.
-	HandlerCall(rule string, event scripting.EventType, d time.Duration, err error)
+	HandlerCall(rule string, t event.Type, d time.Duration, err error)
 	// HandlerGivenUp is called when a failed call has used up its
 	// retries, with its last error.
-	HandlerGivenUp(rule string, event scripting.EventType, err error)
+	HandlerGivenUp(rule string, t event.Type, err error)
 	// ChangesDropped is called when a rule with delivery "every" drops
 	// changes because its queue is full.
 	ChangesDropped(rule string, n int)
@@ -168,7 +168,7 @@ type ScheduleOwner interface {
 
 // restFactor and maxRest pace a rule whose calls fail after using the
 // CPU: its worker rests restFactor times the CPU time of the failed call
-// (scripting.ScriptError.CPU), at most maxRest, before it takes the next
+// (event.ScriptError.CPU), at most maxRest, before it takes the next
 // object. Timeouts and memory limits stop one call, but a rule that loops
 // or allocates on every object starts the next one at once, and on a
 // small machine a few such rules take the CPUs, the memory bandwidth and
@@ -209,7 +209,7 @@ const (
 // RestAfter is how long a worker of `kreact run` rests after a call that
 // ended with err (see restFactor); package metrics counts it.
 func RestAfter(err error) time.Duration {
-	var se *scripting.ScriptError
+	var se *event.ScriptError
 	if !errors.As(err, &se) {
 		return 0
 	}
@@ -221,7 +221,7 @@ func RestAfter(err error) time.Duration {
 }
 
 // stuckDelay is how long a change waits when every runtime of its worker
-// is stuck in built-in code (scripting.ErrStuck); it is not a retry.
+// is stuck in built-in code (event.ErrStuck); it is not a retry.
 const stuckDelay = time.Second
 
 // dropLogEvery rate-limits the log line about dropped changes.
@@ -270,7 +270,7 @@ type Core struct {
 	// trace, if not nil, keeps the latest records per object (trace.go);
 	// unhandled says why a kind of change calls no handler.
 	trace     *trace
-	unhandled map[scripting.EventType]string
+	unhandled map[event.Type]string
 	// sources holds the resource of each informer observed, by index,
 	// so that Trace looks objects up rather than scanning pending.
 	sources []schema.GroupResource
@@ -303,15 +303,15 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Core {
 	if base < 0 {
 		base, maxDelay = 0, 0
 	}
-	has := func(t scripting.EventType) bool { return reaches(rule, handlers, t) }
+	has := func(t event.Type) bool { return reaches(rule, handlers, t) }
 	d := &Core{
 		rule:    rule,
 		sink:    sink,
 		opts:    opts,
 		log:     opts.Logger.With("rule", rule.Name),
 		clock:   opts.Clock,
-		want:    wants{add: has(scripting.Add), update: has(scripting.Update), delete: has(scripting.Delete), timer: handlers.HasHandler(scripting.Timer)},
-		tick:    rule.Ticks() && handlers.HasHandler(scripting.Tick),
+		want:    wants{add: has(event.Add), update: has(event.Update), delete: has(event.Delete), timer: handlers.HasHandler(event.Timer)},
+		tick:    rule.Ticks() && handlers.HasHandler(event.Tick),
 		every:   rule.Delivery == rules.DeliverEvery,
 		pending: map[objectKey]*entry{},
 		ahead:   map[objectKey]uint64{},
@@ -330,7 +330,7 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Core {
 		d.unhandled = unhandledWhy(rule, handlers)
 	}
 	// kreact.once's marker, which kreact writes, calls nothing either.
-	d.ignore = append(d.ignore, rules.FieldPath{"metadata", "annotations", scripting.OnceAnnotation(rule.Name)}.String())
+	d.ignore = append(d.ignore, rules.FieldPath{"metadata", "annotations", event.OnceAnnotation(rule.Name)}.String())
 	d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[objectKey](base, maxDelay),
 		workqueue.TypedRateLimitingQueueConfig[objectKey]{Name: "kreact_rule_changes_" + rule.Name, MetricsProvider: opts.MetricsProvider, Clock: opts.Clock},
@@ -361,14 +361,14 @@ func (d *Core) Handler(source int, res apiresource.Resource) cache.ResourceEvent
 	return cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, initial bool) {
 			if u, ok := obj.(*unstructured.Unstructured); ok {
-				d.Observe(source, Change{Type: scripting.Add, Object: u, Initial: initial, Resource: res})
+				d.Observe(source, Change{Type: event.Add, Object: u, Initial: initial, Resource: res})
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
 			o, ok1 := oldObj.(*unstructured.Unstructured)
 			n, ok2 := newObj.(*unstructured.Unstructured)
 			if ok1 && ok2 {
-				d.Observe(source, Change{Type: scripting.Update, Object: n, Old: o, Resource: res})
+				d.Observe(source, Change{Type: event.Update, Object: n, Old: o, Resource: res})
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -376,7 +376,7 @@ func (d *Core) Handler(source int, res apiresource.Resource) cache.ResourceEvent
 				obj = tomb.Obj
 			}
 			if u, ok := obj.(*unstructured.Unstructured); ok {
-				d.Observe(source, Change{Type: scripting.Delete, Object: u, Resource: res})
+				d.Observe(source, Change{Type: event.Delete, Object: u, Resource: res})
 			}
 		},
 	}
@@ -478,9 +478,9 @@ func (d *Core) seenAheadLocked(key objectKey, c Change) bool {
 		return false
 	}
 	rv, parsed := resourceVersion(c.Object)
-	if c.Type == scripting.Delete || !parsed || rv >= ahead {
+	if c.Type == event.Delete || !parsed || rv >= ahead {
 		delete(d.ahead, key)
-		return c.Type != scripting.Delete && parsed && rv == ahead
+		return c.Type != event.Delete && parsed && rv == ahead
 	}
 	return true
 }
@@ -496,12 +496,12 @@ func resourceVersion(u *unstructured.Unstructured) (uint64, bool) {
 // wanted reports whether a change of type t can lead to a call. With
 // delivery "latest", updates count for a rule with onAdd only (they
 // refresh a pending add) and deletes for any rule (they cancel one).
-func (d *Core) wanted(t scripting.EventType) bool {
+func (d *Core) wanted(t event.Type) bool {
 	if d.fin != nil {
 		// Every object gets the finalizer, and every delete is owed.
 		return true
 	}
-	if d.want.timer && (t == scripting.Update || t == scripting.Delete) {
+	if d.want.timer && (t == event.Update || t == event.Delete) {
 		// A timer follows its object's state, and ends with it.
 		return true
 	}
@@ -509,11 +509,11 @@ func (d *Core) wanted(t scripting.EventType) bool {
 		return d.want.has(t)
 	}
 	switch t {
-	case scripting.Add:
+	case event.Add:
 		return d.want.add
-	case scripting.Update:
+	case event.Update:
 		return d.want.update || d.want.add
-	case scripting.Delete:
+	case event.Delete:
 		return d.want.delete || d.want.add || d.want.update
 	}
 	return false
@@ -539,7 +539,7 @@ func (d *Core) Tick() {
 		return
 	}
 	if obs := d.opts.Observer; obs != nil {
-		obs.Event(d.rule.Name, "", scripting.Tick)
+		obs.Event(d.rule.Name, "", event.Tick)
 	}
 	d.mu.Lock()
 	e := d.pending[tickKey]
@@ -547,7 +547,7 @@ func (d *Core) Tick() {
 		e = &entry{}
 		d.pending[tickKey] = e
 	}
-	e.kind = scripting.Tick
+	e.kind = event.Tick
 	d.mu.Unlock()
 	d.queue.Add(tickKey)
 }
@@ -642,7 +642,7 @@ func (d *Core) processNext(ctx context.Context, caller Caller, w *worker, pace b
 	}
 	w.begin(t)
 	c := d.call(caller, t)
-	if c.err == scripting.ErrAbandoned {
+	if c.err == event.ErrAbandoned {
 		// Settled by the Server's abandoned function (Run).
 		return true
 	}
@@ -708,7 +708,7 @@ func (w *worker) turn() (turn, time.Time, bool) {
 // controller-runtime's reconcileHandler acts on a reconcile's result.
 type turn struct {
 	key objectKey
-	ev  scripting.Event
+	ev  event.Event
 	// taken is what the call consumes of the object's entry, which a
 	// failed call restores.
 	taken Change
@@ -722,7 +722,7 @@ type called struct {
 	at     time.Time // for the trace only
 	took   time.Duration
 	retry  int // for the trace only
-	out    scripting.Outcome
+	out    event.Outcome
 	err    error
 }
 
@@ -758,7 +758,7 @@ func (d *Core) call(caller Caller, t turn) called {
 		}
 		c.out, c.err = caller.Invoke(t.ev)
 		c.took = time.Since(start)
-		if c.err == scripting.ErrAbandoned {
+		if c.err == event.ErrAbandoned {
 			// Observed when it was abandoned (Core.abandoned).
 			return c
 		}
@@ -817,10 +817,10 @@ func (d *Core) failed(ctx context.Context, t turn, c called, err error, finalizi
 		}
 	}()
 	switch {
-	case errors.Is(err, scripting.ErrClosed), errors.Is(err, errFinalizeStopped):
+	case errors.Is(err, event.ErrClosed), errors.Is(err, errFinalizeStopped):
 		d.traceTurn(t, c, err, "stopped; made again at the next start")
 		d.restore(key, t.taken)
-	case errors.Is(err, scripting.ErrStuck):
+	case errors.Is(err, event.ErrStuck):
 		// Not this change's fault: wait without using up a retry.
 		d.traceTurn(t, c, err, "delayed: script workers stuck")
 		d.restore(key, t.taken)
@@ -865,18 +865,18 @@ func (d *Core) traceTurn(t turn, c called, err error, result string) {
 // or an action that would be stale on arrival. Changes up to that state
 // are then not delivered again (see seenAheadLocked). It returns false
 // when the newest state changes nothing the rule looks at.
-func (d *Core) freshen(key objectKey, ev scripting.Event) (scripting.Event, bool) {
+func (d *Core) freshen(key objectKey, ev event.Event) (event.Event, bool) {
 	if d.opts.Cache == nil || key.tick {
 		return ev, true
 	}
-	if ev.Type == scripting.Timer {
+	if ev.Type == event.Timer {
 		// onTimer gets the latest state; its changes are delivered too.
 		if newest, ok := d.opts.Cache.Get(key.source, key.namespace, key.name); ok && newest.GetUID() == ev.Object.GetUID() {
 			ev.Object = newest
 		}
 		return ev, true
 	}
-	if d.every || (ev.Type != scripting.Add && ev.Type != scripting.Update) {
+	if d.every || (ev.Type != event.Add && ev.Type != event.Update) {
 		return ev, true
 	}
 	newest, ok := d.opts.Cache.Newer(key.source, key.namespace, key.name, ev.Object.GetUID(), ev.Object.GetResourceVersion())
@@ -891,10 +891,10 @@ func (d *Core) freshen(key objectKey, ev scripting.Event) (scripting.Event, bool
 	d.ahead[key] = rv
 	d.mu.Unlock()
 	ev.Object = newest
-	if ev.Type == scripting.Update {
-		ev.Changed = scripting.ChangedPaths(ev.OldObject.Object, newest.Object, d.ignore)
+	if ev.Type == event.Update {
+		ev.Changed = event.ChangedPaths(ev.OldObject.Object, newest.Object, d.ignore)
 		if len(ev.Changed) == 0 && d.traced() {
-			d.traceIgnored(key, Change{Type: scripting.Update, Old: ev.OldObject, Object: newest, Resource: ev.Resource})
+			d.traceIgnored(key, Change{Type: event.Update, Old: ev.OldObject, Object: newest, Resource: ev.Resource})
 		}
 		return ev, len(ev.Changed) > 0
 	}
@@ -911,7 +911,7 @@ func (d *Core) freshen(key objectKey, ev scripting.Event) (scripting.Event, bool
 // The last action is handed over with Execute, on the worker's goroutine,
 // which waits for the actions anyway: the others, handed over first,
 // proceed on the sink's workers meanwhile.
-func (d *Core) commit(ctx context.Context, key objectKey, ev scripting.Event, asked []actions.Action, marker *actions.Action) <-chan struct{} {
+func (d *Core) commit(ctx context.Context, key objectKey, ev event.Event, asked []actions.Action, marker *actions.Action) <-chan struct{} {
 	finished := make(chan struct{})
 	release := func() {
 		d.queue.Done(key)
@@ -982,16 +982,16 @@ func (d *Core) commit(ctx context.Context, key objectKey, ev scripting.Event, as
 // takeLocked removes the next call of key from its entry. An entry with
 // more to do queues its key again (the workqueue hands it out once this
 // call is done).
-func (d *Core) takeLocked(key objectKey) (scripting.Event, Change, bool) {
+func (d *Core) takeLocked(key objectKey) (event.Event, Change, bool) {
 	now := d.now()
 	if key.tick {
 		d.scheduleTickLocked(now)
 	}
 	e := d.pending[key]
 	if e == nil {
-		return scripting.Event{}, Change{}, false
+		return event.Event{}, Change{}, false
 	}
-	var ev scripting.Event
+	var ev event.Event
 	var taken Change
 	ok := false
 	for !ok && e.hasCall(now) {
@@ -1005,7 +1005,7 @@ func (d *Core) takeLocked(key objectKey) (scripting.Event, Change, bool) {
 		default:
 			ev, taken, ok = e.take(d.ignore)
 		}
-		if !ok && taken.Type == scripting.Update && d.traced() {
+		if !ok && taken.Type == event.Update && d.traced() {
 			d.traceIgnored(key, taken)
 		}
 	}
@@ -1026,7 +1026,7 @@ func (d *Core) takeLocked(key objectKey) (scripting.Event, Change, bool) {
 // stays an add, an update keeps the object the script last saw, and an add
 // followed by a delete becomes nothing.
 func (d *Core) restore(key objectKey, taken Change) {
-	if taken.Type == scripting.Timer {
+	if taken.Type == event.Timer {
 		d.retryTimer(key, taken)
 		return
 	}
@@ -1062,7 +1062,7 @@ func (d *Core) restore(key objectKey, taken Change) {
 // callAttrs are the log attributes of a failed call: handler, resource,
 // object, the script's position, message and stack, and the worker's rest
 // when it is long enough to notice.
-func callAttrs(ev scripting.Event, err error, rest time.Duration) []any {
+func callAttrs(ev event.Event, err error, rest time.Duration) []any {
 	attrs := []any{"handler", ev.Type.Handler()}
 	if rest >= restLogged {
 		attrs = append(attrs, "rest", rest.Round(time.Millisecond).String())
@@ -1070,7 +1070,7 @@ func callAttrs(ev scripting.Event, err error, rest time.Duration) []any {
 	if ev.Object != nil {
 		attrs = append(attrs, "resource", ev.Resource.GVR.GroupResource().String(), "object", objectName(ev.Object))
 	}
-	var se *scripting.ScriptError
+	var se *event.ScriptError
 	if errors.As(err, &se) {
 		attrs = append(attrs, "position", se.Position.String(), "error", se.Message)
 		if se.Stack != "" {

@@ -21,6 +21,7 @@ import (
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
@@ -47,35 +48,35 @@ func withRV(u *unstructured.Unstructured, rv string) *unstructured.Unstructured 
 }
 
 func add(o *unstructured.Unstructured) Change {
-	return Change{Type: scripting.Add, Object: o, Resource: configMaps}
+	return Change{Type: event.Add, Object: o, Resource: configMaps}
 }
 func update(old, o *unstructured.Unstructured) Change {
-	return Change{Type: scripting.Update, Old: old, Object: o, Resource: configMaps}
+	return Change{Type: event.Update, Old: old, Object: o, Resource: configMaps}
 }
 func del(o *unstructured.Unstructured) Change {
-	return Change{Type: scripting.Delete, Object: o, Resource: configMaps}
+	return Change{Type: event.Delete, Object: o, Resource: configMaps}
 }
 
 // allHandlers declares every handler.
 type allHandlers struct{}
 
-func (allHandlers) HasHandler(scripting.EventType) bool { return true }
+func (allHandlers) HasHandler(event.Type) bool { return true }
 
 // handlerSet declares the listed handlers.
-type handlerSet []scripting.EventType
+type handlerSet []event.Type
 
-func (h handlerSet) HasHandler(t scripting.EventType) bool { return slices.Contains(h, t) }
+func (h handlerSet) HasHandler(t event.Type) bool { return slices.Contains(h, t) }
 
 // call is what a recording caller saw, as "onUpdate(old->new)[paths]".
-func describe(ev scripting.Event) string {
+func describe(ev event.Event) string {
 	v := func(u *unstructured.Unstructured) string {
 		s, _, _ := unstructured.NestedString(u.Object, "data", "v")
 		return u.GetName() + "=" + s
 	}
 	switch ev.Type {
-	case scripting.Tick:
+	case event.Tick:
 		return "onTick"
-	case scripting.Update:
+	case event.Update:
 		return fmt.Sprintf("onUpdate(%s->%s)%v", v(ev.OldObject), v(ev.Object), ev.Changed)
 	default:
 		return fmt.Sprintf("%s(%s)", ev.Type.Handler(), v(ev.Object))
@@ -89,13 +90,13 @@ type recorder struct {
 	calls   []string
 	actions []actions.Action
 	// fail, if set, makes a call fail when it returns an error.
-	fail func(ev scripting.Event) error
+	fail func(ev event.Event) error
 	// during, if set, runs inside each call (to model changes that
 	// arrive while a script runs).
-	during func(ev scripting.Event)
+	during func(ev event.Event)
 }
 
-func (r *recorder) Call(ev scripting.Event) ([]actions.Action, error) {
+func (r *recorder) Call(ev event.Event) ([]actions.Action, error) {
 	if r.during != nil {
 		r.during(ev)
 	}
@@ -198,19 +199,19 @@ func TestCoalescing(t *testing.T) {
 		},
 		{
 			name:     "a rule without onUpdate still gets the latest state in onAdd",
-			handlers: handlerSet{scripting.Add},
+			handlers: handlerSet{event.Add},
 			changes:  []Change{add(a1), update(a1, a2)},
 			want:     []string{"onAdd(a=2)"},
 		},
 		{
 			name:     "a rule without onAdd does not turn adds into updates",
-			handlers: handlerSet{scripting.Update},
+			handlers: handlerSet{event.Update},
 			changes:  []Change{add(a1), update(a1, a2)},
 			want:     []string{"onUpdate(a=1->a=2)[data.v]"},
 		},
 		{
 			name:    "spec.events without update",
-			rule:    func(r *rules.Rule) { r.Events = []scripting.EventType{scripting.Add, scripting.Delete} },
+			rule:    func(r *rules.Rule) { r.Events = []event.Type{event.Add, event.Delete} },
 			changes: []Change{update(a1, a2), update(a2, a3)},
 			want:    nil,
 		},
@@ -310,9 +311,9 @@ type counter struct {
 	dropped int
 }
 
-func (c *counter) Event(string, string, scripting.EventType)                     {}
-func (c *counter) HandlerCall(string, scripting.EventType, time.Duration, error) {}
-func (c *counter) HandlerGivenUp(_ string, _ scripting.EventType, err error) {
+func (c *counter) Event(string, string, event.Type)                     {}
+func (c *counter) HandlerCall(string, event.Type, time.Duration, error) {}
+func (c *counter) HandlerGivenUp(_ string, _ event.Type, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.givenUp = append(c.givenUp, err.Error())
@@ -325,7 +326,7 @@ func (c *counter) ChangesDropped(_ string, n int) {
 
 func TestFailedCallsAreRetriedThenGivenUp(t *testing.T) {
 	errBoom := errors.New("boom")
-	rec := &recorder{fail: func(scripting.Event) error { return errBoom }}
+	rec := &recorder{fail: func(event.Event) error { return errBoom }}
 	obs := &counter{}
 	d := newTestDelivery(t, testRule(func(r *rules.Rule) { r.Retries = 3 }), allHandlers{}, rec, obs)
 	d.Observe(0, add(cm("a", "1")))
@@ -356,7 +357,7 @@ type calls struct {
 	failed []string
 }
 
-func (c *calls) HandlerCall(string, scripting.EventType, time.Duration, error) { c.n++ }
+func (c *calls) HandlerCall(string, event.Type, time.Duration, error) { c.n++ }
 func (c *calls) CallFailed(rule string, err error) {
 	c.failed = append(c.failed, rule+": "+err.Error())
 }
@@ -364,7 +365,7 @@ func (c *calls) CallFailed(rule string, err error) {
 // Failures is told of the failed calls only, once each, and the Observer
 // of every call: the control path and the metrics see the same calls.
 func TestFailuresAreToldOfFailedCallsOnly(t *testing.T) {
-	rec := &recorder{fail: func(ev scripting.Event) error {
+	rec := &recorder{fail: func(ev event.Event) error {
 		if ev.Object.GetName() == "bad" {
 			return errors.New("boom")
 		}
@@ -423,12 +424,12 @@ func TestRetryOnLatestState(t *testing.T) {
 			var d *Core
 			first := true
 			rec := &recorder{}
-			rec.during = func(scripting.Event) {
+			rec.during = func(event.Event) {
 				if first {
 					d.Observe(0, tt.meantime)
 				}
 			}
-			rec.fail = func(scripting.Event) error {
+			rec.fail = func(event.Event) error {
 				if first {
 					first = false
 					return errors.New("transient")
@@ -520,7 +521,7 @@ type orderChecker struct {
 	errs     []string
 }
 
-func (c *orderChecker) Call(ev scripting.Event) ([]actions.Action, error) {
+func (c *orderChecker) Call(ev event.Event) ([]actions.Action, error) {
 	name := ev.Object.GetName()
 	s, _, _ := unstructured.NestedString(ev.Object.Object, "data", "v")
 	var v int
@@ -601,7 +602,7 @@ type blocker struct {
 	release chan struct{}
 }
 
-func (b *blocker) Call(ev scripting.Event) ([]actions.Action, error) {
+func (b *blocker) Call(ev event.Event) ([]actions.Action, error) {
 	b.started <- ev.Object.GetName()
 	<-b.release
 	return nil, nil
@@ -784,8 +785,8 @@ func (s *handSink) Execute(_ context.Context, a actions.Action, done func(error)
 // threeActions is a Caller whose every call asks for three patches.
 type threeActions struct{}
 
-func (threeActions) Invoke(scripting.Event) (scripting.Outcome, error) {
-	return scripting.Outcome{Actions: []actions.Action{
+func (threeActions) Invoke(event.Event) (event.Outcome, error) {
+	return event.Outcome{Actions: []actions.Action{
 		{Verb: actions.Patch, Name: "a"}, {Verb: actions.Patch, Name: "b"}, {Verb: actions.Patch, Name: "c"},
 	}}, nil
 }
@@ -815,7 +816,7 @@ type stuckServer struct {
 	release chan struct{}
 }
 
-func (s *stuckServer) Invoke(ev scripting.Event) (scripting.Outcome, error) {
+func (s *stuckServer) Invoke(ev event.Event) (event.Outcome, error) {
 	s.mu.Lock()
 	name := ev.Object.GetName()
 	s.calls = append(s.calls, name)
@@ -824,9 +825,9 @@ func (s *stuckServer) Invoke(ev scripting.Event) (scripting.Outcome, error) {
 	if first {
 		s.abandon <- errors.New("timed out and did not stop")
 		<-s.release
-		return scripting.Outcome{}, scripting.ErrAbandoned
+		return event.Outcome{}, event.ErrAbandoned
 	}
-	return scripting.Outcome{}, nil
+	return event.Outcome{}, nil
 }
 
 func (s *stuckServer) Serve(step func() bool, abandoned func(error)) {
@@ -867,7 +868,7 @@ type failedCalls struct {
 	told   atomic.Int32
 }
 
-func (c *failedCalls) HandlerCall(_ string, _ scripting.EventType, _ time.Duration, err error) {
+func (c *failedCalls) HandlerCall(_ string, _ event.Type, _ time.Duration, err error) {
 	if err != nil {
 		c.failed.Add(1)
 	}

@@ -5,6 +5,14 @@
 // and a recorder; `kreact rbac` asks it for the informer plan. The
 // semantics below exist here only.
 //
+// It names what it hands a handler and what it gets back in package
+// event's vocabulary (event.Event, event.Outcome, event.ScriptError,
+// event.ChangedPaths, the once marker), and runs scripts only through
+// its Caller, Server and Handlers interfaces, which a *scripting.Runtime
+// and a *scripting.Program satisfy: it does not import package
+// scripting. (It still reaches goja through package rules, whose Rule
+// carries the compiled script.)
+//
 // # Plan
 //
 // Plan lists the informers a rule needs: one per watched namespace of each
@@ -71,12 +79,12 @@
 // the actions, as it records everything the Sink is handed.
 //
 // After a failed call, the worker that made it rests ten times the CPU
-// time the call used (scripting.ScriptError.CPU, at most a minute) before
+// time the call used (event.ScriptError.CPU, at most a minute) before
 // it takes the next object, so that a rule failing on every object (an
 // endless loop stopped by its timeout) uses at most a tenth of a CPU. A
 // call stopped for its memory limit after using at least 2ms of CPU rests
 // at least 1s per 32 MiB it was charged with
-// (scripting.ScriptError.Allocated), so that a rule failing that way
+// (event.ScriptError.Allocated), so that a rule failing that way
 // makes at most 32 MiB of garbage a second; a call stopped for memory
 // after less CPU time rests by its CPU time only. Its objects wait,
 // coalescing; nothing is dropped. Drain (offline tests) does not rest.
@@ -84,7 +92,7 @@
 // # Once per object
 //
 // A call whose kreact.once returned true carries the patch that marks its
-// object (scripting.Outcome.Once). It is sent after every other action of
+// object (event.Outcome.Once). It is sent after every other action of
 // the call has succeeded, and not at all if one failed; the object stays
 // busy until it is written. Until the informer shows the marker, the next
 // calls of the object get it with the marker added, so that kreact.once

@@ -7,7 +7,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/diag"
-	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/event"
 )
 
 // eventEvery is the least time between two Events that spec.recordEvents
@@ -33,7 +33,7 @@ const (
 // rule has spec.recordEvents and the object had none in the last
 // eventEvery. The Event is kreact's, not the script's: it needs no
 // permission in spec.permissions.
-func (d *Core) recordEvent(key objectKey, ev scripting.Event, reason, msg string) {
+func (d *Core) recordEvent(key objectKey, ev event.Event, reason, msg string) {
 	obj := ev.Object
 	if !d.rule.RecordEvents || obj == nil || key.tick {
 		return
@@ -81,9 +81,9 @@ func (d *Core) recordEvent(key objectKey, ev scripting.Event, reason, msg string
 }
 
 // givenUpMessage is the message of the Event of a call given up.
-func givenUpMessage(rule string, ev scripting.Event, retries int, err error) string {
+func givenUpMessage(rule string, ev event.Event, retries int, err error) string {
 	what := err.Error()
-	var se *scripting.ScriptError
+	var se *event.ScriptError
 	if errors.As(err, &se) && se.Position.IsValid() {
 		what = se.Position.String() + ": " + se.Message
 	}

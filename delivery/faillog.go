@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/event"
 )
 
 // failureLogEvery is how often a failure that repeats (same log message,
@@ -37,7 +37,7 @@ type failureKey struct {
 // exception it threw (or a host error it did not catch), or "" for an
 // error that is not a script's.
 func failureKind(err error) string {
-	var se *scripting.ScriptError
+	var se *event.ScriptError
 	switch {
 	case !errors.As(err, &se):
 		return ""
@@ -47,7 +47,7 @@ func failureKind(err error) string {
 		return "cpu limit"
 	case se.Timeout:
 		return "timeout"
-	case errors.Is(se.Err, scripting.ErrStuck):
+	case errors.Is(se.Err, event.ErrStuck):
 		return "stuck"
 	}
 	return "thrown"
@@ -80,7 +80,7 @@ func newFailureLog(log *slog.Logger, now func() time.Time) *failureLog {
 // failureKeyOf returns the key of a failed call's line.
 func failureKeyOf(level slog.Level, msg string, err error) failureKey {
 	k := failureKey{level: level, msg: msg, kind: failureKind(err)}
-	var se *scripting.ScriptError
+	var se *event.ScriptError
 	switch {
 	case errors.As(err, &se) && se.Position.IsValid():
 		k.position = se.Position.String()

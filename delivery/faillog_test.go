@@ -13,9 +13,9 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/internal/testcluster"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/scripting"
 )
 
 // A rule that fails the same way on every object logs that failure in
@@ -27,12 +27,12 @@ func TestRepeatedFailuresAreSummarised(t *testing.T) {
 	var logs testcluster.LogBuffer
 	// The message names the object, as scripts' messages often do: the
 	// position makes the failure the same.
-	rec := &recorder{fail: func(ev scripting.Event) error {
+	rec := &recorder{fail: func(ev event.Event) error {
 		name := ev.Object.GetName()
 		if name == "odd" {
-			return &scripting.ScriptError{Position: diag.Position{File: "r.yaml", Line: 12, Col: 5}, Message: "Error: other"}
+			return &event.ScriptError{Position: diag.Position{File: "r.yaml", Line: 12, Col: 5}, Message: "Error: other"}
 		}
-		return &scripting.ScriptError{Position: diag.Position{File: "r.yaml", Line: 9, Col: 3}, Message: "Error: boom on " + name}
+		return &event.ScriptError{Position: diag.Position{File: "r.yaml", Line: 9, Col: 3}, Message: "Error: boom on " + name}
 	}}
 	d := New(testRule(func(r *rules.Rule) { r.Retries = 3 }), allHandlers{}, rec,
 		Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), BaseDelay: -1, Clock: clk})
@@ -94,7 +94,7 @@ func TestRepeatedFailuresAreSummarised(t *testing.T) {
 func TestStuckWorkersAreLoggedOncePerPeriod(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
 	var logs testcluster.LogBuffer
-	rec := &recorder{fail: func(scripting.Event) error { return scripting.ErrStuck }}
+	rec := &recorder{fail: func(event.Event) error { return event.ErrStuck }}
 	d := New(testRule(), allHandlers{}, rec, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), BaseDelay: -1, Clock: clk})
 	t.Cleanup(d.ShutDown)
 	for _, n := range []string{"a", "b", "c", "d", "e"} {
@@ -111,8 +111,8 @@ func TestStuckWorkersAreLoggedOncePerPeriod(t *testing.T) {
 func TestRepeatedFailuresAreFlushedOnStop(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
 	var logs testcluster.LogBuffer
-	rec := &recorder{fail: func(ev scripting.Event) error {
-		return &scripting.ScriptError{Position: diag.Position{File: "r.yaml", Line: 9, Col: 3}, Message: "Error: boom on " + ev.Object.GetName()}
+	rec := &recorder{fail: func(ev event.Event) error {
+		return &event.ScriptError{Position: diag.Position{File: "r.yaml", Line: 9, Col: 3}, Message: "Error: boom on " + ev.Object.GetName()}
 	}}
 	d := New(testRule(func(r *rules.Rule) { r.Retries = 0 }), allHandlers{}, rec,
 		Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), BaseDelay: -1, Clock: clk})
@@ -148,11 +148,11 @@ func TestFailuresOfAnotherKindAreLoggedApart(t *testing.T) {
 	var logs bytes.Buffer
 	f := newFailureLog(slog.New(slog.NewTextHandler(&logs, nil)), func() time.Time { return t0 })
 	at := diag.Position{File: "r.yaml", Line: 9, Col: 3}
-	timeout := &scripting.ScriptError{Position: at, Message: "timeout after 1s", Timeout: true}
-	memory := &scripting.ScriptError{Position: at, Message: "memory limit of 64 MiB exceeded", Memory: true}
-	thrown := &scripting.ScriptError{Position: at, Message: "Error: boom"}
+	timeout := &event.ScriptError{Position: at, Message: "timeout after 1s", Timeout: true}
+	memory := &event.ScriptError{Position: at, Message: "memory limit of 64 MiB exceeded", Memory: true}
+	thrown := &event.ScriptError{Position: at, Message: "Error: boom"}
 	for _, err := range []error{timeout, timeout, memory, timeout, thrown, memory} {
-		f.failed(slog.LevelWarn, "script failed", err, []any{"error", err.(*scripting.ScriptError).Message})
+		f.failed(slog.LevelWarn, "script failed", err, []any{"error", err.(*event.ScriptError).Message})
 	}
 	for _, tt := range []struct {
 		name  string
@@ -184,12 +184,12 @@ func TestFailureKind(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"timeout", &scripting.ScriptError{Timeout: true}, "timeout"},
-		{"memory over a timeout", &scripting.ScriptError{Timeout: true, Memory: true}, "memory limit"},
-		{"cpu limit", &scripting.ScriptError{CPULimit: true}, "cpu limit"},
-		{"stuck", &scripting.ScriptError{Err: scripting.ErrStuck}, "stuck"},
-		{"thrown", &scripting.ScriptError{Message: "Error: boom"}, "thrown"},
-		{"wrapped", fmt.Errorf("call: %w", &scripting.ScriptError{Timeout: true}), "timeout"},
+		{"timeout", &event.ScriptError{Timeout: true}, "timeout"},
+		{"memory over a timeout", &event.ScriptError{Timeout: true, Memory: true}, "memory limit"},
+		{"cpu limit", &event.ScriptError{CPULimit: true}, "cpu limit"},
+		{"stuck", &event.ScriptError{Err: event.ErrStuck}, "stuck"},
+		{"thrown", &event.ScriptError{Message: "Error: boom"}, "thrown"},
+		{"wrapped", fmt.Errorf("call: %w", &event.ScriptError{Timeout: true}), "timeout"},
 		{"not a script's", errors.New("patch refused"), ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/finalizers"
-	"github.com/kreact/kreact/scripting"
 )
 
 // LongFinalizerWait is how long an object may wait on a rule's finalizer
@@ -30,14 +30,14 @@ func (d *Core) finalizeChangeLocked(key objectKey, c Change) (Change, bool, func
 	uid := c.Object.GetUID()
 	if done, ok := d.fin.finalized[key]; ok {
 		if done == uid {
-			if c.Type == scripting.Delete {
+			if c.Type == event.Delete {
 				delete(d.fin.finalized, key)
 			}
 			return c, false, nil
 		}
 		delete(d.fin.finalized, key)
 	}
-	if c.Type == scripting.Delete {
+	if c.Type == event.Delete {
 		delete(d.fin.waiting, key)
 		if finalizers.Terminating(c.Object) || !finalizers.Has(c.Object, d.fin.name) {
 			return c, true, nil
@@ -55,7 +55,7 @@ func (d *Core) finalizeChangeLocked(key objectKey, c Change) (Change, bool, func
 		if _, ok := d.fin.waiting[key]; !ok {
 			d.fin.waiting[key] = c.Object.GetDeletionTimestamp().Time
 		}
-		return Change{Type: scripting.Delete, Object: c.Object, Resource: c.Resource, Finalize: true}, true, nil
+		return Change{Type: event.Delete, Object: c.Object, Resource: c.Resource, Finalize: true}, true, nil
 	}
 	// The lookup checks presence: an object without a UID (as a rule
 	// test may write it) must not count as being added already.
@@ -69,7 +69,7 @@ func (d *Core) finalizeChangeLocked(key objectKey, c Change) (Change, bool, func
 	// it comes back, or `kreact finalizers release` against a running
 	// kreact would seem to do nothing. A release removes it from many
 	// objects at once: the lines are summarised like failures.
-	removed := c.Type == scripting.Update && finalizers.Has(c.Old, d.fin.name)
+	removed := c.Type == event.Update && finalizers.Has(c.Old, d.fin.name)
 	// The result only clears the mark, so that an add that failed is
 	// tried again with the object's next change.
 	return c, true, func() {
@@ -89,8 +89,8 @@ func (d *Core) finalizeChangeLocked(key objectKey, c Change) (Change, bool, func
 
 // ownFinalizerOnly reports whether an update changes nothing but the
 // rule's own finalizer (kreact adding it): no call for that.
-func (d *Core) ownFinalizerOnly(ev scripting.Event) bool {
-	if d.fin == nil || ev.Type != scripting.Update || !slices.Equal(ev.Changed, []string{"metadata.finalizers"}) {
+func (d *Core) ownFinalizerOnly(ev event.Event) bool {
+	if d.fin == nil || ev.Type != event.Update || !slices.Equal(ev.Changed, []string{"metadata.finalizers"}) {
 		return false
 	}
 	strip := func(u *unstructured.Unstructured) []string {
@@ -103,7 +103,7 @@ func (d *Core) ownFinalizerOnly(ev scripting.Event) bool {
 // succeeded, the finalizer is removed from the object's newest state; then
 // the object is released and its later changes are dropped. It returns
 // the error that makes the finalization fail (and be retried), or nil.
-func (d *Core) finish(ctx context.Context, key objectKey, ev scripting.Event, asked []actions.Action) error {
+func (d *Core) finish(ctx context.Context, key objectKey, ev event.Event, asked []actions.Action) error {
 	if err := d.run(ctx, asked); err != nil {
 		return err
 	}

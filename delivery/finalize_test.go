@@ -14,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/internal/testcluster"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/scripting"
 )
 
 // resultSink records actions as "verb name origin" and fails those that
@@ -187,7 +187,7 @@ func TestFinalizer(t *testing.T) {
 
 	t.Run("a rule without onDelete still releases the object", func(t *testing.T) {
 		sink, rec := &resultSink{}, &recorder{}
-		d := newTestDelivery(t, testRule(fin, func(r *rules.Rule) { r.Events = []scripting.EventType{scripting.Add} }), allHandlers{}, sink, nil)
+		d := newTestDelivery(t, testRule(fin, func(r *rules.Rule) { r.Events = []event.Type{event.Add} }), allHandlers{}, sink, nil)
 		d.Observe(0, add(held(cm("a", "1"), true)))
 		d.Drain(t.Context(), rec)
 		if got := rec.recorded(); len(got) != 0 {

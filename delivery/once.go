@@ -5,11 +5,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/event"
 )
 
 // kreact.once: a call that asks for it carries the patch that marks its
-// object (scripting.Outcome.Once). The marker goes out after every other
+// object (event.Outcome.Once). The marker goes out after every other
 // action of the call has succeeded, so that a crash, or a failed action,
 // before it leaves the object unmarked and the next call does the work
 // again: at least once. An object stays busy until its marker is written,
@@ -28,7 +28,7 @@ type onceMarks struct {
 // is about another object (deleted, or created again).
 func (d *Core) forgetMarkLocked(key objectKey, c Change) {
 	uid, ok := d.once.marked[key]
-	if ok && (c.Type == scripting.Delete || c.Object.GetUID() != uid || scripting.Marked(c.Object, d.rule.Name)) {
+	if ok && (c.Type == event.Delete || c.Object.GetUID() != uid || event.Marked(c.Object, d.rule.Name)) {
 		delete(d.once.marked, key)
 		d.once.count.Add(-1)
 	}
@@ -36,14 +36,14 @@ func (d *Core) forgetMarkLocked(key objectKey, c Change) {
 
 // withMarker returns ev with the rule's marker added to (a copy of) its
 // object when this process wrote it and the cache does not show it yet.
-func (d *Core) withMarker(key objectKey, ev scripting.Event) scripting.Event {
+func (d *Core) withMarker(key objectKey, ev event.Event) event.Event {
 	if d.once.count.Load() == 0 || ev.Object == nil {
 		return ev
 	}
 	d.mu.Lock()
 	uid, ok := d.once.marked[key]
 	d.mu.Unlock()
-	if !ok || uid != ev.Object.GetUID() || scripting.Marked(ev.Object, d.rule.Name) {
+	if !ok || uid != ev.Object.GetUID() || event.Marked(ev.Object, d.rule.Name) {
 		return ev
 	}
 	obj := ev.Object.DeepCopy()
@@ -51,7 +51,7 @@ func (d *Core) withMarker(key objectKey, ev scripting.Event) scripting.Event {
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	annotations[scripting.OnceAnnotation(d.rule.Name)] = ""
+	annotations[event.OnceAnnotation(d.rule.Name)] = ""
 	obj.SetAnnotations(annotations)
 	ev.Object = obj
 	return ev

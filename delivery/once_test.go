@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
@@ -65,7 +66,7 @@ function welcome(obj) {
 
 func marked(u *unstructured.Unstructured) *unstructured.Unstructured {
 	u = u.DeepCopy()
-	u.SetAnnotations(map[string]string{scripting.OnceAnnotation("r"): "2026-01-01T00:00:00Z"})
+	u.SetAnnotations(map[string]string{event.OnceAnnotation("r"): "2026-01-01T00:00:00Z"})
 	return u
 }
 

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/scripting"
 )
 
 // resolve parses a rule whose spec is spec (with a script added) and
@@ -91,14 +91,14 @@ func TestPlanOfAnAdmissionOnlyRule(t *testing.T) {
 		handlers   Handlers
 		want       string
 	}{
-		{"admission only", watchAndRead, handlerSet{scripting.Validate, scripting.Mutate}, read},
-		{"admission and onAdd", watchAndRead, handlerSet{scripting.Validate, scripting.Add}, watch + read},
-		{"onUpdate, which spec.events does not list", "  events: [add]\n" + watchAndRead, handlerSet{scripting.Update}, read},
-		{"onTimer", watchAndRead, handlerSet{scripting.Timer}, watch + read},
-		{"onTick, which may read the watched objects", "  every: 1m\n" + watchAndRead, handlerSet{scripting.Tick}, watch + read},
-		{"spec.finalizer", "  finalizer: true\n" + watchAndRead, handlerSet{scripting.Validate}, watch + read},
+		{"admission only", watchAndRead, handlerSet{event.Validate, event.Mutate}, read},
+		{"admission and onAdd", watchAndRead, handlerSet{event.Validate, event.Add}, watch + read},
+		{"onUpdate, which spec.events does not list", "  events: [add]\n" + watchAndRead, handlerSet{event.Update}, read},
+		{"onTimer", watchAndRead, handlerSet{event.Timer}, watch + read},
+		{"onTick, which may read the watched objects", "  every: 1m\n" + watchAndRead, handlerSet{event.Tick}, watch + read},
+		{"spec.finalizer", "  finalizer: true\n" + watchAndRead, handlerSet{event.Validate}, watch + read},
 		{"handlers unknown", watchAndRead, nil, watch + read},
-		{"the reads informer the watch would have been", "  watch: [{resource: deployments}]\n  reads: [deployments]\n", handlerSet{scripting.Validate},
+		{"the reads informer the watch would have been", "  watch: [{resource: deployments}]\n  reads: [deployments]\n", handlerSet{event.Validate},
 			`deployments.apps ns="" handled=false readable=true fields="*"` + "\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/scripting"
 )
 
 func TestRestAfter(t *testing.T) {
@@ -20,13 +20,13 @@ func TestRestAfter(t *testing.T) {
 	}{
 		{"success", nil, 0},
 		{"not a script's failure", errors.New("boom"), 0},
-		{"a throw that used 20µs", &scripting.ScriptError{CPU: 20 * time.Microsecond}, 200 * time.Microsecond},
-		{"a timeout that used 1s", &scripting.ScriptError{Timeout: true, CPU: time.Second}, 10 * time.Second},
-		{"wrapped", fmt.Errorf("call: %w", &scripting.ScriptError{Timeout: true, CPU: 30 * time.Millisecond}), 300 * time.Millisecond},
-		{"stopped for 64 MiB", &scripting.ScriptError{Memory: true, Allocated: 64 << 20, CPU: 30 * time.Millisecond}, 2 * time.Second},
-		{"stopped for 64 MiB by mistake, beside a hog", &scripting.ScriptError{Memory: true, Allocated: 64 << 20, CPU: 50 * time.Microsecond}, 500 * time.Microsecond},
-		{"stopped for 16 MiB after 1s of CPU", &scripting.ScriptError{Memory: true, Allocated: 16 << 20, CPU: time.Second}, 10 * time.Second},
-		{"capped", &scripting.ScriptError{Timeout: true, CPU: time.Hour}, maxRest},
+		{"a throw that used 20µs", &event.ScriptError{CPU: 20 * time.Microsecond}, 200 * time.Microsecond},
+		{"a timeout that used 1s", &event.ScriptError{Timeout: true, CPU: time.Second}, 10 * time.Second},
+		{"wrapped", fmt.Errorf("call: %w", &event.ScriptError{Timeout: true, CPU: 30 * time.Millisecond}), 300 * time.Millisecond},
+		{"stopped for 64 MiB", &event.ScriptError{Memory: true, Allocated: 64 << 20, CPU: 30 * time.Millisecond}, 2 * time.Second},
+		{"stopped for 64 MiB by mistake, beside a hog", &event.ScriptError{Memory: true, Allocated: 64 << 20, CPU: 50 * time.Microsecond}, 500 * time.Microsecond},
+		{"stopped for 16 MiB after 1s of CPU", &event.ScriptError{Memory: true, Allocated: 16 << 20, CPU: time.Second}, 10 * time.Second},
+		{"capped", &event.ScriptError{Timeout: true, CPU: time.Hour}, maxRest},
 	} {
 		if got := RestAfter(c.err); got != c.want {
 			t.Errorf("%s: RestAfter = %v, want %v", c.name, got, c.want)
@@ -43,12 +43,12 @@ type cpuBurner struct {
 	starts, ends []time.Time
 }
 
-func (c *cpuBurner) Invoke(ev scripting.Event) (scripting.Outcome, error) {
+func (c *cpuBurner) Invoke(ev event.Event) (event.Outcome, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.starts = append(c.starts, time.Now())
 	c.ends = append(c.ends, time.Now())
-	return scripting.Outcome{}, &scripting.ScriptError{Rule: "r", Handler: ev.Type.Handler(), Memory: true, CPU: c.cpu}
+	return event.Outcome{}, &event.ScriptError{Rule: "r", Handler: ev.Type.Handler(), Memory: true, CPU: c.cpu}
 }
 
 func (c *cpuBurner) calls() (starts, ends []time.Time) {

@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/scripting"
 )
 
 // timer is an object's pending kreact.after: one per object and rule. A
@@ -41,19 +41,19 @@ func (t *timer) note(c Change) {
 		return
 	}
 	switch c.Type {
-	case scripting.Add, scripting.Update:
+	case event.Add, event.Update:
 		t.obj = c.Object
-	case scripting.Delete:
+	case event.Delete:
 		*t = timer{}
 	}
 }
 
 // take removes a due timer and returns its call.
-func (t *timer) take(res apiresource.Resource) (scripting.Event, Change) {
+func (t *timer) take(res apiresource.Resource) (event.Event, Change) {
 	obj := t.obj
 	*t = timer{}
-	c := Change{Type: scripting.Timer, Object: obj, Resource: res}
-	return scripting.Event{Type: scripting.Timer, Object: obj, Resource: res}, c
+	c := Change{Type: event.Timer, Object: obj, Resource: res}
+	return event.Event{Type: event.Timer, Object: obj, Resource: res}, c
 }
 
 // MinTimerDelay is the shortest delay of a timer: a kreact.after of less
@@ -68,7 +68,7 @@ func (d *Core) now() time.Time { return d.clock.Now() }
 // the call was made with. A timer for an object that is gone from the
 // cache by now, or replaced by a new incarnation, is not armed: its delete
 // has dropped, or will drop, what the timer was about.
-func (d *Core) arm(key objectKey, ev scripting.Event, req *scripting.TimerRequest) {
+func (d *Core) arm(key objectKey, ev event.Event, req *event.TimerRequest) {
 	obj := ev.Object
 	if req == nil || key.tick || obj == nil || !d.alive(key, obj) {
 		return
@@ -138,7 +138,7 @@ func (d *Core) scheduleTickLocked(now time.Time) {
 			e = &entry{}
 			d.pending[tickKey] = e
 		}
-		e.kind = scripting.Tick
+		e.kind = event.Tick
 		d.nextTick = d.ticks.next(d.nextTick, now)
 	}
 	d.queue.AddAfter(tickKey, d.nextTick.Sub(now))

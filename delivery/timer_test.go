@@ -11,41 +11,41 @@ import (
 
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/scripting"
 )
 
 // Invoke makes the recording Callers of delivery_test.go Callers.
-func (r *recorder) Invoke(ev scripting.Event) (scripting.Outcome, error) {
+func (r *recorder) Invoke(ev event.Event) (event.Outcome, error) {
 	a, err := r.Call(ev)
-	return scripting.Outcome{Actions: a}, err
+	return event.Outcome{Actions: a}, err
 }
 
-func (c *orderChecker) Invoke(ev scripting.Event) (scripting.Outcome, error) {
+func (c *orderChecker) Invoke(ev event.Event) (event.Outcome, error) {
 	a, err := c.Call(ev)
-	return scripting.Outcome{Actions: a}, err
+	return event.Outcome{Actions: a}, err
 }
 
-func (b *blocker) Invoke(ev scripting.Event) (scripting.Outcome, error) {
+func (b *blocker) Invoke(ev event.Event) (event.Outcome, error) {
 	a, err := b.Call(ev)
-	return scripting.Outcome{Actions: a}, err
+	return event.Outcome{Actions: a}, err
 }
 
 // timerCaller is a recorder whose calls ask for a timer: after[handler]
 // is the delay each call of that handler asks for.
 type timerCaller struct {
 	*recorder
-	after map[scripting.EventType]time.Duration
+	after map[event.Type]time.Duration
 }
 
-func (c *timerCaller) Invoke(ev scripting.Event) (scripting.Outcome, error) {
+func (c *timerCaller) Invoke(ev event.Event) (event.Outcome, error) {
 	a, err := c.Call(ev)
 	if err != nil {
-		return scripting.Outcome{}, err
+		return event.Outcome{}, err
 	}
-	out := scripting.Outcome{Actions: a}
+	out := event.Outcome{Actions: a}
 	if d, ok := c.after[ev.Type]; ok {
-		out.Timer = &scripting.TimerRequest{Delay: d}
+		out.Timer = &event.TimerRequest{Delay: d}
 	}
 	return out, nil
 }
@@ -88,13 +88,13 @@ func TestTimers(t *testing.T) {
 	a1, a2 := cm("a", "1"), cm("a", "2")
 	tests := []struct {
 		name  string
-		after map[scripting.EventType]time.Duration
+		after map[event.Type]time.Duration
 		steps func(observe func(Change), step func(time.Duration))
 		want  []string
 	}{
 		{
 			name:  "onTimer gets the latest state when it is due",
-			after: map[scripting.EventType]time.Duration{scripting.Add: 10 * time.Minute},
+			after: map[event.Type]time.Duration{event.Add: 10 * time.Minute},
 			steps: func(observe func(Change), step func(time.Duration)) {
 				observe(add(a1))
 				step(5 * time.Minute)
@@ -107,9 +107,9 @@ func TestTimers(t *testing.T) {
 		},
 		{
 			name: "a later kreact.after replaces the pending one",
-			after: map[scripting.EventType]time.Duration{
-				scripting.Add:    10 * time.Minute,
-				scripting.Update: time.Minute,
+			after: map[event.Type]time.Duration{
+				event.Add:    10 * time.Minute,
+				event.Update: time.Minute,
 			},
 			steps: func(observe func(Change), step func(time.Duration)) {
 				observe(add(a1))
@@ -121,7 +121,7 @@ func TestTimers(t *testing.T) {
 		},
 		{
 			name:  "a later, longer kreact.after postpones it",
-			after: map[scripting.EventType]time.Duration{scripting.Add: time.Minute, scripting.Update: time.Hour},
+			after: map[event.Type]time.Duration{event.Add: time.Minute, event.Update: time.Hour},
 			steps: func(observe func(Change), step func(time.Duration)) {
 				observe(add(a1))
 				observe(update(a1, a2))
@@ -132,7 +132,7 @@ func TestTimers(t *testing.T) {
 		},
 		{
 			name:  "a delete drops the timer",
-			after: map[scripting.EventType]time.Duration{scripting.Add: time.Minute},
+			after: map[event.Type]time.Duration{event.Add: time.Minute},
 			steps: func(observe func(Change), step func(time.Duration)) {
 				observe(add(a1))
 				observe(del(a1))
@@ -144,7 +144,7 @@ func TestTimers(t *testing.T) {
 		},
 		{
 			name:  "onTimer can re-arm itself",
-			after: map[scripting.EventType]time.Duration{scripting.Add: time.Minute, scripting.Timer: time.Minute},
+			after: map[event.Type]time.Duration{event.Add: time.Minute, event.Timer: time.Minute},
 			steps: func(observe func(Change), step func(time.Duration)) {
 				observe(add(a1))
 				step(3 * time.Minute)
@@ -178,8 +178,8 @@ func TestTimers(t *testing.T) {
 // and a failed onTimer is retried like any call.
 func TestTimersAreTransactional(t *testing.T) {
 	d, clk, rec := newClocked(t, testRule(), Options{})
-	c := &timerCaller{recorder: rec, after: map[scripting.EventType]time.Duration{scripting.Add: time.Minute}}
-	rec.fail = func(ev scripting.Event) error { return errors.New("boom") }
+	c := &timerCaller{recorder: rec, after: map[event.Type]time.Duration{event.Add: time.Minute}}
+	rec.fail = func(ev event.Event) error { return errors.New("boom") }
 	d.Observe(0, add(cm("a", "1")))
 	d.Drain(t.Context(), c)
 	if n := d.Timers(); n != 0 {
@@ -187,8 +187,8 @@ func TestTimersAreTransactional(t *testing.T) {
 	}
 
 	failures := 1
-	rec.fail = func(ev scripting.Event) error {
-		if ev.Type == scripting.Timer && failures > 0 {
+	rec.fail = func(ev event.Event) error {
+		if ev.Type == event.Timer && failures > 0 {
 			failures--
 			return errors.New("timer boom")
 		}
@@ -212,7 +212,7 @@ func TestTimersAreTransactional(t *testing.T) {
 func TestTimerOfAGoneObjectIsNotArmed(t *testing.T) {
 	store := mapCache{}
 	d, _, rec := newClocked(t, testRule(), Options{Cache: store})
-	c := &timerCaller{recorder: rec, after: map[scripting.EventType]time.Duration{scripting.Add: time.Minute}}
+	c := &timerCaller{recorder: rec, after: map[event.Type]time.Duration{event.Add: time.Minute}}
 	d.Observe(0, add(cm("a", "1")))
 	d.Drain(t.Context(), c)
 	if n := d.Timers(); n != 0 {
@@ -269,7 +269,7 @@ func TestTicksContinueAfterAFailedTick(t *testing.T) {
 			clk := testingclock.NewFakeClock(t0)
 			rec := &recorder{}
 			var calls atomic.Int32
-			rec.fail = func(scripting.Event) error {
+			rec.fail = func(event.Event) error {
 				if calls.Add(1) <= int32(failures) {
 					return errors.New("boom")
 				}

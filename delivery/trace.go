@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/scripting"
 )
 
 // TraceSize bounds the trace a Core keeps (see the package doc,
@@ -77,7 +77,7 @@ type Record struct {
 	// Kind is what the record is about.
 	Kind RecordKind `json:"kind"`
 	// Event is the change's type, or the handler's event for a call.
-	Event scripting.EventType `json:"event,omitempty"`
+	Event event.Type `json:"event,omitempty"`
 	// Result is a change's decision (Queued, Ignored…), a call's outcome
 	// ("ok", "failed, retried", "given up"…) or an action's ("ok",
 	// "failed", "dry-run").
@@ -237,9 +237,9 @@ func (e *entry) describe(now time.Time) []string {
 		out = append(out, "onDelete, then the finalizer's removal")
 	}
 	switch e.kind {
-	case scripting.Add:
+	case event.Add:
 		out = append(out, "onAdd")
-	case scripting.Update:
+	case event.Update:
 		out = append(out, "onUpdate")
 	}
 	if n := len(e.every); n > 0 {
@@ -269,11 +269,11 @@ func (d *Core) traceObserved(key objectKey, c Change, had bool, e *entry) {
 	switch {
 	case c.Finalize:
 		d.traceChange(key, c, Queued, "deleted; held by the finalizer "+d.fin.name)
-	case !d.want.has(c.Type) && c.Type == scripting.Delete && had && !e.hasChange():
+	case !d.want.has(c.Type) && c.Type == event.Delete && had && !e.hasChange():
 		d.traceChange(key, c, Cancelled, "the object was deleted before its call; the script never saw it")
 	case !d.want.has(c.Type):
 		d.traceChange(key, c, NotHandled, d.unhandled[c.Type])
-	case c.Type == scripting.Delete && !d.every && !e.hasChange():
+	case c.Type == event.Delete && !d.every && !e.hasChange():
 		d.traceChange(key, c, Cancelled, "the object was deleted before its call; the script never saw it")
 	case had && !d.every:
 		d.traceChange(key, c, Coalesced, "merged into the call that waited")
@@ -284,8 +284,8 @@ func (d *Core) traceObserved(key objectKey, c Change, had bool, e *entry) {
 
 // unhandledWhy says, for each kind of change, why the rule calls no
 // handler for it ("" when it does).
-func unhandledWhy(rule *rules.Rule, h Handlers) map[scripting.EventType]string {
-	out := map[scripting.EventType]string{}
+func unhandledWhy(rule *rules.Rule, h Handlers) map[event.Type]string {
+	out := map[event.Type]string{}
 	for _, t := range rules.AllEvents() {
 		switch {
 		case !rule.Handles(t):
@@ -310,7 +310,7 @@ func (d *Core) traceIgnored(key objectKey, c Change) {
 	if c.Old == nil || c.Object == nil {
 		return
 	}
-	d.traceChange(key, c, Ignored, ignoredBy(d.rule, scripting.ChangedPaths(c.Old.Object, c.Object.Object, nil)))
+	d.traceChange(key, c, Ignored, ignoredBy(d.rule, event.ChangedPaths(c.Old.Object, c.Object.Object, nil)))
 }
 
 // ignoredBy says which of the rule's ignored paths swallows each of
@@ -342,11 +342,11 @@ func ignoredBy(rule *rules.Rule, changed []string) string {
 
 // traceCall records a call of key, made with ev, that took dur and
 // ended with err; result says what became of it.
-func (d *Core) traceCall(key objectKey, ev scripting.Event, at time.Time, dur time.Duration, retry int, err error, result string) {
+func (d *Core) traceCall(key objectKey, ev event.Event, at time.Time, dur time.Duration, retry int, err error, result string) {
 	r := Record{At: at, Kind: RecordCall, Event: ev.Type, Result: result, Duration: dur, Retry: retry}
 	if err != nil {
 		r.Detail = err.Error()
-		var se *scripting.ScriptError
+		var se *event.ScriptError
 		if errors.As(err, &se) && se.Position.IsValid() {
 			r.Detail = se.Position.String() + ": " + se.Message
 		}

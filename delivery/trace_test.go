@@ -14,8 +14,8 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/scripting"
 )
 
 // traceLines renders the records of a's trace as "kind event result:
@@ -77,7 +77,7 @@ func TestTraceRecordsDecisions(t *testing.T) {
 		{
 			name: "spec.events without update",
 			rule: func(r *rules.Rule) {
-				r.Events = []scripting.EventType{scripting.Add}
+				r.Events = []event.Type{event.Add}
 				r.EventsPos = diag.Position{File: "rule.yaml", Line: 7, Col: 11}
 			},
 			changes: []Change{update(a1, a2)},
@@ -85,7 +85,7 @@ func TestTraceRecordsDecisions(t *testing.T) {
 		},
 		{
 			name:     "a handler the script does not declare",
-			handlers: handlerSet{scripting.Add},
+			handlers: handlerSet{event.Add},
 			changes:  []Change{add(a1), update(a1, a2), del(a2)},
 			want: []string{
 				"change add queued",
@@ -117,7 +117,7 @@ func TestTraceRecordsDecisions(t *testing.T) {
 			}
 			rec := &recorder{}
 			if tt.fail != nil {
-				rec.fail = func(scripting.Event) error { return tt.fail }
+				rec.fail = func(event.Event) error { return tt.fail }
 			}
 			d := New(r, h, rec, Options{Logger: quiet(), BaseDelay: -1, Trace: DefaultTraceSize})
 			t.Cleanup(d.ShutDown)
@@ -210,8 +210,8 @@ func (discardSink) Execute(_ context.Context, _ actions.Action, done func(error)
 
 type benchCaller struct{}
 
-func (benchCaller) Invoke(scripting.Event) (scripting.Outcome, error) {
-	return scripting.Outcome{}, nil
+func (benchCaller) Invoke(event.Event) (event.Outcome, error) {
+	return event.Outcome{}, nil
 }
 
 // failingSink is a Sink that fails the actions fail says, and records
@@ -251,7 +251,7 @@ func TestRecordEvents(t *testing.T) {
 		return out
 	}
 	errBoom := errors.New("boom")
-	rec := &recorder{fail: func(ev scripting.Event) error {
+	rec := &recorder{fail: func(ev event.Event) error {
 		if ev.Object.GetName() == "bad" {
 			return errBoom
 		}
@@ -328,9 +328,9 @@ func TestTraceIsInTimeOrder(t *testing.T) {
 	othersGone.SetResourceVersion("3")
 	othersGone.SetFinalizers([]string{"kreact.dev/r"})
 	var d *Core
-	rec := &recorder{during: func(ev scripting.Event) {
+	rec := &recorder{during: func(ev event.Event) {
 		clk.Step(time.Millisecond)
-		if ev.Type == scripting.Delete {
+		if ev.Type == event.Delete {
 			d.Observe(0, update(gone, othersGone))
 		}
 	}}

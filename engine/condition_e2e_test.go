@@ -13,8 +13,8 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/internal/testcluster"
-	"github.com/kreact/kreact/scripting"
 )
 
 // eventTally is an engine.Observer that counts the Event actions that
@@ -39,10 +39,10 @@ func (c *eventTally) count(reason string) int {
 	defer c.mu.Unlock()
 	return c.n[reason]
 }
-func (c *eventTally) Event(string, string, scripting.EventType)                     {}
-func (c *eventTally) HandlerCall(string, scripting.EventType, time.Duration, error) {}
-func (c *eventTally) ChangesDropped(string, int)                                    {}
-func (c *eventTally) HandlerGivenUp(string, scripting.EventType, error)             {}
+func (c *eventTally) Event(string, string, event.Type)                     {}
+func (c *eventTally) HandlerCall(string, event.Type, time.Duration, error) {}
+func (c *eventTally) ChangesDropped(string, int)                           {}
+func (c *eventTally) HandlerGivenUp(string, event.Type, error)             {}
 
 // Issue 37: a rule whose onAdd and onUpdate set a condition, with the
 // default observedGeneration, writes it once and then nothing, on a

@@ -14,8 +14,8 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/internal/testcluster"
-	"github.com/kreact/kreact/scripting"
 )
 
 var secrets = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
@@ -25,11 +25,11 @@ type givenUpCounter struct{ n chan string }
 
 var _ engine.Observer = (*givenUpCounter)(nil)
 
-func (c *givenUpCounter) ActionResult(actions.Result)                                   {}
-func (c *givenUpCounter) Event(string, string, scripting.EventType)                     {}
-func (c *givenUpCounter) HandlerCall(string, scripting.EventType, time.Duration, error) {}
-func (c *givenUpCounter) ChangesDropped(string, int)                                    {}
-func (c *givenUpCounter) HandlerGivenUp(rule string, _ scripting.EventType, err error) {
+func (c *givenUpCounter) ActionResult(actions.Result)                          {}
+func (c *givenUpCounter) Event(string, string, event.Type)                     {}
+func (c *givenUpCounter) HandlerCall(string, event.Type, time.Duration, error) {}
+func (c *givenUpCounter) ChangesDropped(string, int)                           {}
+func (c *givenUpCounter) HandlerGivenUp(rule string, _ event.Type, err error) {
 	c.n <- rule + ": " + err.Error()
 }
 

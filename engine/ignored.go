@@ -7,6 +7,7 @@ import (
 
 	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/projection"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
@@ -28,7 +29,7 @@ import (
 // ignored depends on the objects.
 func CheckIgnored(res *rules.Resolved, prog *scripting.Program) diag.ErrorList {
 	r := res.Rule
-	if len(r.IgnoreChanges) == 0 || !slices.Equal(r.Events, []scripting.EventType{scripting.Update}) || prog == nil || !prog.HasHandler(scripting.Update) {
+	if len(r.IgnoreChanges) == 0 || !slices.Equal(r.Events, []event.Type{event.Update}) || prog == nil || !prog.HasHandler(event.Update) {
 		return nil
 	}
 	var out diag.ErrorList
@@ -47,7 +48,7 @@ func CheckIgnored(res *rules.Resolved, prog *scripting.Program) diag.ErrorList {
 	var reads []string
 	first := -1
 	for _, read := range prog.ReadPaths() {
-		if read.Handler != scripting.Update.Handler() || identityRead(read.Path) {
+		if read.Handler != event.Update.Handler() || identityRead(read.Path) {
 			continue
 		}
 		entry := ignoredBy(r.IgnoreChanges, read.Path)

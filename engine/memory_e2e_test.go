@@ -18,8 +18,8 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/internal/testcluster"
-	"github.com/kreact/kreact/scripting"
 )
 
 // procStatusKiB reads a field of /proc/self/status, in KiB.
@@ -212,10 +212,10 @@ func newCallTally() *callTally {
 	return &callTally{calls: map[string]int{}, givenUp: map[string]int{}, memory: map[string]int{}, causes: map[string]string{}}
 }
 
-func (c *callTally) ActionResult(actions.Result)               {}
-func (c *callTally) Event(string, string, scripting.EventType) {}
-func (c *callTally) ChangesDropped(string, int)                {}
-func (c *callTally) HandlerCall(rule string, _ scripting.EventType, _ time.Duration, err error) {
+func (c *callTally) ActionResult(actions.Result)      {}
+func (c *callTally) Event(string, string, event.Type) {}
+func (c *callTally) ChangesDropped(string, int)       {}
+func (c *callTally) HandlerCall(rule string, _ event.Type, _ time.Duration, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls[rule]++
@@ -223,7 +223,7 @@ func (c *callTally) HandlerCall(rule string, _ scripting.EventType, _ time.Durat
 		c.memory[rule]++
 	}
 }
-func (c *callTally) HandlerGivenUp(rule string, _ scripting.EventType, err error) {
+func (c *callTally) HandlerGivenUp(rule string, _ event.Type, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.givenUp[rule]++

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/projection"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
@@ -80,9 +81,9 @@ func CheckReads(res *rules.Resolved, prog *scripting.Program) diag.ErrorList {
 
 // called reports whether the rule's handler of that name may be called.
 func called(r *rules.Rule, handler string) bool {
-	for _, t := range scripting.EventTypes() {
+	for _, t := range event.Types() {
 		if t.Handler() == handler {
-			return t == scripting.Timer || t == scripting.Tick || r.Handles(t)
+			return t == event.Timer || t == event.Tick || r.Handles(t)
 		}
 	}
 	return false

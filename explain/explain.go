@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kreact/kreact/delivery"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/scripting"
 )
 
 // Object is the answer about one object: what every loaded rule knows of
@@ -235,7 +235,7 @@ func recordLine(r Record) string {
 		fmt.Fprintf(&b, "%s: %s", r.Event, r.Result)
 	case delivery.RecordCall:
 		// The result says the retry; Record.Retry is for programs.
-		fmt.Fprintf(&b, "%s: %s (%s)", scripting.EventType(r.Event).Handler(), r.Result, r.Duration)
+		fmt.Fprintf(&b, "%s: %s (%s)", event.Type(r.Event).Handler(), r.Result, r.Duration)
 	case delivery.RecordAction:
 		fmt.Fprintf(&b, "%s %s: %s (%s)", r.Verb, r.Target, r.Result, r.Duration)
 	}

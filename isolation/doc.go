@@ -49,7 +49,7 @@
 //     for it to finish its queued changes and actions, logging progress;
 //     if kreact run dies first, the kernel kills the child (Pdeathsig).
 //   - A rule that the parent runs moves to the child when one of its
-//     calls hogs the parent (scripting.Hogged: stopped at MoveAfterCPU,
+//     calls hogs the parent (event.Hogged: stopped at MoveAfterCPU,
 //     the parent's engine.Options.CPULimit, or at its timeout or memory
 //     limit while computing), if Split.MovedTo is set (kreact run
 //     --isolate-misbehaving). The parent logs the move and stops the rule;

@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/internal/testcluster"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/scripting"
 )
 
 // hog is the error of a call stopped at its timeout while it computed.
-var hog = &scripting.ScriptError{Rule: "plain", Handler: "onAdd", Message: "timed out", Timeout: true, CPU: time.Second}
+var hog = &event.ScriptError{Rule: "plain", Handler: "onAdd", Message: "timed out", Timeout: true, CPU: time.Second}
 
 // told records what a Split's MovedTo was told.
 type told struct {
@@ -69,8 +69,8 @@ func TestMisbehavedMovesTheRuleToTheOtherSide(t *testing.T) {
 	// Errors that do not hog the process move nothing.
 	for _, err := range []error{
 		errors.New("boom"),
-		&scripting.ScriptError{Message: "Error: boom", CPU: time.Second},
-		&scripting.ScriptError{Message: "timed out", Timeout: true, CPU: 50 * time.Microsecond}, // waited, for kreact.http say
+		&event.ScriptError{Message: "Error: boom", CPU: time.Second},
+		&event.ScriptError{Message: "timed out", Timeout: true, CPU: 50 * time.Microsecond}, // waited, for kreact.http say
 	} {
 		ps.Misbehaved("plain", err)
 	}

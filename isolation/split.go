@@ -12,8 +12,8 @@ import (
 
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/scripting"
 )
 
 // ChildEnv is set to "1" in the environment of the kreact run that a
@@ -188,7 +188,7 @@ func (s *Split) RunsElsewhere(removed *rules.Rule) bool {
 func (s *Split) Status() []engine.Status { return s.Engine.Status() }
 
 // Misbehaved is told of every failed call of a rule on this side. If the
-// call hogged its process (scripting.Hogged) and rules can move (MovedTo is
+// call hogged its process (event.Hogged) and rules can move (MovedTo is
 // set, and neither Refuse nor TakeBack forbids it), the version of the
 // rule that the last Load ran moves to the isolated process: this side
 // stops it (its calls not started are dropped, its queued actions drain,
@@ -196,7 +196,7 @@ func (s *Split) Status() []engine.Status { return s.Engine.Status() }
 // objects it watches as adds, as at every start. It returns at once; the
 // loads run in Start.
 func (s *Split) Misbehaved(rule string, err error) {
-	if !s.moving() || !scripting.Hogged(err) {
+	if !s.moving() || !event.Hogged(err) {
 		return
 	}
 	s.mu.Lock()

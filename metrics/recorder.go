@@ -12,8 +12,8 @@ import (
 	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/dynamicinformer"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/finalizers"
-	"github.com/kreact/kreact/scripting"
 )
 
 const namespace = "kreact"
@@ -184,26 +184,26 @@ func New() *Recorder {
 func (r *Recorder) Registry() *prometheus.Registry { return r.registry }
 
 // Event counts a change delivered to a rule.
-func (r *Recorder) Event(rule, resource string, event scripting.EventType) {
-	r.events.WithLabelValues(rule, resource, string(event)).Inc()
+func (r *Recorder) Event(rule, resource string, t event.Type) {
+	r.events.WithLabelValues(rule, resource, string(t)).Inc()
 }
 
 // HandlerCall counts a handler call, its error if any, the rest its
 // worker takes after it, and its duration.
-func (r *Recorder) HandlerCall(rule string, event scripting.EventType, d time.Duration, err error) {
-	r.handlerCalls.WithLabelValues(rule, string(event)).Inc()
+func (r *Recorder) HandlerCall(rule string, t event.Type, d time.Duration, err error) {
+	r.handlerCalls.WithLabelValues(rule, string(t)).Inc()
 	if err != nil {
-		r.handlerErrors.WithLabelValues(rule, string(event)).Inc()
+		r.handlerErrors.WithLabelValues(rule, string(t)).Inc()
 		if rest := delivery.RestAfter(err); rest > 0 {
 			r.handlerRest.WithLabelValues(rule).Add(rest.Seconds())
 		}
 	}
-	r.handlerSeconds.WithLabelValues(rule, string(event)).Observe(d.Seconds())
+	r.handlerSeconds.WithLabelValues(rule, string(t)).Observe(d.Seconds())
 }
 
 // HandlerGivenUp counts a failed handler call that used up its retries.
-func (r *Recorder) HandlerGivenUp(rule string, event scripting.EventType, _ error) {
-	r.handlerGivenUp.WithLabelValues(rule, string(event)).Inc()
+func (r *Recorder) HandlerGivenUp(rule string, t event.Type, _ error) {
+	r.handlerGivenUp.WithLabelValues(rule, string(t)).Inc()
 }
 
 // Admitted counts an admission request a rule answered, and how long

@@ -15,9 +15,9 @@ import (
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/dynamicinformer"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/finalizers"
 	"github.com/kreact/kreact/metrics"
-	"github.com/kreact/kreact/scripting"
 )
 
 // sample finds the series of a family with exactly these labels. Counters
@@ -80,13 +80,13 @@ func TestRecorderCountsEngineActivity(t *testing.T) {
 	reg := rec.Registry()
 
 	for range 3 {
-		rec.Event("labeler", "configmaps", scripting.Add)
+		rec.Event("labeler", "configmaps", event.Add)
 	}
-	rec.Event("labeler", "deployments.apps", scripting.Update)
-	rec.HandlerCall("labeler", scripting.Add, 2*time.Millisecond, nil)
-	rec.HandlerCall("labeler", scripting.Add, 3*time.Millisecond, errors.New("boom"))
-	rec.HandlerCall("labeler", scripting.Delete, time.Millisecond, nil)
-	rec.HandlerCall("looper", scripting.Add, time.Second, &scripting.ScriptError{Timeout: true, CPU: time.Second})
+	rec.Event("labeler", "deployments.apps", event.Update)
+	rec.HandlerCall("labeler", event.Add, 2*time.Millisecond, nil)
+	rec.HandlerCall("labeler", event.Add, 3*time.Millisecond, errors.New("boom"))
+	rec.HandlerCall("labeler", event.Delete, time.Millisecond, nil)
+	rec.HandlerCall("looper", event.Add, time.Second, &event.ScriptError{Timeout: true, CPU: time.Second})
 	patch := actions.Action{Rule: "labeler", Verb: actions.Patch}
 	rec.ActionResult(actions.Result{Action: patch, Outcome: actions.Retrying, Err: errors.New("conflict")})
 	rec.ActionResult(actions.Result{Action: patch, Outcome: actions.Succeeded})
@@ -137,8 +137,8 @@ func TestRecorderCountsEngineActivity(t *testing.T) {
 
 func TestHandlerDurationBuckets(t *testing.T) {
 	rec := metrics.New()
-	rec.HandlerCall("r", scripting.Add, 150*time.Microsecond, nil)
-	rec.HandlerCall("r", scripting.Add, 30*time.Second, nil)
+	rec.HandlerCall("r", event.Add, 150*time.Microsecond, nil)
+	rec.HandlerCall("r", event.Add, 30*time.Second, nil)
 	mfs, err := rec.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -262,8 +262,8 @@ func TestFinalizerGaugesAreCollectedAtScrapeTime(t *testing.T) {
 
 func TestMetricNamesFollowPrometheusConventions(t *testing.T) {
 	rec := metrics.New()
-	rec.Event("r", "configmaps", scripting.Add)
-	rec.HandlerCall("r", scripting.Add, time.Millisecond, errors.New("x"))
+	rec.Event("r", "configmaps", event.Add)
+	rec.HandlerCall("r", event.Add, time.Millisecond, errors.New("x"))
 	rec.ActionResult(actions.Result{Action: actions.Action{Rule: "r", Verb: actions.Patch}, Outcome: actions.Succeeded})
 	rec.ReloadFailed()
 	rec.Leading(true)

@@ -9,14 +9,14 @@ import (
 	"gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/ruletest"
-	"github.com/kreact/kreact/scripting"
 )
 
 // Change is one change of a recorded object.
 type Change struct {
-	// Type is scripting.Add, scripting.Update or scripting.Delete.
-	Type scripting.EventType
+	// Type is event.Add, event.Update or event.Delete.
+	Type event.Type
 	// Initial marks an add of the watch's initial list: the object was
 	// there when the recording started.
 	Initial bool
@@ -114,11 +114,11 @@ type (
 		Cases []testCase `yaml:"cases"`
 	}
 	testCase struct {
-		Name   string  `yaml:"name"`
-		Events []event `yaml:"events"`
-		Expect expect  `yaml:"expect"`
+		Name   string      `yaml:"name"`
+		Events []caseEvent `yaml:"events"`
+		Expect expect      `yaml:"expect"`
 	}
-	event struct {
+	caseEvent struct {
 		Add     map[string]any `yaml:"add,omitempty"`
 		Initial bool           `yaml:"initial,omitempty"`
 		Update  map[string]any `yaml:"update,omitempty"`
@@ -139,20 +139,20 @@ func (r *Recording) Case() ([]byte, error) {
 	last := start
 	advance := func(to time.Time) {
 		if d := to.Sub(last).Round(time.Millisecond); d > 0 {
-			c.Events = append(c.Events, event{Advance: d.String()})
+			c.Events = append(c.Events, caseEvent{Advance: d.String()})
 			last = last.Add(d)
 		}
 	}
 	for _, ch := range r.Changes {
 		advance(ch.At)
-		var ev event
+		var ev caseEvent
 		switch ch.Type {
-		case scripting.Add:
-			ev = event{Add: ch.Object.Object, Initial: ch.Initial}
-		case scripting.Update:
-			ev = event{Update: ch.Object.Object}
-		case scripting.Delete:
-			ev = event{Delete: ch.Object.Object}
+		case event.Add:
+			ev = caseEvent{Add: ch.Object.Object, Initial: ch.Initial}
+		case event.Update:
+			ev = caseEvent{Update: ch.Object.Object}
+		case event.Delete:
+			ev = caseEvent{Delete: ch.Object.Object}
 		default:
 			return nil, fmt.Errorf("record: change %q: want add, update or delete", ch.Type)
 		}
@@ -162,7 +162,7 @@ func (r *Recording) Case() ([]byte, error) {
 	if len(c.Events) == 0 {
 		// A case needs an event; nothing happened, for less than a
 		// millisecond.
-		c.Events = append(c.Events, event{Advance: time.Millisecond.String()})
+		c.Events = append(c.Events, caseEvent{Advance: time.Millisecond.String()})
 	}
 	f := caseFile{
 		APIVersion: ruletest.APIVersion, Kind: ruletest.Kind,

@@ -21,9 +21,9 @@ import (
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/ruletest"
-	"github.com/kreact/kreact/scripting"
 )
 
 func configMap(name, color, rv string, labels map[string]any) *unstructured.Unstructured {
@@ -72,9 +72,9 @@ func TestCase(t *testing.T) {
 	r := Recording{
 		Rules: []string{"colors.yaml"}, Start: start, End: start.Add(90 * time.Second),
 		Changes: []Change{
-			{Type: scripting.Add, Initial: true, Object: Trim(configMap("a", "blue", "1", nil)), At: start.Add(-time.Millisecond)},
-			{Type: scripting.Update, Object: Trim(configMap("a", "green", "2", nil)), At: start.Add(1500 * time.Millisecond)},
-			{Type: scripting.Delete, Object: Trim(configMap("a", "green", "3", nil)), At: start.Add(80 * time.Second)},
+			{Type: event.Add, Initial: true, Object: Trim(configMap("a", "blue", "1", nil)), At: start.Add(-time.Millisecond)},
+			{Type: event.Update, Object: Trim(configMap("a", "green", "2", nil)), At: start.Add(1500 * time.Millisecond)},
+			{Type: event.Delete, Object: Trim(configMap("a", "green", "3", nil)), At: start.Add(80 * time.Second)},
 		},
 		Actions: []ruletest.Fields{
 			ruletest.ActionFields(patch("a", `{"metadata":{"annotations":{"color":"green"}}}`), false),
@@ -229,7 +229,7 @@ func TestRecorder(t *testing.T) {
 	colors.DryRun, careful.DryRun, careful.Rule = true, true, "careful"
 	r.Asked(colors)
 	r.Asked(careful)
-	r.HandlerGivenUp("colors", scripting.Add, fmt.Errorf("call: %w", &scripting.ScriptError{Rule: "colors", Handler: "onAdd",
+	r.HandlerGivenUp("colors", event.Add, fmt.Errorf("call: %w", &event.ScriptError{Rule: "colors", Handler: "onAdd",
 		Position: diag.Position{File: "/live/rules/colors.yaml", Line: 12, Col: 3}, Message: "Error: no good"}))
 
 	got := r.Recording()
@@ -327,7 +327,7 @@ spec:
 	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	r := Recording{
 		Rules: []string{"stamp.yaml"}, Start: start, End: start.Add(time.Second),
-		Changes: []Change{{Type: scripting.Add, Object: Trim(configMap("a", "blue", "1", nil)), At: start.Add(100 * time.Millisecond)}},
+		Changes: []Change{{Type: event.Add, Object: Trim(configMap("a", "blue", "1", nil)), At: start.Add(100 * time.Millisecond)}},
 		// Live, the call came 3ms after the change.
 		Actions: []ruletest.Fields{ruletest.ActionFields(patch("a", `{"metadata":{"annotations":{"seen":"2026-03-01T12:00:00.103Z"}}}`), false)},
 	}

@@ -18,10 +18,10 @@ import (
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/projection"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/ruletest"
-	"github.com/kreact/kreact/scripting"
 )
 
 // Options configure a Recorder. The zero value records every object of
@@ -219,9 +219,9 @@ var _ engine.Observer = (*Recorder)(nil)
 
 // HandlerGivenUp records the error of a call given up, as kreact test
 // expects it; the Recorder is the engine's Observer.
-func (r *Recorder) HandlerGivenUp(_ string, _ scripting.EventType, err error) {
+func (r *Recorder) HandlerGivenUp(_ string, _ event.Type, err error) {
 	msg := err.Error()
-	var se *scripting.ScriptError
+	var se *event.ScriptError
 	if errors.As(err, &se) {
 		// kreact test's error names the rule file as the case does.
 		se := *se
@@ -235,10 +235,10 @@ func (r *Recorder) HandlerGivenUp(_ string, _ scripting.EventType, err error) {
 
 // Event, HandlerCall, ChangesDropped and ActionResult record nothing: the
 // changes come from the recorder's own watches, the actions from Asked.
-func (r *Recorder) Event(string, string, scripting.EventType)                     {}
-func (r *Recorder) HandlerCall(string, scripting.EventType, time.Duration, error) {}
-func (r *Recorder) ChangesDropped(string, int)                                    {}
-func (r *Recorder) ActionResult(actions.Result)                                   {}
+func (r *Recorder) Event(string, string, event.Type)                     {}
+func (r *Recorder) HandlerCall(string, event.Type, time.Duration, error) {}
+func (r *Recorder) ChangesDropped(string, int)                           {}
+func (r *Recorder) ActionResult(actions.Result)                          {}
 
 // Recording returns what was recorded until now.
 func (r *Recorder) Recording() Recording {
@@ -254,18 +254,18 @@ func (r *Recorder) Recording() Recording {
 
 func (r *Recorder) handler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerDetailedFuncs{
-		AddFunc:    func(obj any, initial bool) { r.observe(scripting.Add, obj, initial) },
-		UpdateFunc: func(_, obj any) { r.observe(scripting.Update, obj, false) },
+		AddFunc:    func(obj any, initial bool) { r.observe(event.Add, obj, initial) },
+		UpdateFunc: func(_, obj any) { r.observe(event.Update, obj, false) },
 		DeleteFunc: func(obj any) {
 			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = tomb.Obj
 			}
-			r.observe(scripting.Delete, obj, false)
+			r.observe(event.Delete, obj, false)
 		},
 	}
 }
 
-func (r *Recorder) observe(t scripting.EventType, obj any, initial bool) {
+func (r *Recorder) observe(t event.Type, obj any, initial bool) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok || (len(r.opts.Names) > 0 && !slices.Contains(r.opts.Names, u.GetName())) {
 		return
@@ -275,20 +275,20 @@ func (r *Recorder) observe(t scripting.EventType, obj any, initial bool) {
 	k := keyOf(trimmed)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.current[k]; ok && t == scripting.Add && initial {
+	if _, ok := r.current[k]; ok && t == event.Add && initial {
 		// The informer listed again (a rule's watch widened its fields,
 		// or the resource came back): for the recording, an update.
-		t, initial = scripting.Update, false
+		t, initial = event.Update, false
 	}
 	switch t {
-	case scripting.Update:
+	case event.Update:
 		if prev, ok := r.current[k]; ok && reflect.DeepEqual(prev.Object, trimmed.Object) {
 			return
 		}
 		r.current[k] = trimmed
-	case scripting.Add:
+	case event.Add:
 		r.current[k] = trimmed
-	case scripting.Delete:
+	case event.Delete:
 		delete(r.current, k)
 	}
 	r.changes = append(r.changes, Change{Type: t, Initial: initial, Object: trimmed, At: at})

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/internal/editdistance"
 	"github.com/kreact/kreact/scripting"
 )
@@ -70,9 +71,9 @@ func checkHandlers(r *Rule, prog *scripting.Program) diag.ErrorList {
 	// spec.events also says which operations reach onValidate and
 	// onMutate (package admission): an event without its own handler is
 	// then not ignored.
-	admits := prog.HasHandler(scripting.Validate) || prog.HasHandler(scripting.Mutate)
+	admits := prog.HasHandler(event.Validate) || prog.HasHandler(event.Mutate)
 	runs := admits
-	var unhandled []scripting.EventType
+	var unhandled []event.Type
 	for _, e := range r.Events {
 		if prog.HasHandler(e) {
 			runs = true
@@ -80,7 +81,7 @@ func checkHandlers(r *Rule, prog *scripting.Program) diag.ErrorList {
 			unhandled = append(unhandled, e)
 		}
 	}
-	hasTick := prog.HasHandler(scripting.Tick)
+	hasTick := prog.HasHandler(event.Tick)
 	switch {
 	case r.Every > 0 && !hasTick:
 		add(false, "spec.every is %v but the script declares no onTick(ctx)", r.Every)
@@ -123,7 +124,7 @@ func checkHandlers(r *Rule, prog *scripting.Program) diag.ErrorList {
 // never call them.
 func misspeltHandlers(r *Rule, prog *scripting.Program) diag.ErrorList {
 	var handlers []string
-	for _, t := range scripting.EventTypes() {
+	for _, t := range event.Types() {
 		handlers = append(handlers, t.Handler())
 	}
 	var out diag.ErrorList

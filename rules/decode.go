@@ -16,8 +16,8 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/internal/yamlnode"
-	"github.com/kreact/kreact/scripting"
 )
 
 // The fields each object of the format knows. They are the single source of
@@ -161,10 +161,10 @@ func (d *decoder) spec(r *Rule, spec yamlnode.Entry, m map[string]yamlnode.Entry
 		if len(items) == 0 {
 			d.Errorf(m["events"].Value, "spec.events: must list at least one of add, update, delete (leave it out for all three)")
 		}
-		var got []scripting.EventType
+		var got []event.Type
 		bad := false
 		for _, it := range d.stringItems(items, "spec.events") {
-			if ev := scripting.EventType(it.s); slices.Contains(AllEvents(), ev) {
+			if ev := event.Type(it.s); slices.Contains(AllEvents(), ev) {
 				got = append(got, ev)
 			} else {
 				d.Errorf(it.n, "%s: unknown event %q (want add, update or delete)", yamlnode.Index("spec.events", it.i), it.s)
@@ -175,7 +175,7 @@ func (d *decoder) spec(r *Rule, spec yamlnode.Entry, m map[string]yamlnode.Entry
 		// runs, and a checker (LoadAll) tells no handler that the
 		// misspelt event was meant for that it is never called.
 		if len(got) > 0 && !bad {
-			r.Events = slices.DeleteFunc(AllEvents(), func(ev scripting.EventType) bool { return !slices.Contains(got, ev) })
+			r.Events = slices.DeleteFunc(AllEvents(), func(ev event.Type) bool { return !slices.Contains(got, ev) })
 		}
 	}
 

@@ -8,7 +8,7 @@ import (
 
 // CheckOnce returns an error at each kreact.once call of a rule that may
 // not patch every object it watches: the call marks the object of its
-// handler with a patch (scripting.OncePatch), which the rule's permissions
+// handler with a patch (event.OncePatch), which the rule's permissions
 // must allow wherever it watches. kreact run refuses such a call when it
 // is made; validate and test refuse the rule before.
 func CheckOnce(res *Resolved, prog *scripting.Program) diag.ErrorList {

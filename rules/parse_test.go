@@ -12,7 +12,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/diag"
-	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/event"
 )
 
 var update = flag.Bool("update", false, "rewrite the .golden files in testdata/invalid")
@@ -90,7 +90,7 @@ func TestParseValid(t *testing.T) {
 					LabelSelectorPos: diag.Position{File: "testdata/valid/full.yaml", Line: 11, Col: 22},
 					FieldSelectorPos: diag.Position{File: "testdata/valid/full.yaml", Line: 12, Col: 22},
 				}},
-				Events:    []scripting.EventType{scripting.Add, scripting.Update},
+				Events:    []event.Type{event.Add, event.Update},
 				EventsPos: diag.Position{File: "testdata/valid/full.yaml", Line: 14, Col: 11},
 				IgnoreChanges: []FieldPath{
 					{"status"},
@@ -135,7 +135,7 @@ func TestParseValid(t *testing.T) {
 				Name:          "log-pods",
 				Pos:           diag.Position{File: "testdata/valid/minimal.yaml", Line: 4, Col: 9},
 				Watch:         []Watch{{Resource: "pods", Pos: diag.Position{File: "testdata/valid/minimal.yaml", Line: 7, Col: 17}}},
-				Events:        []scripting.EventType{scripting.Add, scripting.Update, scripting.Delete},
+				Events:        []event.Type{event.Add, event.Update, event.Delete},
 				Script:        "function onAdd(obj, ctx) { ctx.log(obj.metadata.name) }",
 				ScriptLang:    ScriptJavaScript,
 				ScriptPos:     diag.Position{File: "testdata/valid/minimal.yaml", Line: 8, Col: 12},
@@ -159,7 +159,7 @@ func TestParseValid(t *testing.T) {
 					Name:      "label-new-namespaces",
 					Pos:       diag.Position{File: "testdata/valid/multi.yaml", Line: 5, Col: 9},
 					Watch:     []Watch{{Resource: "namespaces", Pos: diag.Position{File: "testdata/valid/multi.yaml", Line: 8, Col: 17}}},
-					Events:    []scripting.EventType{scripting.Add},
+					Events:    []event.Type{event.Add},
 					EventsPos: diag.Position{File: "testdata/valid/multi.yaml", Line: 9, Col: 11},
 					Permissions: []Permission{{
 						// An alias has the anchored value and its own
@@ -193,7 +193,7 @@ func TestParseValid(t *testing.T) {
 						Pos:              diag.Position{File: "testdata/valid/multi.yaml", Line: 21, Col: 17},
 						LabelSelectorPos: diag.Position{File: "testdata/valid/multi.yaml", Line: 22, Col: 22},
 					}},
-					Events:        []scripting.EventType{scripting.Update},
+					Events:        []event.Type{event.Update},
 					EventsPos:     diag.Position{File: "testdata/valid/multi.yaml", Line: 23, Col: 11},
 					IgnoreChanges: []FieldPath{{"status"}, {"metadata", "labels"}},
 					IgnoreChangesPos: []diag.Position{
@@ -261,7 +261,7 @@ func TestDefaults(t *testing.T) {
 		{"events default to all", "", func(r *Rule) bool { return reflect.DeepEqual(r.Events, AllEvents()) }},
 		{"events null is all", "  events:\n", func(r *Rule) bool { return reflect.DeepEqual(r.Events, AllEvents()) }},
 		{"events in canonical order", "  events: [delete, add]\n", func(r *Rule) bool {
-			return reflect.DeepEqual(r.Events, []scripting.EventType{scripting.Add, scripting.Delete})
+			return reflect.DeepEqual(r.Events, []event.Type{event.Add, event.Delete})
 		}},
 		{"workers", "", func(r *Rule) bool { return r.Workers == 1 }},
 		{"timeout", "", func(r *Rule) bool { return r.Timeout == time.Second }},

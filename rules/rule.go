@@ -10,6 +10,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/projection"
 	"github.com/kreact/kreact/scripting"
 )
@@ -100,8 +101,8 @@ const (
 // object, in their canonical order: the default of spec.events. Each
 // calls the script function of the same name: onAdd(obj, ctx),
 // onUpdate(oldObj, obj, ctx), onDelete(obj, ctx).
-func AllEvents() []scripting.EventType {
-	return []scripting.EventType{scripting.Add, scripting.Update, scripting.Delete}
+func AllEvents() []event.Type {
+	return []event.Type{event.Add, event.Update, event.Delete}
 }
 
 // Rule is one validated rule document. Parse, ParseFile and Load return
@@ -124,7 +125,7 @@ type Rule struct {
 	Watch []Watch
 	// Events are the changes that call the script, in canonical order
 	// (add, update, delete) and without duplicates.
-	Events []scripting.EventType
+	Events []event.Type
 	// IgnoreChanges are field paths an update may touch without calling
 	// onUpdate; see IgnoredPaths for the complete set.
 	IgnoreChanges []FieldPath
@@ -356,7 +357,7 @@ func PermissionVerbs() []actions.Verb {
 func (r *Rule) Ticks() bool { return r.Every > 0 || r.Schedule != "" }
 
 // Handles reports whether the rule reacts to event e.
-func (r *Rule) Handles(e scripting.EventType) bool { return slices.Contains(r.Events, e) }
+func (r *Rule) Handles(e event.Type) bool { return slices.Contains(r.Events, e) }
 
 // IgnoredPaths returns the paths an update may change without calling
 // onUpdate: spec.ignoreChanges plus metadata.resourceVersion and

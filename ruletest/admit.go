@@ -16,7 +16,7 @@ import (
 
 	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/apiresource"
-	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/event"
 )
 
 // reviewer is a rule's admission handlers in a case.
@@ -46,7 +46,7 @@ func (h admissionHost) List(res apiresource.Resource, namespace string, selector
 // AnswerFields describes what a rule's admission handler answered to a
 // request, as a test expects it: rule, handler, allowed, and message,
 // patch and warnings when there are any.
-func AnswerFields(rule string, t scripting.EventType, resp *admissionv1.AdmissionResponse) Fields {
+func AnswerFields(rule string, t event.Type, resp *admissionv1.AdmissionResponse) Fields {
 	fs := Fields{{"rule", rule}, {"handler", string(t)}, {"allowed", resp.Allowed}}
 	if resp.Result != nil && resp.Result.Message != "" {
 		fs = append(fs, Field{"message", resp.Result.Message})
@@ -114,11 +114,11 @@ func admit(ctx context.Context, st *store, reviewers []reviewer, ev Event, res *
 		}
 	}
 	for _, rv := range reviewers {
-		if !admission.Intercepts(rv.rule, scripting.Mutate, req, nsLabels, "") {
+		if !admission.Intercepts(rv.rule, event.Mutate, req, nsLabels, "") {
 			continue
 		}
-		resp, _, err := rv.r.Review(ctx, scripting.Mutate, req)
-		res.Admission = append(res.Admission, AnswerFields(rv.rule.Resolved.Rule.Name, scripting.Mutate, resp))
+		resp, _, err := rv.r.Review(ctx, event.Mutate, req)
+		res.Admission = append(res.Admission, AnswerFields(rv.rule.Resolved.Rule.Name, event.Mutate, resp))
 		if err != nil {
 			res.Errors = append(res.Errors, err.Error())
 		}
@@ -136,11 +136,11 @@ func admit(ctx context.Context, st *store, reviewers []reviewer, ev Event, res *
 		}
 	}
 	for _, rv := range reviewers {
-		if !admission.Intercepts(rv.rule, scripting.Validate, req, nsLabels, "") {
+		if !admission.Intercepts(rv.rule, event.Validate, req, nsLabels, "") {
 			continue
 		}
-		resp, _, err := rv.r.Review(ctx, scripting.Validate, req)
-		res.Admission = append(res.Admission, AnswerFields(rv.rule.Resolved.Rule.Name, scripting.Validate, resp))
+		resp, _, err := rv.r.Review(ctx, event.Validate, req)
+		res.Admission = append(res.Admission, AnswerFields(rv.rule.Resolved.Rule.Name, event.Validate, resp))
 		if err != nil {
 			res.Errors = append(res.Errors, err.Error())
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/scripting"
 )
 
@@ -49,18 +50,18 @@ type Case struct {
 // Advance is the one type of spec.cases[].events that is no event a rule
 // handles: it moves the clock forward, and the timers (kreact.after) and
 // scheduled ticks that fall due on the way are fired in order, each at
-// its own time. The other types are the rules' own: scripting.Add puts a
-// new object into the cache and delivers it as an add, scripting.Update
+// its own time. The other types are the rules' own: event.Add puts a
+// new object into the cache and delivers it as an add, event.Update
 // replaces an object of the cache (the old version is the cache's),
-// scripting.Delete removes one and delivers its last version, and
-// scripting.Tick calls a rule's onTick(ctx), as spec.every does.
-const Advance scripting.EventType = "advance"
+// event.Delete removes one and delivers its last version, and
+// event.Tick calls a rule's onTick(ctx), as spec.every does.
+const Advance event.Type = "advance"
 
 // Admit is the type of an admission request (spec.cases[].events[].admit):
 // it reaches the admission handlers (onValidate, onMutate) of the rules
 // whose webhooks would intercept it, as the API server calls them, and
 // changes nothing in the cache.
-const Admit scripting.EventType = "admit"
+const Admit event.Type = "admit"
 
 // AdmissionEvent is the request of an Admit event.
 type AdmissionEvent struct {
@@ -81,7 +82,7 @@ type AdmissionEvent struct {
 // Event is one entry of a case's events.
 type Event struct {
 	// Type is what the event does; see Advance.
-	Type scripting.EventType
+	Type event.Type
 	// Pos is where the event is written.
 	Pos diag.Position
 	// Object is the object added, updated or deleted. For a delete by

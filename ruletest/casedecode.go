@@ -10,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/internal/yamlnode"
 	"github.com/kreact/kreact/rules"
-	"github.com/kreact/kreact/scripting"
 )
 
 // The decoding of spec.fixtures and spec.cases: objects, events and
@@ -233,7 +233,7 @@ func (d *decoder) event(f *File, n *yaml.Node, path string) (Event, bool) {
 	}
 	ev := Event{Pos: d.Pos(n)}
 	var set []string
-	for _, t := range []scripting.EventType{scripting.Add, scripting.Update, scripting.Delete, scripting.Tick, Advance, Admit} {
+	for _, t := range []event.Type{event.Add, event.Update, event.Delete, event.Tick, Advance, Admit} {
 		if _, ok := fs[string(t)]; ok {
 			set = append(set, string(t))
 			ev.Type = t
@@ -247,7 +247,7 @@ func (d *decoder) event(f *File, n *yaml.Node, path string) (Event, bool) {
 		return Event{}, false
 	}
 	if v, ok := fs["initial"]; ok {
-		if ev.Type != scripting.Add {
+		if ev.Type != event.Add {
 			d.Errorf(v, "%s.initial: only an add can be part of an initial list", path)
 		}
 		ev.Initial = d.boolean(v, path+".initial")
@@ -265,11 +265,11 @@ func (d *decoder) event(f *File, n *yaml.Node, path string) (Event, bool) {
 	sub := path + "." + string(ev.Type)
 	var ok bool
 	switch ev.Type {
-	case scripting.Add, scripting.Update:
+	case event.Add, event.Update:
 		ev.Object, ok = d.object(f, v, sub)
-	case scripting.Delete:
+	case event.Delete:
 		ev.Object, ok = d.ref(f, v, sub)
-	case scripting.Tick:
+	case event.Tick:
 		ev.Rule, ok = d.Str(v, sub)
 		if ok && f.rules != nil {
 			ok = d.checkTick(f, v, sub, ev.Rule)
@@ -374,7 +374,7 @@ func (d *decoder) checkTick(f *File, n *yaml.Node, path, rule string) bool {
 	case !f.rules[i].Rule.Ticks():
 		d.Errorf(n, "%s: rule %q has no spec.every or spec.schedule, so kreact never calls its onTick", path, rule)
 		return false
-	case !f.programs[i].HasHandler(scripting.Tick):
+	case !f.programs[i].HasHandler(event.Tick):
 		d.Errorf(n, "%s: rule %q declares no onTick(ctx)", path, rule)
 		return false
 	}

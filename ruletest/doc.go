@@ -31,7 +31,7 @@
 // through delivery.Reader. Objects are cut down to their informer's fields
 // (spec.watch[].fields, delivery.Informer.Fields) with the informers' own
 // projection.Fields.Apply before the delivery core sees them; the handlers
-// see them through strict views (scripting.Event.Strict), and a read of a
+// see them through strict views (event.Event.Strict), and a read of a
 // dropped field that the whole object has fails the case. The clock of a test is a fake one that only
 // advance events move (so retries are made at once); the delivery core's
 // timers and scheduled ticks run on it, and advance stops at each of their

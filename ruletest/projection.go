@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kreact/kreact/delivery"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
@@ -19,7 +20,7 @@ import (
 // core decides on what kreact run would have: an update that changes
 // only dropped paths calls nothing. It remembers the whole object of
 // each cut one, so that the calls, through caller, see strict views
-// (scripting.Strict) that report the reads of dropped paths.
+// (event.Strict) that report the reads of dropped paths.
 //
 // Cases are strict per rule: a rule sees exactly its own projection,
 // although under kreact run the informer it shares with other rules may
@@ -58,7 +59,7 @@ func (p *projector) project(source int, obj *unstructured.Unstructured) *unstruc
 
 // strict returns the Strict of an event whose objects project cut, or
 // nil.
-func (p *projector) strict(ev scripting.Event) *scripting.Strict {
+func (p *projector) strict(ev event.Event) *event.Strict {
 	p.mu.Lock()
 	obj, isCut := p.whole[ev.Object]
 	old, oldCut := p.whole[ev.OldObject]
@@ -72,7 +73,7 @@ func (p *projector) strict(ev scripting.Event) *scripting.Strict {
 	}
 	inf := p.plan[source]
 	w := p.rule.Rule.Watch[inf.Entry]
-	return &scripting.Strict{
+	return &event.Strict{
 		Fields:    inf.Fields,
 		Object:    obj.whole,
 		OldObject: old.whole,
@@ -82,7 +83,7 @@ func (p *projector) strict(ev scripting.Event) *scripting.Strict {
 	}
 }
 
-func (p *projector) report(r scripting.OutsideRead) {
+func (p *projector) report(r event.OutsideRead) {
 	s := r.String()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -105,7 +106,7 @@ type caller struct {
 	p  *projector
 }
 
-func (c caller) Invoke(ev scripting.Event) (scripting.Outcome, error) {
+func (c caller) Invoke(ev event.Event) (event.Outcome, error) {
 	ev.Strict = c.p.strict(ev)
 	return c.rt.Invoke(ev)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/delivery"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/explain"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
@@ -110,10 +111,10 @@ type givenUp struct {
 	errs []string
 }
 
-func (g *givenUp) Event(string, string, scripting.EventType)                     {}
-func (g *givenUp) HandlerCall(string, scripting.EventType, time.Duration, error) {}
-func (g *givenUp) ChangesDropped(string, int)                                    {}
-func (g *givenUp) HandlerGivenUp(_ string, _ scripting.EventType, err error) {
+func (g *givenUp) Event(string, string, event.Type)                     {}
+func (g *givenUp) HandlerCall(string, event.Type, time.Duration, error) {}
+func (g *givenUp) ChangesDropped(string, int)                           {}
+func (g *givenUp) HandlerGivenUp(_ string, _ event.Type, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.errs = append(g.errs, err.Error())
@@ -302,7 +303,7 @@ func advance(ctx context.Context, clk *testingclock.FakeClock, runs []*ruleRun, 
 // apply makes one event happen: it changes the cache and tells each
 // rule's informers, as a watch would report the change to them.
 func apply(st *store, runs []*ruleRun, ev Event) *Error {
-	if ev.Type == scripting.Tick {
+	if ev.Type == event.Tick {
 		for _, run := range runs {
 			if run.rule.Rule.Name == ev.Rule {
 				run.delivery.Tick()
@@ -315,20 +316,20 @@ func apply(st *store, runs []*ruleRun, ev Event) *Error {
 	k := keyOf(o)
 	name := o.Resource.Kind + " " + objectName(o.Object)
 	switch ev.Type {
-	case scripting.Add:
+	case event.Add:
 		if st.get(k) != nil {
 			return problem(ev.Pos, "add: %s is already in the cache; use update, or remove it from the fixtures", name)
 		}
 		st.put(o)
 		return observeAll(runs, ev, nil, st.get(k))
-	case scripting.Update:
+	case event.Update:
 		old := st.get(k)
 		if old == nil {
 			return problem(ev.Pos, "update: %s is not in the cache; add it first, or list it in the fixtures", name)
 		}
 		st.put(o)
 		return observeAll(runs, ev, old, st.get(k))
-	case scripting.Delete:
+	case event.Delete:
 		old := st.get(k)
 		if old == nil {
 			return problem(ev.Pos, "delete: %s is not in the cache", name)
@@ -370,11 +371,11 @@ func observeAll(runs []*ruleRun, ev Event, old, obj *unstructured.Unstructured) 
 func observe(d *delivery.Core, source int, inf delivery.Informer, ev Event, before, after bool, old, obj *unstructured.Unstructured) {
 	switch {
 	case before && after:
-		d.Observe(source, delivery.Change{Type: scripting.Update, Old: old, Object: obj, Resource: inf.Resource})
+		d.Observe(source, delivery.Change{Type: event.Update, Old: old, Object: obj, Resource: inf.Resource})
 	case after:
-		d.Observe(source, delivery.Change{Type: scripting.Add, Object: obj, Initial: ev.Initial, Resource: inf.Resource})
+		d.Observe(source, delivery.Change{Type: event.Add, Object: obj, Initial: ev.Initial, Resource: inf.Resource})
 	case before:
-		d.Observe(source, delivery.Change{Type: scripting.Delete, Object: old, Resource: inf.Resource})
+		d.Observe(source, delivery.Change{Type: event.Delete, Object: old, Resource: inf.Resource})
 	}
 }
 

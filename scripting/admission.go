@@ -7,6 +7,8 @@ import (
 
 	"github.com/dop251/goja"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kreact/kreact/event"
 )
 
 // Admission handlers run while the API server waits, before a change is
@@ -44,7 +46,7 @@ func (e *env) queuing(op string, fn native) native {
 // the next call while a script may keep req.
 type reqView struct {
 	e        *env
-	req      AdmissionRequest
+	req      event.AdmissionRequest
 	obj, old *unstructured.Unstructured
 	resource string
 	// object, oldObject and userInfo are kept once read, so that
@@ -55,7 +57,7 @@ type reqView struct {
 var reqKeys = []string{"operation", "name", "namespace", "resource", "subResource", "object", "oldObject", "dryRun", "userInfo"}
 
 // admissionRequest returns the req argument of ev's admission handler.
-func (e *env) admissionRequest(ev *Event) goja.Value {
+func (e *env) admissionRequest(ev *event.Event) goja.Value {
 	r := &reqView{e: e, obj: ev.Object, old: ev.OldObject, resource: ev.Resource.GVR.GroupResource().String()}
 	if ev.Admission != nil {
 		r.req = *ev.Admission
@@ -109,19 +111,19 @@ func (r *reqView) Set(string, goja.Value) bool { panic(r.e.vm.NewTypeError(readO
 func (r *reqView) Delete(string) bool          { panic(r.e.vm.NewTypeError(readOnlyMessage)) }
 
 // decide records what an admission handler returned as the call's
-// Verdict, or fails the call when it returned something else.
-func (e *env) decide(t EventType, ret goja.Value) error {
+// event.Verdict, or fails the call when it returned something else.
+func (e *env) decide(t event.Type, ret goja.Value) error {
 	none := ret == nil || goja.IsUndefined(ret) || goja.IsNull(ret)
 	switch t {
-	case Validate:
+	case event.Validate:
 		switch {
 		case none || ret.StrictEquals(e.vm.ToValue(true)):
 		case goja.IsString(ret) && ret.String() != "":
-			e.verdict = Verdict{Denied: true, Message: ret.String()}
+			e.verdict = event.Verdict{Denied: true, Message: ret.String()}
 		default:
 			return fmt.Errorf("onValidate returned %s: return a message to deny the request, or nothing (or true) to allow it", e.describeValue(ret))
 		}
-	case Mutate:
+	case event.Mutate:
 		if none {
 			return nil
 		}
@@ -133,7 +135,7 @@ func (e *env) decide(t EventType, ret goja.Value) error {
 		if err != nil {
 			return fmt.Errorf("onMutate: %w", err)
 		}
-		e.verdict = Verdict{Change: x}
+		e.verdict = event.Verdict{Change: x}
 	}
 	return nil
 }

@@ -5,14 +5,16 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/kreact/kreact/event"
 )
 
-func admissionEvent(t EventType, op string) Event {
-	ev := Event{
+func admissionEvent(t event.Type, op string) event.Event {
+	ev := event.Event{
 		Type:     t,
 		Object:   deployment("default", "web", 2),
 		Resource: deployments,
-		Admission: &AdmissionRequest{
+		Admission: &event.AdmissionRequest{
 			Operation: op, Namespace: "default", Name: "web", DryRun: true,
 			UserInfo: map[string]any{"username": "alice", "groups": []any{"dev"}},
 		},
@@ -33,7 +35,7 @@ func TestAdmissionRequest(t *testing.T) {
   return seen.join(" ");
 }`
 	r := mustRuntime(t, "rule.js", src, newFakeHost(), RuntimeOptions{Rule: "r"})
-	out, err := r.Invoke(admissionEvent(Validate, "UPDATE"))
+	out, err := r.Invoke(admissionEvent(event.Validate, "UPDATE"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,24 +49,24 @@ func TestAdmissionRequest(t *testing.T) {
 func TestValidateVerdict(t *testing.T) {
 	tests := []struct {
 		name, body string
-		want       Verdict
+		want       event.Verdict
 		err        string
 	}{
-		{"nothing allows", `return;`, Verdict{}, ""},
-		{"null allows", `return null;`, Verdict{}, ""},
-		{"true allows", `return true;`, Verdict{}, ""},
-		{"message denies", `return "needs an owner label";`, Verdict{Denied: true, Message: "needs an owner label"}, ""},
-		{"async message denies", `return Promise.resolve("later");`, Verdict{Denied: true, Message: "later"}, ""},
-		{"false is an error", `return false;`, Verdict{}, "onValidate returned bool false: return a message to deny"},
-		{"empty string is an error", `return "";`, Verdict{}, "onValidate returned an empty string"},
-		{"object is an error", `return {allowed: false};`, Verdict{}, "onValidate returned an object"},
+		{"nothing allows", `return;`, event.Verdict{}, ""},
+		{"null allows", `return null;`, event.Verdict{}, ""},
+		{"true allows", `return true;`, event.Verdict{}, ""},
+		{"message denies", `return "needs an owner label";`, event.Verdict{Denied: true, Message: "needs an owner label"}, ""},
+		{"async message denies", `return Promise.resolve("later");`, event.Verdict{Denied: true, Message: "later"}, ""},
+		{"false is an error", `return false;`, event.Verdict{}, "onValidate returned bool false: return a message to deny"},
+		{"empty string is an error", `return "";`, event.Verdict{}, "onValidate returned an empty string"},
+		{"object is an error", `return {allowed: false};`, event.Verdict{}, "onValidate returned an object"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := mustRuntime(t, "rule.js", "function onValidate(req, ctx) {\n  "+tt.body+"\n}", newFakeHost(), RuntimeOptions{Rule: "r"})
-			out, err := r.Invoke(admissionEvent(Validate, "CREATE"))
+			out, err := r.Invoke(admissionEvent(event.Validate, "CREATE"))
 			if tt.err != "" {
-				var se *ScriptError
+				var se *event.ScriptError
 				if !errors.As(err, &se) || !strings.Contains(se.Message, tt.err) {
 					t.Fatalf("Invoke = %v, want a ScriptError with %q", err, tt.err)
 				}
@@ -95,9 +97,9 @@ func TestMutateVerdict(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := mustRuntime(t, "rule.js", "function onMutate(req, ctx) {\n  "+tt.body+"\n}", newFakeHost(), RuntimeOptions{Rule: "r"})
-			out, err := r.Invoke(admissionEvent(Mutate, "CREATE"))
+			out, err := r.Invoke(admissionEvent(event.Mutate, "CREATE"))
 			if tt.err != "" {
-				var se *ScriptError
+				var se *event.ScriptError
 				if !errors.As(err, &se) || !strings.Contains(se.Message, tt.err) {
 					t.Fatalf("Invoke = %v, want a ScriptError with %q", err, tt.err)
 				}
@@ -128,13 +130,13 @@ func TestAdmissionHandlersQueueNothing(t *testing.T) {
 		`kreact.after(req.object, "1m")`,
 		`kreact.patch()`,
 	} {
-		for _, h := range []EventType{Validate, Mutate} {
+		for _, h := range []event.Type{event.Validate, event.Mutate} {
 			t.Run(h.Handler()+"/"+call, func(t *testing.T) {
 				src := "function " + h.Handler() + "(req, ctx) {\n  kreact.get(\"deploy\", \"default\", \"web\");\n  " + call + ";\n}\nfunction onTimer() {}"
 				host := newFakeHost()
 				r := mustRuntime(t, "rule.js", src, host, RuntimeOptions{Rule: "r"})
 				_, err := r.Invoke(admissionEvent(h, "CREATE"))
-				var se *ScriptError
+				var se *event.ScriptError
 				if !errors.As(err, &se) || !errors.Is(err, errAdmissionSideEffect) {
 					t.Fatalf("Invoke = %v, want the side-effect error", err)
 				}
@@ -158,8 +160,8 @@ func TestAdmissionHandlersDeclared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.HasHandler(Validate) || !p.HasHandler(Mutate) || p.HasHandler(Add) {
-		t.Errorf("HasHandler: validate %v, mutate %v, add %v", p.HasHandler(Validate), p.HasHandler(Mutate), p.HasHandler(Add))
+	if !p.HasHandler(event.Validate) || !p.HasHandler(event.Mutate) || p.HasHandler(event.Add) {
+		t.Errorf("HasHandler: validate %v, mutate %v, add %v", p.HasHandler(event.Validate), p.HasHandler(event.Mutate), p.HasHandler(event.Add))
 	}
 	if _, err := Compile("rule.js", "var onValidate = 5;", CompileOptions{}); err == nil || !strings.Contains(err.Error(), "onValidate is declared but is not a function") {
 		t.Errorf("Compile = %v, want onValidate is not a function", err)
@@ -175,10 +177,10 @@ function onValidate(req, ctx) {
   return kept.operation + " " + kept.object.spec.replicas + " " + kept.userInfo.username;
 }`
 	r := mustRuntime(t, "rule.js", src, newFakeHost(), RuntimeOptions{})
-	if _, err := r.Invoke(admissionEvent(Validate, "UPDATE")); err != nil {
+	if _, err := r.Invoke(admissionEvent(event.Validate, "UPDATE")); err != nil {
 		t.Fatal(err)
 	}
-	second := admissionEvent(Validate, "CREATE")
+	second := admissionEvent(event.Validate, "CREATE")
 	second.Object = deployment("default", "web", 7)
 	second.Admission.UserInfo = map[string]any{"username": "bob"}
 	out, err := r.Invoke(second)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/event"
 )
 
 func TestJSONValidation(t *testing.T) {
@@ -84,7 +86,7 @@ func TestJSONValidation(t *testing.T) {
 			// took over the default second.
 			r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{Timeout: 30 * time.Second})
 			_, err := r.Call(addEvent)
-			var se *ScriptError
+			var se *event.ScriptError
 			if !errors.As(err, &se) {
 				t.Fatalf("Call = %v, want a ScriptError", err)
 			}
@@ -374,9 +376,9 @@ func TestViewTargets(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newFakeHost()
 			r := mustRuntime(t, "rule.js", `function onAdd(obj) { kreact.patch(obj, {}); }`, h, RuntimeOptions{})
-			_, err := r.Call(Event{Type: Add, Object: tt.obj, Resource: deployments})
+			_, err := r.Call(event.Event{Type: event.Add, Object: tt.obj, Resource: deployments})
 			got := ""
-			if se := (*ScriptError)(nil); errors.As(err, &se) {
+			if se := (*event.ScriptError)(nil); errors.As(err, &se) {
 				got = se.Message
 			} else if err != nil {
 				t.Fatal(err)
@@ -440,7 +442,7 @@ func TestEnqueueError(t *testing.T) {
 	if !errors.Is(err, errForbidden) {
 		t.Fatalf("Call = %v, want it to wrap the host's error", err)
 	}
-	var se *ScriptError
+	var se *event.ScriptError
 	if !errors.As(err, &se) || se.Position.String() != position("rule.js", src, "(obj);\n}") {
 		t.Errorf("error = %v, want it at the delete", err)
 	}
@@ -569,7 +571,7 @@ func TestConfigHashRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.HasHandler(Add) || !p.HasHandler(Update) {
+	if p.HasHandler(event.Add) || !p.HasHandler(event.Update) {
 		t.Fatal("want only onUpdate")
 	}
 	cm := func(v string) *unstructured.Unstructured {
@@ -594,8 +596,8 @@ func TestConfigHashRule(t *testing.T) {
 	}
 	defer r.Close()
 	oldCM, newCM := cm("a"), cm("b")
-	ev := Event{Type: Update, OldObject: oldCM, Object: newCM, Resource: configMaps,
-		Changed: ChangedPaths(oldCM.Object, newCM.Object, []string{"status"})}
+	ev := event.Event{Type: event.Update, OldObject: oldCM, Object: newCM, Resource: configMaps,
+		Changed: event.ChangedPaths(oldCM.Object, newCM.Object, []string{"status"})}
 	if _, err := r.Call(ev); err != nil {
 		t.Fatal(err)
 	}
@@ -623,12 +625,12 @@ func TestCallIsTransactional(t *testing.T) {
   if (obj.metadata.labels && obj.metadata.labels.fail === "limit") kreact.delete(obj);
   if (obj.metadata.labels && obj.metadata.labels.fail === "loop") for (;;) {}
 }`
-	object := func(fail string) Event {
+	object := func(fail string) event.Event {
 		o := addEvent.Object.DeepCopy()
 		if fail != "" {
 			o.SetLabels(map[string]string{"fail": fail})
 		}
-		return Event{Type: Add, Object: o, Resource: addEvent.Resource}
+		return event.Event{Type: event.Add, Object: o, Resource: addEvent.Resource}
 	}
 	tests := []struct {
 		name    string
@@ -696,4 +698,36 @@ func TestReplica(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestInstalledNames: the areas of the API together install every
+// function of the kreact and console globals, each once, and nothing else.
+func TestInstalledNames(t *testing.T) {
+	src := `function onAdd() {
+  kreact.log(Object.keys(kreact).join(","));
+  kreact.log(Object.keys(console).join(","));
+}`
+	h := newFakeHost()
+	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
+	if _, err := r.Call(addEvent); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"after,apply,clone,create,delete,error,event,get,hash,http,jsonPatch,list,log,now,once,owner,patch,replica,setCondition,warn",
+		"debug,error,info,log,warn",
+	}
+	if got := h.messages(); !slices.Equal(got, want) {
+		t.Errorf("installed:\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestCallsInstalledTwice(t *testing.T) {
+	c := calls{}
+	c.add("get", nil)
+	defer func() {
+		if recover() == nil {
+			t.Error("a second add of the same name did not panic")
+		}
+	}()
+	c.add("get", nil)
 }

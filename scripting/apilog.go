@@ -10,7 +10,20 @@ import (
 	"github.com/dop251/goja"
 )
 
-// The kreact API for logs: kreact.log/warn/error and console.
+// The kreact API for logs: kreact.log, warn and error, and console.
+
+// installLog installs kreact.log, warn and error, and the console
+// functions.
+func (e *env) installLog(kreact, console calls) {
+	kreact.add("log", e.logf("log", slog.LevelInfo))
+	kreact.add("warn", e.logf("warn", slog.LevelWarn))
+	kreact.add("error", e.logf("error", slog.LevelError))
+	console.add("log", e.console(slog.LevelInfo))
+	console.add("info", e.console(slog.LevelInfo))
+	console.add("debug", e.console(slog.LevelDebug))
+	console.add("warn", e.console(slog.LevelWarn))
+	console.add("error", e.console(slog.LevelError))
+}
 
 // kreact.log(msg, fields?), kreact.warn, kreact.error.
 func (e *env) logf(op string, level slog.Level) native {

@@ -1,53 +1,30 @@
 package scripting
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/ast"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/event"
 )
 
 // The kreact API for doing something once per object: kreact.once(obj).
+// The marker it writes is package event's (event.OnceAnnotation).
 
-// OnceAnnotation is the annotation that marks an object done for rule's
-// kreact.once: once.kreact.dev/RULE, whose value is when it was marked.
-// A rule name is a DNS label, so it is a valid annotation name.
-func OnceAnnotation(rule string) string { return "once.kreact.dev/" + rule }
-
-// Marked reports whether obj carries rule's once marker.
-func Marked(obj *unstructured.Unstructured, rule string) bool {
-	if obj == nil {
-		return false
-	}
-	md, _ := obj.Object["metadata"].(map[string]any)
-	annotations, _ := md["annotations"].(map[string]any)
-	_, ok := annotations[OnceAnnotation(rule)]
-	return ok
-}
-
-// OncePatch returns the merge patch that marks the object uid done for
-// rule at t. The uid is a precondition: the API server refuses the patch
-// (409) if the object was deleted and created again meanwhile, so that
-// the new object is not marked for what was done to the old one.
-func OncePatch(uid types.UID, rule string, t time.Time) []byte {
-	data, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-		"uid":         uid,
-		"annotations": map[string]any{OnceAnnotation(rule): t.UTC().Format(time.RFC3339)},
-	}})
-	return data
+// installOnce installs kreact.once, refused in admission handlers
+// (queuing).
+func (e *env) installOnce(kreact calls) {
+	kreact.add("once", e.queuing("once", e.onceCall))
 }
 
 // onceCall is kreact.once(obj): true when the call's object does not
 // carry the rule's once marker yet; the call's transaction then marks it,
-// after all its other actions have succeeded (Outcome.Once).
+// after all its other actions have succeeded (event.Outcome.Once).
 func (e *env) onceCall(call goja.FunctionCall) goja.Value {
 	e.enter("once")
 	if e.handler == "" {
@@ -55,16 +32,16 @@ func (e *env) onceCall(call goja.FunctionCall) goja.Value {
 	}
 	ev := e.ev
 	switch {
-	case ev == nil || ev.Type == Tick || ev.Object == nil:
+	case ev == nil || ev.Type == event.Tick || ev.Object == nil:
 		e.throwType("once: %s has no object; once marks the object of the call", e.handler)
-	case ev.Type == Delete:
+	case ev.Type == event.Delete:
 		e.throwType("once: the object is deleted; there is nothing left to mark")
 	}
 	t := e.target("once", call.Argument(0))
 	if t.res.GVR.GroupResource() != ev.Resource.GVR.GroupResource() || t.namespace != ev.Object.GetNamespace() || t.name != ev.Object.GetName() {
 		e.throwType("once: %s is not the object of this call (%s); once marks the object of the call", t.String(), objectRef(ev))
 	}
-	if Marked(ev.Object, e.cfg.opts.Rule) {
+	if event.Marked(ev.Object, e.cfg.opts.Rule) {
 		return e.vm.ToValue(false)
 	}
 	if e.once == nil {
@@ -72,7 +49,7 @@ func (e *env) onceCall(call goja.FunctionCall) goja.Value {
 		a := e.action(actions.Patch, &t)
 		a.UID = uid
 		a.PatchType = types.MergePatchType
-		a.PatchData = OncePatch(uid, e.cfg.opts.Rule, e.cfg.host.Now())
+		a.PatchData = event.OncePatch(uid, e.cfg.opts.Rule, e.cfg.host.Now())
 		if err := e.cfg.host.Permit(a); err != nil {
 			e.throw(fmt.Errorf("once: its marker is a patch of %s: %w", t.String(), err))
 		}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/event"
 )
 
 func TestOnce(t *testing.T) {
@@ -36,7 +37,7 @@ func TestOnce(t *testing.T) {
 	// A marked object: false, and no marker.
 	ev := addEvent
 	ev.Object = addEvent.Object.DeepCopy()
-	ev.Object.SetAnnotations(map[string]string{OnceAnnotation("greeter"): "2026-01-01T00:00:00Z"})
+	ev.Object.SetAnnotations(map[string]string{event.OnceAnnotation("greeter"): "2026-01-01T00:00:00Z"})
 	h = newFakeHost()
 	r = mustRuntime(t, "rule.js", src, h, RuntimeOptions{Rule: "greeter"})
 	if out, err = r.Invoke(ev); err != nil {
@@ -50,7 +51,7 @@ func TestOnce(t *testing.T) {
 func TestOnceRefusals(t *testing.T) {
 	tests := []struct {
 		name, src string
-		ev        Event
+		ev        event.Event
 		forbid    bool
 		want      string
 	}{
@@ -59,10 +60,10 @@ func TestOnceRefusals(t *testing.T) {
 }`, addEvent, false, "TypeError: once: deployments.apps default/api is not the object of this call (deployments.apps default/web); once marks the object of the call"},
 		{"on delete", `function onDelete(obj) {
   kreact.once(obj);
-}`, Event{Type: Delete, Object: addEvent.Object, Resource: deployments}, false, "TypeError: once: the object is deleted; there is nothing left to mark"},
+}`, event.Event{Type: event.Delete, Object: addEvent.Object, Resource: deployments}, false, "TypeError: once: the object is deleted; there is nothing left to mark"},
 		{"on tick", `function onTick() {
   kreact.once({resource: "deploy", namespace: "default", name: "web"});
-}`, Event{Type: Tick}, false, "TypeError: once: onTick has no object; once marks the object of the call"},
+}`, event.Event{Type: event.Tick}, false, "TypeError: once: onTick has no object; once marks the object of the call"},
 		{"may not patch", `function onAdd(obj) {
   kreact.once(obj);
 }`, addEvent, true, "GoError: once: its marker is a patch of deployments.apps default/web: " + errForbidden.Error()},
@@ -75,7 +76,7 @@ func TestOnceRefusals(t *testing.T) {
 			}
 			r := mustRuntime(t, "rule.js", tt.src, h, RuntimeOptions{Rule: "greeter"})
 			_, err := r.Invoke(tt.ev)
-			var se *ScriptError
+			var se *event.ScriptError
 			if !errors.As(err, &se) {
 				t.Fatalf("Invoke = %v, want a ScriptError", err)
 			}

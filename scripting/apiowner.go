@@ -9,8 +9,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// The kreact API for owner references: the owner option of create and
-// apply, and kreact.owner(obj).
+// The kreact API for owner references: kreact.owner(obj), and the owner
+// option of create and apply (apiactions.go), which sets the child's
+// controller reference.
+
+// installOwners installs kreact.owner.
+func (e *env) installOwners(kreact calls) {
+	kreact.add("owner", e.ownerOf)
+}
 
 // ownerRef is the controller reference to an owner, as the owner option
 // of create and apply sets it.

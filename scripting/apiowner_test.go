@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kreact/kreact/event"
 )
 
 // webRef is the controller reference to addEvent's Deployment.
@@ -79,7 +81,7 @@ func TestOwnerOptionRefusals(t *testing.T) {
 			src := "function onAdd(obj) {\n  const x = 1;\n  " + tt.call + ";\n}"
 			r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
 			_, err := r.Call(addEvent)
-			var se *ScriptError
+			var se *event.ScriptError
 			if !errors.As(err, &se) {
 				t.Fatalf("Call = %v, want a ScriptError", err)
 			}

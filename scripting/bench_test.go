@@ -14,6 +14,7 @@ import (
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/event"
 )
 
 // benchHost resolves Deployments and drops actions, so that the benchmarks
@@ -44,10 +45,10 @@ const benchScript = `function onUpdate(oldObj, newObj, ctx) {
   kreact.patch(newObj, {spec: {replicas: n}});
 }`
 
-func benchEvent() Event {
+func benchEvent() event.Event {
 	oldObj := deployment("default", "web", 2)
 	newObj := deployment("default", "web", 2)
-	return Event{Type: Update, OldObject: oldObj, Object: newObj, Changed: []string{"metadata.annotations"}, Resource: deployments}
+	return event.Event{Type: event.Update, OldObject: oldObj, Object: newObj, Changed: []string{"metadata.annotations"}, Resource: deployments}
 }
 
 func BenchmarkOnUpdate(b *testing.B) {
@@ -66,7 +67,7 @@ func BenchmarkOnUpdate(b *testing.B) {
 }
 
 // goHandler is benchScript written in Go against the same Host.
-func goHandler(h Host, ev Event) error {
+func goHandler(h Host, ev event.Event) error {
 	want, ok := ev.Object.GetAnnotations()["example.com/replicas"]
 	if !ok {
 		return nil

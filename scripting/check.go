@@ -9,7 +9,9 @@ import (
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/file"
 	"github.com/dop251/goja/token"
+
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/event"
 )
 
 // The checks of a parsed script that goja's compiler leaves to run time,
@@ -27,8 +29,8 @@ func (p *Program) checkTree(tree *ast.Program, declared []*ast.Identifier) (prob
 	var out diag.ErrorList
 	var regexps []*ast.RegExpLiteral
 	mentions := map[string]int{} // handler name: identifiers not declaring it
-	for _, h := range handlerNames {
-		mentions[h] = 0
+	for _, t := range event.Types() {
+		mentions[t.Handler()] = 0
 	}
 	decl := make(map[*ast.Identifier]bool, len(declared))
 	for _, id := range declared {
@@ -80,7 +82,8 @@ func (p *Program) checkTree(tree *ast.Program, declared []*ast.Identifier) (prob
 			out = append(out, e)
 		}
 	}
-	for _, h := range handlerNames {
+	for _, t := range event.Types() {
+		h := t.Handler()
 		if id := notAFunction(tree, h, mentions[h] > 0); id != nil {
 			e := at(id.Idx)
 			e.Msg = h + " is declared but is not a function"

@@ -11,7 +11,9 @@ import (
 	"github.com/dop251/goja/file"
 	"github.com/dop251/goja/parser"
 	"github.com/go-sourcemap/sourcemap"
+
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/event"
 )
 
 // CompileOptions places a script inside the file it was read from, so that
@@ -48,7 +50,7 @@ type Program struct {
 	// lookup evaluates to the array [onAdd, onUpdate, onDelete], with
 	// undefined for the handlers the script does not declare.
 	lookup   *goja.Program
-	handlers [numEventTypes]bool
+	handlers [event.NumTypes]bool
 	declared []Declaration
 	reads    []ReadPath
 	// params holds, per handler, the names of its object parameters
@@ -65,8 +67,8 @@ func (p *Program) Name() string { return p.name }
 // const, exported or not). A handler the script does not declare is never
 // called, so an engine can skip watching events nobody handles. Handlers
 // set any other way (globalThis.onAdd = ...) are not recognised.
-func (p *Program) HasHandler(t EventType) bool {
-	i, ok := t.index()
+func (p *Program) HasHandler(t event.Type) bool {
+	i, ok := t.Index()
 	return ok && p.handlers[i]
 }
 
@@ -148,15 +150,15 @@ func Compile(name, script string, opts CompileOptions) (*Program, error) {
 	p.reads = p.readPaths(tree)
 	p.onces = p.onceCalls(tree)
 
-	var refs [numEventTypes]string
+	var refs [event.NumTypes]string
 	for i := range refs {
 		refs[i] = "undefined"
 	}
 	for _, id := range ids {
 		name := id.Name.String()
 		p.declared = append(p.declared, Declaration{Name: name, Pos: p.position(tree.File.Position(int(id.Idx) - tree.File.Base()))})
-		for i, h := range handlerNames {
-			if name == h {
+		for i, t := range event.Types() {
+			if h := t.Handler(); name == h {
 				p.handlers[i] = true
 				refs[i] = h
 			}

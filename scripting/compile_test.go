@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/event"
 )
 
 func TestCompileSyntaxErrors(t *testing.T) {
@@ -195,8 +196,8 @@ func TestInlineScriptPositions(t *testing.T) {
 			defer r.Close()
 			obj := deployment("default", "web", 1)
 			obj.SetAnnotations(map[string]string{"example.com/replicas": tt.annotation})
-			_, err = r.Call(Event{Type: Update, OldObject: obj, Object: obj, Resource: deployments})
-			var se *ScriptError
+			_, err = r.Call(event.Event{Type: event.Update, OldObject: obj, Object: obj, Resource: deployments})
+			var se *event.ScriptError
 			if !errors.As(err, &se) {
 				t.Fatalf("Call = %v, want a *ScriptError", err)
 			}
@@ -231,12 +232,12 @@ func TestInlineSyntaxErrorPosition(t *testing.T) {
 func TestHasHandler(t *testing.T) {
 	tests := []struct {
 		src  string
-		want []EventType
+		want []event.Type
 	}{
-		{"function onAdd(obj, ctx) {}", []EventType{Add}},
-		{"var onUpdate = function (o, n, ctx) {};\nconst onDelete = (obj) => {};", []EventType{Update, Delete}},
-		{"let onAdd = async function () {};\nfunction onUpdate() {}\nfunction onDelete() {}", []EventType{Add, Update, Delete}},
-		{"function onTick(ctx) {}", []EventType{Tick}},
+		{"function onAdd(obj, ctx) {}", []event.Type{event.Add}},
+		{"var onUpdate = function (o, n, ctx) {};\nconst onDelete = (obj) => {};", []event.Type{event.Update, event.Delete}},
+		{"let onAdd = async function () {};\nfunction onUpdate() {}\nfunction onDelete() {}", []event.Type{event.Add, event.Update, event.Delete}},
+		{"function onTick(ctx) {}", []event.Type{event.Tick}},
 		{"function helper() { function onAdd() {} }", nil},
 		{"", nil},
 	}
@@ -245,7 +246,7 @@ func TestHasHandler(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tt.src, err)
 		}
-		for _, typ := range []EventType{Add, Update, Delete, Tick} {
+		for _, typ := range []event.Type{event.Add, event.Update, event.Delete, event.Tick} {
 			want := false
 			for _, w := range tt.want {
 				want = want || w == typ
@@ -286,7 +287,7 @@ func TestHandlerNotAFunction(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = NewRuntime(p, newFakeHost(), RuntimeOptions{Rule: "r"})
-	var se *ScriptError
+	var se *event.ScriptError
 	if !errors.As(err, &se) || !strings.Contains(se.Message, "onAdd is declared but is not a function") {
 		t.Fatalf("NewRuntime = %v, want a ScriptError about onAdd", err)
 	}
@@ -299,7 +300,7 @@ func TestTopLevelError(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = NewRuntime(p, newFakeHost(), RuntimeOptions{Rule: "r"})
-	var se *ScriptError
+	var se *event.ScriptError
 	if !errors.As(err, &se) {
 		t.Fatalf("NewRuntime = %v, want a *ScriptError", err)
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/kreact/kreact/event"
 )
 
 var plainObjectType = reflect.TypeOf(map[string]any(nil))
@@ -493,43 +495,17 @@ func appendJSONString(b []byte, s string) ([]byte, error) {
 // formatPath renders a path as a script would write it: spec.replicas,
 // spec.containers[0].image, metadata.labels["app.kubernetes.io/name"].
 func formatPath(path []pathStep) string {
-	var b strings.Builder
+	var b []byte
 	for _, p := range path {
-		switch {
-		case p.index >= 0:
-			b.WriteByte('[')
-			b.WriteString(strconv.Itoa(p.index))
-			b.WriteByte(']')
-		case isIdentifier(p.key):
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(p.key)
-		default:
-			b.WriteByte('[')
-			b.WriteString(strconv.Quote(p.key))
-			b.WriteByte(']')
+		if p.index >= 0 {
+			b = append(b, '[')
+			b = strconv.AppendInt(b, int64(p.index), 10)
+			b = append(b, ']')
+			continue
 		}
+		b = event.AppendKey(b, p.key)
 	}
-	return b.String()
-}
-
-// isIdentifier reports whether s can follow a dot in a script: ASCII
-// letters, digits, _ and $, not starting with a digit.
-func isIdentifier(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		switch {
-		case ch >= 'a' && ch <= 'z', ch >= 'A' && ch <= 'Z', ch == '_', ch == '$':
-		case ch >= '0' && ch <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
+	return string(b)
 }
 
 // fromJSON builds plain, writable script values from JSON data (the result

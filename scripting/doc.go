@@ -17,7 +17,20 @@
 // module, but `export` in front of a top-level declaration is ignored, so
 // that tsc checks each rule file on its own (see exports.go).
 //
-// This package is the JavaScript API and the runtimes that run it. What
+// The API is installed area by area, each from a file of its own that
+// holds the area's functions and the names it gives them (apireads.go:
+// get, list; apiactions.go: create, apply, patch, jsonPatch, delete,
+// event; apiconditions.go, apiowner.go, apionce.go, apitimers.go,
+// apihttp.go, apivalues.go, apiclock.go, apireplica.go, apilog.go);
+// api.go's install calls them in turn after setting up the sandbox
+// (sandbox.go).
+//
+// This package is the JavaScript API and the runtimes that run it, and
+// nothing else: what a call is handed and what it returns (event.Event,
+// event.Outcome, event.ScriptError), which paths of an object changed and
+// the once marker are package event's, so that the packages that only
+// name them (delivery, metrics, record, isolation) need not import goja.
+// What
 // governs script calls process-wide (the watchdog of their memory and CPU
 // limits, the priority of their threads, GOMAXPROCS, the pacing of the
 // collector) is package internal/governor's, whose doc states what it
@@ -39,16 +52,16 @@
 //
 // # Transactions
 //
-// Runtime.Invoke returns a call's whole transaction (Outcome): the actions
+// Runtime.Invoke returns a call's whole transaction (event.Outcome): the actions
 // it asked for, the timer of its last kreact.after and the marker patch of
 // its kreact.once, which the caller (package delivery) queues and arms
 // only for a call that returned normally, the marker after the actions. Runtime.Call is Invoke for callers that only want the actions.
 //
 // # Admission handlers
 //
-// onValidate and onMutate decide on an admission request (Event.Admission)
+// onValidate and onMutate decide on an admission request (event.Event.Admission)
 // while the API server waits, before anything is stored. A call returns
-// its decision in Outcome.Verdict: onValidate returns nothing or true to
+// its decision in event.Outcome.Verdict: onValidate returns nothing or true to
 // allow, a message to deny; onMutate returns nothing, a JSON merge patch
 // or JSON patch operations, which package admission turns into the
 // response's patch. They have no side effects (their webhook says
@@ -74,7 +87,7 @@
 // script line that passed them.
 //
 // Objects cut down to a rule's spec.watch[].fields have undefined where
-// the projection dropped a field. Event.Strict (kreact test) shows them
+// the projection dropped a field. event.Event.Strict (kreact test) shows them
 // through strict views, which also report each read of a dropped field
 // that the whole object has; Program.ReadPaths lists the reads a
 // handler's code shows, for validate to compare with the fields.
@@ -146,7 +159,7 @@
 //     per thread), and with what the whole process allocated since the
 //     call started once the call took an eighth of its limit, and 4 MiB,
 //     itself; it reads them every 5ms and interrupts a call over its
-//     limit, which fails with ScriptError.Memory set, its runtime rebuilt
+//     limit, which fails with event.ScriptError.Memory set, its runtime rebuilt
 //     as after a timeout, and the memory it held handed back to the
 //     operating system (governor.Reclaim). What other calls, the
 //     informers or the rest of the process allocate is not the call's: a
@@ -158,8 +171,8 @@
 // SCHED_IDLE (the thread ends with the call, and a new goroutine serves
 // the next one), raises GOMAXPROCS by the calls running, and spaces out
 // Go's collections while calls misbehave. A failed call reports the CPU
-// time it used (ScriptError.CPU), by which package delivery makes the
-// rule's worker rest, and ScriptError.Hogged says whether it computed at
+// time it used (event.ScriptError.CPU), by which package delivery makes the
+// rule's worker rest, and event.ScriptError.Hogged says whether it computed at
 // length.
 //
 // What this cannot remove is that one process's rules share its collector:
@@ -203,12 +216,12 @@
 //
 // # Concurrency
 //
-// Compile, ChangedPaths and a Program's methods are safe for concurrent use.
-// A Runtime is not: one goroutine at a time may call it, and Close it when
-// done (a Runtime that is garbage collected stops its goroutine too). Host
+// Compile and a Program's methods are safe for concurrent use. A Runtime
+// is not: one goroutine at a time may call it, and Close it when done (a
+// Runtime that is garbage collected stops its goroutine too). Host
 // methods are called from the Runtime's goroutine, one at a time per
 // Runtime; a Host shared by several Runtimes must be safe for concurrent
-// use. Objects handed in through Event or returned by the Host are never
-// modified and not kept after Call returns, unless the script stores them in
-// its global state (where they stay read-only).
+// use. Objects handed in through an event.Event or returned by the Host
+// are never modified and not kept after Call returns, unless the script
+// stores them in its global state (where they stay read-only).
 package scripting

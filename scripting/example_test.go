@@ -11,6 +11,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/scripting"
 )
 
@@ -64,11 +65,11 @@ function onUpdate(oldObj, newObj, ctx) {
 	}}
 	newObj := oldObj.DeepCopy()
 	newObj.Object["spec"].(map[string]any)["replicas"] = int64(3)
-	asked, err := r.Call(scripting.Event{
-		Type:      scripting.Update,
+	asked, err := r.Call(event.Event{
+		Type:      event.Update,
 		OldObject: oldObj,
 		Object:    newObj,
-		Changed:   scripting.ChangedPaths(oldObj.Object, newObj.Object, []string{"status"}),
+		Changed:   event.ChangedPaths(oldObj.Object, newObj.Object, []string{"status"}),
 		Resource:  deployments,
 	})
 	for _, a := range asked {

@@ -2,6 +2,8 @@ package scripting
 
 import (
 	"testing"
+
+	"github.com/kreact/kreact/event"
 )
 
 // tsc checks a rule file as a module of its own only if it exports
@@ -56,7 +58,7 @@ func TestExportedDeclarations(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Compile: %v", err)
 			}
-			if !p.HasHandler(Add) {
+			if !p.HasHandler(event.Add) {
 				t.Fatal("onAdd not found")
 			}
 			got, err := mustRuntimeProgram(t, p, newFakeHost(), RuntimeOptions{}).Call(addEvent)

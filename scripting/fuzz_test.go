@@ -11,6 +11,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/event"
 )
 
 // The fuzz tests of the script boundary: whatever a rule's script holds,
@@ -107,14 +108,14 @@ func FuzzCompile(f *testing.F) {
 		}
 		defer r.Close()
 		obj := deployment("default", "web", 2)
-		for _, ev := range []Event{
-			{Type: Add, Object: obj, Resource: deployments},
-			{Type: Update, OldObject: obj, Object: deployment("default", "web", 3), Changed: []string{"spec.replicas"}, Resource: deployments},
-			{Type: Delete, Object: obj, Resource: deployments},
-			{Type: Tick},
-			{Type: Timer, Object: obj, Resource: deployments},
+		for _, ev := range []event.Event{
+			{Type: event.Add, Object: obj, Resource: deployments},
+			{Type: event.Update, OldObject: obj, Object: deployment("default", "web", 3), Changed: []string{"spec.replicas"}, Resource: deployments},
+			{Type: event.Delete, Object: obj, Resource: deployments},
+			{Type: event.Tick},
+			{Type: event.Timer, Object: obj, Resource: deployments},
 		} {
-			if _, err := r.Invoke(ev); errors.Is(err, ErrStuck) {
+			if _, err := r.Invoke(ev); errors.Is(err, event.ErrStuck) {
 				return
 			}
 		}
@@ -131,7 +132,7 @@ func TestTypeScriptWithoutCode(t *testing.T) {
 			t.Errorf("Compile(%q) = %v", src, err)
 			continue
 		}
-		if p.HasHandler(Add) || p.HasHandler(Tick) {
+		if p.HasHandler(event.Add) || p.HasHandler(event.Tick) {
 			t.Errorf("Compile(%q) has handlers", src)
 		}
 	}
@@ -223,7 +224,7 @@ func callWithInput(t *testing.T, p *Program, object, text string) ([]actions.Act
 		t.Fatalf("NewRuntime: %v", err)
 	}
 	defer r.Close()
-	return r.Call(Event{Type: Add, Object: &unstructured.Unstructured{Object: m}, Resource: configMaps})
+	return r.Call(event.Event{Type: event.Add, Object: &unstructured.Unstructured{Object: m}, Resource: configMaps})
 }
 
 // TestHandlerInputScriptRuns: on an ordinary object, the script of

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/internal/governor"
 )
 
@@ -30,14 +31,14 @@ func TestHogged(t *testing.T) {
 			if err == nil {
 				t.Fatal("the call succeeded")
 			}
-			if got := Hogged(fmt.Errorf("wrapped: %w", err)); got != tt.want {
+			if got := event.Hogged(fmt.Errorf("wrapped: %w", err)); got != tt.want {
 				t.Errorf("Hogged(%v) = %v, want %v", err, got, tt.want)
 			}
 		})
 	}
-	waited := &ScriptError{Message: "timed out", Timeout: true, CPU: governor.DemoteAfter / 2}
-	thrown := &ScriptError{Message: "Error: boom", CPU: time.Second}
-	if Hogged(waited) || Hogged(thrown) || Hogged(errors.New("timed out")) {
+	waited := &event.ScriptError{Message: "timed out", Timeout: true, CPU: governor.DemoteAfter / 2}
+	thrown := &event.ScriptError{Message: "Error: boom", CPU: time.Second}
+	if event.Hogged(waited) || event.Hogged(thrown) || event.Hogged(errors.New("timed out")) {
 		t.Error("a call that timed out while it waited, or threw, counts as hogging")
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kreact/kreact/event"
 )
 
 // TestBuiltinsRefusedOverMemoryLimit checks that the built-ins that build a
@@ -60,7 +62,7 @@ func TestBuiltinsRefusedOverMemoryLimit(t *testing.T) {
 			src := "function onAdd(obj) {\n  const v = " + tt.expr + ";\n}\n"
 			r := mustRuntime(t, "rule.js", src, newFakeHost(), RuntimeOptions{MemoryLimit: 1 << 20})
 			_, err := r.Call(addEvent)
-			var se *ScriptError
+			var se *event.ScriptError
 			if !errors.As(err, &se) {
 				t.Fatalf("Call = %v, want a *ScriptError", err)
 			}
@@ -169,7 +171,7 @@ func TestMemoryLimitStopsGrowingCall(t *testing.T) {
 			before := allocated()
 			_, err := r.Call(addEvent)
 			used := allocated() - before
-			var se *ScriptError
+			var se *event.ScriptError
 			if !errors.As(err, &se) {
 				t.Fatalf("Call = %v, want a *ScriptError", err)
 			}
@@ -193,7 +195,7 @@ func TestMemoryLimitStopsGrowingCall(t *testing.T) {
 				t.Errorf("the process allocated %s during the call, want at most %s", FormatBytes(int64(used)), FormatBytes(int64(tt.bound)))
 			}
 			// The runtime was discarded: the next call starts over.
-			if _, err := r.Call(Event{Type: Delete, Object: addEvent.Object, Resource: deployments}); err != nil {
+			if _, err := r.Call(event.Event{Type: event.Delete, Object: addEvent.Object, Resource: deployments}); err != nil {
 				t.Errorf("next call: %v", err)
 			}
 		})
@@ -244,7 +246,7 @@ func TestMemoryLimitSparesOtherCalls(t *testing.T) {
 	err := <-hogErr
 	close(stop)
 	wg.Wait()
-	var se *ScriptError
+	var se *event.ScriptError
 	if !errors.As(err, &se) || !se.Memory {
 		t.Fatalf("hostile call = %v, want a memory limit error", err)
 	}
@@ -304,7 +306,7 @@ func TestMemoryErrorReclaims(t *testing.T) {
 		t.Fatal("throwing call succeeded")
 	}
 	_, err := hog.Call(addEvent)
-	var se *ScriptError
+	var se *event.ScriptError
 	if !errors.As(err, &se) || !se.Memory {
 		t.Fatalf("hostile call = %v, want a memory limit error", err)
 	}
@@ -334,7 +336,7 @@ func TestMemoryLimitSparesALoopBesideAHog(t *testing.T) {
 	<-h.getEntered
 	close(h.getRelease)
 	_, err := hog.Call(addEvent)
-	var se *ScriptError
+	var se *event.ScriptError
 	if !errors.As(err, &se) || !se.Memory {
 		t.Errorf("hog = %v, want a memory limit error", err)
 	}
@@ -368,7 +370,7 @@ func TestMemoryLimitBoundsCallsTogether(t *testing.T) {
 	close(h.getRelease)
 	together := 0
 	for range n {
-		var se *ScriptError
+		var se *event.ScriptError
 		if err := <-errs; !errors.As(err, &se) || !se.Memory {
 			t.Errorf("Call = %v, want a memory limit error", err)
 			continue

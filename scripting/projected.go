@@ -1,13 +1,12 @@
 package scripting
 
 import (
-	"fmt"
 	"reflect"
 
 	"github.com/dop251/goja"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/projection"
 )
 
@@ -18,64 +17,21 @@ import (
 //
 // A strict view shows the cut-down object exactly as the plain view does
 // (same keys, same values, undefined for what was dropped), so that the
-// script behaves as under kreact run; it only also tells Strict.Report
+// script behaves as under kreact run; it only also tells event.Strict.Report
 // about each read of a key that the cut-down object lacks and the whole
 // object has. Below a path the projection keeps whole, the values are
 // plain views: nothing can be missing there.
 
-// Strict asks for strict views of an Event's objects; see Event.Strict.
-type Strict struct {
-	// Fields is the projection that Event.Object and Event.OldObject
-	// were cut down with (projection.Fields.Apply).
-	Fields projection.Fields
-	// Object and OldObject are the whole objects they were cut from;
-	// nil for an object that was not cut.
-	Object, OldObject *unstructured.Unstructured
-	// Where names the projection in reports ("spec.watch[0].fields"),
-	// and WherePos is where it is written.
-	Where    string
-	WherePos diag.Position
-	// Report is called for every read of a path that Fields dropped
-	// and the whole object has, on the goroutine that runs the script,
-	// which may outlive the call that was abandoned at its timeout.
-	Report func(OutsideRead)
-}
-
-// OutsideRead is a read of a path that a projection dropped.
-type OutsideRead struct {
-	// Pos is where the script read it: where kreact validate places the
-	// same read (ReadPath.Pos, the start of the chain), else where goja
-	// was when the script read it.
-	Pos diag.Position
-	// Handler is the handler that read it, "onUpdate".
-	Handler string
-	// Path is the path read, rooted at the handler's parameter as the
-	// script names it (ReadName): "cm.data"; as the documentation names
-	// it ("newObj.spec.template") when the parameter is not a plain
-	// identifier.
-	Path string
-	// Where and WherePos are Strict's.
-	Where    string
-	WherePos diag.Position
-}
-
-// String formats the read as `kreact test` reports it:
-// "rule.yaml:20:9: onUpdate read newObj.spec.template, which
-// spec.watch[0].fields does not keep (rule.yaml:7:15)".
-func (r OutsideRead) String() string {
-	return fmt.Sprintf("%s: %s read %s, which %s does not keep (%s)", r.Pos, r.Handler, r.Path, r.Where, r.WherePos)
-}
-
 // eventObject is e.object for the objects an event hands to a handler:
 // strict views when the event asks for them. old marks OldObject.
-func (e *env) eventObject(ev *Event, u *unstructured.Unstructured, old bool) goja.Value {
+func (e *env) eventObject(ev *event.Event, u *unstructured.Unstructured, old bool) goja.Value {
 	if ev.Strict == nil {
 		return e.object(u)
 	}
 	return e.strictObject(ev, u, old)
 }
 
-func (e *env) strictObject(ev *Event, u *unstructured.Unstructured, old bool) goja.Value {
+func (e *env) strictObject(ev *event.Event, u *unstructured.Unstructured, old bool) goja.Value {
 	s := ev.Strict
 	// The object's parameter: its place among objectParams, and the
 	// documentation's name for it.
@@ -83,7 +39,7 @@ func (e *env) strictObject(ev *Event, u *unstructured.Unstructured, old bool) go
 	switch {
 	case old:
 		whole, name = s.OldObject, "oldObj"
-	case ev.Type == Update:
+	case ev.Type == event.Update:
 		param, name = 1, "newObj"
 	}
 	if n := e.cfg.p.paramName(ev.Type.Handler(), param); n != "" {
@@ -104,7 +60,7 @@ func (e *env) strictObject(ev *Event, u *unstructured.Unstructured, old bool) go
 // which the projection reaches but does not keep whole.
 type strictView struct {
 	plain objectView
-	s     *Strict
+	s     *event.Strict
 	whole map[string]any // the map at path in the whole object
 	path  projection.Path
 	name  string
@@ -142,7 +98,7 @@ func (v *strictView) check(key string) {
 	path := projection.Path(append(v.path[:len(v.path):len(v.path)], key))
 	e := v.plain.e
 	pos := e.cfg.p.placeRead(e.handler, v.name, path, e.origin())
-	v.s.Report(OutsideRead{Pos: pos, Handler: e.handler, Path: ReadName(v.name, path), Where: v.s.Where, WherePos: v.s.WherePos})
+	v.s.Report(event.OutsideRead{Pos: pos, Handler: e.handler, Path: ReadName(v.name, path), Where: v.s.Where, WherePos: v.s.WherePos})
 }
 
 func (v *strictView) Has(key string) bool {

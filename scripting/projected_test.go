@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/projection"
 )
 
@@ -33,14 +34,14 @@ func TestStrictViewsReportReadsOutsideTheProjection(t *testing.T) {
 	whole, oldWhole := deployment("default", "web", 3), deployment("default", "web", 2)
 	var mu sync.Mutex
 	var reads []string
-	ev := Event{
-		Type:      Update,
+	ev := event.Event{
+		Type:      event.Update,
 		Object:    &unstructured.Unstructured{Object: fields.Apply(whole.Object)},
 		OldObject: &unstructured.Unstructured{Object: fields.Apply(oldWhole.Object)},
 		Resource:  deployments,
-		Strict: &Strict{Fields: fields, Object: whole, OldObject: oldWhole, Where: "spec.watch[0].fields",
+		Strict: &event.Strict{Fields: fields, Object: whole, OldObject: oldWhole, Where: "spec.watch[0].fields",
 			WherePos: diag.Position{File: "r.yaml", Line: 7, Col: 15},
-			Report: func(r OutsideRead) {
+			Report: func(r event.OutsideRead) {
 				mu.Lock()
 				defer mu.Unlock()
 				reads = append(reads, r.String())
@@ -91,14 +92,14 @@ func TestStrictReadsArePlacedAsReadPaths(t *testing.T) {
 	whole, oldWhole := deployment("default", "web", 3), deployment("default", "web", 2)
 	oldWhole.Object["status"] = map[string]any{"phase": "x"}
 	var mu sync.Mutex
-	var reads []OutsideRead
-	ev := Event{
-		Type:      Update,
+	var reads []event.OutsideRead
+	ev := event.Event{
+		Type:      event.Update,
 		Object:    &unstructured.Unstructured{Object: fields.Apply(whole.Object)},
 		OldObject: &unstructured.Unstructured{Object: fields.Apply(oldWhole.Object)},
 		Resource:  deployments,
-		Strict: &Strict{Fields: fields, Object: whole, OldObject: oldWhole, Where: "spec.watch[0].fields",
-			Report: func(r OutsideRead) {
+		Strict: &event.Strict{Fields: fields, Object: whole, OldObject: oldWhole, Where: "spec.watch[0].fields",
+			Report: func(r event.OutsideRead) {
 				mu.Lock()
 				defer mu.Unlock()
 				reads = append(reads, r)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kreact/kreact/event"
 )
 
 func TestRegexpSize(t *testing.T) {
@@ -87,7 +89,7 @@ func TestRegexpBombsRefused(t *testing.T) {
 			before := allocated()
 			_, err := r.Call(addEvent)
 			used := allocated() - before
-			var se *ScriptError
+			var se *event.ScriptError
 			if !errors.As(err, &se) {
 				t.Fatalf("Call = %v, want a *ScriptError", err)
 			}

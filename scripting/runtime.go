@@ -17,6 +17,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/internal/governor"
 )
 
@@ -45,7 +46,7 @@ type RuntimeOptions struct {
 	// documentation for what is and is not guaranteed.
 	MemoryLimit int64
 	// CPULimit, if set, returns a CPU time after which a call is stopped,
-	// like a timeout (ScriptError.CPULimit), where the operating system
+	// like a timeout (event.ScriptError.CPULimit), where the operating system
 	// tells (Linux); zero for none. It is called at every reading of the
 	// memory watchdog, so it must be cheap, and a call may overrun the
 	// limit by a few milliseconds. kreact run sets it so that a call that
@@ -85,14 +86,6 @@ const (
 	maxLogsPerCall = 100
 	maxLogSize     = 4 << 10
 )
-
-// ErrClosed is returned by Runtime.Call after Runtime.Close.
-var ErrClosed = errors.New("runtime closed")
-
-// ErrAbandoned is what Invoke returns, on the goroutine of a Serve, for a
-// call that Serve abandoned (see Serve): its error went to Serve's
-// abandoned function, and the caller must not act on it again.
-var ErrAbandoned = errors.New("call abandoned: stuck in a built-in function")
 
 // Runtime runs one Program's handlers. It owns a goja.Runtime, built from
 // the Program, which it replaces after a timeout, and a goroutine that runs
@@ -146,7 +139,7 @@ type config struct {
 type env struct {
 	cfg      *config
 	vm       *goja.Runtime
-	handlers [numEventTypes]goja.Callable
+	handlers [event.NumTypes]goja.Callable
 	date     goja.Value
 
 	// Reset by Runtime.run before each call. pending and timer hold
@@ -157,11 +150,11 @@ type env struct {
 	// points to it while the handler runs, set on the script goroutine.
 	handler string
 	pending []actions.Action
-	timer   *TimerRequest
+	timer   *event.TimerRequest
 	once    *actions.Action
-	verdict Verdict
-	callEv  Event
-	ev      *Event
+	verdict event.Verdict
+	callEv  event.Event
+	ev      *event.Event
 	logs    int
 
 	// poisoned is set by the script goroutine when the runtime must not
@@ -278,7 +271,7 @@ func (e *env) execOnThread(fn func() error) error {
 	e.meter.Enter()
 	err := e.exec(fn)
 	demoted, used := e.meter.Leave(err != nil)
-	if se, ok := err.(*ScriptError); ok {
+	if se, ok := err.(*event.ScriptError); ok {
 		se.CPU = used
 	}
 	if !demoted {
@@ -375,7 +368,7 @@ func (e *timeoutError) Error() string { return fmt.Sprintf("timed out after %v",
 // NewRuntime builds a runtime for p: a goja.Runtime with the kreact and
 // console globals, in which the script's top-level code has run once and
 // its handlers have been looked up. A failure of the top-level code is a
-// *ScriptError.
+// *event.ScriptError.
 //
 // host must be safe to call from a goroutine other than the caller's (see
 // Runtime). The returned Runtime must be used by one goroutine at a time.
@@ -423,7 +416,7 @@ func (r *Runtime) Program() *Program { return r.cfg.p }
 
 // Close stops the runtime's goroutine. A call that was abandoned after its
 // timeout may still be running; it ends on its own. Close is idempotent;
-// Call returns ErrClosed afterwards.
+// Call returns event.ErrClosed afterwards.
 func (r *Runtime) Close() {
 	r.closed = true
 	r.env = nil
@@ -438,17 +431,17 @@ func (r *Runtime) Close() {
 // A call is a transaction: its actions are returned only when the handler
 // returned normally. A call that throws, times out, overflows its stack,
 // asks for more than MaxActions actions or for one the Host does not permit
-// returns a *ScriptError and no action, so the caller can retry it without
+// returns a *event.ScriptError and no action, so the caller can retry it without
 // repeating half of it.
 //
 // After a timeout the runtime is rebuilt, on the next call, from the
 // Program: the script's global state starts over. While earlier calls are
 // still stuck in built-in code that cannot be interrupted, Call fails at
-// once with a ScriptError wrapping ErrStuck.
+// once with a event.ScriptError wrapping event.ErrStuck.
 //
 // ev and the objects in it are not modified and not kept after Call
 // returns, unless the script keeps them in its global state.
-func (r *Runtime) Call(ev Event) ([]actions.Action, error) {
+func (r *Runtime) Call(ev event.Event) ([]actions.Action, error) {
 	out, err := r.Invoke(ev)
 	return out.Actions, err
 }
@@ -456,44 +449,44 @@ func (r *Runtime) Call(ev Event) ([]actions.Action, error) {
 // Invoke is Call, returning the whole transaction of the call: its
 // actions and its timer (kreact.after). The same rules apply: nothing is
 // returned from a call that did not return normally.
-func (r *Runtime) Invoke(ev Event) (Outcome, error) {
-	i, ok := ev.Type.index()
+func (r *Runtime) Invoke(ev event.Event) (event.Outcome, error) {
+	i, ok := ev.Type.Index()
 	switch {
 	case !ok:
-		return Outcome{}, fmt.Errorf("call: unknown event type %q", ev.Type)
+		return event.Outcome{}, fmt.Errorf("call: unknown event type %q", ev.Type)
 	case r.closed:
-		return Outcome{}, ErrClosed
+		return event.Outcome{}, event.ErrClosed
 	case !r.cfg.p.handlers[i]:
-		return Outcome{}, nil
+		return event.Outcome{}, nil
 	}
 	return r.call(i, ev)
 }
 
 // call is Invoke's slow path: a missing handler costs nothing.
-func (r *Runtime) call(i int, ev Event) (Outcome, error) {
+func (r *Runtime) call(i int, ev event.Event) (event.Outcome, error) {
 	if n := r.cfg.stuck.Load(); n >= maxStuck {
-		return Outcome{}, &ScriptError{
+		return event.Outcome{}, &event.ScriptError{
 			Rule:     r.cfg.opts.Rule,
-			Handler:  handlerNames[i],
+			Handler:  ev.Type.Handler(),
 			Position: diag.Position{Rule: r.cfg.opts.Rule, File: r.cfg.p.name},
 			Message:  fmt.Sprintf("not run: %d earlier calls are still stuck in built-in code", n),
 			Timeout:  true,
-			Err:      ErrStuck,
+			Err:      event.ErrStuck,
 		}
 	}
 	if r.env == nil {
 		e, err := r.newEnv()
 		if err != nil {
-			return Outcome{}, err
+			return event.Outcome{}, err
 		}
 		r.env = e
 	}
 	e := r.env
 	e.callEv = ev
-	err := r.run(e, handlerNames[i], nil)
-	if err == ErrAbandoned {
+	err := r.run(e, ev.Type.Handler(), nil)
+	if err == event.ErrAbandoned {
 		// r belongs to the goroutine that serves in this one's place.
-		return Outcome{}, err
+		return event.Outcome{}, err
 	}
 	// poisoned is read only when the worker finished the call; an
 	// abandoned call's worker still reads e.
@@ -501,18 +494,18 @@ func (r *Runtime) call(i int, ev Event) (Outcome, error) {
 		r.env = nil
 	} else {
 		// The objects are not kept after Call returns.
-		e.callEv = Event{}
+		e.callEv = event.Event{}
 	}
-	if se, ok := err.(*ScriptError); ok && se.Memory {
+	if se, ok := err.(*event.ScriptError); ok && se.Memory {
 		// The discarded runtime's values are garbage now.
 		r.cfg.reclaim()
 	}
 	if err != nil {
-		return Outcome{}, err
+		return event.Outcome{}, err
 	}
 	// The worker has finished (run received its result), so pending is
 	// no longer written; the next run starts a new slice.
-	return Outcome{Actions: e.pending, Timer: e.timer, Once: e.once, Verdict: e.verdict}, nil
+	return event.Outcome{Actions: e.pending, Timer: e.timer, Once: e.once, Verdict: e.verdict}, nil
 }
 
 // newEnv builds a goja runtime and runs the program's top level in it.
@@ -531,7 +524,8 @@ func (r *Runtime) newEnv() (*env, error) {
 			return err
 		}
 		list := v.(*goja.Object)
-		for i, name := range handlerNames {
+		for i, t := range event.Types() {
+			name := t.Handler()
 			if !p.handlers[i] {
 				continue
 			}
@@ -612,7 +606,7 @@ func (e *env) begin(handler string, s *server) time.Time {
 	e.pending = nil
 	e.timer = nil
 	e.once = nil
-	e.verdict = Verdict{}
+	e.verdict = event.Verdict{}
 	e.logs = 0
 	e.retired = false
 	started := time.Now()
@@ -627,8 +621,8 @@ func (e *env) begin(handler string, s *server) time.Time {
 
 // abandonedError is the error of a call of handler that stop interrupted
 // at started and that did not stop within the grace period.
-func (cfg *config) abandonedError(handler string, stop error, started time.Time) *ScriptError {
-	se := &ScriptError{
+func (cfg *config) abandonedError(handler string, stop error, started time.Time) *event.ScriptError {
+	se := &event.ScriptError{
 		Rule:     cfg.opts.Rule,
 		Handler:  handler,
 		Position: diag.Position{Rule: cfg.opts.Rule, File: cfg.p.name},
@@ -638,14 +632,14 @@ func (cfg *config) abandonedError(handler string, stop error, started time.Time)
 		// Stuck in a built-in: assume it ran all along.
 		CPU: time.Since(started),
 	}
-	se.describeStop(stop)
+	describeStop(se, stop)
 	return se
 }
 
 // runHere is run on the goroutine of s, a Serve: the call runs right here.
 // The alarm and the watchdog interrupt it as they do a worker's; if it
 // does not stop within the grace period, watchServed abandons it, and
-// runHere, once the call ends if ever, returns ErrAbandoned.
+// runHere, once the call ends if ever, returns event.ErrAbandoned.
 func (r *Runtime) runHere(s *server, e *env, handler string, fn func() error) error {
 	started := e.begin(handler, s)
 	e.meter.Begin(started)
@@ -655,7 +649,7 @@ func (r *Runtime) runHere(s *server, e *env, handler string, fn func() error) er
 	e.meter.End()
 	if e.finish() {
 		r.cfg.stuck.Add(-1)
-		return ErrAbandoned
+		return event.ErrAbandoned
 	}
 	if e.retired {
 		// The rest of the step (settling the call, the first attempt
@@ -716,7 +710,7 @@ type server struct {
 // after its timeout (or its memory or CPU limit), Serve calls abandoned,
 // on Serve's own goroutine, with the error Invoke would have returned,
 // and goes on calling step on a new goroutine. The stuck goroutine's
-// Invoke returns ErrAbandoned when the call ends, if ever; its step must
+// Invoke returns event.ErrAbandoned when the call ends, if ever; its step must
 // then return at once, without acting on the call, which abandoned has
 // settled.
 //
@@ -763,13 +757,13 @@ func (r *Runtime) Serve(step func() bool, abandoned func(error)) {
 }
 
 // exec runs fn, or the handler of e.callEv when fn is nil, on the script
-// goroutine and turns its failure into a *ScriptError. It recovers panics:
+// goroutine and turns its failure into a *event.ScriptError. It recovers panics:
 // a bug must not take the process down from a goroutine nobody waits on.
 func (e *env) exec(fn func() error) (err error) {
 	defer func() {
 		if x := recover(); x != nil {
 			e.poisoned = true
-			err = &ScriptError{
+			err = &event.ScriptError{
 				Rule:     e.cfg.opts.Rule,
 				Handler:  e.handler,
 				Position: diag.Position{Rule: e.cfg.opts.Rule, File: e.cfg.p.name},
@@ -792,7 +786,7 @@ func (e *env) exec(fn func() error) (err error) {
 // call runs the handler of e.callEv with the event's arguments.
 func (e *env) call() error {
 	ev := &e.callEv
-	i, _ := ev.Type.index()
+	i, _ := ev.Type.Index()
 	e.ev = ev
 	defer func() {
 		e.ev = nil
@@ -802,11 +796,11 @@ func (e *env) call() error {
 	// goja copies the arguments onto its stack: the slice is reused.
 	args := e.args[:0]
 	switch ev.Type {
-	case Update:
+	case event.Update:
 		args = append(args, e.eventObject(ev, ev.OldObject, true), e.eventObject(ev, ev.Object, false), ctx)
-	case Tick:
+	case event.Tick:
 		args = append(args, ctx)
-	case Validate, Mutate:
+	case event.Validate, event.Mutate:
 		args = append(args, e.admissionRequest(ev), ctx)
 	default:
 		args = append(args, e.eventObject(ev, ev.Object, false), ctx)
@@ -852,8 +846,8 @@ func (r *rejection) Error() string { return r.msg }
 // scriptError describes a failure of the script. Converting an exception to
 // a string may run script code (a thrown object's toString), so it runs
 // here, on the script goroutine, still under the timeout.
-func (e *env) scriptError(err error) *ScriptError {
-	se := &ScriptError{Rule: e.cfg.opts.Rule, Handler: e.handler, Err: err}
+func (e *env) scriptError(err error) *event.ScriptError {
+	se := &event.ScriptError{Rule: e.cfg.opts.Rule, Handler: e.handler, Err: err}
 	var (
 		interrupted *goja.InterruptedError
 		overflow    *goja.StackOverflowError
@@ -863,7 +857,7 @@ func (e *env) scriptError(err error) *ScriptError {
 	switch {
 	case errors.As(err, &interrupted):
 		e.poisoned = true
-		se.describeStop(interrupted.Value())
+		describeStop(se, interrupted.Value())
 		se.Message = fmt.Sprint(interrupted.Value())
 		se.Position, se.Stack = e.describe(interrupted.Stack())
 	case errors.As(err, &overflow):
@@ -976,4 +970,17 @@ func thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// describeStop records why the call was interrupted: the value it was
+// interrupted with.
+func describeStop(e *event.ScriptError, stopped any) {
+	switch v := stopped.(type) {
+	case *governor.MemoryError:
+		e.Memory, e.Allocated = true, v.Used
+	case *governor.CPUError:
+		e.CPULimit = true
+	default:
+		e.Timeout = true
+	}
 }

@@ -13,9 +13,10 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/event"
 )
 
-var addEvent = Event{Type: Add, Object: deployment("default", "web", 2), Resource: deployments}
+var addEvent = event.Event{Type: event.Add, Object: deployment("default", "web", 2), Resource: deployments}
 
 func TestThrowInHandler(t *testing.T) {
 	src := `function onAdd(obj, ctx) {
@@ -30,12 +31,12 @@ function check(obj) {
 `
 	r := mustRuntime(t, "rules/replicas.js", src, newFakeHost(), RuntimeOptions{Rule: "replicas"})
 	_, err := r.Call(addEvent)
-	var se *ScriptError
+	var se *event.ScriptError
 	if !errors.As(err, &se) {
 		t.Fatalf("Call = %v, want a *ScriptError", err)
 	}
 	throwAt := positionOf("replicas", "rules/replicas.js", src, "new RangeError")
-	want := &ScriptError{
+	want := &event.ScriptError{
 		Rule:     "replicas",
 		Handler:  "onAdd",
 		Position: throwAt,
@@ -68,7 +69,7 @@ func TestThrowNonError(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := mustRuntime(t, "rule.js", "function onAdd(obj) {\n  "+tt.body+"\n}", newFakeHost(), RuntimeOptions{})
 			_, err := r.Call(addEvent)
-			var se *ScriptError
+			var se *event.ScriptError
 			if !errors.As(err, &se) || se.Message != tt.want {
 				t.Fatalf("Call = %v, want message %q", err, tt.want)
 			}
@@ -89,7 +90,7 @@ func TestAsyncHandler(t *testing.T) {
 	h := newFakeHost()
 	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
 	_, err := r.Call(addEvent)
-	var se *ScriptError
+	var se *event.ScriptError
 	if !errors.As(err, &se) || se.Message != "promise rejected: Error: later" {
 		t.Fatalf("Call = %v, want the rejection", err)
 	}
@@ -116,8 +117,8 @@ func TestTimeout(t *testing.T) {
 	if _, err := r.Call(addEvent); err != nil {
 		t.Fatal(err)
 	}
-	_, err := r.Call(Event{Type: Add, Object: deployment("default", "loop", 1), Resource: deployments})
-	var se *ScriptError
+	_, err := r.Call(event.Event{Type: event.Add, Object: deployment("default", "loop", 1), Resource: deployments})
+	var se *event.ScriptError
 	if !errors.As(err, &se) || !se.Timeout {
 		t.Fatalf("Call = %v, want a timeout", err)
 	}
@@ -141,7 +142,7 @@ func TestTimeoutOfEachCall(t *testing.T) {
 	const timeout = 100 * time.Millisecond
 	src := `function onAdd(obj) { if (obj.metadata.name === "loop") for (;;) {} }`
 	r := mustRuntime(t, "rule.js", src, newFakeHost(), RuntimeOptions{Timeout: timeout})
-	loop := Event{Type: Add, Object: deployment("default", "loop", 1), Resource: deployments}
+	loop := event.Event{Type: event.Add, Object: deployment("default", "loop", 1), Resource: deployments}
 	for _, pause := range []time.Duration{0, timeout / 2, 2 * timeout} {
 		if _, err := r.Call(addEvent); err != nil {
 			t.Fatal(err)
@@ -149,7 +150,7 @@ func TestTimeoutOfEachCall(t *testing.T) {
 		time.Sleep(pause)
 		start := time.Now()
 		_, err := r.Call(loop)
-		var se *ScriptError
+		var se *event.ScriptError
 		if !errors.As(err, &se) || !se.Timeout {
 			t.Fatalf("after a pause of %v: Call = %v, want a timeout", pause, err)
 		}
@@ -166,7 +167,7 @@ func TestTimeoutAtTopLevel(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = NewRuntime(p, newFakeHost(), RuntimeOptions{Timeout: 20 * time.Millisecond})
-	var se *ScriptError
+	var se *event.ScriptError
 	if !errors.As(err, &se) || !se.Timeout || se.Handler != "" {
 		t.Fatalf("NewRuntime = %v, want a top-level timeout", err)
 	}
@@ -179,7 +180,7 @@ func TestTimeoutAtTopLevel(t *testing.T) {
 // h.getRelease is closed, telling h.getEntered (of capacity entered) when
 // it gets there; timeout and grace period are 20ms each. Other objects
 // log "ran NAME".
-func stuckRuntime(t *testing.T, entered int) (*Runtime, *fakeHost, Event) {
+func stuckRuntime(t *testing.T, entered int) (*Runtime, *fakeHost, event.Event) {
 	t.Helper()
 	src := `function onAdd(obj) {
   if (obj.metadata.name === "stuck") {
@@ -193,7 +194,7 @@ func stuckRuntime(t *testing.T, entered int) (*Runtime, *fakeHost, Event) {
 	h.getRelease = make(chan struct{})
 	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{Timeout: 20 * time.Millisecond})
 	r.cfg.grace = 20 * time.Millisecond
-	return r, h, Event{Type: Add, Object: deployment("default", "stuck", 1), Resource: deployments}
+	return r, h, event.Event{Type: event.Add, Object: deployment("default", "stuck", 1), Resource: deployments}
 }
 
 func TestStuckInNativeCode(t *testing.T) {
@@ -201,7 +202,7 @@ func TestStuckInNativeCode(t *testing.T) {
 
 	for i := range maxStuck {
 		_, err := r.Call(stuck)
-		var se *ScriptError
+		var se *event.ScriptError
 		if !errors.As(err, &se) || !se.Timeout || !strings.Contains(se.Message, "runtime discarded") {
 			t.Fatalf("stuck call %d = %v, want an abandoned timeout", i, err)
 		}
@@ -209,7 +210,7 @@ func TestStuckInNativeCode(t *testing.T) {
 	}
 	// Too many calls are stuck: the next one does not run.
 	_, err := r.Call(addEvent)
-	if !errors.Is(err, ErrStuck) {
+	if !errors.Is(err, event.ErrStuck) {
 		t.Fatalf("Call = %v, want ErrStuck", err)
 	}
 
@@ -237,8 +238,8 @@ function onAdd(obj) {
 	h := newFakeHost()
 	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{MaxCallStackSize: 200})
 	for _, name := range []string{"js", "native"} {
-		_, err := r.Call(Event{Type: Add, Object: deployment("default", name, 1), Resource: deployments})
-		var se *ScriptError
+		_, err := r.Call(event.Event{Type: event.Add, Object: deployment("default", name, 1), Resource: deployments})
+		var se *event.ScriptError
 		if !errors.As(err, &se) || se.Message != "RangeError: maximum call stack size (200) exceeded" || se.Timeout {
 			t.Fatalf("%s: Call = %v, want a stack overflow", name, err)
 		}
@@ -257,7 +258,7 @@ function onAdd(obj) {
 func TestMissingHandler(t *testing.T) {
 	h := newFakeHost()
 	r := mustRuntime(t, "rule.js", `function onDelete(obj) { kreact.log("deleted"); }`, h, RuntimeOptions{})
-	for _, ev := range []Event{addEvent, {Type: Update, Object: addEvent.Object, OldObject: addEvent.Object}} {
+	for _, ev := range []event.Event{addEvent, {Type: event.Update, Object: addEvent.Object, OldObject: addEvent.Object}} {
 		if _, err := r.Call(ev); err != nil {
 			t.Errorf("Call(%s) = %v", ev.Type, err)
 		}
@@ -265,7 +266,7 @@ func TestMissingHandler(t *testing.T) {
 	if got := h.messages(); len(got) != 0 {
 		t.Errorf("logs = %q", got)
 	}
-	if _, err := r.Call(Event{Type: "bogus"}); err == nil {
+	if _, err := r.Call(event.Event{Type: "bogus"}); err == nil {
 		t.Error("Call with an unknown event type succeeded")
 	}
 	if allocs := testing.AllocsPerRun(100, func() { _, _ = r.Call(addEvent) }); allocs != 0 {
@@ -330,7 +331,7 @@ func TestSandbox(t *testing.T) {
 	h := newFakeHost()
 	r := mustRuntime(t, "/rules/rule.js", src, h, RuntimeOptions{})
 	_, err = r.Call(addEvent)
-	var se *ScriptError
+	var se *event.ScriptError
 	if !errors.As(err, &se) || se.Position.String() != position("/rules/rule.js", src, `new Error("end")`) {
 		t.Errorf("Call = %v; the rule's own source map must not be read either", err)
 	}
@@ -374,13 +375,13 @@ function onDelete(obj, ctx) {
 	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{Rule: "ctx-rule"})
 	obj := deployment("default", "web", 1)
 	cm := configMaps
-	if _, err := r.Call(Event{Type: Add, Object: obj, Initial: true, Resource: deployments}); err != nil {
+	if _, err := r.Call(event.Event{Type: event.Add, Object: obj, Initial: true, Resource: deployments}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Call(Event{Type: Update, Object: obj, OldObject: obj, Changed: []string{"data.a", "data.b"}, Resource: cm}); err != nil {
+	if _, err := r.Call(event.Event{Type: event.Update, Object: obj, OldObject: obj, Changed: []string{"data.a", "data.b"}, Resource: cm}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := r.Call(Event{Type: Delete, Object: obj, Resource: deployments})
+	_, err := r.Call(event.Event{Type: event.Delete, Object: obj, Resource: deployments})
 	if err == nil || !strings.Contains(err.Error(), readOnlyMessage) {
 		t.Errorf("writing ctx: %v", err)
 	}
@@ -441,7 +442,7 @@ func TestClose(t *testing.T) {
 	}
 	r.Close()
 	r.Close()
-	if _, err := r.Call(addEvent); !errors.Is(err, ErrClosed) {
+	if _, err := r.Call(addEvent); !errors.Is(err, event.ErrClosed) {
 		t.Errorf("Call after Close = %v, want ErrClosed", err)
 	}
 	r.cfg.inflight.Wait()
@@ -483,7 +484,7 @@ func TestToStringLoopOfThrownValue(t *testing.T) {
 	src := `function onAdd() { throw {toString() { for (;;) {} }}; }`
 	r := mustRuntime(t, "rule.js", src, newFakeHost(), RuntimeOptions{Timeout: 20 * time.Millisecond})
 	_, err := r.Call(addEvent)
-	var se *ScriptError
+	var se *event.ScriptError
 	if !errors.As(err, &se) || se.Message != "(exception that cannot be converted to a string)" {
 		t.Fatalf("Call = %v", err)
 	}
@@ -504,7 +505,7 @@ func TestHostPanic(t *testing.T) {
 	h := panicHost{newFakeHost()}
 	r := mustRuntime(t, "rule.js", `function onAdd(obj) { kreact.delete(obj); }`, h, RuntimeOptions{})
 	_, err := r.Call(addEvent)
-	var se *ScriptError
+	var se *event.ScriptError
 	if !errors.As(err, &se) || se.Message != "internal error: host bug" || !strings.Contains(se.Err.Error(), "goroutine") {
 		t.Fatalf("Call = %v", err)
 	}
@@ -522,7 +523,7 @@ function onAdd() {}`, CompileOptions{})
 	}
 	h := newFakeHost()
 	_, err = NewRuntime(p, h, RuntimeOptions{})
-	var se *ScriptError
+	var se *event.ScriptError
 	if !errors.As(err, &se) || se.Message != "Error: delete: actions can only be requested from a handler" || se.Position.String() != "rule.js:1:14" {
 		t.Fatalf("NewRuntime = %v", err)
 	}
@@ -540,11 +541,11 @@ function onTick(ctx) {
 }`
 	h := newFakeHost(deployment("default", "old", 1))
 	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{Rule: "sweeper"})
-	if !r.Program().HasHandler(Tick) || r.Program().HasHandler(Add) {
+	if !r.Program().HasHandler(event.Tick) || r.Program().HasHandler(event.Add) {
 		t.Fatal("HasHandler")
 	}
 	for range 2 {
-		if _, err := r.Call(Event{Type: Tick}); err != nil {
+		if _, err := r.Call(event.Event{Type: event.Tick}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -555,7 +556,7 @@ function onTick(ctx) {
 	if a := h.recorded(); len(a) != 2 || a[0].Verb != actions.Delete || a[0].Name != "old" {
 		t.Errorf("actions = %+v", a)
 	}
-	if Tick.Handler() != "onTick" || EventType("nope").Handler() != "" {
+	if event.Tick.Handler() != "onTick" || event.Type("nope").Handler() != "" {
 		t.Error("Handler names")
 	}
 }

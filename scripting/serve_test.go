@@ -6,12 +6,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kreact/kreact/event"
 )
 
 // serveAll serves r with a step that makes the calls of events, one per
 // step, recording what each returned, until they are all made; it returns
 // the results and the errors given to abandoned.
-func serveAll(r *Runtime, events []Event) (results []error, abandoned []error) {
+func serveAll(r *Runtime, events []event.Event) (results []error, abandoned []error) {
 	var mu sync.Mutex
 	next := 0
 	r.Serve(func() bool {
@@ -46,12 +48,12 @@ func serveAll(r *Runtime, events []Event) (results []error, abandoned []error) {
 func TestServeMakesCallsOnItsGoroutine(t *testing.T) {
 	h := newFakeHost()
 	r := mustRuntime(t, "rule.js", countingScript, h, RuntimeOptions{Timeout: 50 * time.Millisecond})
-	loop := Event{Type: Add, Object: deployment("default", "loop", 1), Resource: deployments}
-	results, abandoned := serveAll(r, []Event{addEvent, addEvent, loop, addEvent})
+	loop := event.Event{Type: event.Add, Object: deployment("default", "loop", 1), Resource: deployments}
+	results, abandoned := serveAll(r, []event.Event{addEvent, addEvent, loop, addEvent})
 	if len(abandoned) != 0 {
 		t.Errorf("abandoned %v, want nothing abandoned", abandoned)
 	}
-	var se *ScriptError
+	var se *event.ScriptError
 	if len(results) != 4 || results[0] != nil || results[1] != nil || !errors.As(results[2], &se) || !se.Timeout || results[3] != nil {
 		t.Fatalf("results %v, want nil, nil, a timeout, nil", results)
 	}
@@ -103,7 +105,7 @@ func TestServeAbandonsAStuckCall(t *testing.T) {
 			return false
 		}, func(err error) { abandonedErrs <- err })
 	}()
-	var se *ScriptError
+	var se *event.ScriptError
 	select {
 	case err := <-abandonedErrs:
 		if !errors.As(err, &se) || !se.Timeout || !strings.Contains(se.Message, "runtime discarded") {
@@ -119,7 +121,7 @@ func TestServeAbandonsAStuckCall(t *testing.T) {
 	}
 	mu.Unlock()
 	close(h.getRelease)
-	if err := <-stuckReturned; !errors.Is(err, ErrAbandoned) {
+	if err := <-stuckReturned; !errors.Is(err, event.ErrAbandoned) {
 		t.Errorf("the stuck call's Invoke = %v, want ErrAbandoned", err)
 	}
 	r.cfg.inflight.Wait()

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/kreact/kreact/event"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/stacks.golden")
@@ -27,8 +29,8 @@ function onAdd(obj) {
 	r := mustRuntime(t, "rule.js", src, newFakeHost(), RuntimeOptions{})
 	var b strings.Builder
 	for _, name := range []string{"direct", "native", "mutual"} {
-		_, err := r.Call(Event{Type: Add, Object: deployment("default", name, 1), Resource: deployments})
-		var se *ScriptError
+		_, err := r.Call(event.Event{Type: event.Add, Object: deployment("default", name, 1), Resource: deployments})
+		var se *event.ScriptError
 		if !errors.As(err, &se) {
 			t.Fatalf("%s: Call = %v, want a ScriptError", name, err)
 		}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kreact/kreact/event"
 )
 
 // kreact.after asks for onTimer of the call's object; the request is part
@@ -54,7 +56,7 @@ func TestAfter(t *testing.T) {
 				t.Errorf("Origin = %q, want rule.js:2:*", out.Timer.Origin.String())
 			}
 			// The next call starts a new transaction.
-			if out, err := r.Invoke(Event{Type: Timer, Object: addEvent.Object, Resource: deployments}); err != nil || out.Timer != nil {
+			if out, err := r.Invoke(event.Event{Type: event.Timer, Object: addEvent.Object, Resource: deployments}); err != nil || out.Timer != nil {
 				t.Errorf("onTimer = %+v, %v; want no timer", out.Timer, err)
 			}
 		})
@@ -65,13 +67,13 @@ func TestAfter(t *testing.T) {
 func TestAfterRefusals(t *testing.T) {
 	tests := []struct {
 		name, src string
-		ev        Event
+		ev        event.Event
 		wantErr   string
 	}{
 		{name: "onTick", src: `function onTick(ctx) { kreact.after({resource: "deploy", namespace: "default", name: "web"}, "1s"); } function onTimer() {}`,
-			ev: Event{Type: Tick}, wantErr: "after: onTick has no object"},
+			ev: event.Event{Type: event.Tick}, wantErr: "after: onTick has no object"},
 		{name: "onDelete", src: `function onDelete(obj) { kreact.after(obj, "1s"); } function onTimer() {}`,
-			ev: Event{Type: Delete, Object: addEvent.Object, Resource: deployments}, wantErr: "after: the object is deleted"},
+			ev: event.Event{Type: event.Delete, Object: addEvent.Object, Resource: deployments}, wantErr: "after: the object is deleted"},
 		{name: "no onTimer", src: `function onAdd(obj) { kreact.after(obj, "1s"); }`,
 			ev: addEvent, wantErr: "after: the script declares no onTimer(obj, ctx)"},
 	}
@@ -79,7 +81,7 @@ func TestAfterRefusals(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := mustRuntime(t, "rule.js", tt.src, newFakeHost(), RuntimeOptions{})
 			_, err := r.Invoke(tt.ev)
-			var se *ScriptError
+			var se *event.ScriptError
 			if !errors.As(err, &se) || !strings.Contains(se.Message, tt.wantErr) {
 				t.Fatalf("Invoke = %v, want a script error containing %q", err, tt.wantErr)
 			}
@@ -92,7 +94,7 @@ func TestOnTimer(t *testing.T) {
 	h := newFakeHost()
 	src := `function onTimer(obj, ctx) { kreact.log(ctx.event + " " + obj.metadata.name + " " + ctx.resource); }`
 	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
-	if _, err := r.Invoke(Event{Type: Timer, Object: addEvent.Object, Resource: deployments}); err != nil {
+	if _, err := r.Invoke(event.Event{Type: event.Timer, Object: addEvent.Object, Resource: deployments}); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.messages(); len(got) != 1 || got[0] != "timer web deployments.apps" {

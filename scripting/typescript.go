@@ -7,6 +7,7 @@ import (
 
 	"github.com/evanw/esbuild/pkg/api"
 	"github.com/go-sourcemap/sourcemap"
+
 	"github.com/kreact/kreact/diag"
 )
 

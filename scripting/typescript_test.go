@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/event"
 )
 
 const tsScript = `interface Labels { [key: string]: string }
@@ -28,7 +29,7 @@ func TestTypeScriptRunsAndPointsIntoTheSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.HasHandler(Add) {
+	if !p.HasHandler(event.Add) {
 		t.Fatal("onAdd not found in the TypeScript script")
 	}
 	r := mustRuntimeProgram(t, p, newFakeHost(), RuntimeOptions{Rule: "ts"})
@@ -44,7 +45,7 @@ func TestTypeScriptRunsAndPointsIntoTheSource(t *testing.T) {
 	ev.Object = addEvent.Object.DeepCopy()
 	ev.Object.SetLabels(map[string]string{"fail": "yes"})
 	_, err = r.Call(ev)
-	var se *ScriptError
+	var se *event.ScriptError
 	if !errors.As(err, &se) || se.Position.String() != "rule.ts:10:11" || !strings.Contains(se.Message, "failing on purpose") {
 		t.Fatalf("error = %v, want it at rule.ts:10:11", err)
 	}

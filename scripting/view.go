@@ -8,6 +8,8 @@ import (
 	"github.com/dop251/goja"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kreact/kreact/event"
 )
 
 // readOnlyMessage is the TypeError a script gets when it writes to a view.
@@ -195,7 +197,7 @@ func (a *stringsView) SetLen(int) bool          { panic(a.e.vm.NewTypeError(read
 // while a script may keep ctx.
 type ctxView struct {
 	e        *env
-	typ      EventType
+	typ      event.Type
 	initial  bool
 	changed  []string
 	resource schema.GroupResource
@@ -203,7 +205,7 @@ type ctxView struct {
 	changedValue goja.Value
 }
 
-func newCtxView(e *env, ev *Event) *ctxView {
+func newCtxView(e *env, ev *event.Event) *ctxView {
 	return &ctxView{e: e, typ: ev.Type, initial: ev.Initial, changed: ev.Changed, resource: ev.Resource.GVR.GroupResource()}
 }
 

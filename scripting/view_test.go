@@ -8,6 +8,8 @@ import (
 
 	"github.com/dop251/goja"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kreact/kreact/event"
 )
 
 // logged runs body as onAdd(obj, ctx) on a Deployment and returns what it
@@ -16,7 +18,7 @@ func logged(t *testing.T, body string) ([]string, error) {
 	t.Helper()
 	h := newFakeHost(deployment("default", "other", 1), deployment("prod", "api", 4))
 	r := mustRuntime(t, "rule.js", "function onAdd(obj, ctx) {\n"+body+"\n}", h, RuntimeOptions{})
-	_, err := r.Call(Event{Type: Add, Object: deployment("default", "web", 2), Resource: deployments})
+	_, err := r.Call(event.Event{Type: event.Add, Object: deployment("default", "web", 2), Resource: deployments})
 	return h.messages(), err
 }
 
@@ -112,8 +114,8 @@ func TestViewWritesThrow(t *testing.T) {
 			before := obj.DeepCopy()
 			h := newFakeHost(deployment("prod", "api", 4))
 			r := mustRuntime(t, "rule.js", "function onAdd(obj, ctx) {\n  "+body+"\n}", h, RuntimeOptions{})
-			_, err := r.Call(Event{Type: Add, Object: obj, Resource: deployments})
-			var se *ScriptError
+			_, err := r.Call(event.Event{Type: event.Add, Object: obj, Resource: deployments})
+			var se *event.ScriptError
 			if !errors.As(err, &se) || se.Message != "TypeError: "+readOnlyMessage {
 				t.Fatalf("Call = %v, want the read-only TypeError", err)
 			}
@@ -165,7 +167,7 @@ func TestClone(t *testing.T) {
   kreact.apply(c);
 }`
 	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
-	if _, err := r.Call(Event{Type: Add, Object: obj, Resource: deployments}); err != nil {
+	if _, err := r.Call(event.Event{Type: event.Add, Object: obj, Resource: deployments}); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
@@ -201,9 +203,9 @@ function onUpdate(oldObj, newObj, ctx) {
 }
 function onAdd(obj, ctx) { onUpdate(null, obj, ctx); }`
 	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
-	first := Event{Type: Add, Object: deployment("default", "web", 2), Initial: true, Resource: deployments}
-	second := Event{Type: Update, OldObject: first.Object, Object: deployment("default", "web", 3), Changed: []string{"spec.replicas"}, Resource: configMaps}
-	for _, ev := range []Event{first, second} {
+	first := event.Event{Type: event.Add, Object: deployment("default", "web", 2), Initial: true, Resource: deployments}
+	second := event.Event{Type: event.Update, OldObject: first.Object, Object: deployment("default", "web", 3), Changed: []string{"spec.replicas"}, Resource: configMaps}
+	for _, ev := range []event.Event{first, second} {
 		if _, err := r.Call(ev); err != nil {
 			t.Fatal(err)
 		}
@@ -218,7 +220,7 @@ function onAdd(obj, ctx) { onUpdate(null, obj, ctx); }`
 // global state may.
 func TestCallKeepsNoObjects(t *testing.T) {
 	r := mustRuntime(t, "rule.js", `function onUpdate(oldObj, obj, ctx) { kreact.log(obj.spec.template.spec.containers[0].name + oldObj.metadata.name); }`, newFakeHost(), RuntimeOptions{})
-	ev := Event{Type: Update, OldObject: deployment("default", "web", 1), Object: deployment("default", "web", 2), Resource: deployments}
+	ev := event.Event{Type: event.Update, OldObject: deployment("default", "web", 1), Object: deployment("default", "web", 2), Resource: deployments}
 	for range 2 {
 		if _, err := r.Call(ev); err != nil {
 			t.Fatal(err)

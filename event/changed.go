@@ -1,4 +1,4 @@
-package scripting
+package event
 
 import (
 	"encoding/json"
@@ -94,7 +94,7 @@ func (d *differ) maps(a, b map[string]any) {
 // key compares the values of key k below d's path.
 func (d *differ) key(k string, va any, okA bool, vb any, okB bool) {
 	n := len(d.buf)
-	d.buf = appendKeyStep(d.buf, k)
+	d.buf = AppendKey(d.buf, k)
 	d.depth++
 	defer func() { d.buf, d.depth = d.buf[:n], d.depth-1 }()
 	if d.ignored() {
@@ -127,8 +127,11 @@ func (d *differ) key(k string, va any, okA bool, vb any, okB bool) {
 	}
 }
 
-// appendKeyStep appends map key k to a path formatted as formatPath does.
-func appendKeyStep(buf []byte, k string) []byte {
+// AppendKey appends map key k to a path as a script writes it, which is
+// how ChangedPaths reports paths and how package scripting names the
+// paths of its errors: .name after another step, name first, and
+// ["app.kubernetes.io/name"] for a key that is not an identifier.
+func AppendKey(buf []byte, k string) []byte {
 	if isIdentifier(k) {
 		if len(buf) > 0 {
 			buf = append(buf, '.')
@@ -205,4 +208,22 @@ func number(x any) (float64, bool) {
 		return f, err == nil
 	}
 	return 0, false
+}
+
+// isIdentifier reports whether s can follow a dot in a script: ASCII
+// letters, digits, _ and $, not starting with a digit.
+func isIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch >= 'a' && ch <= 'z', ch >= 'A' && ch <= 'Z', ch == '_', ch == '$':
+		case ch >= '0' && ch <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -1,8 +1,10 @@
-package scripting
+package event
 
 import (
 	"reflect"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func TestChangedPaths(t *testing.T) {
@@ -118,4 +120,35 @@ func BenchmarkChangedPaths(b *testing.B) {
 			b.Fatal("want one change")
 		}
 	}
+}
+
+// deployment is a Deployment as the informer's cache holds one.
+func deployment(ns, name string, replicas int64) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1",
+		"kind":       "Deployment",
+		"metadata": map[string]any{
+			"name":            name,
+			"namespace":       ns,
+			"uid":             "uid-" + name,
+			"resourceVersion": "42",
+			"generation":      int64(7),
+			"labels":          map[string]any{"app": name, "tier": "web"},
+			"annotations":     map[string]any{"example.com/replicas": "3", "a.b/c": "dotted"},
+		},
+		"spec": map[string]any{
+			"replicas": replicas,
+			"paused":   false,
+			"ratio":    0.5,
+			"template": map[string]any{
+				"spec": map[string]any{
+					"containers": []any{
+						map[string]any{"name": "app", "image": "nginx:1.27", "args": []any{"-v", nil}},
+						map[string]any{"name": "sidecar", "image": "envoy:1.30"},
+					},
+				},
+			},
+		},
+		"status": map[string]any{"readyReplicas": int64(2)},
+	}}
 }

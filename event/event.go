@@ -1,13 +1,11 @@
-package scripting
+package event
 
 import (
 	"errors"
-	"log/slog"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
@@ -15,46 +13,50 @@ import (
 	"github.com/kreact/kreact/internal/governor"
 )
 
-// EventType is the kind of change a handler reacts to.
-type EventType string
+// Type is the kind of change a handler reacts to.
+type Type string
 
 // The event types, one per handler.
 const (
 	// Add calls onAdd(obj, ctx).
-	Add EventType = "add"
+	Add Type = "add"
 	// Update calls onUpdate(oldObj, newObj, ctx).
-	Update EventType = "update"
+	Update Type = "update"
 	// Delete calls onDelete(obj, ctx).
-	Delete EventType = "delete"
+	Delete Type = "delete"
 	// Tick calls onTick(ctx), periodically (a rule's spec.every), with no
 	// object: for sweeps such as TTL expiry, where no change arrives when
 	// the time is up.
-	Tick EventType = "tick"
+	Tick Type = "tick"
 	// Timer calls onTimer(obj, ctx) with the latest state of an object
 	// for which an earlier call asked kreact.after(obj, delay).
-	Timer EventType = "timer"
+	Timer Type = "timer"
 	// Validate calls onValidate(req, ctx) with an admission request
 	// (Event.Admission), before the API server stores the change: the
 	// handler allows it, or denies it with a message (Verdict).
-	Validate EventType = "validate"
+	Validate Type = "validate"
 	// Mutate calls onMutate(req, ctx) with an admission request, before
 	// the API server stores the change: the handler returns the changes
 	// to make to the object (Verdict.Change).
-	Mutate EventType = "mutate"
+	Mutate Type = "mutate"
 )
 
-const numEventTypes = 7
+// NumTypes is how many event types there are: the length of arrays
+// indexed by Type.Index.
+const NumTypes = 7
 
-// EventTypes returns every event type, in the order of their handlers.
-func EventTypes() []EventType { return []EventType{Add, Update, Delete, Tick, Timer, Validate, Mutate} }
+// Types returns every event type, in the order of their handlers.
+func Types() []Type { return []Type{Add, Update, Delete, Tick, Timer, Validate, Mutate} }
 
-var handlerNames = [numEventTypes]string{"onAdd", "onUpdate", "onDelete", "onTick", "onTimer", "onValidate", "onMutate"}
+var handlerNames = [NumTypes]string{"onAdd", "onUpdate", "onDelete", "onTick", "onTimer", "onValidate", "onMutate"}
 
 // Admission reports whether t is an admission event (Validate, Mutate):
 // its handler runs before a change is stored, and may not queue actions.
-func (t EventType) Admission() bool { return t == Validate || t == Mutate }
+func (t Type) Admission() bool { return t == Validate || t == Mutate }
 
-func (t EventType) index() (int, bool) {
+// Index returns t's place in Types, for arrays of NumTypes, and false for
+// an unknown type.
+func (t Type) Index() (int, bool) {
 	switch t {
 	case Add:
 		return 0, true
@@ -76,8 +78,8 @@ func (t EventType) index() (int, bool) {
 
 // Handler returns the name of the script function that handles t, or "" for
 // an unknown type.
-func (t EventType) Handler() string {
-	if i, ok := t.index(); ok {
+func (t Type) Handler() string {
+	if i, ok := t.Index(); ok {
 		return handlerNames[i]
 	}
 	return ""
@@ -85,10 +87,10 @@ func (t EventType) Handler() string {
 
 // Event is one change to hand to a rule's handler. The objects usually come
 // from an informer cache: scripts see them through read-only views and
-// nothing in this package writes to them.
+// package scripting never writes to them.
 type Event struct {
 	// Type selects the handler.
-	Type EventType
+	Type Type
 	// Object is the object added or deleted, the new object of an
 	// update, or the object of a timer. Nil is passed to the script as
 	// null. Unused for Tick.
@@ -106,7 +108,7 @@ type Event struct {
 	Resource apiresource.Resource
 	// Strict, if not nil, shows Object and OldObject, cut down by a
 	// projection, through views that report reads of what it dropped
-	// (projected.go). kreact test sets it; kreact run does not.
+	// (scripting/projected.go). kreact test sets it; kreact run does not.
 	Strict *Strict
 	// Admission is the request of a Validate or Mutate event, whose
 	// Object is the object to be stored (nil for a DELETE) and OldObject
@@ -172,45 +174,26 @@ type TimerRequest struct {
 	Origin diag.Position
 }
 
-// Host is what a script can reach outside its runtime. The engine implements
-// it; tests use a fake. A Runtime calls it from the goroutine that runs the
-// script (not the caller of Runtime.Call), one call at a time per Runtime;
-// several Runtimes may share one Host. A method that blocks delays only the
-// script: Call gives up on it after the timeout.
-type Host interface {
-	// ResolveResource maps a reference as kubectl takes it ("deploy",
-	// "deployments.apps", "deployments.v1.apps") to a resource.
-	ResolveResource(ref string) (apiresource.Resource, error)
-	// ResolveKind maps an apiVersion and a kind to a resource.
-	ResolveKind(apiVersion, kind string) (apiresource.Resource, error)
-	// Get returns the named object, or nil and no error when it does not
-	// exist. The returned object is not modified.
-	Get(res apiresource.Resource, namespace, name string) (*unstructured.Unstructured, error)
-	// List returns the objects of res in namespace ("" for all namespaces)
-	// that match selector. The returned objects are not modified.
-	List(res apiresource.Resource, namespace string, selector labels.Selector) ([]*unstructured.Unstructured, error)
-	// Permit checks that the rule may ask for a (its declared permissions,
-	// its allowed URLs). An error is thrown into the script as an
-	// exception. Permit only checks: the actions a call asks for are
-	// returned by Runtime.Call when the call succeeds, and are the
-	// caller's to queue.
-	Permit(a actions.Action) error
-	// Log writes a log record on behalf of the script.
-	Log(level slog.Level, msg string, attrs ...slog.Attr)
-	// Now is the script's clock: kreact.now(), Date.now() and new Date().
-	Now() time.Time
-}
+// ErrClosed is returned by a Runtime's Call after its Close (package
+// scripting).
+var ErrClosed = errors.New("runtime closed")
 
-// ErrStuck is the Err of the ScriptError that Runtime.Call returns without
-// running the script while earlier calls of the same Runtime are still stuck
-// in built-in code after their timeout.
+// ErrAbandoned is what a Runtime's Invoke returns, on the goroutine of a
+// Serve, for a call that Serve abandoned (see scripting.Runtime.Serve):
+// its error went to Serve's abandoned function, and the caller must not
+// act on it again.
+var ErrAbandoned = errors.New("call abandoned: stuck in a built-in function")
+
+// ErrStuck is the Err of the ScriptError that a Runtime's Call returns
+// without running the script while earlier calls of the same Runtime are
+// still stuck in built-in code after their timeout.
 var ErrStuck = errors.New("earlier calls are still stuck in built-in code")
 
 // ScriptError is a script failure: an uncaught exception, a timeout, a stack
 // overflow. Its Error method names the position, the message, the rule and
 // the handler: "file:line:col: message (rule r, onUpdate)".
 type ScriptError struct {
-	// Rule is RuntimeOptions.Rule.
+	// Rule is the rule's name (scripting.RuntimeOptions.Rule).
 	Rule string
 	// Handler is the handler that failed, or "" for the script's top level.
 	Handler string
@@ -227,11 +210,11 @@ type ScriptError struct {
 	// Timeout is true when the call ran out of time.
 	Timeout bool
 	// Memory is true when the call was stopped for allocating past its
-	// memory limit (RuntimeOptions.MemoryLimit). A built-in refused up
-	// front is an exception (a RangeError), not this.
+	// memory limit (scripting.RuntimeOptions.MemoryLimit). A built-in
+	// refused up front is an exception (a RangeError), not this.
 	Memory bool
 	// CPULimit is true when the call was stopped for using more CPU time
-	// than RuntimeOptions.CPULimit.
+	// than scripting.RuntimeOptions.CPULimit.
 	CPULimit bool
 	// Allocated is, for a call stopped for its memory limit, what it was
 	// charged with: the new memory its thread took, or, when Message says
@@ -244,7 +227,7 @@ type ScriptError struct {
 	// whose calls keep failing by it (package delivery).
 	CPU time.Duration
 	// Err is the underlying error: a goja error, ErrStuck, or the error
-	// of a Host method that the script did not catch.
+	// of a scripting.Host method that the script did not catch.
 	Err error
 }
 
@@ -275,23 +258,10 @@ func (e *ScriptError) Unwrap() error { return e.Err }
 // timeout or memory limit while computing: it had used the 2ms of CPU
 // after which its thread is demoted (governor.DemoteAfter), which a call
 // that waits (for kreact.http, say) does not. Such a call costs the rules
-// beside it in the same process (see Memory in the package doc), and
+// beside it in the same process (see Memory in package scripting's doc), and
 // package isolation moves its rule to a process of its own.
 func (e *ScriptError) Hogged() bool {
 	return e.CPULimit || (e.Timeout || e.Memory) && e.CPU >= governor.DemoteAfter
-}
-
-// describeStop records why the call was interrupted: the value it was
-// interrupted with.
-func (e *ScriptError) describeStop(stopped any) {
-	switch v := stopped.(type) {
-	case *governor.MemoryError:
-		e.Memory, e.Allocated = true, v.Used
-	case *governor.CPUError:
-		e.CPULimit = true
-	default:
-		e.Timeout = true
-	}
 }
 
 // Hogged reports whether err is, or wraps, a ScriptError that Hogged.
