@@ -84,6 +84,7 @@ image-tools:
 ## and a check that no control-plane process is left running
 test: controlplane fmt-check vet typecheck image
 	KREACT_IMAGE=$(IMAGE) $(GO) test -race -tags e2e -timeout 30m ./...
+	cd hack/mixin && $(GO) test -race -tags e2e ./...
 	$(GO) run ./cmd/kreact test examples/tests
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory leftovers
