@@ -1,7 +1,8 @@
 # kreact's container image: a static binary on an empty base, run as a
 # non-root user.
 #
-#   docker build -t kreact:dev .
+#   docker build -t kreact:dev --build-arg VERSION=$(git describe --tags --always --dirty) \
+#     --build-arg COMMIT=$(git rev-parse HEAD) .
 #
 # The build stage is the official Go image (pinned to the go.mod's Go
 # version); the final image holds the binary only. `make image` builds the
@@ -14,8 +15,11 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
+# make image passes the same values from git; without them kreact version
+# says dev and unknown.
 ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/kreact ./cmd/kreact
+ARG COMMIT=unknown
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}" -o /out/kreact ./cmd/kreact
 
 FROM scratch
 # No CA bundle: the binary carries its roots (cmd/kreact/roots.go), so this

@@ -12,14 +12,17 @@ export KREACT_BIN_DIR := $(BIN)
 PODMAN  ?= podman
 IMAGE   ?= kreact:dev
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+# What kreact version prints and kreact_build_info carries (cmd/kreact/version.go).
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all build controlplane image image-tools test unit fuzz vet fmt-check leftovers bench bench-e2e bench-admission demo chaos cluster-up cluster-down clean
+.PHONY: all build controlplane image image-tools release release-chart test unit fuzz vet fmt-check leftovers bench bench-e2e bench-admission demo chaos cluster-up cluster-down clean
 
 all: build
 
-## build: the kreact binary in bin/
+## build: the kreact binary in bin/, stamped with VERSION and COMMIT
 build:
-	$(GO) build -o $(BIN)/kreact ./cmd/kreact
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/kreact ./cmd/kreact
 
 ## controlplane: etcd, kube-apiserver, kube-controller-manager and kubectl in bin/
 ## (about 10 minutes on 2 cores the first time; nothing to do afterwards)
@@ -48,9 +51,33 @@ $(BIN)/helm: hack/helm/go.mod hack/helm/go.sum
 image: image-tools
 	@ctx=$$(mktemp -d) && trap 'rm -rf "$$ctx"' EXIT && \
 	echo "building the static binary" && \
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o "$$ctx/kreact" ./cmd/kreact && \
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o "$$ctx/kreact" ./cmd/kreact && \
 	$(PODMAN) build --pull=never --quiet --file Dockerfile.prebuilt --tag $(IMAGE) "$$ctx" >/dev/null && \
 	echo "built image $(IMAGE) (kreact $(VERSION))"
+
+## release: static kreact binaries for linux and darwin on amd64 and arm64
+## in $(DIST)/ (kreact-VERSION-OS-ARCH), what release-chart adds, and
+## their SHA256SUMS (check with: cd dist && sha256sum -c SHA256SUMS)
+DIST              ?= dist
+RELEASE_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+release:
+	rm -rf $(DIST) && mkdir -p $(DIST)
+	@for p in $(RELEASE_PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; out=$(DIST)/kreact-$(VERSION)-$$os-$$arch; \
+		echo "building $$out"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $$out ./cmd/kreact || exit 1; \
+	done
+	$(MAKE) --no-print-directory release-chart DIST=$(DIST) VERSION=$(VERSION)
+	cd $(DIST) && sha256sum $$(ls | grep -v '^SHA256SUMS$$') > SHA256SUMS
+	@cat $(DIST)/SHA256SUMS
+
+# release-chart: the Helm chart's package in $(DIST) beside the binaries
+# (so SHA256SUMS covers it), versioned like them: a tag vX.Y.Z makes chart
+# X.Y.Z, and a build between tags (v0.1.0-3-gabc1234, or a bare commit
+# before the first tag) a pre-release of it, which Helm sorts below.
+CHART_VERSION ?= $(if $(filter v%,$(VERSION)),$(patsubst v%,%,$(VERSION)),0.0.0-dev-$(VERSION))
+release-chart: helm
+	$(BIN)/helm package charts/kreact --version $(CHART_VERSION) --app-version $(VERSION) --destination $(DIST)
 
 # The image and its test need podman and runc; say how to get them rather
 # than fail on "command not found".
@@ -69,6 +96,7 @@ image-tools:
 ## and a check that no control-plane process is left running
 test: controlplane helm fmt-check vet typecheck image
 	KREACT_IMAGE=$(IMAGE) $(GO) test -race -tags e2e -timeout 30m ./...
+	cd hack/mixin && $(GO) test -race -tags e2e ./...
 	$(GO) run ./cmd/kreact test examples/tests
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory leftovers
@@ -167,4 +195,4 @@ cluster-down:
 	$(GO) run ./hack/cluster down
 
 clean:
-	rm -rf $(BIN) .kreact-dev
+	rm -rf $(BIN) .kreact-dev $(DIST)

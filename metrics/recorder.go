@@ -34,6 +34,7 @@ type Recorder struct {
 	rulesLoaded    prometheus.Gauge
 	reloadFailures prometheus.Counter
 	leader         *prometheus.GaugeVec // no labels: absent until Leading is first called
+	buildInfo      *prometheus.GaugeVec // absent until BuildInfo is called
 
 	admissionRequests *prometheus.CounterVec
 	admissionSeconds  *prometheus.HistogramVec
@@ -113,6 +114,10 @@ func New() *Recorder {
 		Namespace: namespace, Name: "leader",
 		Help: "1 while this replica runs the rules (it holds the leader lease, or leader election is off), 0 while it stands by.",
 	}, nil)
+	r.buildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "build_info",
+		Help: "Always 1; its labels are the version, the commit and the Go version of this kreact's build (kreact version).",
+	}, []string{"version", "commit", "goversion"})
 
 	r.admissionRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "admission_requests_total",
@@ -170,13 +175,20 @@ func New() *Recorder {
 
 	r.registry.MustRegister(
 		r.events, r.handlerCalls, r.handlerErrors, r.handlerSeconds, r.handlerGivenUp, r.handlerRest, r.changesDropped, r.actions,
-		r.rulesLoaded, r.reloadFailures, r.leader, r.admissionRequests, r.admissionSeconds,
+		r.rulesLoaded, r.reloadFailures, r.leader, r.buildInfo, r.admissionRequests, r.admissionSeconds,
 		r.queueDepth, r.queueAdds, r.queueLatency, r.queueWork, r.queueUnfinished, r.queueLongest, r.queueRetries,
 		r.informers, r.finalizers,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	return r
+}
+
+// BuildInfo sets kreact_build_info to 1 with the build's labels, in
+// place of any earlier ones. kreact run calls it once at start.
+func (r *Recorder) BuildInfo(version, commit, goVersion string) {
+	r.buildInfo.Reset()
+	r.buildInfo.WithLabelValues(version, commit, goVersion).Set(1)
 }
 
 // Registry returns the Recorder's registry, to gather from or to register

@@ -308,3 +308,17 @@ func TestRecordersDoNotShareARegistry(t *testing.T) {
 	expect(t, a.Registry(), "kreact_rule_reload_failures_total", nil, 1)
 	expect(t, b.Registry(), "kreact_rule_reload_failures_total", nil, 0)
 }
+
+// TestBuildInfo: kreact_build_info is absent until set, then 1 with the
+// build's labels, and setting it again replaces them.
+func TestBuildInfo(t *testing.T) {
+	rec := metrics.New()
+	reg := rec.Registry()
+	v1 := map[string]string{"version": "v0.1.0", "commit": "abc123", "goversion": "go1.26.0"}
+	expect(t, reg, "kreact_build_info", v1, -1)
+	rec.BuildInfo("v0.1.0", "abc123", "go1.26.0")
+	expect(t, reg, "kreact_build_info", v1, 1)
+	rec.BuildInfo("v0.2.0", "def456", "go1.26.0")
+	expect(t, reg, "kreact_build_info", v1, -1)
+	expect(t, reg, "kreact_build_info", map[string]string{"version": "v0.2.0", "commit": "def456", "goversion": "go1.26.0"}, 1)
+}

@@ -14,7 +14,7 @@ import (
 )
 
 // userAgent is what kreact's requests to the API server send.
-func userAgent() string { return "kreact/" + version }
+func userAgent() string { return "kreact/" + currentBuild().Version }
 
 // The help of each command is a text file in help/, NAME.txt (a space in
 // the name as a dash): the usage line, a blank line and the description

@@ -33,7 +33,7 @@ func commands() []command {
 		{"webhooks", "print the admission webhook configurations a rule set needs", parsed("webhooks", webhooksCmd)},
 		{"finalizers", "release RULE: remove a rule's finalizer from every object", finalizersCmd},
 		{"explain", "ask a running kreact why its rules acted on an object, or not", parsed("explain", explainCmd)},
-		{"version", "print the version", versionCmd},
+		{"version", "print the version, commit and Go version of this build", parsed("version", versionCmd)},
 	}
 }
 
@@ -58,6 +58,9 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return cmdline.ExitOK
 	}
+	if args[0] == "--version" {
+		args[0] = "version"
+	}
 	for _, c := range commands() {
 		if c.name == args[0] {
 			return cmdline.ExitCode(c.run(ctx, args[1:], stdout, stderr), stderr)
@@ -76,16 +79,4 @@ func printHelp(w io.Writer) {
 		fmt.Fprintf(&list, "  %-11s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintf(w, helpText("kreact")+"\n", list.String())
-}
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
-func versionCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
-	fs := commandFlags("version", stdout)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout, "kreact", version)
-	return nil
 }

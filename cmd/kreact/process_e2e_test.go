@@ -56,8 +56,15 @@ type kreactProcess struct {
 // startKreact starts `kreact ARGS...` against the test cluster.
 func startKreact(t *testing.T, args ...string) *kreactProcess {
 	t.Helper()
+	return startBinary(t, buildKreact(t), args...)
+}
+
+// startBinary starts `BIN ARGS...`, a kreact binary built some other way,
+// against the test cluster.
+func startBinary(t *testing.T, bin string, args ...string) *kreactProcess {
+	t.Helper()
 	p := &kreactProcess{stderr: &testcluster.LogBuffer{}}
-	p.cmd = exec.Command(buildKreact(t), append(args, "--kubeconfig", cluster.KubeconfigPath())...)
+	p.cmd = exec.Command(bin, append(args, "--kubeconfig", cluster.KubeconfigPath())...)
 	p.cmd.Stderr = p.stderr
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	// The kernel sends the parent-death signal when the thread that

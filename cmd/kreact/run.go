@@ -63,6 +63,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	rec := metrics.New()
+	build := currentBuild()
+	rec.BuildInfo(build.Version, build.Commit, build.GoVersion)
 	rec.WatchInformers(stack.Informers.Status)
 	ready := metrics.NewReadiness(rec)
 	iso, err := isolation.New(isolation.Options{Child: child.Child, Refuse: rep.RefuseIsolation, MoveMisbehaving: o.IsolateMisbehaving,
