@@ -10,8 +10,7 @@
 // event.ChangedPaths, the once marker), and runs scripts only through
 // its Caller, Server and Handlers interfaces, which a *scripting.Runtime
 // and a *scripting.Program satisfy: it does not import package
-// scripting. (It still reaches goja through package rules, whose Rule
-// carries the compiled script.)
+// scripting, nor the JavaScript runtime.
 //
 // # Plan
 //
