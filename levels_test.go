@@ -44,8 +44,12 @@ var levels = []level{
 	{"events", "event"},
 	// The cluster level assembled for one cluster.
 	{"client stack", "clientstack"},
-	// The JavaScript API and the rule files that hold scripts.
-	{"scripts", "scripting rules"},
+	// The rule files: their format, and what a rule may do. No script
+	// runs here, so what only reads rules needs no JavaScript runtime.
+	{"rule files", "rules"},
+	// The JavaScript API, and a rule's script compiled and checked
+	// against its rule.
+	{"scripts", "scripting"},
 	// What reaches a rule's handlers and what is derived from it: calls per
 	// object, admission, explanations, RBAC, the replica's identity.
 	{"delivery", "delivery admission explain rbac replica"},
@@ -89,6 +93,39 @@ func TestNoImportClimbsUpTheLevels(t *testing.T) {
 	for _, problem := range checkLevels(strings.TrimSpace(module), graph, levels) {
 		t.Error(problem)
 	}
+}
+
+// withoutScriptRuntime are the packages that must not reach the
+// JavaScript runtime, even through another package: they name rules and
+// events, and run no script (their doc.go files say so).
+var withoutScriptRuntime = []string{"./event", "./rules", "./delivery"}
+
+// TestNoScriptRuntimeBelowScripting reads the dependencies of
+// withoutScriptRuntime, tests left out, as built with and without the
+// e2e build tag, and names each package that brings goja in.
+func TestNoScriptRuntimeBelowScripting(t *testing.T) {
+	for _, tags := range []string{"", "e2e"} {
+		for _, pkg := range withoutScriptRuntime {
+			deps := strings.Fields(goList(t, "list", "-tags="+tags, "-deps", pkg))
+			if slices.ContainsFunc(deps, func(d string) bool { return strings.HasPrefix(d, "github.com/dop251/goja") }) {
+				t.Errorf("%s (tags %q) imports the JavaScript runtime: %s", pkg, tags, strings.Join(gojaImporters(t, tags, pkg), ", "))
+			}
+		}
+	}
+}
+
+// gojaImporters returns the packages among pkg's dependencies that
+// import goja directly.
+func gojaImporters(t *testing.T, tags, pkg string) []string {
+	t.Helper()
+	var out []string
+	for _, line := range strings.Split(goList(t, "list", "-tags="+tags, "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", pkg), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) > 1 && slices.Contains(fields[1:], "github.com/dop251/goja") {
+			out = append(out, fields[0])
+		}
+	}
+	return out
 }
 
 func goList(t *testing.T, args ...string) string {

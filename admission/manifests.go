@@ -6,16 +6,17 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/scripting"
 )
 
 // RulesOf returns the rules of resolved whose scripts declare admission
 // handlers, with them, in the order of resolved. Each script is compiled
 // again (package validate keeps no program); one that does not compile
-// is an error, rules.Compile's diag.ErrorList.
+// is an error, scripting.CompileRule's diag.ErrorList.
 func RulesOf(resolved []*rules.Resolved) ([]Rule, error) {
 	var rs []Rule
 	for _, res := range resolved {
-		prog, err := rules.Compile(res.Rule)
+		prog, err := scripting.CompileRule(res.Rule)
 		if err != nil {
 			return nil, err
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/scripting"
 )
 
 // ServerOptions configure a Server.
@@ -134,7 +135,7 @@ func (s *Server) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 	}
 	var built []*handler
 	for _, r := range rs {
-		prog, problems := rules.Check(r)
+		prog, problems := scripting.CheckRule(r)
 		if problems.Errors().Err() != nil {
 			// Whether it has admission handlers is unknown; the
 			// engine, which compiles every rule, reports it.

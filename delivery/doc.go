@@ -10,8 +10,7 @@
 // event.ChangedPaths, the once marker), and runs scripts only through
 // its Caller, Server and Handlers interfaces, which a *scripting.Runtime
 // and a *scripting.Program satisfy: it does not import package
-// scripting. (It still reaches goja through package rules, whose Rule
-// carries the compiled script.)
+// scripting, nor the JavaScript runtime.
 //
 // # Plan
 //
@@ -175,4 +174,21 @@
 // between goroutines per call and replaces the goroutine of a call stuck
 // in built-in code; any other Caller gets a goroutine of Run's. Drain is
 // for one goroutine, when nothing else runs the Core (offline tests).
+//
+// # Where things are
+//
+// A change's way through a Core, one file a step: observe.go takes it in
+// from the informer (Observe) and folds it into its object's entry,
+// whose coalescing change.go holds; take.go makes the object's next call
+// ready from its entry (take), and puts back one that failed (restore);
+// call.go calls the handler (call) and settles the call: commits its
+// actions, or retries or gives it up (settle); worker.go is the loop that
+// does so (Run, Drain) and the rest after a failed call (RestAfter).
+// delivery.go holds the Core and what it is given (Caller, Sink, Cache),
+// options.go its Options and the hooks it tells (Observer, Failures).
+// Beside that way: timer.go (kreact.after, and the ticks of spec.every
+// and spec.schedule), finalize.go (spec.finalizer), once.go
+// (kreact.once's marker), events.go (spec.recordEvents), faillog.go (the
+// failures' log, rate-limited), trace.go (Trace). plan.go (Plan, Reader)
+// and watches.go (Watches) read the rule alone, before any Core.
 package delivery

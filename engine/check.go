@@ -52,18 +52,19 @@ func (c Checked) Err() error { return c.Problems.Errors().Err() }
 
 // CheckRule is the one check of a rule that every command makes, so that
 // what one refuses the others refuse, in the same words: `kreact run`
-// (Load), validate, test, record and webhooks. Its script compiles and its
-// handlers fit (rules.Check); its resources resolve with m (unless it
-// waits for them: opts.WaitForResources); what kreact.once marks it may
-// patch (rules.CheckOnce); what its admission handlers watch, the webhooks
-// of opts.Admission can send them (admission.Check). Warnings come with
-// the errors: what the handlers read that spec.watch[].fields drops
-// (CheckReads), an spec.ignoreChanges that swallows what onUpdate sees
-// (CheckIgnored). Every problem is reported at once: the resources of a
-// rule whose script does not compile are resolved all the same.
+// (Load), validate, test, record and webhooks. Its script compiles and
+// its handlers fit (scripting.CheckRule); its resources resolve with m
+// (unless it waits for them: opts.WaitForResources); what kreact.once
+// marks it may patch (CheckOnce); what its admission handlers watch,
+// the webhooks of opts.Admission can send them (admission.Check).
+// Warnings come with the errors: what the handlers read that
+// spec.watch[].fields drops (CheckReads), an spec.ignoreChanges that
+// swallows what onUpdate sees (CheckIgnored). Every problem is reported
+// at once: the resources of a rule whose script does not compile are
+// resolved all the same.
 func CheckRule(r *rules.Rule, m apiresource.Resolver, opts CheckOptions) Checked {
 	var c Checked
-	c.Program, c.Problems = rules.Check(r)
+	c.Program, c.Problems = scripting.CheckRule(r)
 	if opts.WaitForResources {
 		if c.Waiting = waitsFor(r, m, false); c.Waiting != "" {
 			return c
@@ -78,7 +79,7 @@ func CheckRule(r *rules.Rule, m apiresource.Resolver, opts CheckOptions) Checked
 	c.Resolved = res
 	c.Problems = append(c.Problems, CheckReads(res, c.Program)...)
 	c.Problems = append(c.Problems, CheckIgnored(res, c.Program)...)
-	c.Problems = append(c.Problems, rules.CheckOnce(res, c.Program)...)
+	c.Problems = append(c.Problems, CheckOnce(res, c.Program)...)
 	c.Problems = append(c.Problems, admission.Check(res, c.Program, opts.Admission)...)
 	return c
 }

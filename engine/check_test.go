@@ -10,10 +10,11 @@ import (
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/scripting"
 )
 
-// TestLoadRejectsWhatCheckRejects: rules.Check is the check that kreact
-// run (Load), validate and test share. A rule it rejects (spec.every or
+// TestLoadRejectsWhatCheckRejects: scripting.CheckRule is the check that
+// kreact run (Load), validate and test share. A rule it rejects (spec.every or
 // spec.schedule without onTick, handlers that never run, a handler that
 // is not a function, an invalid regular expression) does not load, with
 // Check's own words, naming the rule.
@@ -58,7 +59,7 @@ spec:
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, problems := rules.Check(rs[0])
+			_, problems := scripting.CheckRule(rs[0])
 			var got []string
 			for _, p := range problems.Errors() {
 				got = append(got, p.Error())

@@ -26,9 +26,9 @@
 // and every command make (package validate, for validate, webhooks, rbac,
 // test, record and kreact run's reading of its files), so that none
 // accepts a rule that another refuses, and all say the same: the script
-// compiles and its handlers fit the rule (rules.Check), its resources
-// resolve, it may patch what kreact.once marks (rules.CheckOnce), its
-// admission handlers can be sent what they watch (admission.Check).
+// compiles and its handlers fit the rule (scripting.CheckRule), its
+// resources resolve, it may patch what kreact.once marks (CheckOnce),
+// its admission handlers can be sent what they watch (admission.Check).
 // CheckReads compares what the handlers visibly read with the rule's
 // spec.watch[].fields: validate shows its warnings, and the engine logs
 // them when it starts the rule.

@@ -470,7 +470,7 @@ func (e *Engine) retryPending() {
 		delete(e.pending, name)
 		// What Load checks once a rule resolves, a rule that waited
 		// gets checked now.
-		if err := append(rules.CheckOnce(res, p.program), admission.Check(res, p.program, e.opts.Admission)...).Errors().Err(); err != nil {
+		if err := append(CheckOnce(res, p.program), admission.Check(res, p.program, e.opts.Admission)...).Errors().Err(); err != nil {
 			e.log.Error("rule cannot start", "rule", name, "error", err)
 			continue
 		}
@@ -513,7 +513,7 @@ func (e *Engine) Warm(ctx context.Context, rs []*rules.Rule) error {
 		if err != nil || res == nil {
 			continue
 		}
-		prog, err := rules.Compile(r)
+		prog, err := scripting.CompileRule(r)
 		if err != nil {
 			continue
 		}

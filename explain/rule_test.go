@@ -11,6 +11,7 @@ import (
 	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/scripting"
 )
 
 // An admission-only rule watches no change (delivery.NeedsWatch): its
@@ -31,7 +32,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	prog, err := rules.Compile(rs[0])
+	prog, err := scripting.CompileRule(rs[0])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/scripting"
 )
 
 // Options say whom the RBAC is for and what else kreact runs with.
@@ -240,7 +241,7 @@ func rbacFor(rs []*rules.Resolved) (cluster grants, namespaced map[string]grants
 	allNamespaces := map[schema.GroupResource]bool{}
 	for i, r := range rs {
 		var opts delivery.PlanOptions
-		if prog, err := rules.Compile(r.Rule); err == nil {
+		if prog, err := scripting.CompileRule(r.Rule); err == nil {
 			// As kreact run plans it: an admission-only rule watches nothing.
 			opts.Handlers = prog
 		}

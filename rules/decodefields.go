@@ -8,8 +8,8 @@ import (
 	"gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/kreact/kreact/internal/governor"
 	"github.com/kreact/kreact/internal/yamlnode"
-	"github.com/kreact/kreact/scripting"
 )
 
 // The decoders of the value types the format uses (lists of strings,
@@ -171,7 +171,7 @@ func (d *decoder) bytes(e yamlnode.Entry, path string, def, lo, hi int64) int64 
 		return def
 	}
 	if q.Cmp(*resource.NewQuantity(lo, resource.BinarySI)) < 0 || q.Cmp(*resource.NewQuantity(hi, resource.BinarySI)) > 0 {
-		d.Errorf(e.Value, "%s: must be between %s and %s, got %s", path, scripting.FormatBytes(lo), scripting.FormatBytes(hi), s)
+		d.Errorf(e.Value, "%s: must be between %s and %s, got %s", path, governor.FormatBytes(lo), governor.FormatBytes(hi), s)
 		return def
 	}
 	return q.Value()

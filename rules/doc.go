@@ -40,11 +40,12 @@
 // where a string is meant, as kubectl requires. A field that is absent or
 // null gets its default.
 //
-// Check compiles a rule's script (Compile) and checks that its handlers
-// fit the rule, the one check of a rule that needs no cluster, which
-// `kreact run`, `validate` and `test` share; LoadChecked loads files for
-// the commands that report every problem at once; CheckOnce refuses a
-// kreact.once a rule may not patch for.
+// Whether a rule's script fits the rule (its handlers, spec.events,
+// spec.every) is not this package's: scripting.CheckRule compiles the
+// script and checks it, and engine.CheckRule is the one check of a rule
+// that every command makes. This package runs no script, so what only
+// reads rules (package delivery among them) does not import the
+// JavaScript runtime.
 //
 // Every problem is reported at once, as a diag.ErrorList of
 // "file:line:col: message" sorted by position, in the style of go/scanner:
@@ -81,7 +82,7 @@
 // the file the user edits; for inline scripts written as literal blocks
 // (script: |) it is exact, because every line of such a block is indented
 // by the same amount. This package does not compile scripts; the scripting
-// package does.
+// package does (scripting.CompileRule).
 //
 // # Use
 //

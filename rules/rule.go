@@ -12,7 +12,6 @@ import (
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/projection"
-	"github.com/kreact/kreact/scripting"
 )
 
 // APIVersion and Kind are the only apiVersion and kind a rule document may
@@ -46,8 +45,9 @@ const (
 	DefaultActionWorkers = 8
 	MaxActionWorkers     = 64
 	// DefaultMemoryLimit is the memory one handler call may take before
-	// it is stopped; see scripting.RuntimeOptions.
-	DefaultMemoryLimit = scripting.DefaultMemoryLimit
+	// it is stopped, when spec.memoryLimit does not say; scripting's
+	// runtimes take it as their default (scripting.DefaultMemoryLimit).
+	DefaultMemoryLimit = 64 << 20
 	MinMemoryLimit     = 1 << 20
 	MaxMemoryLimit     = 4 << 30
 	// MaxQueuedChanges bounds the changes a rule with delivery "every"
@@ -56,8 +56,9 @@ const (
 )
 
 // MaxScriptSize bounds a rule's script file, in bytes: the limit of
-// scripting.Compile, which also bounds inline scripts.
-const MaxScriptSize = scripting.MaxSourceSize
+// scripting.Compile (scripting.MaxSourceSize), which also bounds inline
+// scripts.
+const MaxScriptSize = 1 << 20
 
 // ScriptLang is the language a rule's script is written in.
 type ScriptLang string

@@ -30,11 +30,13 @@
 // event.Outcome, event.ScriptError), which paths of an object changed and
 // the once marker are package event's, so that the packages that only
 // name them (delivery, metrics, record, isolation) need not import goja.
-// What
-// governs script calls process-wide (the watchdog of their memory and CPU
-// limits, the priority of their threads, GOMAXPROCS, the pacing of the
-// collector) is package internal/governor's, whose doc states what it
-// guarantees; see Memory below.
+// A rule's script, compiled where the rule's file places it and checked
+// against the rule (rule.go: CompileRule, CheckRule), is here too rather
+// than in package rules, which is the format alone and runs no script.
+// What governs script calls process-wide (the watchdog of their memory
+// and CPU limits, the priority of their threads, GOMAXPROCS, the pacing
+// of the collector) is package internal/governor's, whose doc states what
+// it guarantees; see Memory below.
 //
 // # Compile once, one runtime per goroutine
 //

@@ -10,12 +10,14 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/kreact/kreact/internal/governor"
+	"github.com/kreact/kreact/rules"
 )
 
 // DefaultMemoryLimit is the memory budget of one call when
 // RuntimeOptions.MemoryLimit is zero: the memory the call may take (see
-// the Memory section of the package doc) before it is stopped.
-const DefaultMemoryLimit = 64 << 20
+// the Memory section of the package doc) before it is stopped. It is a
+// rule's default (spec.memoryLimit), which package rules sets.
+const DefaultMemoryLimit = rules.DefaultMemoryLimit
 
 // Estimated costs, in bytes, that the checks of capAllocations charge
 // before a built-in runs. They were measured with goja's own functions

@@ -1,6 +1,10 @@
 package scripting
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/kreact/kreact/rules"
+)
 
 // Limits on a script's source, checked before any parser sees it. goja's
 // and esbuild's parsers are recursive descent: each level of nesting is a
@@ -8,8 +12,9 @@ import "fmt"
 // script nested a million deep would kill the process rather than fail to
 // compile. Real rules nest a few dozen levels at most.
 const (
-	// MaxSourceSize is the largest script, in bytes.
-	MaxSourceSize = 1 << 20
+	// MaxSourceSize is the largest script, in bytes: a rule's limit
+	// (rules.MaxScriptSize).
+	MaxSourceSize = rules.MaxScriptSize
 	// MaxNesting is how deep a script may nest: brackets, and chains of
 	// operators that parse recursively (prefix operators such as !, -,
 	// typeof; assignments; ?:; =>).

@@ -91,7 +91,7 @@ type Options struct {
 // that they report the same problems in the same words. It loads the rule
 // files of paths (files, and the YAML files directly in directories, as
 // rules.Load reads them), with the scripts of the rules with problems of
-// format (rules.LoadChecked), and checks every rule that loads as
+// format (loadChecked), and checks every rule that loads as
 // engine.CheckRule does, against mapper and opts: its script, its
 // handlers, its resources, kreact.once, its admission handlers, and the
 // warnings of what it reads. Every problem is reported at once. It
@@ -100,7 +100,7 @@ func Check(ctx context.Context, paths []string, mapper apiresource.Resolver, opt
 	res := &Result{}
 	files, _ := rules.Files(paths...)
 	res.Files = len(files)
-	rs, problems, err := rules.LoadChecked(ctx, paths...)
+	rs, problems, err := loadChecked(ctx, paths...)
 	if err != nil {
 		return nil, err
 	}
@@ -139,6 +139,30 @@ func Check(ctx context.Context, paths []string, mapper apiresource.Resolver, opt
 	}
 	res.Problems.RemoveMultiples()
 	return res, nil
+}
+
+// loadChecked loads the rule files of paths as rules.LoadAll does, for
+// the commands that report every problem at once (`kreact validate` and
+// `kreact test`). It returns the rules without problems of format, not
+// checked yet, and every problem of the others, with the errors of their
+// scripts (scripting.CheckRule): a field with a problem is missing from
+// such a rule, so its warnings and resources wait, but its script is
+// checked, so that fixing a file takes one round. It returns ctx's error
+// when ctx ends first.
+func loadChecked(ctx context.Context, paths ...string) ([]*rules.Rule, diag.ErrorList, error) {
+	rs, broken, err := rules.LoadAll(paths...)
+	var problems diag.ErrorList
+	if err != nil {
+		problems.AddError(diag.Position{}, err)
+	}
+	for _, r := range broken {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		_, scriptProblems := scripting.CheckRule(r)
+		problems = append(problems, scriptProblems.Errors()...)
+	}
+	return rs, problems, nil
 }
 
 // RuleFiles is what kreact run and record take of r (engine.RuleFiles):

@@ -1,7 +1,6 @@
-package rules
+package scripting
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,50 +8,32 @@ import (
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/internal/editdistance"
-	"github.com/kreact/kreact/scripting"
+	"github.com/kreact/kreact/rules"
 )
 
-// Check is the one check of a rule that needs no cluster: its script
-// compiles (Compile) and its handlers fit spec.events, spec.every and
-// spec.schedule. `kreact run` (Load), `kreact validate` and `kreact test`
-// all call it, so that what one refuses the others refuse, in the same
-// words.
+// A rule's script, compiled where the rule file places it (CompileRule)
+// and checked against the rule (CheckRule): the part of a rule's check
+// that needs the script, which package rules, the format alone, leaves
+// here. engine.CheckRule, the one check of a rule that every command
+// makes, starts with CheckRule.
+
+// CheckRule is the check of a rule that needs no cluster: its script
+// compiles (CompileRule) and its handlers fit spec.events, spec.every and
+// spec.schedule. engine.CheckRule, which `kreact run` (Load), `kreact
+// validate` and `kreact test` all make, starts with it, so that what one
+// refuses the others refuse, in the same words.
 //
 // The problems are errors, which keep the rule from running, and
 // warnings (Error.Warning: a handler that is never called, a top-level
 // name that is a misspelt handler's), which only validate shows; every
 // one names the rule in its Position, and all are reported at once. The
 // program is nil when the script does not compile.
-func Check(r *Rule) (*scripting.Program, diag.ErrorList) {
-	prog, err := Compile(r)
+func CheckRule(r *rules.Rule) (*Program, diag.ErrorList) {
+	prog, err := CompileRule(r)
 	if err != nil {
 		return nil, r.Errors(err)
 	}
 	return prog, checkHandlers(r, prog)
-}
-
-// LoadChecked loads the rule files of paths as LoadAll does, for the
-// commands that report every problem at once (`kreact validate` and
-// `kreact test`). It returns the rules without problems of format, not
-// checked yet, and every problem of the others, with the errors of their
-// scripts (Check): a field with a problem is missing from such a rule, so
-// its warnings and resources wait, but its script is checked, so that
-// fixing a file takes one round. It returns ctx's error when ctx ends
-// first.
-func LoadChecked(ctx context.Context, paths ...string) ([]*Rule, diag.ErrorList, error) {
-	rs, broken, err := LoadAll(paths...)
-	var problems diag.ErrorList
-	if err != nil {
-		problems.AddError(diag.Position{}, err)
-	}
-	for _, r := range broken {
-		if err := ctx.Err(); err != nil {
-			return nil, nil, err
-		}
-		_, scriptProblems := Check(r)
-		problems = append(problems, scriptProblems.Errors()...)
-	}
-	return rs, problems, nil
 }
 
 // checkHandlers checks the script's handlers against spec.events,
@@ -61,7 +42,7 @@ func LoadChecked(ctx context.Context, paths ...string) ([]*Rule, diag.ErrorList,
 // handlers that are never called. Every problem is at the rule's
 // position, but for a misspelt handler's name, which is where it is
 // declared.
-func checkHandlers(r *Rule, prog *scripting.Program) diag.ErrorList {
+func checkHandlers(r *rules.Rule, prog *Program) diag.ErrorList {
 	var out diag.ErrorList
 	pos := r.Pos
 	pos.Rule = r.Name
@@ -111,7 +92,7 @@ func checkHandlers(r *Rule, prog *scripting.Program) diag.ErrorList {
 				e, e.Handler(), e)
 		}
 	}
-	for _, e := range AllEvents() {
+	for _, e := range rules.AllEvents() {
 		if !r.Handles(e) && prog.HasHandler(e) {
 			add(true, "%s is never called: spec.events does not list %s", e.Handler(), e)
 		}
@@ -122,7 +103,7 @@ func checkHandlers(r *Rule, prog *scripting.Program) diag.ErrorList {
 // misspeltHandlers warns about top-level functions and variables whose
 // names are close to a handler's ("onUpate", "onadd"): the engine would
 // never call them.
-func misspeltHandlers(r *Rule, prog *scripting.Program) diag.ErrorList {
+func misspeltHandlers(r *rules.Rule, prog *Program) diag.ErrorList {
 	var handlers []string
 	for _, t := range event.Types() {
 		handlers = append(handlers, t.Handler())
@@ -144,19 +125,30 @@ func misspeltHandlers(r *Rule, prog *scripting.Program) diag.ErrorList {
 	return out
 }
 
-// Compile compiles a rule's script so that positions point into the file
-// the script was written in. Its error is a diag.ErrorList whose
-// errors name the rule. Check compiles and checks a rule the way every
-// command does; Compile is the part of it that makes the program.
-func Compile(r *Rule) (*scripting.Program, error) {
-	opts := scripting.CompileOptions{TypeScript: r.ScriptLang == ScriptTypeScript}
+// CompileRule compiles a rule's script (Compile) so that positions
+// point into the file the script was written in. Its error is a
+// diag.ErrorList whose errors name the rule. CheckRule compiles and
+// checks a rule the way every command does; CompileRule is the part of
+// it that makes the program.
+func CompileRule(r *rules.Rule) (*Program, error) {
+	opts := CompileOptions{TypeScript: r.ScriptLang == rules.ScriptTypeScript}
 	if r.ScriptFile == "" {
 		opts.LineOffset = max(0, r.ScriptPos.Line-1)
 		opts.ColumnOffset = max(0, r.ScriptPos.Col-1)
 	}
-	prog, err := scripting.Compile(r.ScriptPos.File, r.Script, opts)
+	prog, err := Compile(r.ScriptPos.File, r.Script, opts)
 	if err != nil {
 		return nil, scriptErrors(r, err)
 	}
 	return prog, nil
+}
+
+// scriptErrors returns the errors of a script that does not compile,
+// each message prefixed with the rule it belongs to.
+func scriptErrors(r *rules.Rule, err error) diag.ErrorList {
+	list := r.Errors(err)
+	for _, e := range list {
+		e.Msg = diag.Sprintf("rule %s: script: %s", diag.Quote(r.Name), e.Msg)
+	}
+	return list
 }

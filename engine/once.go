@@ -1,8 +1,9 @@
-package rules
+package engine
 
 import (
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
 
@@ -11,7 +12,7 @@ import (
 // handler with a patch (event.OncePatch), which the rule's permissions
 // must allow wherever it watches. kreact run refuses such a call when it
 // is made; validate and test refuse the rule before.
-func CheckOnce(res *Resolved, prog *scripting.Program) diag.ErrorList {
+func CheckOnce(res *rules.Resolved, prog *scripting.Program) diag.ErrorList {
 	if prog == nil {
 		return nil
 	}

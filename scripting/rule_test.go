@@ -1,4 +1,4 @@
-package rules_test
+package scripting_test
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/rules"
+	"github.com/kreact/kreact/scripting"
 )
 
 // TestCompileErrorsNameTheRule: a script that does not compile is a
@@ -27,10 +28,10 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = rules.Compile(rs[0])
+	_, err = scripting.CompileRule(rs[0])
 	var list diag.ErrorList
 	if !errors.As(err, &list) || len(list) != 1 {
-		t.Fatalf("Compile = %v, want a diag.ErrorList of one error", err)
+		t.Fatalf("CompileRule = %v, want a diag.ErrorList of one error", err)
 	}
 	want := diag.Position{Rule: "broken", File: "broken.yaml", Line: 10, Col: 15}
 	if list[0].Pos != want || list[0].Error() != `broken.yaml:10:15: rule "broken": script: Unexpected token ;` {

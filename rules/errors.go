@@ -20,13 +20,3 @@ func (r *Rule) Errors(err error) diag.ErrorList {
 	}
 	return list
 }
-
-// scriptErrors returns the errors of a script that does not compile,
-// each message prefixed with the rule it belongs to.
-func scriptErrors(r *Rule, err error) diag.ErrorList {
-	list := r.Errors(err)
-	for _, e := range list {
-		e.Msg = diag.Sprintf("rule %s: script: %s", diag.Quote(r.Name), e.Msg)
-	}
-	return list
-}
