@@ -135,7 +135,7 @@ func (s *Server) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 	}
 	var built []*handler
 	for _, r := range rs {
-		prog, problems := scripting.CheckRule(r)
+		prog, problems := scripting.CheckScript(r)
 		if problems.Errors().Err() != nil {
 			// Whether it has admission handlers is unknown; the
 			// engine, which compiles every rule, reports it.

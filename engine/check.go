@@ -53,7 +53,7 @@ func (c Checked) Err() error { return c.Problems.Errors().Err() }
 // CheckRule is the one check of a rule that every command makes, so that
 // what one refuses the others refuse, in the same words: `kreact run`
 // (Load), validate, test, record and webhooks. Its script compiles and
-// its handlers fit (scripting.CheckRule); its resources resolve with m
+// its handlers fit (scripting.CheckScript); its resources resolve with m
 // (unless it waits for them: opts.WaitForResources); what kreact.once
 // marks it may patch (CheckOnce); what its admission handlers watch,
 // the webhooks of opts.Admission can send them (admission.Check).
@@ -64,7 +64,7 @@ func (c Checked) Err() error { return c.Problems.Errors().Err() }
 // resolved all the same.
 func CheckRule(r *rules.Rule, m apiresource.Resolver, opts CheckOptions) Checked {
 	var c Checked
-	c.Program, c.Problems = scripting.CheckRule(r)
+	c.Program, c.Problems = scripting.CheckScript(r)
 	if opts.WaitForResources {
 		if c.Waiting = waitsFor(r, m, false); c.Waiting != "" {
 			return c

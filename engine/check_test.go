@@ -13,7 +13,7 @@ import (
 	"github.com/kreact/kreact/scripting"
 )
 
-// TestLoadRejectsWhatCheckRejects: scripting.CheckRule is the check that
+// TestLoadRejectsWhatCheckRejects: scripting.CheckScript is the check that
 // kreact run (Load), validate and test share. A rule it rejects (spec.every or
 // spec.schedule without onTick, handlers that never run, a handler that
 // is not a function, an invalid regular expression) does not load, with
@@ -59,7 +59,7 @@ spec:
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, problems := scripting.CheckRule(rs[0])
+			_, problems := scripting.CheckScript(rs[0])
 			var got []string
 			for _, p := range problems.Errors() {
 				got = append(got, p.Error())

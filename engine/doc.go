@@ -26,7 +26,7 @@
 // and every command make (package validate, for validate, webhooks, rbac,
 // test, record and kreact run's reading of its files), so that none
 // accepts a rule that another refuses, and all say the same: the script
-// compiles and its handlers fit the rule (scripting.CheckRule), its
+// compiles and its handlers fit the rule (scripting.CheckScript), its
 // resources resolve, it may patch what kreact.once marks (CheckOnce),
 // its admission handlers can be sent what they watch (admission.Check).
 // CheckReads compares what the handlers visibly read with the rule's

@@ -41,7 +41,7 @@
 // null gets its default.
 //
 // Whether a rule's script fits the rule (its handlers, spec.events,
-// spec.every) is not this package's: scripting.CheckRule compiles the
+// spec.every) is not this package's: scripting.CheckScript compiles the
 // script and checks it, and engine.CheckRule is the one check of a rule
 // that every command makes. This package runs no script, so what only
 // reads rules (package delivery among them) does not import the

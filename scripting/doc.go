@@ -31,7 +31,7 @@
 // the once marker are package event's, so that the packages that only
 // name them (delivery, metrics, record, isolation) need not import goja.
 // A rule's script, compiled where the rule's file places it and checked
-// against the rule (rule.go: CompileRule, CheckRule), is here too rather
+// against the rule (rule.go: CompileRule, CheckScript), is here too rather
 // than in package rules, which is the format alone and runs no script.
 // What governs script calls process-wide (the watchdog of their memory
 // and CPU limits, the priority of their threads, GOMAXPROCS, the pacing

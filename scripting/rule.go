@@ -12,12 +12,12 @@ import (
 )
 
 // A rule's script, compiled where the rule file places it (CompileRule)
-// and checked against the rule (CheckRule): the part of a rule's check
+// and checked against the rule (CheckScript): the part of a rule's check
 // that needs the script, which package rules, the format alone, leaves
 // here. engine.CheckRule, the one check of a rule that every command
-// makes, starts with CheckRule.
+// makes, starts with CheckScript.
 
-// CheckRule is the check of a rule that needs no cluster: its script
+// CheckScript is the check of a rule that needs no cluster: its script
 // compiles (CompileRule) and its handlers fit spec.events, spec.every and
 // spec.schedule. engine.CheckRule, which `kreact run` (Load), `kreact
 // validate` and `kreact test` all make, starts with it, so that what one
@@ -28,7 +28,7 @@ import (
 // name that is a misspelt handler's), which only validate shows; every
 // one names the rule in its Position, and all are reported at once. The
 // program is nil when the script does not compile.
-func CheckRule(r *rules.Rule) (*Program, diag.ErrorList) {
+func CheckScript(r *rules.Rule) (*Program, diag.ErrorList) {
 	prog, err := CompileRule(r)
 	if err != nil {
 		return nil, r.Errors(err)
@@ -127,7 +127,7 @@ func misspeltHandlers(r *rules.Rule, prog *Program) diag.ErrorList {
 
 // CompileRule compiles a rule's script (Compile) so that positions
 // point into the file the script was written in. Its error is a
-// diag.ErrorList whose errors name the rule. CheckRule compiles and
+// diag.ErrorList whose errors name the rule. CheckScript compiles and
 // checks a rule the way every command does; CompileRule is the part of
 // it that makes the program.
 func CompileRule(r *rules.Rule) (*Program, error) {

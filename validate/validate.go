@@ -145,7 +145,7 @@ func Check(ctx context.Context, paths []string, mapper apiresource.Resolver, opt
 // the commands that report every problem at once (`kreact validate` and
 // `kreact test`). It returns the rules without problems of format, not
 // checked yet, and every problem of the others, with the errors of their
-// scripts (scripting.CheckRule): a field with a problem is missing from
+// scripts (scripting.CheckScript): a field with a problem is missing from
 // such a rule, so its warnings and resources wait, but its script is
 // checked, so that fixing a file takes one round. It returns ctx's error
 // when ctx ends first.
@@ -159,7 +159,7 @@ func loadChecked(ctx context.Context, paths ...string) ([]*rules.Rule, diag.Erro
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		_, scriptProblems := scripting.CheckRule(r)
+		_, scriptProblems := scripting.CheckScript(r)
 		problems = append(problems, scriptProblems.Errors()...)
 	}
 	return rs, problems, nil

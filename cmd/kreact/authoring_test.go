@@ -381,7 +381,7 @@ func TestRunRefusesTheSameAddressForTheIsolatedProcess(t *testing.T) {
 	}
 }
 
-// refusedRules are rules that kreact run refuses (scripting.CheckRule), and so
+// refusedRules are rules that kreact run refuses (scripting.CheckScript), and so
 // must validate and test (issue 24): spec.every or spec.schedule without
 // onTick, handlers that never run, a handler that is not a function, an
 // invalid regular expression.
