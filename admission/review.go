@@ -15,48 +15,28 @@ import (
 	"github.com/kreact/kreact/rules"
 )
 
-// Result is what became of an admission request, for metrics and logs.
-type Result string
-
-// The results of a request.
-const (
-	// Allowed: the handler allowed it unchanged.
-	Allowed Result = "allowed"
-	// Denied: onValidate denied it (enforce mode).
-	Denied Result = "denied"
-	// Patched: onMutate changed the object (enforce mode).
-	Patched Result = "patched"
-	// WouldDeny and WouldPatch: audit mode let the request through
-	// unchanged where enforce mode would have denied or changed it.
-	WouldDeny  Result = "would-deny"
-	WouldPatch Result = "would-patch"
-	// Failed: the handler failed (threw, timed out, returned something
-	// kreact cannot use); the rule's failure policy answered.
-	Failed Result = "failed"
-)
-
 // Observer is told about every admission request a rule answered.
 type Observer interface {
 	// Admitted is called once per request, after the answer, with how
 	// long the rule took to answer.
-	Admitted(rule string, operation string, result Result, d time.Duration)
+	Admitted(rule string, operation string, result event.AdmissionResult, d time.Duration)
 }
 
 // review answers req with the handler of t (Validate or Mutate): the
 // decision of the script, made in the rule's mode, or, when the call
 // fails, the rule's failure policy. It never returns nil.
-func (h *handler) review(ctx context.Context, t event.Type, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, Result, error) {
+func (h *handler) review(ctx context.Context, t event.Type, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, event.AdmissionResult, error) {
 	resp := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
 	name := h.rule.Name
 	audit := h.rule.Admission.Mode == rules.AdmissionAudit
-	fail := func(err error) (*admissionv1.AdmissionResponse, Result, error) {
+	fail := func(err error) (*admissionv1.AdmissionResponse, event.AdmissionResult, error) {
 		err = fmt.Errorf("rule %s: %s: %w", name, t.Handler(), err)
 		if h.rule.Admission.FailurePolicy == rules.FailFail && !audit {
 			resp.Allowed = false
 			resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
 				Reason: metav1.StatusReasonInternalError, Message: err.Error()}
 		}
-		return resp, Failed, err
+		return resp, event.AdmissionFailed, err
 	}
 	if !h.synced() {
 		return fail(fmt.Errorf("the caches of spec.reads are not synced yet"))
@@ -95,12 +75,12 @@ func (h *handler) review(ctx context.Context, t event.Type, req *admissionv1.Adm
 		msg := "rule " + name + ": " + v.Message
 		if audit {
 			resp.Warnings = []string{"audit: " + msg}
-			return resp, WouldDeny, nil
+			return resp, event.WouldDeny, nil
 		}
 		resp.Allowed = false
 		resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusForbidden,
 			Reason: metav1.StatusReasonForbidden, Message: msg}
-		return resp, Denied, nil
+		return resp, event.Denied, nil
 	case t == event.Mutate && v.Change != nil:
 		if ev.Object == nil {
 			return fail(fmt.Errorf("there is no object to change"))
@@ -110,7 +90,7 @@ func (h *handler) review(ctx context.Context, t event.Type, req *admissionv1.Adm
 			return fail(err)
 		}
 		if len(ops) == 0 {
-			return resp, Allowed, nil
+			return resp, event.Allowed, nil
 		}
 		patch, err := json.Marshal(ops)
 		if err != nil {
@@ -118,13 +98,13 @@ func (h *handler) review(ctx context.Context, t event.Type, req *admissionv1.Adm
 		}
 		if audit {
 			resp.Warnings = []string{fmt.Sprintf("audit: rule %s would change the object: %s", name, patch)}
-			return resp, WouldPatch, nil
+			return resp, event.WouldPatch, nil
 		}
 		resp.Patch = patch
 		resp.PatchType = new(admissionv1.PatchTypeJSONPatch)
-		return resp, Patched, nil
+		return resp, event.Patched, nil
 	}
-	return resp, Allowed, nil
+	return resp, event.Allowed, nil
 }
 
 // decodeObject decodes an object of a request; nil when there is none

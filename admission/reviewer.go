@@ -40,7 +40,7 @@ func NewReviewer(r Rule, prog *scripting.Program, host scripting.Host) *Reviewer
 // event.Mutate), as the server would: the response, what became of
 // the request, and the handler's error when it failed (the response then
 // follows the failure policy).
-func (r *Reviewer) Review(ctx context.Context, t event.Type, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, Result, error) {
+func (r *Reviewer) Review(ctx context.Context, t event.Type, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, event.AdmissionResult, error) {
 	return r.h.review(ctx, t, req)
 }
 

@@ -426,9 +426,9 @@ func (s *Server) Review(ctx context.Context, t event.Type, rule string, req *adm
 	attrs := []any{"rule", rule, "handler", t.Handler(), "operation", req.Operation, "resource", schemaGVR(req.Resource).GroupResource().String(),
 		"namespace", req.Namespace, "name", req.Name, "result", result}
 	switch result {
-	case Failed:
+	case event.AdmissionFailed:
 		s.log.Error("admission handler failed", append(attrs, "allowed", resp.Allowed, "error", err)...)
-	case WouldDeny, WouldPatch, Denied:
+	case event.WouldDeny, event.WouldPatch, event.Denied:
 		s.log.Info("admission", append(attrs, "message", warningOrMessage(resp))...)
 	}
 	return resp

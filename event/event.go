@@ -135,6 +135,28 @@ type AdmissionRequest struct {
 	UserInfo map[string]any
 }
 
+// AdmissionResult is what became of an admission request, for metrics
+// and logs: the handler's Verdict in its rule's mode, or its rule's
+// failure policy when the call failed.
+type AdmissionResult string
+
+// The results of an admission request.
+const (
+	// Allowed: the handler allowed it unchanged.
+	Allowed AdmissionResult = "allowed"
+	// Denied: onValidate denied it (enforce mode).
+	Denied AdmissionResult = "denied"
+	// Patched: onMutate changed the object (enforce mode).
+	Patched AdmissionResult = "patched"
+	// WouldDeny and WouldPatch: audit mode let the request through
+	// unchanged where enforce mode would have denied or changed it.
+	WouldDeny  AdmissionResult = "would-deny"
+	WouldPatch AdmissionResult = "would-patch"
+	// AdmissionFailed: the handler failed (threw, timed out, returned
+	// something kreact cannot use); the rule's failure policy answered.
+	AdmissionFailed AdmissionResult = "failed"
+)
+
 // Verdict is what an admission handler decided: the result of a call
 // that returned normally.
 type Verdict struct {

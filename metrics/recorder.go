@@ -9,7 +9,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/kreact/kreact/actions"
-	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/event"
@@ -51,10 +50,9 @@ type Recorder struct {
 	finalizers *finalizerCollector
 }
 
-var (
-	_ admission.Observer        = (*Recorder)(nil)
-	_ workqueue.MetricsProvider = (*Recorder)(nil)
-)
+// A Recorder is also the admission.Observer of kreact run, which checks
+// that where it wires them: metrics imports no package that runs scripts.
+var _ workqueue.MetricsProvider = (*Recorder)(nil)
 
 // handlerBuckets span a fast script (100µs) to one at the longest allowed
 // timeout (a minute).
@@ -220,7 +218,7 @@ func (r *Recorder) HandlerGivenUp(rule string, t event.Type, _ error) {
 
 // Admitted counts an admission request a rule answered, and how long
 // that took.
-func (r *Recorder) Admitted(rule, operation string, result admission.Result, d time.Duration) {
+func (r *Recorder) Admitted(rule, operation string, result event.AdmissionResult, d time.Duration) {
 	r.admissionRequests.WithLabelValues(rule, operation, string(result)).Inc()
 	r.admissionSeconds.WithLabelValues(rule).Observe(d.Seconds())
 }

@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/kreact/kreact/actions"
-	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/finalizers"
@@ -95,9 +94,9 @@ func TestRecorderCountsEngineActivity(t *testing.T) {
 	rec.RulesLoaded(3)
 	rec.ReloadFailed()
 	rec.ReloadFailed()
-	rec.Admitted("owner-label", "CREATE", admission.Denied, time.Millisecond)
-	rec.Admitted("owner-label", "CREATE", admission.Denied, time.Millisecond)
-	rec.Admitted("audited", "UPDATE", admission.WouldDeny, time.Millisecond)
+	rec.Admitted("owner-label", "CREATE", event.Denied, time.Millisecond)
+	rec.Admitted("owner-label", "CREATE", event.Denied, time.Millisecond)
+	rec.Admitted("audited", "UPDATE", event.WouldDeny, time.Millisecond)
 
 	for _, c := range []struct {
 		name   string
