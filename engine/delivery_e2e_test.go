@@ -53,6 +53,9 @@ spec:
   retries: 1
   %s
   rateLimit: 1000
+  # A call over many namespaces on a loaded machine must fail on its
+  # actions, not on the default 1s timeout.
+  timeout: 30s
   script: |
     function onAdd(secret) {
       for (const ns of kreact.list("namespaces", {labelSelector: "copy-to=%s"})) {
