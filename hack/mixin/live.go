@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -100,6 +101,8 @@ func Start(ctx context.Context, bin, kubeconfig, dir string) (*Live, error) {
 		"--admission-bind-address", admission, "--admission-url", "https://"+admission,
 		"--admission-name", "kreact-mixin", "--admission-namespace", "kreact-mixin-system")
 	l.cmd.Stderr = l.Log
+	// kreact dies with the test (or the plot), even when that is killed.
+	l.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := l.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start kreact: %w", err)
 	}
