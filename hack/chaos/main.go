@@ -177,12 +177,15 @@ func chaos(ctx context.Context, o options, out io.Writer) error {
 }
 
 // buildKreact builds kreact from the checkout this command runs in.
-func buildKreact(to string) error {
+func buildKreact(to string) error { return buildTree(moduleRoot(), to) }
+
+// buildTree builds the kreact command of the source tree at dir into to.
+func buildTree(dir, to string) error {
 	cmd := exec.Command("go", "build", "-o", to, "./cmd/kreact")
-	cmd.Dir = moduleRoot()
+	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("build kreact: %w", err)
+		return fmt.Errorf("build kreact in %s: %w", dir, err)
 	}
 	return nil
 }
@@ -211,11 +214,8 @@ func buildRevision(rev, to string) error {
 	if err := untar.Wait(); err != nil {
 		return fmt.Errorf("unpack %s: %w", rev, err)
 	}
-	build := exec.Command("go", "build", "-o", to, "./cmd/kreact")
-	build.Dir = src
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("build kreact at %s: %w", rev, err)
+	if err := buildTree(src, to); err != nil {
+		return fmt.Errorf("at %s: %w", rev, err)
 	}
 	return nil
 }
