@@ -8,13 +8,10 @@ import (
 	"strings"
 )
 
-// The rule kinds as Kubernetes objects. A Rule is a team's rule, in its
-// namespace; a ClusterRule is an administrator's, cluster-scoped: the kind
-// a rule file is. Both have the spec of a rule file.
+// The rule kinds as Kubernetes objects: a Rule (Kind) is a team's rule,
+// in its namespace; a ClusterRule is an administrator's, cluster-scoped:
+// the kind a rule file is. Both have the spec of a rule file.
 const (
-	Group           = "kreact.dev"
-	Version         = "v1alpha1"
-	NamespacedKind  = "Rule"
 	ClusterKind     = "ClusterRule"
 	namespacedNames = "rules"
 	clusterNames    = "clusterrules"
@@ -39,13 +36,13 @@ func CRDs() ([]map[string]any, error) {
 		return nil, err
 	}
 	return []map[string]any{
-		crd(NamespacedKind, namespacedNames, "Namespaced", spec),
+		crd(Kind, namespacedNames, "Namespaced", spec),
 		crd(ClusterKind, clusterNames, "Cluster", spec),
 	}, nil
 }
 
 func crd(kind, plural, scope string, spec map[string]any) map[string]any {
-	shortName := map[string]string{NamespacedKind: "krule", ClusterKind: "kcrule"}[kind]
+	shortName := map[string]string{Kind: "krule", ClusterKind: "kcrule"}[kind]
 	column := func(name, typ, path, desc string) map[string]any {
 		return map[string]any{"name": name, "type": typ, "jsonPath": path, "description": desc}
 	}

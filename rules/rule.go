@@ -15,9 +15,12 @@ import (
 )
 
 // APIVersion and Kind are the only apiVersion and kind a rule document may
-// have.
+// have; Group and Version are the API group and version of rule objects
+// (CRDs), the same.
 const (
-	APIVersion = "kreact.dev/v1alpha1"
+	Group      = "kreact.dev"
+	Version    = "v1alpha1"
+	APIVersion = Group + "/" + Version
 	Kind       = "Rule"
 )
 
