@@ -3,15 +3,12 @@
 package deploy_test
 
 import (
-	"bytes"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
+	"sigs.k8s.io/yaml"
 )
 
 // TestRuleCRDsCheckRuleObjects: the CRDs generated from the rule schema
@@ -31,15 +28,8 @@ func TestRuleCRDsCheckRuleObjects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		for {
-			var doc map[string]any
-			if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
-				break
-			} else if err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
-			if doc["kind"] != "Rule" {
+		for _, doc := range parseObjects(t, string(data)) {
+			if doc.kind() != "Rule" {
 				continue // the CRDs the examples use
 			}
 			for _, kind := range []string{"Rule", "ClusterRule"} {
@@ -69,16 +59,16 @@ func TestRuleCRDsCheckRuleObjects(t *testing.T) {
 			if err := yaml.Unmarshal([]byte(tc.spec), &spec); err != nil {
 				t.Fatal(err)
 			}
-			doc := map[string]any{"apiVersion": "kreact.dev/v1alpha1", "kind": "Rule", "metadata": map[string]any{"name": "bad"}, "spec": spec}
+			doc := object{"apiVersion": "kreact.dev/v1alpha1", "kind": "Rule", "metadata": map[string]any{"name": "bad"}, "spec": spec}
 			apply(t, ruleObject(t, doc, "Rule"), tc.want)
 		})
 	}
 }
 
 // ruleObject turns a rule file's document into a rule object of kind.
-func ruleObject(t *testing.T, doc map[string]any, kind string) string {
+func ruleObject(t *testing.T, doc object, kind string) string {
 	t.Helper()
-	meta := map[string]any{"name": doc["metadata"].(map[string]any)["name"]}
+	meta := map[string]any{"name": doc.name()}
 	if kind == "Rule" {
 		meta["namespace"] = "crd-rules"
 	}
