@@ -101,15 +101,16 @@ func PlanWith(res *rules.Resolved, opts PlanOptions) []Informer {
 				continue
 			}
 			plan = append(plan, inf)
-			if readable && ns == "" {
+			if readable && ns == res.Rule.Namespace {
 				allNamespaces[w.Resource.GVR.GroupResource()] = true
 			}
 		}
 	}
 	for _, r := range res.Reads {
+		// A team's Rule reads its own namespace only; the others, all.
 		if gr := r.GVR.GroupResource(); !allNamespaces[gr] {
 			allNamespaces[gr] = true
-			plan = append(plan, Informer{Key: dynamicinformer.Key{GVR: r.GVR}, Resource: r, Readable: true})
+			plan = append(plan, Informer{Key: dynamicinformer.Key{GVR: r.GVR, Namespace: res.Rule.Namespace}, Resource: r, Readable: true})
 		}
 	}
 	return plan

@@ -6,6 +6,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kreact/kreact/internal/qualified"
 )
 
 // The once marker: what kreact.once(obj) writes on the object it marks
@@ -14,8 +16,9 @@ import (
 
 // OnceAnnotation is the annotation that marks an object done for rule's
 // kreact.once: once.kreact.dev/RULE, whose value is when it was marked.
-// A rule name is a DNS label, so it is a valid annotation name.
-func OnceAnnotation(rule string) string { return "once.kreact.dev/" + rule }
+// RULE is cut to fit an annotation's name (qualified.Name: a team's Rule
+// is NAMESPACE.NAME).
+func OnceAnnotation(rule string) string { return "once.kreact.dev/" + qualified.Name(rule) }
 
 // Marked reports whether obj carries rule's once marker.
 func Marked(obj *unstructured.Unstructured, rule string) bool {

@@ -18,13 +18,15 @@ import (
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/internal/qualified"
 )
 
 // Prefix is the domain of kreact's finalizers.
 const Prefix = "kreact.dev/"
 
-// Name returns the finalizer of rule: kreact.dev/RULE.
-func Name(rule string) string { return Prefix + rule }
+// Name returns the finalizer of rule: kreact.dev/RULE, with RULE cut to
+// fit a qualified name (qualified.Name: a team's Rule is NAMESPACE.NAME).
+func Name(rule string) string { return Prefix + qualified.Name(rule) }
 
 // Has reports whether obj carries finalizer f.
 func Has(obj *unstructured.Unstructured, f string) bool {

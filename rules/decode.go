@@ -39,6 +39,9 @@ var (
 type decoder struct {
 	yamlnode.Decoder
 	lines []string // the file's lines, for block scalar indentation
+	// object is set for a rule object (ParseObject), which may not name
+	// a script file.
+	fromObject bool
 }
 
 func newDecoder(file string, lines []string, errs *diag.ErrorList) *decoder {

@@ -33,6 +33,8 @@ func (d *decoder) script(r *Rule, spec, inline, file yamlnode.Entry) {
 		}
 		r.Script = s
 		r.ScriptPos = d.inlineScriptPos(yamlnode.Deref(inline.Value))
+	case d.fromObject:
+		d.Errorf(file.Key, "spec.scriptFile: a rule object carries its script in spec.script (scriptFile names a file beside a rule file)")
 	default:
 		name, ok := d.nonEmpty(file.Value, "spec.scriptFile")
 		if !ok {

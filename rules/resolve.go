@@ -132,6 +132,12 @@ func (r *Rule) Resolve(res Resolver) (*Resolved, error) {
 			errs.Addf(pos, "%s: %v", path, c.err)
 			return apiresource.Resource{}, false
 		}
+		if r.Namespace != "" && !c.res.Namespaced {
+			// A team's Rule (ParseObject) is confined to its namespace.
+			errs.Addf(pos, "%s: %s is cluster-scoped, out of reach of a Rule in namespace %s (a ClusterRule may reach it)",
+				path, c.res.GVR.GroupResource(), r.Namespace)
+			return apiresource.Resource{}, false
+		}
 		return c.res, true
 	}
 

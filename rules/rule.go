@@ -218,8 +218,13 @@ type Rule struct {
 	// shows why the rule did not do its job.
 	RecordEvents bool
 
-	// Source is the path of the YAML file the rule came from.
+	// Source is the path of the YAML file the rule came from, or the
+	// object's ObjectRef.Source.
 	Source string
+	// Namespace is the namespace of a Rule object, a team's rule, which
+	// is confined to it (CheckConfined); empty for rule files and
+	// ClusterRules.
+	Namespace string
 }
 
 // FailurePolicy is what the API server does when an admission handler
