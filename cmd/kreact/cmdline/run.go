@@ -21,13 +21,18 @@ type RunOptions struct {
 	// the isolated rules' process.
 	IsolateMisbehaving bool
 	DryRun             bool
-	ReloadInterval     time.Duration
-	Cluster            ClusterFlags
-	Log                LogFlags
-	Serve              ServeFlags
-	Leader             LeaderFlags
-	Shards             ShardFlags
-	Admission          AdmissionFlags
+	// RuleObjects runs the cluster's Rule and ClusterRule objects too
+	// (package ruleobjects).
+	RuleObjects bool
+	// StatusInterval is ruleobjects.Options.Refresh.
+	StatusInterval time.Duration
+	ReloadInterval time.Duration
+	Cluster        ClusterFlags
+	Log            LogFlags
+	Serve          ServeFlags
+	Leader         LeaderFlags
+	Shards         ShardFlags
+	Admission      AdmissionFlags
 	// AdmissionConfig is what Admission describes, set by Validate when
 	// the admission server listens.
 	AdmissionConfig admission.Options
@@ -38,6 +43,8 @@ type RunOptions struct {
 // AddFlags registers kreact run's flags on fs.
 func (o *RunOptions) AddFlags(fs *FlagSet) {
 	fs.ListVarP(&o.Files, "filename", "f", "rule file or directory (repeatable)")
+	fs.BoolVarP(&o.RuleObjects, "rule-objects", "", false, "also run the cluster's Rule and ClusterRule objects (kubectl apply a rule; its CRDs are in deploy/crds), with their status")
+	fs.DurationVar(&o.StatusInterval, "status-interval", 30*time.Second, "with --rule-objects, how often a rule object's status is brought up to date when only its counts changed")
 	fs.BoolVarP(&o.DryRun, "dry-run", "", false, "send every action with dryRun=All and log it instead of changing the cluster")
 	fs.DurationVar(&o.ReloadInterval, "reload-interval", 2*time.Second, "how often to check rule files for changes (0 disables reloading)")
 	fs.StringVarP(&o.IsolatedMetrics, "isolated-metrics-bind-address", "", "",
@@ -62,8 +69,8 @@ func (o *RunOptions) Validate() error {
 	if err := o.Shards.Validate(o.Leader.Enabled); err != nil {
 		return err
 	}
-	if len(o.Files) == 0 {
-		return &UsageError{Msg: "run: no rule files: use -f FILE|DIR"}
+	if len(o.Files) == 0 && !o.RuleObjects {
+		return &UsageError{Msg: "run: no rules: use -f FILE|DIR, --rule-objects, or both"}
 	}
 	if len(o.args) > 0 {
 		return &UsageError{Msg: fmt.Sprintf("run: unexpected argument %q", o.args[0])}

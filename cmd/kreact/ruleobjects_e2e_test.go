@@ -1,0 +1,187 @@
+//go:build e2e
+
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kreact/kreact/finalizers"
+	"github.com/kreact/kreact/internal/testcluster"
+	"github.com/kreact/kreact/ruleobjects"
+)
+
+// teamRule is a Rule object in namespace ns that labels the ConfigMaps of
+// its namespace with version value.
+func teamRule(name, ns, value, extra string) string {
+	return fmt.Sprintf(`apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  watch: [{resource: configmaps}]
+  permissions: [{resources: [configmaps], verbs: [patch]}]
+%s  script: |
+    function onAdd(obj, ctx) {
+      kreact.patch(obj, {metadata: {labels: {version: %q}}});
+    }
+`, name, ns, extra, value)
+}
+
+func applyObject(t *testing.T, manifest string) {
+	t.Helper()
+	if out, err := kubectlE2E(t, manifest, "apply", "-f", "-"); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s\n%s", err, out, manifest)
+	}
+}
+
+// readyOf returns the Ready condition of a rule object and its status.
+func readyOf(t *testing.T, dyn dynamic.Interface, ns, name string) (map[string]any, map[string]any, int64) {
+	gvr := ruleobjects.RulesGVR
+	var ri dynamic.ResourceInterface = dyn.Resource(gvr).Namespace(ns)
+	if ns == "" {
+		ri = dyn.Resource(ruleobjects.ClusterRulesGVR)
+	}
+	obj, err := ri.Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		return nil, nil, 0
+	}
+	st, _ := obj.Object["status"].(map[string]any)
+	conds, _ := st["conditions"].([]any)
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] == "Ready" {
+			return m, st, obj.GetGeneration()
+		}
+	}
+	return nil, st, obj.GetGeneration()
+}
+
+// waitReady waits for the rule object's Ready condition to have status
+// want for its current generation, and returns the status.
+func waitReady(t *testing.T, dyn dynamic.Interface, ns, name, want string) map[string]any {
+	t.Helper()
+	var st map[string]any
+	testcluster.Eventually(t, fmt.Sprintf("rule object %s/%s Ready %s", ns, name, want), func() bool {
+		var cond map[string]any
+		var gen int64
+		cond, st, gen = readyOf(t, dyn, ns, name)
+		return cond != nil && cond["status"] == want && fmt.Sprint(cond["observedGeneration"]) == fmt.Sprint(gen)
+	})
+	return st
+}
+
+// TestRuleObjects: kreact run --rule-objects, with no rule file, runs the
+// rules that teams kubectl apply in their namespaces and that
+// administrators apply as ClusterRules. Each rule object's status says
+// whether it runs; an edit replaces the running version, a broken edit
+// leaves the last good one running and says where the problem is, a Rule
+// that reaches outside its namespace is refused in its status, and
+// deleting a finalizer rule releases its finalizers.
+func TestRuleObjects(t *testing.T) {
+	dyn := dynamicClient(t)
+	if out, err := kubectlE2E(t, "", "apply", "--server-side", "-f", "../../deploy/crds/"); err != nil {
+		t.Fatalf("installing the CRDs: %v\n%s", err, out)
+	}
+	for _, ns := range []string{"objects-a", "objects-b"} {
+		ensureNamespace(t, dyn, ns)
+	}
+	startKreact(t, "run", "--rule-objects", "--status-interval", "1s", "--metrics-bind-address", "", "--health-probe-bind-address", "")
+
+	applyObject(t, teamRule("labeller", "objects-a", "v1", ""))
+	createNamespacedConfigMap(t, dyn, "objects-a", "one")
+	createNamespacedConfigMap(t, dyn, "objects-b", "other")
+	testcluster.Eventually(t, "the Rule labels its namespace's ConfigMap", func() bool { return labelOf(t, dyn, "objects-a", "one") == "v1" })
+	st := waitReady(t, dyn, "objects-a", "labeller", "True")
+	testcluster.Eventually(t, "the status counts the call", func() bool {
+		_, st, _ = readyOf(t, dyn, "objects-a", "labeller")
+		calls, _ := st["calls"].(int64)
+		return calls >= 1
+	})
+
+	t.Run("an edit replaces the running version", func(t *testing.T) {
+		applyObject(t, teamRule("labeller", "objects-a", "v2", ""))
+		start := time.Now()
+		testcluster.Eventually(t, "the edited Rule relabels", func() bool { return labelOf(t, dyn, "objects-a", "one") == "v2" })
+		t.Logf("from kubectl apply's return to the edit's first action: %v", time.Since(start).Round(10*time.Millisecond))
+		waitReady(t, dyn, "objects-a", "labeller", "True")
+	})
+
+	t.Run("a broken edit keeps the last good version running", func(t *testing.T) {
+		broken := strings.Replace(teamRule("labeller", "objects-a", "v3", ""), "kreact.patch(obj,", "kreact.patch(obj,,", 1)
+		applyObject(t, broken)
+		st := waitReady(t, dyn, "objects-a", "labeller", "False")
+		cond, _, _ := readyOf(t, dyn, "objects-a", "labeller")
+		if cond["reason"] != ruleobjects.ReasonInvalid || !strings.Contains(fmt.Sprint(cond["message"]), "keeps running") {
+			t.Errorf("Ready %v, want Invalid saying the last good version keeps running", cond)
+		}
+		probs, _ := st["problems"].([]any)
+		if len(probs) == 0 {
+			t.Fatalf("status %v has no problems", st)
+		}
+		p := probs[0].(map[string]any)
+		if p["field"] != "spec.script" || !strings.HasPrefix(fmt.Sprint(p["position"]), "2:") {
+			t.Errorf("problem %v, want it at spec.script line 2", p)
+		}
+		createNamespacedConfigMap(t, dyn, "objects-a", "two")
+		testcluster.Eventually(t, "the last good version labels a new ConfigMap", func() bool { return labelOf(t, dyn, "objects-a", "two") == "v2" })
+	})
+
+	t.Run("a Rule reaching outside its namespace is refused", func(t *testing.T) {
+		outside := strings.Replace(teamRule("outsider", "objects-a", "x", ""), "[{resources: [configmaps], verbs: [patch]}]",
+			"[{resources: [configmaps], verbs: [patch], namespaces: [objects-b]}]", 1)
+		applyObject(t, outside)
+		st := waitReady(t, dyn, "objects-a", "outsider", "False")
+		if !strings.Contains(fmt.Sprint(st["problems"]), `"objects-b" is outside namespace objects-a`) {
+			t.Errorf("problems %v, want the namespace named", st["problems"])
+		}
+		if got := labelOf(t, dyn, "objects-b", "other"); got != "" {
+			t.Errorf("a ConfigMap of objects-b got label %q from a Rule of objects-a", got)
+		}
+	})
+
+	t.Run("a ClusterRule runs as a rule file does", func(t *testing.T) {
+		applyObject(t, `apiVersion: kreact.dev/v1alpha1
+kind: ClusterRule
+metadata:
+  name: marker
+spec:
+  watch: [{resource: configmaps, namespaces: [objects-b]}]
+  permissions: [{resources: [configmaps], verbs: [patch]}]
+  finalizer: true
+  script: |
+    function onAdd(obj) { kreact.patch(obj, {metadata: {annotations: {marked: "yes"}}}); }
+    function onDelete(obj) {}
+`)
+		testcluster.Eventually(t, "the ClusterRule marks objects-b's ConfigMap", func() bool {
+			return annotationOf(t, dyn, "objects-b", "other", "marked") == "yes"
+		})
+		waitReady(t, dyn, "", "marker", "True")
+		testcluster.Eventually(t, "the ClusterRule's finalizer is on the ConfigMap", func() bool {
+			return hasFinalizer(t, dyn, "objects-b", "other", finalizers.Name("marker"))
+		})
+		if out, err := kubectlE2E(t, "", "delete", "clusterrule", "marker"); err != nil {
+			t.Fatalf("kubectl delete: %v\n%s", err, out)
+		}
+		testcluster.Eventually(t, "deleting the ClusterRule releases its finalizer", func() bool {
+			return !hasFinalizer(t, dyn, "objects-b", "other", finalizers.Name("marker"))
+		})
+	})
+
+	if out, err := kubectlE2E(t, "", "get", "rules", "-n", "objects-a"); err != nil || !strings.Contains(out, "labeller") {
+		t.Errorf("kubectl get rules: %v\n%s", err, out)
+	} else {
+		t.Logf("kubectl get rules:\n%s", out)
+	}
+}
+
+func hasFinalizer(t *testing.T, dyn dynamic.Interface, ns, name, f string) bool {
+	cm, err := dyn.Resource(configMapsGVR).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
+	return err == nil && slices.Contains(cm.GetFinalizers(), f)
+}
