@@ -3,13 +3,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kreact/kreact/finalizers"
@@ -33,6 +36,36 @@ spec:
       kreact.patch(obj, {metadata: {labels: {version: %q}}});
     }
 `, name, ns, extra, value)
+}
+
+// installRuleCRDs installs the CRDs of rule objects, and deletes every
+// rule object when the test ends: the tests share the cluster, and a
+// kreact run --rule-objects of another test must not find them.
+func installRuleCRDs(t *testing.T) {
+	t.Helper()
+	if out, err := kubectlE2E(t, "", "apply", "--server-side", "-f", "../../deploy/crds/"); err != nil {
+		t.Fatalf("installing the CRDs: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		// t.Context() has ended by now.
+		ctx, dyn := context.Background(), dynamicClient(t)
+		for _, gvr := range []schema.GroupVersionResource{ruleobjects.RulesGVR, ruleobjects.ClusterRulesGVR} {
+			list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				t.Errorf("list %s: %v", gvr.Resource, err)
+				continue
+			}
+			for _, o := range list.Items {
+				var ri dynamic.ResourceInterface = dyn.Resource(gvr)
+				if ns := o.GetNamespace(); ns != "" {
+					ri = dyn.Resource(gvr).Namespace(ns)
+				}
+				if err := ri.Delete(ctx, o.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+					t.Errorf("delete %s %s: %v", gvr.Resource, o.GetName(), err)
+				}
+			}
+		}
+	})
 }
 
 func applyObject(t *testing.T, manifest string) {
@@ -86,9 +119,7 @@ func waitReady(t *testing.T, dyn dynamic.Interface, ns, name, want string) map[s
 // deleting a finalizer rule releases its finalizers.
 func TestRuleObjects(t *testing.T) {
 	dyn := dynamicClient(t)
-	if out, err := kubectlE2E(t, "", "apply", "--server-side", "-f", "../../deploy/crds/"); err != nil {
-		t.Fatalf("installing the CRDs: %v\n%s", err, out)
-	}
+	installRuleCRDs(t)
 	for _, ns := range []string{"objects-a", "objects-b"} {
 		ensureNamespace(t, dyn, ns)
 	}
@@ -184,4 +215,33 @@ spec:
 func hasFinalizer(t *testing.T, dyn dynamic.Interface, ns, name, f string) bool {
 	cm, err := dyn.Resource(configMapsGVR).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
 	return err == nil && slices.Contains(cm.GetFinalizers(), f)
+}
+
+// TestRBACIsSufficientForRuleObjects: kreact run --rule-objects, as the
+// ServiceAccount that `kreact rbac --rule-objects` prints (here for a rule
+// file whose copy is then applied as a ClusterRule), watches the rule
+// objects and writes their status with no request refused.
+func TestRBACIsSufficientForRuleObjects(t *testing.T) {
+	const ns, sa = "kreact-rbac-objects", "kreact-objects-e2e"
+	dyn := dynamicClient(t)
+	installRuleCRDs(t)
+	createNamespace(t, ns)
+	dir := t.TempDir()
+	rule := labeller(ns, "from-an-object")
+	writeRule(t, dir, "labeller.yaml", rule)
+	code, manifests, stderr := run(t, "rbac", "-f", dir, "--name", sa, "--namespace", ns, "--rule-objects")
+	if code != exitOK {
+		t.Fatalf("kreact rbac: %s", transcript(code, manifests, stderr))
+	}
+	applyManifests(t, manifests)
+	saConfig := serviceAccountConfig(t, ns, sa)
+	c := startCLI(t, "run", "--rule-objects", "--status-interval", "1s", "--kubeconfig", writeKubeconfig(t, saConfig))
+	applyObject(t, strings.Replace(rule, "kind: Rule", "kind: ClusterRule", 1))
+	createNamespacedConfigMap(t, dyn, ns, "cm")
+	testcluster.Eventually(t, "the ClusterRule labels the ConfigMap", func() bool { return labelOf(t, dyn, ns, "cm") == "from-an-object" })
+	waitReady(t, dyn, "", "labeller", "True")
+	if code := c.stop(); code != exitOK {
+		t.Errorf("kreact run exited %d", code)
+	}
+	checkRBACSufficient(t, c.stderr.String())
 }
