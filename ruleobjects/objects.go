@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -51,7 +52,7 @@ type Options struct {
 	// written; 0 means 30s.
 	Refresh time.Duration
 	// WritesPerSecond bounds the status writes of all objects together;
-	// 0 means 10 a second (a burst of 50).
+	// 0 means 20 a second (a burst of 100).
 	WritesPerSecond float64
 	// Logger receives the loads' lines. Nil means slog.Default().
 	Logger *slog.Logger
@@ -70,7 +71,12 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	h := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { signal() },
-		UpdateFunc: func(any, any) { signal() },
+		UpdateFunc: func(old, cur any) {
+			// A status write (this runner's own) changes neither.
+			if specChanged(old, cur) {
+				signal()
+			}
+		},
 		DeleteFunc: func(any) { signal() },
 	}
 	var watches []*dynamicinformer.Watch
@@ -82,23 +88,62 @@ func Run(ctx context.Context, opts Options) error {
 		defer w.Stop()
 		watches = append(watches, w)
 	}
-	tick := time.NewTicker(r.refresh)
-	defer tick.Stop()
+	// Statuses are written on a goroutine of their own: a thousand of
+	// them wait for the write limit, and a load must not wait behind them.
+	// A status is first written a moment after its load (settleTime), so
+	// that a rule that starts and fills its caches at once gets one write
+	// (Running), not three (Loading, Syncing, Running).
+	kick := make(chan struct{}, 1)
+	done := make(chan struct{})
+	defer func() { <-done }()
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(r.refresh)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-kick:
+			case <-tick.C:
+			}
+			r.writeStatuses(ctx, time.Now())
+		}
+	}()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-changed:
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(r.debounce):
-			}
-			r.load(ctx, list(watches))
-		case <-tick.C:
 		}
-		r.writeStatuses(ctx, time.Now())
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(r.debounce):
+		}
+		r.load(ctx, list(watches))
+		time.AfterFunc(settleTime, func() {
+			select {
+			case kick <- struct{}{}:
+			default:
+			}
+		})
 	}
+}
+
+// settleTime is how long after a load its statuses are written.
+const settleTime = time.Second
+
+// specChanged reports whether an update changed what a rule is made of:
+// the spec (the generation) or the description.
+func specChanged(old, cur any) bool {
+	o, ok1 := old.(*unstructured.Unstructured)
+	c, ok2 := cur.(*unstructured.Unstructured)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return o.GetGeneration() != c.GetGeneration() || o.GetUID() != c.GetUID() ||
+		o.GetAnnotations()[rules.DescriptionAnnotation] != c.GetAnnotations()[rules.DescriptionAnnotation]
 }
 
 // list returns the objects the watches hold now.
@@ -115,6 +160,7 @@ func list(watches []*dynamicinformer.Watch) []*unstructured.Unstructured {
 
 // runner is Run's state: what it knows of each object, by Source.
 type runner struct {
+	mu       sync.Mutex // objects, and each object's fields
 	opts     Options
 	log      *slog.Logger
 	debounce time.Duration
@@ -158,15 +204,17 @@ func newRunner(opts Options) *runner {
 	}
 	perSecond := opts.WritesPerSecond
 	if perSecond <= 0 {
-		perSecond = 10
+		perSecond = 20
 	}
-	r.limit = rate.NewLimiter(rate.Limit(perSecond), 50)
+	r.limit = rate.NewLimiter(rate.Limit(perSecond), 100)
 	return r
 }
 
 // load parses the objects (again only those whose spec changed), loads
 // their rules, and notes each one's problems.
 func (r *runner) load(ctx context.Context, objs []*unstructured.Unstructured) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	seen := map[string]bool{}
 	var good []*rules.Rule
 	var failed []string

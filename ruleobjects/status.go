@@ -9,12 +9,15 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/metrics"
+	"github.com/kreact/kreact/rules"
 )
 
 // The reasons of the Ready condition.
@@ -214,6 +217,13 @@ func (r *runner) writeStatuses(ctx context.Context, now time.Time) {
 	if r.opts.Actions != nil {
 		acts = r.opts.Actions()
 	}
+	type write struct {
+		o          *object
+		st         map[string]any
+		rest, cnts string
+	}
+	var writes []write
+	r.mu.Lock()
 	for _, o := range r.objects {
 		name := o.ref.RuleName()
 		st := status(view{o: o, engine: byRule[name], counts: counts[name], actions: acts[name]}, now)
@@ -224,31 +234,43 @@ func (r *runner) writeStatuses(ctx context.Context, now time.Time) {
 		default:
 			continue
 		}
+		writes = append(writes, write{o, st, rest, cnt})
+	}
+	r.mu.Unlock()
+	for _, w := range writes {
 		if err := r.limit.Wait(ctx); err != nil {
 			return
 		}
-		if err := r.patchStatus(ctx, o, st); err != nil {
-			if !apierrors.IsNotFound(err) && ctx.Err() == nil {
+		r.mu.Lock()
+		o, current := w.o, r.objects[w.o.ref.Source()] == w.o
+		uid := o.uid
+		r.mu.Unlock()
+		if !current {
+			continue // deleted, or loaded anew meanwhile
+		}
+		if err := r.patchStatus(ctx, o.ref, o.gvr, uid, w.st); err != nil {
+			if !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && ctx.Err() == nil {
 				r.log.Warn("rule object: status not written", "object", o.ref.Source(), "error", err)
 			}
 			continue
 		}
-		o.written, o.countsAtWr, o.writtenAt = rest, cnt, now
+		r.mu.Lock()
+		o.written, o.countsAtWr, o.writtenAt = w.rest, w.cnts, now
+		r.mu.Unlock()
 	}
 }
 
-// patchStatus writes st as the status of o, if o is still the object of
-// that UID.
-func (r *runner) patchStatus(ctx context.Context, o *object, st map[string]any) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"uid": o.uid}, "status": st})
+// patchStatus writes st as the status of the object ref, if it is still
+// the object of uid.
+func (r *runner) patchStatus(ctx context.Context, ref rules.ObjectRef, gvr schema.GroupVersionResource, uid types.UID, st map[string]any) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"uid": uid}, "status": st})
 	if err != nil {
 		return err
 	}
-	ri := r.opts.Client.Resource(o.gvr)
-	if o.ref.Namespace != "" {
-		_, err = ri.Namespace(o.ref.Namespace).Patch(ctx, o.ref.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kreact"}, "status")
-	} else {
-		_, err = ri.Patch(ctx, o.ref.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kreact"}, "status")
+	var ri dynamic.ResourceInterface = r.opts.Client.Resource(gvr)
+	if ref.Namespace != "" {
+		ri = r.opts.Client.Resource(gvr).Namespace(ref.Namespace)
 	}
+	_, err = ri.Patch(ctx, ref.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kreact"}, "status")
 	return err
 }
