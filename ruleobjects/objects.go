@@ -54,6 +54,9 @@ type Options struct {
 	// WritesPerSecond bounds the status writes of all objects together;
 	// 0 means 20 a second (a burst of 100).
 	WritesPerSecond float64
+	// Limits are what a team's Rule may have beyond its namespace; a Rule
+	// that asks for more does not run, and its status says why.
+	Limits rules.TenantLimits
 	// Logger receives the loads' lines. Nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -70,7 +73,7 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}
 	h := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { signal() },
+		AddFunc: func(any) { signal() },
 		UpdateFunc: func(old, cur any) {
 			// A status write (this runner's own) changes neither.
 			if specChanged(old, cur) {
@@ -239,6 +242,11 @@ func (r *runner) load(ctx context.Context, objs []*unstructured.Unstructured) {
 		desc := u.GetAnnotations()[rules.DescriptionAnnotation]
 		if o.rule == nil && o.parseErr == nil || o.parsedGen != o.generation || o.parsedDesc != desc {
 			o.rule, o.parseErr = rules.ParseObject(u.Object)
+			if o.parseErr == nil {
+				if errs := r.opts.Limits.Check(o.rule); len(errs) > 0 {
+					o.rule, o.parseErr = nil, errs
+				}
+			}
 			o.parsedGen, o.parsedDesc = o.generation, desc
 		}
 		o.problems = nil

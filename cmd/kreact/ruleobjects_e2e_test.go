@@ -123,7 +123,7 @@ func TestRuleObjects(t *testing.T) {
 	for _, ns := range []string{"objects-a", "objects-b"} {
 		ensureNamespace(t, dyn, ns)
 	}
-	startKreact(t, "run", "--rule-objects", "--status-interval", "1s", "--metrics-bind-address", "", "--health-probe-bind-address", "")
+	startKreact(t, "run", "--rule-objects", "--status-interval", "1s", "--tenant-max-workers", "2", "--metrics-bind-address", "", "--health-probe-bind-address", "")
 
 	applyObject(t, teamRule("labeller", "objects-a", "v1", ""))
 	createNamespacedConfigMap(t, dyn, "objects-a", "one")
@@ -174,6 +174,14 @@ func TestRuleObjects(t *testing.T) {
 		}
 		if got := labelOf(t, dyn, "objects-b", "other"); got != "" {
 			t.Errorf("a ConfigMap of objects-b got label %q from a Rule of objects-a", got)
+		}
+	})
+
+	t.Run("a Rule over the administrator's ceiling is refused", func(t *testing.T) {
+		applyObject(t, teamRule("greedy", "objects-a", "x", "  workers: 4\n"))
+		st := waitReady(t, dyn, "objects-a", "greedy", "False")
+		if !strings.Contains(fmt.Sprint(st["problems"]), "4 is over the limit for a Rule in a namespace, 2 (kreact run --tenant-max-workers)") {
+			t.Errorf("problems %v, want the ceiling named", st["problems"])
 		}
 	})
 

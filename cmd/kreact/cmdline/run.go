@@ -26,6 +26,7 @@ type RunOptions struct {
 	RuleObjects bool
 	// StatusInterval is ruleobjects.Options.Refresh.
 	StatusInterval time.Duration
+	Tenants        TenantFlags
 	ReloadInterval time.Duration
 	Cluster        ClusterFlags
 	Log            LogFlags
@@ -57,6 +58,7 @@ func (o *RunOptions) AddFlags(fs *FlagSet) {
 	o.Leader.Register(fs)
 	o.Shards.Register(fs)
 	o.Admission.RegisterServe(fs)
+	o.Tenants.Register(fs)
 }
 
 // Complete keeps the positional arguments, which kreact run refuses.
@@ -67,6 +69,9 @@ func (o *RunOptions) Complete(args []string) { o.args = args }
 // certificate, is an InvalidError.
 func (o *RunOptions) Validate() error {
 	if err := o.Shards.Validate(o.Leader.Enabled); err != nil {
+		return err
+	}
+	if err := o.Tenants.Validate(); err != nil {
 		return err
 	}
 	if len(o.Files) == 0 && !o.RuleObjects {
