@@ -32,6 +32,6 @@
 //
 // What it does not: the counts are those of the process that writes the
 // status, so the calls of a rule that runs in the isolated rules' process
-// (spec.isolate) are not counted there; and the status of a rule whose
+// (spec.isolate) are not counted there (its Ready says where it runs); and the status of a rule whose
 // object kreact cannot patch (RBAC) is logged, not written.
 package ruleobjects

@@ -44,6 +44,9 @@ type Options struct {
 	// engine.Engine.ActionStats); nil counts nothing.
 	Counts  func() map[string]metrics.RuleCounts
 	Actions func() map[string]actions.Stats
+	// Elsewhere names the rules that run in the isolated rules' process
+	// (isolation.Isolation.RulesElsewhere); nil means none.
+	Elsewhere func() []string
 	// Debounce is how long after a change the objects are loaded, so that
 	// changes that come together load together; 0 means 100ms.
 	Debounce time.Duration

@@ -28,7 +28,10 @@ const (
 	ReasonInvalid = "Invalid" // False: this generation has errors
 	ReasonLoading = "Loading" // Unknown: not loaded yet
 	ReasonNotHere = "NotHere" // Unknown: the engine does not report it
-	conditionType = "Ready"
+	// True: it runs in the isolated rules' process (spec.isolate, or moved
+	// there for misbehaving).
+	ReasonIsolated = "RunningIsolated"
+	conditionType  = "Ready"
 )
 
 // view is what a status is made of: the object, the engine's word on its
@@ -38,6 +41,8 @@ type view struct {
 	engine  *engine.Status // nil when the engine does not report the rule
 	counts  metrics.RuleCounts
 	actions actions.Stats
+	// elsewhere is set when the rule runs in the isolated rules' process.
+	elsewhere bool
 }
 
 // status returns the status of v: the whole status subresource as kreact
@@ -54,6 +59,8 @@ func status(v view, now time.Time) map[string]any {
 		if o.running != 0 && o.running != o.generation {
 			msg += fmt.Sprintf("; generation %d keeps running", o.running)
 		}
+	case v.engine == nil && v.elsewhere:
+		state, reason, msg = "True", ReasonIsolated, "running in the isolated rules' process; its counts are that process's metrics"
 	case v.engine == nil && o.running != 0:
 		reason, msg = ReasonNotHere, "loaded, but not running in this process (isolated, or stopped)"
 	case v.engine == nil:
@@ -217,6 +224,12 @@ func (r *runner) writeStatuses(ctx context.Context, now time.Time) {
 	if r.opts.Actions != nil {
 		acts = r.opts.Actions()
 	}
+	elsewhere := map[string]bool{}
+	if r.opts.Elsewhere != nil {
+		for _, name := range r.opts.Elsewhere() {
+			elsewhere[name] = true
+		}
+	}
 	type write struct {
 		o          *object
 		st         map[string]any
@@ -226,7 +239,7 @@ func (r *runner) writeStatuses(ctx context.Context, now time.Time) {
 	r.mu.Lock()
 	for _, o := range r.objects {
 		name := o.ref.RuleName()
-		st := status(view{o: o, engine: byRule[name], counts: counts[name], actions: acts[name]}, now)
+		st := status(view{o: o, engine: byRule[name], counts: counts[name], actions: acts[name], elsewhere: elsewhere[name]}, now)
 		rest, cnt := split(st)
 		switch {
 		case rest != o.written:

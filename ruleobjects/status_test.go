@@ -36,6 +36,7 @@ func TestStatusSaysWhyARuleDoesNotRun(t *testing.T) {
 		{"broken, an older version runs", view{o: &object{ref: ref, generation: 4, running: 3, problems: broken}, engine: &engine.Status{Rule: "team.r", Running: true, Synced: true}},
 			"False", ReasonInvalid, "generation 4 has 2 problem(s): spec.script:2:7: SyntaxError: Unexpected token; generation 3 keeps running"},
 		{"not loaded", view{o: &object{ref: ref, generation: 1}}, "Unknown", ReasonLoading, "not loaded"},
+		{"isolated", view{o: &object{ref: ref, generation: 1, running: 1}, elsewhere: true}, "True", ReasonIsolated, "isolated rules' process"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := status(tc.v, now)

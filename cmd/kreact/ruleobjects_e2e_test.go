@@ -213,6 +213,27 @@ spec:
 		})
 	})
 
+	t.Run("an isolated ClusterRule runs in the isolated rules' process", func(t *testing.T) {
+		applyObject(t, `apiVersion: kreact.dev/v1alpha1
+kind: ClusterRule
+metadata:
+  name: loner
+spec:
+  watch: [{resource: configmaps, namespaces: [objects-b]}]
+  permissions: [{resources: [configmaps], verbs: [patch]}]
+  isolate: true
+  script: |
+    function onAdd(obj) { kreact.patch(obj, {metadata: {annotations: {isolated: "yes"}}}); }
+`)
+		testcluster.Eventually(t, "the isolated ClusterRule marks objects-b's ConfigMap", func() bool {
+			return annotationOf(t, dyn, "objects-b", "other", "isolated") == "yes"
+		})
+		waitReady(t, dyn, "", "loner", "True")
+		if cond, _, _ := readyOf(t, dyn, "", "loner"); cond["reason"] != ruleobjects.ReasonIsolated {
+			t.Errorf("Ready %v, want %s", cond, ruleobjects.ReasonIsolated)
+		}
+	})
+
 	if out, err := kubectlE2E(t, "", "get", "rules", "-n", "objects-a"); err != nil || !strings.Contains(out, "labeller") {
 		t.Errorf("kubectl get rules: %v\n%s", err, out)
 	} else {

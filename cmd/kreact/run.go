@@ -225,7 +225,7 @@ func ruleSet(o *cmdline.RunOptions, child bool, files engine.RuleFiles, reload e
 	lead := lifecycle.Group{lifecycle.Func(eng.Run), set, iso}
 	if o.RuleObjects {
 		objects := ruleobjects.Options{Informers: stack.Informers, Loader: combined.Part(1), Client: stack.Client,
-			Counts: rec.RuleCounts, Actions: eng.ActionStats, Refresh: o.StatusInterval, Limits: o.Tenants.Limits, Logger: logger}
+			Counts: rec.RuleCounts, Actions: eng.ActionStats, Elsewhere: iso.RulesElsewhere, Refresh: o.StatusInterval, Limits: o.Tenants.Limits, Logger: logger}
 		if child || o.Shards.Enabled {
 			objects.Client = nil // the parent writes; shards would each write their own counts
 		}
