@@ -11,7 +11,8 @@ import (
 )
 
 // Combined loads the rules of several sources (kreact run's rule files,
-// and the rule objects of its cluster) into one StatusLoader as one set:
+// and the rule objects of its cluster) into one Loader (the engine, the
+// admission server) as one set:
 // each source loads its rules through its Part, and the loader is given
 // the latest rules of every part together, so that a source's load never
 // stops another's rules. Loads through the parts are serialised.
@@ -20,7 +21,7 @@ import (
 // earlier part already has (a ClusterRule named as a rule file's rule) is
 // not loaded, and the error of its part's load says where the other is.
 type Combined struct {
-	to    StatusLoader
+	to    Loader
 	mu    sync.Mutex
 	parts []combinedPart
 }
@@ -31,15 +32,15 @@ type combinedPart struct {
 }
 
 // Combine returns the Combined of n parts that loads into to.
-func Combine(to StatusLoader, n int) *Combined {
+func Combine(to Loader, n int) *Combined {
 	return &Combined{to: to, parts: make([]combinedPart, n)}
 }
 
 // Part returns the StatusLoader of part i: its Load replaces the part's
 // rules (and the sources whose rules the part keeps as they run) and
 // loads every part's; it returns the problems of the part's rules only,
-// and those that name no rule. Its Status is the loader's, every part's
-// rules.
+// and those that name no rule. Its Status is the loader's (every part's
+// rules) if the loader is a StatusLoader, and none otherwise.
 func (c *Combined) Part(i int) StatusLoader { return part{c, i} }
 
 type part struct {
@@ -47,7 +48,12 @@ type part struct {
 	i int
 }
 
-func (p part) Status() []Status { return p.c.to.Status() }
+func (p part) Status() []Status {
+	if s, ok := p.c.to.(StatusLoader); ok {
+		return s.Status()
+	}
+	return nil
+}
 
 func (p part) Load(ctx context.Context, rs []*rules.Rule, keepSources ...string) error {
 	c := p.c

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/engine"
@@ -57,8 +58,14 @@ type Options struct {
 	// WritesPerSecond bounds the status writes of all objects together;
 	// 0 means 20 a second (a burst of 100).
 	WritesPerSecond float64
-	// Limits are what a team's Rule may have beyond its namespace; a Rule
-	// that asks for more does not run, and its status says why.
+	// Admission marks the runner that keeps the admission server's rule
+	// objects (Loader is its part of an engine.Combined): it writes no
+	// status, and logs only what the admission server says of the rules,
+	// for the engine's runner logs the rest.
+	Admission bool
+	// Limits are what a team's Rule may have beyond its namespace
+	// (rules.TenantLimits.Check, admission.TenantCheck); a Rule that asks
+	// for more does not run, and its status says why.
 	Limits rules.TenantLimits
 	// Logger receives the loads' lines. Nil means slog.Default().
 	Logger *slog.Logger
@@ -246,7 +253,8 @@ func (r *runner) load(ctx context.Context, objs []*unstructured.Unstructured) {
 		if o.rule == nil && o.parseErr == nil || o.parsedGen != o.generation || o.parsedDesc != desc {
 			o.rule, o.parseErr = rules.ParseObject(u.Object)
 			if o.parseErr == nil {
-				if errs := r.opts.Limits.Check(o.rule); len(errs) > 0 {
+				errs := append(r.opts.Limits.Check(o.rule), admission.TenantCheck(o.rule, r.opts.Limits)...)
+				if len(errs) > 0 {
 					o.rule, o.parseErr = nil, errs
 				}
 			}
@@ -303,8 +311,18 @@ func (r *runner) load(ctx context.Context, objs []*unstructured.Unstructured) {
 		}
 		if o.generation != o.loggedGen {
 			o.loggedGen = o.generation
-			diag.Log(r.log, "rule object with errors: the version before it keeps running, if any", errorsOf(o.problems))
+			switch {
+			case !r.opts.Admission:
+				diag.Log(r.log, "rule object with errors: the version before it keeps running, if any", errorsOf(o.problems))
+			case o.parseErr == nil:
+				// The engine's runner logs the object's own problems.
+				diag.Log(r.log, "admission: rule object not served", errorsOf(o.problems))
+			}
 		}
+	}
+	if r.opts.Admission {
+		diag.Log(r.log, "admission: rule objects not served", errors.Join(unplaced...))
+		return
 	}
 	diag.Log(r.log, "rule objects: problems that name no object", errors.Join(unplaced...))
 	r.log.Info("rule objects loaded", "objects", len(r.objects), "running", running, "withErrors", broken)

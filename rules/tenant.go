@@ -16,6 +16,11 @@ import (
 type TenantLimits struct {
 	// HTTP allows spec.http (kreact.http calls to the URLs it names).
 	HTTP bool
+	// Admission allows a Rule admission handlers (onValidate, onMutate),
+	// their webhooks limited to the Rule's namespace as its watches are;
+	// admission.TenantCheck checks it, for only a compiled script tells
+	// whether it has them.
+	Admission bool
 	// MaxWorkers, MaxActionWorkers, MaxMemoryLimit, MaxTimeout and
 	// MaxRateLimit are ceilings on the fields of those names; zero sets
 	// none (the format's own limits hold).

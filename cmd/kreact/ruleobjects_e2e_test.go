@@ -274,3 +274,67 @@ func TestRBACIsSufficientForRuleObjects(t *testing.T) {
 	}
 	checkRBACSufficient(t, c.stderr.String())
 }
+
+// TestRuleObjectsAdmission: with --tenant-admission, the onValidate of a
+// team's Rule is served for requests in its namespace only, and deleting
+// the Rule removes its webhook; without the flag it is not served, and
+// the Rule's status says why.
+func TestRuleObjectsAdmission(t *testing.T) {
+	dyn := dynamicClient(t)
+	installRuleCRDs(t)
+	const name = "kreact-objects-adm-e2e"
+	for _, ns := range []string{"objadm-a", "objadm-b"} {
+		ensureNamespace(t, dyn, ns)
+	}
+	t.Cleanup(func() {
+		if err := dyn.Resource(validatingConfigsGVR).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("delete the webhook configuration: %v", err)
+		}
+	})
+	rule := func(rule string) string {
+		return fmt.Sprintf(`apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata: {name: %s, namespace: objadm-a}
+spec:
+  watch: [{resource: configmaps}]
+  script: |
+    function onValidate(req) {
+      if (!req.object.metadata.labels?.owner) return "a ConfigMap needs an owner label";
+    }
+`, rule)
+	}
+	start := func(extra ...string) *cli {
+		addr := testcluster.FreeAddr(t)
+		args := append([]string{"run", "--rule-objects", "--status-interval", "1s", "--kubeconfig", cluster.KubeconfigPath(),
+			"--admission-bind-address", addr, "--admission-url", "https://" + addr, "--admission-name", name,
+			"--admission-namespace", "kreact-objadm-e2e", "--metrics-bind-address", ""}, extra...)
+		return startCLI(t, args...)
+	}
+
+	c := start()
+	applyObject(t, rule("owners"))
+	st := waitReady(t, dyn, "objadm-a", "owners", "False")
+	if !strings.Contains(fmt.Sprint(st["problems"]), "unless kreact runs with --tenant-admission") {
+		t.Errorf("problems %v, want --tenant-admission named", st["problems"])
+	}
+	c.stop()
+
+	c = start("--tenant-admission")
+	var out string
+	testcluster.Eventually(t, "the Rule's onValidate to refuse a ConfigMap of its namespace", func() bool {
+		out, _ = kubectlE2E(t, "", "create", "configmap", "no-owner", "-n", "objadm-a")
+		return strings.Contains(out, "a ConfigMap needs an owner label")
+	})
+	if out, err := kubectlE2E(t, "", "create", "configmap", "no-owner", "-n", "objadm-b"); err != nil {
+		t.Errorf("a ConfigMap of another namespace was refused: %v\n%s", err, out)
+	}
+	waitReady(t, dyn, "objadm-a", "owners", "True")
+	if out, err := kubectlE2E(t, "", "delete", "rule", "owners", "-n", "objadm-a"); err != nil {
+		t.Fatalf("kubectl delete: %v\n%s", err, out)
+	}
+	testcluster.Eventually(t, "deleting the Rule to remove its webhook configuration", func() bool {
+		_, err := dyn.Resource(validatingConfigsGVR).Get(t.Context(), name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	c.stop()
+}

@@ -137,7 +137,15 @@ func admissionServer(o *cmdline.RunOptions, isolatedChild bool, stack *clientsta
 	adm, err := admission.NewServer(admission.ServerOptions{Addr: a.Addr, Certificates: certs, Config: opts, Applier: applier,
 		Mapper: stack.Mapper, Informers: stack.Informers, Observer: rec, Logger: logger})
 	reload.Reloaded = func(err error) { logAdmission(logger, err) }
-	return adm, []lifecycle.Runnable{adm, engine.Follow(adm, files, reload)}, err
+	// With --rule-objects, the rule objects' handlers too, on every
+	// replica: the webhooks' Service may send a review to any of them.
+	parts := engine.Combine(adm, 2)
+	follow := []lifecycle.Runnable{adm, engine.Follow(parts.Part(0), files, reload)}
+	if o.RuleObjects {
+		objects := ruleobjects.Options{Informers: stack.Informers, Loader: parts.Part(1), Admission: true, Limits: o.Tenants.Limits, Logger: logger}
+		follow = append(follow, lifecycle.Func(func(ctx context.Context) error { return ruleobjects.Run(ctx, objects) }))
+	}
+	return adm, follow, err
 }
 
 // logAdmission logs each problem of a load of the admission server

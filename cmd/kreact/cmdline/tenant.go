@@ -19,6 +19,7 @@ type TenantFlags struct {
 // Register adds the --tenant-* flags to fs.
 func (t *TenantFlags) Register(fs *FlagSet) {
 	fs.BoolVarP(&t.Limits.HTTP, "tenant-http", "", false, "with --rule-objects, allow a Rule in a namespace to call URLs (spec.http); off, such a Rule does not run")
+	fs.BoolVarP(&t.Limits.Admission, "tenant-admission", "", false, "with --rule-objects and --admission-bind-address, serve the admission handlers (onValidate, onMutate) of a Rule in a namespace, for requests in its namespace; off, such a Rule's handlers are not served")
 	fs.IntVar(&t.Limits.MaxWorkers, "tenant-max-workers", 0, "with --rule-objects, the most spec.workers a Rule in a namespace may ask for (0: the format's limit)")
 	fs.IntVar(&t.Limits.MaxActionWorkers, "tenant-max-action-workers", 0, "with --rule-objects, the most spec.actionWorkers a Rule in a namespace may ask for (0: the format's limit)")
 	fs.StringVarP(&t.memoryLimit, "tenant-max-memory-limit", "", "", "with --rule-objects, the most spec.memoryLimit a Rule in a namespace may ask for, e.g. 64Mi (empty: the format's limit)")
