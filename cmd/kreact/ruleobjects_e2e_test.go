@@ -129,6 +129,13 @@ func TestRuleObjects(t *testing.T) {
 	createNamespacedConfigMap(t, dyn, "objects-a", "one")
 	createNamespacedConfigMap(t, dyn, "objects-b", "other")
 	testcluster.Eventually(t, "the Rule labels its namespace's ConfigMap", func() bool { return labelOf(t, dyn, "objects-a", "one") == "v1" })
+	// Another team's Rule of the same name, in its own namespace.
+	applyObject(t, teamRule("labeller", "objects-b", "b1", ""))
+	testcluster.Eventually(t, "team b's Rule labels its namespace's ConfigMap", func() bool { return labelOf(t, dyn, "objects-b", "other") == "b1" })
+	waitReady(t, dyn, "objects-b", "labeller", "True")
+	if got := labelOf(t, dyn, "objects-a", "one"); got != "v1" {
+		t.Errorf("team b's Rule reached team a's ConfigMap: label %q", got)
+	}
 	st := waitReady(t, dyn, "objects-a", "labeller", "True")
 	testcluster.Eventually(t, "the status counts the call", func() bool {
 		_, st, _ = readyOf(t, dyn, "objects-a", "labeller")
@@ -172,8 +179,8 @@ func TestRuleObjects(t *testing.T) {
 		if !strings.Contains(fmt.Sprint(st["problems"]), `"objects-b" is outside namespace objects-a`) {
 			t.Errorf("problems %v, want the namespace named", st["problems"])
 		}
-		if got := labelOf(t, dyn, "objects-b", "other"); got != "" {
-			t.Errorf("a ConfigMap of objects-b got label %q from a Rule of objects-a", got)
+		if got := labelOf(t, dyn, "objects-b", "other"); got != "b1" {
+			t.Errorf("a ConfigMap of objects-b got label %q, want b1 from its own team's Rule only", got)
 		}
 	})
 
