@@ -1,0 +1,238 @@
+//go:build e2e
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kreact/kreact/internal/testcluster"
+)
+
+// previewRule acts on most of the ConfigMaps of its namespace, in three
+// ways that the number in each one's data chooses: a merge patch of a
+// label, a server-side apply of a data key (which the API server merges
+// with the keys already there), an Event; and on some, nothing.
+const previewRule = `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: previewed
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [%s]
+  permissions:
+    - resources: [configmaps]
+      verbs: [patch, apply, event]
+  script: |
+    function onAdd(cm, ctx) {
+      const n = parseInt(cm.data.n, 10);
+      if (n %% 10 === 0) return;
+      if (n %% 3 === 0) {
+        kreact.apply({apiVersion: "v1", kind: "ConfigMap",
+          metadata: {name: cm.metadata.name, namespace: cm.metadata.namespace},
+          data: {applied: "n" + n}});
+      } else {
+        kreact.patch(cm, {metadata: {labels: {parity: n %% 2 ? "odd" : "even"}}});
+      }
+      if (n %% 7 === 0) kreact.event(cm, {reason: "Seven", message: "a multiple of seven: " + n});
+    }
+`
+
+// previewDoc is what kreact preview -o json prints.
+type previewDoc struct {
+	Handed  int
+	Objects []struct {
+		Resource, Namespace, Name string
+		Actions                   []struct {
+			Action map[string]any
+			Origin string
+			Error  string
+			Diff   string
+			After  map[string]any
+		}
+	}
+	Errors []string
+}
+
+// actionLine is what identifies an action in kreact run's log line for
+// it and in a preview: rule, verb, target and the script's position.
+type actionLine struct{ rule, verb, resource, namespace, name, origin string }
+
+// TestPreviewListsWhatRunDoes: kreact preview of a rule over 100
+// existing ConfigMaps changes nothing, and lists exactly the actions that
+// kreact run then takes, each with the object that results: after kreact
+// run, every object the preview showed reads as its dry run answered.
+func TestPreviewListsWhatRunDoes(t *testing.T) {
+	ctx := t.Context()
+	const ns = "preview-e2e"
+	createNamespace(t, ns)
+	dyn := dynamic.NewForConfigOrDie(cluster.Config())
+	cms := dyn.Resource(configMapsGVR).Namespace(ns)
+	const objects = 100
+	for n := range objects {
+		cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": fmt.Sprintf("cm-%03d", n), "namespace": ns},
+			"data":     map[string]any{"n": strconv.Itoa(n)}}}
+		if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	rule := filepath.Join(dir, "rule.yaml")
+	if err := os.WriteFile(rule, []byte(fmt.Sprintf(previewRule, ns)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	code, stdout, stderr := run(t, "preview", "-f", rule, "-o", "json", "--exit-code", "--kubeconfig", cluster.KubeconfigPath())
+	if code != 5 {
+		t.Fatalf("kreact preview --exit-code of a rule that acts: %s", transcript(code, stdout, stderr))
+	}
+	var doc previewDoc
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("preview -o json: %v\n%s", err, stdout)
+	}
+	if doc.Handed != objects || len(doc.Errors) > 0 {
+		t.Errorf("the preview handed %d objects with errors %q, want %d and none", doc.Handed, doc.Errors, objects)
+	}
+
+	// What the rule's logic says it does, to know that the preview is
+	// not empty or partial for the same reason run would be.
+	var want []actionLine
+	// The script's lines in the file; the columns are compared between
+	// the preview and kreact run.
+	origin := func(line int) string { return fmt.Sprintf("%s:%d", rule, line) }
+	for n := range objects {
+		name := fmt.Sprintf("cm-%03d", n)
+		switch {
+		case n%10 == 0:
+			continue
+		case n%3 == 0:
+			want = append(want, actionLine{"previewed", "apply", "configmaps", ns, name, origin(17)})
+		default:
+			want = append(want, actionLine{"previewed", "patch", "configmaps", ns, name, origin(21)})
+		}
+		if n%7 == 0 {
+			want = append(want, actionLine{"previewed", "event", "configmaps", ns, name, origin(23)})
+		}
+	}
+	var previewed []actionLine
+	afters := map[string]map[string]any{}
+	for _, o := range doc.Objects {
+		for _, a := range o.Actions {
+			s := func(k string) string { v, _ := a.Action[k].(string); return v }
+			previewed = append(previewed, actionLine{s("rule"), s("verb"), s("resource"), s("namespace"), s("name"), a.Origin})
+			if a.Error != "" {
+				t.Errorf("%s %s/%s: the dry run was refused: %s", s("verb"), o.Namespace, o.Name, a.Error)
+			}
+			if s("verb") != "event" {
+				if a.After == nil || a.Diff == "" {
+					t.Errorf("%s %s/%s: no object or diff previewed", s("verb"), o.Namespace, o.Name)
+				}
+				afters[o.Name] = a.After
+			}
+		}
+	}
+	sortLines := func(ls []actionLine) {
+		slices.SortFunc(ls, func(a, b actionLine) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+	}
+	withoutColumns := func(ls []actionLine) []actionLine {
+		out := slices.Clone(ls)
+		for i := range out {
+			if j := strings.LastIndex(out[i].origin, ":"); j > len(rule) {
+				out[i].origin = out[i].origin[:j]
+			}
+		}
+		return out
+	}
+	sortLines(want)
+	sortLines(previewed)
+	if !slices.Equal(withoutColumns(previewed), want) {
+		t.Fatalf("the preview lists %d actions:\n%v\nthe rule takes %d:\n%v", len(previewed), previewed, len(want), want)
+	}
+
+	// Nothing changed.
+	list, err := cms.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cm := range list.Items {
+		_, applied, _ := unstructured.NestedString(cm.Object, "data", "applied")
+		if _, labelled := cm.GetLabels()["parity"]; labelled || applied {
+			t.Errorf("the preview changed %s: labels %v, data %v", cm.GetName(), cm.GetLabels(), cm.Object["data"])
+		}
+	}
+	if events, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "events"}).Namespace(ns).List(ctx, metav1.ListOptions{}); err != nil || len(events.Items) > 0 {
+		t.Errorf("the preview recorded %d events (%v)", len(events.Items), err)
+	}
+
+	// Now for real: every action kreact run takes is logged once done.
+	c := startCLI(t, "run", "-f", rule, "--log-format", "json", "--kubeconfig", cluster.KubeconfigPath())
+	done := func() []actionLine {
+		var out []actionLine
+		for line := range strings.SplitSeq(c.stderr.String(), "\n") {
+			var l map[string]any
+			if json.Unmarshal([]byte(line), &l) != nil || !strings.HasSuffix(fmt.Sprint(l["msg"]), " done") {
+				continue
+			}
+			s := func(k string) string { v, _ := l[k].(string); return v }
+			out = append(out, actionLine{s("rule"), s("verb"), s("resource"), s("namespace"), s("name"), s("origin")})
+		}
+		return out
+	}
+	testcluster.Eventually(t, "kreact run to take as many actions as previewed", func() bool { return len(done()) >= len(want) })
+	if code := c.stop(); code != exitOK {
+		t.Fatalf("kreact run exited %d", code)
+	}
+	ran := done()
+	sortLines(ran)
+	if !slices.Equal(ran, previewed) {
+		t.Errorf("kreact run took %d actions:\n%v\nthe preview listed %d:\n%v", len(ran), ran, len(previewed), previewed)
+	}
+	// Each object reads as the preview's dry run answered.
+	for name, after := range afters {
+		got, err := cms.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		unstructured.RemoveNestedField(got.Object, "metadata", "managedFields")
+		unstructured.RemoveNestedField(got.Object, "metadata", "resourceVersion")
+		if !reflect.DeepEqual(got.Object, after) {
+			t.Errorf("%s after kreact run:\n%v\nthe preview showed:\n%v", name, got.Object, after)
+		}
+	}
+	events, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "events"}).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seven []string
+	for _, e := range events.Items {
+		if reason, _, _ := unstructured.NestedString(e.Object, "reason"); reason == "Seven" {
+			name, _, _ := unstructured.NestedString(e.Object, "involvedObject", "name")
+			seven = append(seven, name)
+		}
+	}
+	var previewedEvents []string
+	for _, l := range previewed {
+		if l.verb == "event" {
+			previewedEvents = append(previewedEvents, l.name)
+		}
+	}
+	slices.Sort(seven)
+	slices.Sort(previewedEvents)
+	if !slices.Equal(seven, previewedEvents) {
+		t.Errorf("kreact run recorded events about %v, the preview listed %v", seven, previewedEvents)
+	}
+}
