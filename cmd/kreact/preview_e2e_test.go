@@ -236,3 +236,94 @@ func TestPreviewListsWhatRunDoes(t *testing.T) {
 		t.Errorf("kreact run recorded events about %v, the preview listed %v", seven, previewedEvents)
 	}
 }
+
+// TestPreviewAgainstRunningVersion: kreact preview --against shows only
+// how an edit changes the actions, object by object, on the same
+// objects; a version against itself shows none and exits 0 with
+// --exit-code. -l hands the rules only the objects it matches.
+func TestPreviewAgainstRunningVersion(t *testing.T) {
+	ctx := t.Context()
+	const ns = "preview-edit-e2e"
+	createNamespace(t, ns)
+	cms := dynamic.NewForConfigOrDie(cluster.Config()).Resource(configMapsGVR).Namespace(ns)
+	for n := range 20 {
+		tier := "back"
+		if n < 10 {
+			tier = "front"
+		}
+		cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": fmt.Sprintf("cm-%02d", n), "namespace": ns, "labels": map[string]any{"tier": tier}},
+			"data":     map[string]any{"n": strconv.Itoa(n)}}}
+		if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	running, edited := filepath.Join(dir, "running.yaml"), filepath.Join(dir, "edited.yaml")
+	if err := os.WriteFile(running, []byte(fmt.Sprintf(previewRule, ns)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The edit labels multiples of five "five" instead of odd or even
+	// (the other objects are patched as before), and records no Event.
+	edit := strings.Replace(fmt.Sprintf(previewRule, ns), `parity: n % 2 ? "odd" : "even"`, `parity: n % 5 === 0 ? "five" : n % 2 ? "odd" : "even"`, 1)
+	edit = strings.Replace(edit, `if (n % 7 === 0) kreact.event`, `if (false) kreact.event`, 1)
+	if err := os.WriteFile(edited, []byte(edit), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	code, stdout, stderr := run(t, "preview", "-f", edited, "--against", running, "-o", "json", "--exit-code", "--kubeconfig", cluster.KubeconfigPath())
+	if code != 5 {
+		t.Fatalf("kreact preview --against of an edit that changes actions, --exit-code: %s", transcript(code, stdout, stderr))
+	}
+	var doc struct {
+		Handed  int
+		Same    bool
+		Objects []struct {
+			Name           string
+			Removed, Added []struct {
+				Action map[string]any
+				Diff   string
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	// By the rule's logic: 5 is labelled five, not odd (10 is a multiple
+	// of ten, left alone; 15 of three, applied); 7 and 14 lose their
+	// Event.
+	got := map[string]string{}
+	for _, o := range doc.Objects {
+		var s []string
+		for _, a := range o.Removed {
+			s = append(s, "-"+fmt.Sprint(a.Action["verb"]))
+			if a.Action["verb"] == "patch" && !strings.Contains(a.Diff, "+    parity: odd") {
+				t.Errorf("%s: the running version's patch has the diff\n%s", o.Name, a.Diff)
+			}
+		}
+		for _, a := range o.Added {
+			s = append(s, "+"+fmt.Sprint(a.Action["verb"]))
+			if !strings.Contains(a.Diff, "+    parity: five") {
+				t.Errorf("%s: the edit's patch has the diff\n%s", o.Name, a.Diff)
+			}
+		}
+		got[o.Name] = strings.Join(s, " ")
+	}
+	want := map[string]string{"cm-05": "-patch +patch", "cm-07": "-event", "cm-14": "-event"}
+	if doc.Handed != 20 || doc.Same || !reflect.DeepEqual(got, want) {
+		t.Errorf("handed %d, same %v, differences %v; want 20, false, %v", doc.Handed, doc.Same, got, want)
+	}
+
+	code, stdout, stderr = run(t, "preview", "-f", running, "--against", running, "-l", "tier=front", "--exit-code", "--kubeconfig", cluster.KubeconfigPath())
+	if code != exitOK || !strings.HasPrefix(stdout, "the new version takes the same 10 actions as the running one, for 10 objects handed to the rules") {
+		t.Errorf("kreact preview of a version against itself, -l tier=front: %s", transcript(code, stdout, stderr))
+	}
+	code, stdout, stderr = run(t, "preview", "-f", edited, "--against", running, "-l", "tier=front", "--kubeconfig", cluster.KubeconfigPath())
+	for _, line := range []string{"configmaps preview-edit-e2e/cm-05\n  - patch (merge)  (rule previewed, ", "      +    parity: odd\n", "  + patch (merge)", "      +    parity: five\n",
+		"configmaps preview-edit-e2e/cm-07\n  - event Normal Seven: a multiple of seven: 7  (rule previewed, ",
+		"2 objects differ: 2 actions only by the running version, 1 action only by the new one, for 10 objects handed to the rules; nothing was changed\n"} {
+		if code != exitOK || !strings.Contains(stdout, line) {
+			t.Errorf("kreact preview --against without --exit-code does not print %q: %s", line, transcript(code, stdout, stderr))
+		}
+	}
+}
