@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/clientstack"
+	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/lifecycle"
@@ -132,7 +134,7 @@ func previewSet(ctx context.Context, stack *clientstack.Stack, rs []*rules.Rule,
 		if err := eng.Load(runCtx, rs); err != nil {
 			return &LoadError{err}
 		}
-		return obs.wait(runCtx, eng, opts)
+		return obs.wait(runCtx, eng, stack.Informers, opts)
 	}()
 	// The calls under way finish and their actions drain (engine.Run):
 	// nothing waits to be called once wait returns.
@@ -206,8 +208,11 @@ func (o *previewObserver) ActionResult(r actions.Result) {
 
 // wait returns once every rule that runs has been handed the objects it
 // watches and none has a call waiting or an action unsettled, or when
-// ctx ends; it reports its progress every opts.Progress.
-func (o *previewObserver) wait(ctx context.Context, eng *engine.Engine, opts PreviewOptions) error {
+// ctx ends; it reports its progress every opts.Progress. A watch that
+// the API server refuses (forbidden, or failed as asked) is an error:
+// kreact run would wait for it, retrying, but a preview would show none
+// of its objects' actions.
+func (o *previewObserver) wait(ctx context.Context, eng *engine.Engine, informers *dynamicinformer.Manager, opts PreviewOptions) error {
 	start := time.Now()
 	last := start
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -225,11 +230,22 @@ func (o *previewObserver) wait(ctx context.Context, eng *engine.Engine, opts Pre
 		if len(behind) == 0 && queued == 0 && settled >= asked {
 			return nil
 		}
+		var theirs []dynamicinformer.WatchStatus
+		for _, s := range informers.Status() {
+			if !slices.ContainsFunc(s.Owners, func(owner string) bool { return slices.Contains(behind, owner) }) {
+				continue
+			}
+			if s.Phase == dynamicinformer.PhaseForbidden || s.Phase == dynamicinformer.PhaseFailed {
+				return fmt.Errorf("rule %s: %w", strings.Join(s.Owners, ","), s.Err)
+			}
+			theirs = append(theirs, s)
+		}
 		if time.Since(last) >= opts.Progress {
 			last = time.Now()
 			what := []any{"elapsed", time.Since(start).Round(time.Second).String(), "objects", objects, "calls", calls, "waiting", queued, "actions", asked}
 			if len(behind) > 0 {
-				what = append(what, "listing", strings.Join(behind, ","))
+				summary, _ := dynamicinformer.Describe(theirs)
+				what = append(what, "listing", strings.Join(behind, ","), "informers", summary)
 			}
 			opts.Logger.Info("previewing: the rules are handling the objects", what...)
 		}

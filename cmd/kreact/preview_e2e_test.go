@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -325,5 +327,62 @@ func TestPreviewAgainstRunningVersion(t *testing.T) {
 		if code != exitOK || !strings.Contains(stdout, line) {
 			t.Errorf("kreact preview --against without --exit-code does not print %q: %s", line, transcript(code, stdout, stderr))
 		}
+	}
+}
+
+// TestPreviewAsATeam: a team whose ServiceAccount may read its
+// namespace's ConfigMaps but not patch them sees, before it applies the
+// rule, that each patch would be refused, and why; one that may not even
+// list them is told so, and the preview fails rather than show nothing.
+func TestPreviewAsATeam(t *testing.T) {
+	ctx := t.Context()
+	const ns = "preview-team-e2e"
+	createNamespace(t, ns)
+	kube := typedClient(t)
+	for _, sa := range []string{"reader", "nobody"} {
+		if _, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "reader"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch"}}}}
+	if _, err := kube.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "reader"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "reader"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "reader", Namespace: ns}}}
+	if _, err := kube.RbacV1().RoleBindings(ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm-01"}, Data: map[string]string{"n": "1"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rule := filepath.Join(t.TempDir(), "rule.yaml")
+	if err := os.WriteFile(rule, []byte(fmt.Sprintf(previewRule, ns)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reader := writeKubeconfig(t, serviceAccountConfig(t, ns, "reader"))
+	readerClient := dynamic.NewForConfigOrDie(serviceAccountConfig(t, ns, "reader"))
+	testcluster.Eventually(t, "the reader to be allowed to list configmaps", func() bool {
+		_, err := readerClient.Resource(configMapsGVR).Namespace(ns).List(ctx, metav1.ListOptions{Limit: 1})
+		return err == nil
+	})
+
+	code, stdout, stderr := run(t, "preview", "-f", rule, "--kubeconfig", reader)
+	for _, want := range []string{
+		"configmaps preview-team-e2e/cm-01\n  patch (merge)  (rule previewed, ",
+		"\n      refused by the API server: patch configmaps preview-team-e2e/cm-01: ",
+		`configmaps "cm-01" is forbidden: User "system:serviceaccount:preview-team-e2e:reader" cannot patch resource "configmaps"`,
+		"\n1 action on 1 object, for 1 object handed to the rules; nothing was changed\n",
+	} {
+		if code != exitOK || !strings.Contains(stdout, want) {
+			t.Errorf("kreact preview as a ServiceAccount that may not patch does not print %q: %s", want, transcript(code, stdout, stderr))
+		}
+	}
+
+	code, stdout, stderr = run(t, "preview", "-f", rule, "--kubeconfig", writeKubeconfig(t, serviceAccountConfig(t, ns, "nobody")))
+	if code != 1 || stdout != "" || !strings.Contains(stderr, `kreact: rule previewed: forbidden: cannot list configmaps in namespace "preview-team-e2e"`) {
+		t.Errorf("kreact preview as a ServiceAccount that may not list: %s", transcript(code, stdout, stderr))
 	}
 }
