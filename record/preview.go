@@ -73,7 +73,8 @@ type Plan struct {
 	// Errors are the errors of the handler calls that failed, each once.
 	Errors []string
 	// Waiting are the rules that did not run, with why: their resources
-	// are not served.
+	// are not served (any more: the commands refuse a rule whose
+	// resources are not served when they check it).
 	Waiting []string
 }
 
@@ -119,7 +120,7 @@ func previewSet(ctx context.Context, stack *clientstack.Stack, rs []*rules.Rule,
 	if err != nil {
 		return Plan{}, err
 	}
-	client, cap, err := captureClient(stack.Config)
+	client, kept, err := captureClient(stack.Config)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -132,10 +133,15 @@ func previewSet(ctx context.Context, stack *clientstack.Stack, rs []*rules.Rule,
 	go func() { ran <- eng.Run(runCtx) }()
 	waitErr := func() error {
 		if err := eng.Load(runCtx, rs); err != nil {
+			if ctx.Err() != nil {
+				return nil // interrupted: Preview says so
+			}
 			return &LoadError{err}
 		}
 		return obs.wait(runCtx, eng, stack.Informers, opts)
 	}()
+	// Taken while the rules run: a stopped engine runs none.
+	statuses := eng.Status()
 	// The calls under way finish and their actions drain (engine.Run):
 	// nothing waits to be called once wait returns.
 	stop()
@@ -145,7 +151,7 @@ func previewSet(ctx context.Context, stack *clientstack.Stack, rs []*rules.Rule,
 	if waitErr != nil {
 		return Plan{}, waitErr
 	}
-	return obs.plan(ctx, stack, cap, eng.Status(), opts.Logger), nil
+	return obs.plan(ctx, stack, kept, statuses, opts.Logger), nil
 }
 
 // previewObserver is the Recorder with what a preview needs besides: the
@@ -259,8 +265,8 @@ func (o *previewObserver) wait(ctx context.Context, eng *engine.Engine, informer
 
 // plan returns what o saw as a Plan, with each action's diff: its target
 // as it is now, read from the API server, and the API server's answer to
-// its dry run (cap).
-func (o *previewObserver) plan(ctx context.Context, stack *clientstack.Stack, cap *capture, statuses []engine.Status, logger *slog.Logger) Plan {
+// its dry run (kept).
+func (o *previewObserver) plan(ctx context.Context, stack *clientstack.Stack, kept *capture, statuses []engine.Status, logger *slog.Logger) Plan {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	p := Plan{Objects: o.objects, Errors: o.errList}
@@ -294,7 +300,7 @@ func (o *previewObserver) plan(ctx context.Context, stack *clientstack.Stack, ca
 			}
 			pl.Before = current(ctx, stack, pl.Action, logger)
 			if pl.Action.Verb != actions.Delete && pl.Err == "" {
-				if after := cap.answer(pl.Action); after != nil {
+				if after := kept.answer(pl.Action); after != nil {
 					pl.After = Trim(after)
 					if pl.Action.Verb == actions.Create {
 						// Made up by the dry run; kreact run's create

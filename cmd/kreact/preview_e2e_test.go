@@ -386,3 +386,33 @@ func TestPreviewAsATeam(t *testing.T) {
 		t.Errorf("kreact preview as a ServiceAccount that may not list: %s", transcript(code, stdout, stderr))
 	}
 }
+
+// TestPreviewRefusesWhatValidateRefuses: a rule set with a rule that
+// kreact validate refuses (here, a resource the cluster does not serve)
+// is not previewed, and the error is printed at its position, exit code
+// 3, as kreact record does.
+func TestPreviewRefusesWhatValidateRefuses(t *testing.T) {
+	const ns = "preview-refused-e2e"
+	createNamespace(t, ns)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "previewed.yaml"), []byte(fmt.Sprintf(previewRule, ns)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gizmos := `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: gizmos
+spec:
+  watch:
+    - resource: gizmos.preview.kreact.test
+  script: |
+    function onAdd(obj, ctx) {}
+`
+	if err := os.WriteFile(filepath.Join(dir, "gizmos.yaml"), []byte(gizmos), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "preview", "-f", dir, "--kubeconfig", cluster.KubeconfigPath())
+	if want := filepath.Join(dir, "gizmos.yaml") + `:7:17: spec.watch[0].resource: "gizmos.preview.kreact.test": no such resource`; code != 3 || stdout != "" || !strings.Contains(stderr, want) {
+		t.Errorf("kreact preview of a rule set kreact validate refuses, want exit 3 and %q: %s", want, transcript(code, stdout, stderr))
+	}
+}
