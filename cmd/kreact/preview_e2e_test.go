@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,6 +54,17 @@ spec:
     }
 `
 
+// freshNamespace creates a namespace named prefix and a number no test
+// of this process has used, so that -count runs the tests again.
+func freshNamespace(t *testing.T, prefix string) string {
+	t.Helper()
+	ns := fmt.Sprintf("%s-%d", prefix, namespaces.Add(1))
+	createNamespace(t, ns)
+	return ns
+}
+
+var namespaces atomic.Int64
+
 // previewDoc is what kreact preview -o json prints.
 type previewDoc struct {
 	Handed  int
@@ -79,8 +91,7 @@ type actionLine struct{ rule, verb, resource, namespace, name, origin string }
 // run, every object the preview showed reads as its dry run answered.
 func TestPreviewListsWhatRunDoes(t *testing.T) {
 	ctx := t.Context()
-	const ns = "preview-e2e"
-	createNamespace(t, ns)
+	ns := freshNamespace(t, "preview-e2e")
 	dyn := dynamic.NewForConfigOrDie(cluster.Config())
 	cms := dyn.Resource(configMapsGVR).Namespace(ns)
 	const objects = 100
@@ -245,8 +256,7 @@ func TestPreviewListsWhatRunDoes(t *testing.T) {
 // --exit-code. -l hands the rules only the objects it matches.
 func TestPreviewAgainstRunningVersion(t *testing.T) {
 	ctx := t.Context()
-	const ns = "preview-edit-e2e"
-	createNamespace(t, ns)
+	ns := freshNamespace(t, "preview-edit-e2e")
 	cms := dynamic.NewForConfigOrDie(cluster.Config()).Resource(configMapsGVR).Namespace(ns)
 	for n := range 20 {
 		tier := "back"
@@ -321,8 +331,8 @@ func TestPreviewAgainstRunningVersion(t *testing.T) {
 		t.Errorf("kreact preview of a version against itself, -l tier=front: %s", transcript(code, stdout, stderr))
 	}
 	code, stdout, stderr = run(t, "preview", "-f", edited, "--against", running, "-l", "tier=front", "--kubeconfig", cluster.KubeconfigPath())
-	for _, line := range []string{"configmaps preview-edit-e2e/cm-05\n  - patch (merge)  (rule previewed, ", "      +    parity: odd\n", "  + patch (merge)", "      +    parity: five\n",
-		"configmaps preview-edit-e2e/cm-07\n  - event Normal Seven: a multiple of seven: 7  (rule previewed, ",
+	for _, line := range []string{"configmaps "+ns+"/cm-05\n  - patch (merge)  (rule previewed, ", "      +    parity: odd\n", "  + patch (merge)", "      +    parity: five\n",
+		"configmaps "+ns+"/cm-07\n  - event Normal Seven: a multiple of seven: 7  (rule previewed, ",
 		"2 objects differ: 2 actions only by the running version, 1 action only by the new one, for 10 objects handed to the rules; nothing was changed\n"} {
 		if code != exitOK || !strings.Contains(stdout, line) {
 			t.Errorf("kreact preview --against without --exit-code does not print %q: %s", line, transcript(code, stdout, stderr))
@@ -336,8 +346,7 @@ func TestPreviewAgainstRunningVersion(t *testing.T) {
 // list them is told so, and the preview fails rather than show nothing.
 func TestPreviewAsATeam(t *testing.T) {
 	ctx := t.Context()
-	const ns = "preview-team-e2e"
-	createNamespace(t, ns)
+	ns := freshNamespace(t, "preview-team-e2e")
 	kube := typedClient(t)
 	for _, sa := range []string{"reader", "nobody"} {
 		if _, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
@@ -371,9 +380,9 @@ func TestPreviewAsATeam(t *testing.T) {
 
 	code, stdout, stderr := run(t, "preview", "-f", rule, "--kubeconfig", reader)
 	for _, want := range []string{
-		"configmaps preview-team-e2e/cm-01\n  patch (merge)  (rule previewed, ",
-		"\n      refused by the API server: patch configmaps preview-team-e2e/cm-01: ",
-		`configmaps "cm-01" is forbidden: User "system:serviceaccount:preview-team-e2e:reader" cannot patch resource "configmaps"`,
+		"configmaps "+ns+"/cm-01\n  patch (merge)  (rule previewed, ",
+		"\n      refused by the API server: patch configmaps "+ns+"/cm-01: ",
+		`configmaps "cm-01" is forbidden: User "system:serviceaccount:`+ns+`:reader" cannot patch resource "configmaps"`,
 		"\n1 action on 1 object, for 1 object handed to the rules; nothing was changed\n",
 	} {
 		if code != exitOK || !strings.Contains(stdout, want) {
@@ -382,7 +391,7 @@ func TestPreviewAsATeam(t *testing.T) {
 	}
 
 	code, stdout, stderr = run(t, "preview", "-f", rule, "--kubeconfig", writeKubeconfig(t, serviceAccountConfig(t, ns, "nobody")))
-	if code != 1 || stdout != "" || !strings.Contains(stderr, `kreact: rule previewed: forbidden: cannot list configmaps in namespace "preview-team-e2e"`) {
+	if code != 1 || stdout != "" || !strings.Contains(stderr, `kreact: rule previewed: forbidden: cannot list configmaps in namespace "`+ns+`"`) {
 		t.Errorf("kreact preview as a ServiceAccount that may not list: %s", transcript(code, stdout, stderr))
 	}
 }
@@ -392,8 +401,7 @@ func TestPreviewAsATeam(t *testing.T) {
 // is not previewed, and the error is printed at its position, exit code
 // 3, as kreact record does.
 func TestPreviewRefusesWhatValidateRefuses(t *testing.T) {
-	const ns = "preview-refused-e2e"
-	createNamespace(t, ns)
+	ns := freshNamespace(t, "preview-refused-e2e")
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "previewed.yaml"), []byte(fmt.Sprintf(previewRule, ns)), 0o644); err != nil {
 		t.Fatal(err)
