@@ -331,8 +331,8 @@ func TestPreviewAgainstRunningVersion(t *testing.T) {
 		t.Errorf("kreact preview of a version against itself, -l tier=front: %s", transcript(code, stdout, stderr))
 	}
 	code, stdout, stderr = run(t, "preview", "-f", edited, "--against", running, "-l", "tier=front", "--kubeconfig", cluster.KubeconfigPath())
-	for _, line := range []string{"configmaps "+ns+"/cm-05\n  - patch (merge)  (rule previewed, ", "      +    parity: odd\n", "  + patch (merge)", "      +    parity: five\n",
-		"configmaps "+ns+"/cm-07\n  - event Normal Seven: a multiple of seven: 7  (rule previewed, ",
+	for _, line := range []string{"configmaps " + ns + "/cm-05\n  - patch (merge)  (rule previewed, ", "      +    parity: odd\n", "  + patch (merge)", "      +    parity: five\n",
+		"configmaps " + ns + "/cm-07\n  - event Normal Seven: a multiple of seven: 7  (rule previewed, ",
 		"2 objects differ: 2 actions only by the running version, 1 action only by the new one, for 10 objects handed to the rules; nothing was changed\n"} {
 		if code != exitOK || !strings.Contains(stdout, line) {
 			t.Errorf("kreact preview --against without --exit-code does not print %q: %s", line, transcript(code, stdout, stderr))
@@ -380,9 +380,9 @@ func TestPreviewAsATeam(t *testing.T) {
 
 	code, stdout, stderr := run(t, "preview", "-f", rule, "--kubeconfig", reader)
 	for _, want := range []string{
-		"configmaps "+ns+"/cm-01\n  patch (merge)  (rule previewed, ",
-		"\n      refused by the API server: patch configmaps "+ns+"/cm-01: ",
-		`configmaps "cm-01" is forbidden: User "system:serviceaccount:`+ns+`:reader" cannot patch resource "configmaps"`,
+		"configmaps " + ns + "/cm-01\n  patch (merge)  (rule previewed, ",
+		"\n      refused by the API server: patch configmaps " + ns + "/cm-01: ",
+		`configmaps "cm-01" is forbidden: User "system:serviceaccount:` + ns + `:reader" cannot patch resource "configmaps"`,
 		"\n1 action on 1 object, for 1 object handed to the rules; nothing was changed\n",
 	} {
 		if code != exitOK || !strings.Contains(stdout, want) {
