@@ -13,6 +13,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/clientstack"
@@ -290,6 +292,7 @@ func (o *previewObserver) plan(ctx context.Context, stack *clientstack.Stack, ke
 		}
 		p.Actions[i] = pl
 	}
+	read := newTargets(stack.Client, logger, p.Actions)
 	// Conditions take the writes to their paths left by the others,
 	// whose bodies say whose they are.
 	for _, conditions := range []bool{false, true} {
@@ -298,7 +301,7 @@ func (o *previewObserver) plan(ctx context.Context, stack *clientstack.Stack, ke
 			if (pl.Action.Verb == actions.SetCondition) != conditions || !changesObject(pl.Action.Verb) {
 				continue
 			}
-			pl.Before = current(ctx, stack, pl.Action, logger)
+			pl.Before = read.current(ctx, pl.Action)
 			if pl.Action.Verb != actions.Delete && pl.Err == "" {
 				if after := kept.answer(pl.Action); after != nil {
 					pl.After = Trim(after)
@@ -308,9 +311,9 @@ func (o *previewObserver) plan(ctx context.Context, stack *clientstack.Stack, ke
 						unstructured.RemoveNestedField(pl.After.Object, "metadata", "uid")
 						unstructured.RemoveNestedField(pl.After.Object, "metadata", "creationTimestamp")
 					}
-				} else if pl.Action.Verb != actions.Create || pl.Before == nil {
+				} else if pl.Action.Verb == actions.SetCondition {
 					// A condition that already reads as asked writes
-					// nothing; a create of what exists is done.
+					// nothing.
 					pl.After = pl.Before
 				}
 			}
@@ -328,10 +331,55 @@ func changesObject(v actions.Verb) bool {
 	return false
 }
 
-// current reads the target of a from the API server, trimmed; nil when
-// it does not exist or cannot be read (a create with generateName has no
-// name to read).
-func current(ctx context.Context, stack *clientstack.Stack, a actions.Action, logger *slog.Logger) *unstructured.Unstructured {
+// targets reads the targets of actions from the API server, trimmed: a
+// list of each resource and namespace that many actions target (a rule
+// over every object of a namespace), rather than a get per object.
+type targets struct {
+	client dynamic.Interface
+	logger *slog.Logger
+	// many counts the targets of each collection; lists holds those
+	// listed, by name (nil when the list failed: each object is got).
+	many  map[collection]int
+	lists map[collection]map[string]*unstructured.Unstructured
+}
+
+type collection struct {
+	gvr        schema.GroupVersionResource
+	namespaced bool
+	namespace  string
+}
+
+// listAbove is how many targets in one collection make targets list it.
+const listAbove = 10
+
+func newTargets(client dynamic.Interface, logger *slog.Logger, as []Planned) *targets {
+	t := &targets{client: client, logger: logger, many: map[collection]int{}, lists: map[collection]map[string]*unstructured.Unstructured{}}
+	for _, pl := range as {
+		if changesObject(pl.Action.Verb) {
+			t.many[collectionOf(pl.Action)]++
+		}
+	}
+	return t
+}
+
+func collectionOf(a actions.Action) collection {
+	c := collection{gvr: a.Resource, namespaced: a.Namespaced}
+	if a.Namespaced {
+		c.namespace = a.Namespace
+	}
+	return c
+}
+
+func (t *targets) resource(c collection) dynamic.ResourceInterface {
+	if c.namespaced {
+		return t.client.Resource(c.gvr).Namespace(c.namespace)
+	}
+	return t.client.Resource(c.gvr)
+}
+
+// current returns the target of a as it is, nil when it does not exist
+// or cannot be read (a create with generateName has no name to read).
+func (t *targets) current(ctx context.Context, a actions.Action) *unstructured.Unstructured {
 	name := a.Name
 	if a.Verb == actions.Create {
 		name, _, _ = unstructured.NestedString(a.Object, "metadata", "name")
@@ -339,20 +387,44 @@ func current(ctx context.Context, stack *clientstack.Stack, a actions.Action, lo
 	if name == "" {
 		return nil
 	}
-	var obj *unstructured.Unstructured
-	var err error
-	if a.Namespaced {
-		obj, err = stack.Client.Resource(a.Resource).Namespace(a.Namespace).Get(ctx, name, metav1.GetOptions{})
-	} else {
-		obj, err = stack.Client.Resource(a.Resource).Get(ctx, name, metav1.GetOptions{})
+	c := collectionOf(a)
+	if t.many[c] > listAbove {
+		list, listed := t.lists[c]
+		if !listed {
+			list = t.list(ctx, c)
+			t.lists[c] = list
+		}
+		if list != nil {
+			return list[name]
+		}
 	}
+	obj, err := t.resource(c).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		if !apierrors.IsNotFound(err) {
-			logger.Warn("preview: the target of an action cannot be read; its diff shows all of it", "err", err)
+			t.logger.Warn("preview: the target of an action cannot be read; its diff shows all of it", "err", err)
 		}
 		return nil
 	}
 	return Trim(obj)
+}
+
+// list returns the objects of c by name, nil when they cannot be listed.
+func (t *targets) list(ctx context.Context, c collection) map[string]*unstructured.Unstructured {
+	out := map[string]*unstructured.Unstructured{}
+	opts := metav1.ListOptions{Limit: 500}
+	for {
+		l, err := t.resource(c).List(ctx, opts)
+		if err != nil {
+			t.logger.Debug("preview: targets not listed; getting each", "resource", c.gvr.GroupResource(), "namespace", c.namespace, "err", err)
+			return nil
+		}
+		for i := range l.Items {
+			out[l.Items[i].GetName()] = Trim(&l.Items[i])
+		}
+		if opts.Continue = l.GetContinue(); opts.Continue == "" {
+			return out
+		}
+	}
 }
 
 // actionKey identifies an action by everything it asks, to find its

@@ -210,14 +210,40 @@ func TestComparisonWriteText(t *testing.T) {
 	if want := "the new version takes the same 1 action as the running one, for 2 objects handed to the rules; nothing was changed\n"; b.String() != want {
 		t.Errorf("got %q, want %q", b.String(), want)
 	}
+	before := Trim(configMap("a", "blue", "1", nil))
+	labelled := func(v string) *unstructured.Unstructured {
+		after := before.DeepCopy()
+		after.SetLabels(map[string]string{"seen": v})
+		return after
+	}
+	old.Actions[0].Before, old.Actions[0].After = before, labelled("yes")
 	newer := Plan{Objects: 2, Actions: []Planned{planned(patch("a", `{"metadata":{"labels":{"seen":"no"}}}`))}}
+	newer.Actions[0].Before, newer.Actions[0].After = before, labelled("no")
 	b.Reset()
 	if err := Compare(old, newer).Write(&b, ""); err != nil {
 		t.Fatal(err)
 	}
 	want := `configmaps shop/a
   - patch (merge)  (rule colors)
+      @@ -3,6 +3,8 @@
+         color: blue
+       kind: ConfigMap
+       metadata:
+      +  labels:
+      +    seen: "yes"
+         name: a
+         namespace: shop
+         uid: u-a
   + patch (merge)  (rule colors)
+      @@ -3,6 +3,8 @@
+         color: blue
+       kind: ConfigMap
+       metadata:
+      +  labels:
+      +    seen: "no"
+         name: a
+         namespace: shop
+         uid: u-a
 
 1 object differs: 1 action only by the running version, 1 action only by the new one, for 2 objects handed to the rules; nothing was changed
 `
@@ -304,4 +330,38 @@ type handlers struct {
 func (w *handlers) WatchFields(_ dynamicinformer.Key, _ string, h cache.ResourceEventHandler, _ projection.Fields) (*dynamicinformer.Watch, error) {
 	w.h = h
 	return nil, nil
+}
+
+// TestWriteActionSaysWhyThereIsNoDiff: an action that changes its object
+// shows a diff, else says why it shows none.
+func TestWriteActionSaysWhyThereIsNoDiff(t *testing.T) {
+	cm := Trim(configMap("a", "blue", "1", nil))
+	with := func(a actions.Action, before, after *unstructured.Unstructured) Planned {
+		pl := planned(a)
+		pl.Before, pl.After = before, after
+		return pl
+	}
+	create := actions.Action{Rule: "colors", Verb: actions.Create, Resource: configMaps, Namespace: "shop", Name: "a", Object: cm.Object}
+	del := actions.Action{Rule: "colors", Verb: actions.Delete, Resource: configMaps, Namespace: "shop", Name: "a"}
+	cond := actions.Action{Rule: "colors", Verb: actions.SetCondition, Resource: configMaps, Namespace: "shop", Name: "a", Condition: &actions.Condition{Type: "Ready", Status: "True", Reason: "Seen"}}
+	for _, c := range []struct {
+		name string
+		pl   Planned
+		want string
+	}{
+		{"a create", with(create, nil, cm), "  create  (rule colors)\n      @@ -0,0 +1,8 @@\n      +apiVersion: v1\n"},
+		{"a create of what exists", with(create, cm, nil), "  create  (rule colors)\n      (exists already: the create leaves it as it is)\n"},
+		{"a delete", with(del, cm, nil), "  delete  (rule colors)\n      @@ -1,8 +0,0 @@\n      -apiVersion: v1\n"},
+		{"a delete of what is gone", with(del, nil, nil), "  delete  (rule colors)\n      (does not exist: nothing to delete)\n"},
+		{"a condition that reads so", with(cond, cm, cm), "  condition Ready=True (Seen):   (rule colors)\n      (no change: the object already reads so)\n"},
+		{"a patch without an answer", with(patch("a", `{}`), cm, nil), "  patch (merge)  (rule colors)\n      (no answer from the dry run to show)\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var b bytes.Buffer
+			writeAction(&b, "", c.pl)
+			if !strings.HasPrefix(b.String(), c.want) {
+				t.Errorf("got:\n%s\nwant it to start with:\n%s", b.String(), c.want)
+			}
+		})
+	}
 }

@@ -86,7 +86,14 @@ func writeAction(w io.Writer, mark string, pl Planned) {
 		for line := range strings.Lines(diff) {
 			fmt.Fprintf(w, "      %s", line)
 		}
-	case changesObject(pl.Action.Verb) && pl.After != nil:
+	case !changesObject(pl.Action.Verb):
+	case pl.Action.Verb == actions.Create && pl.Before != nil && pl.After == nil:
+		fmt.Fprintln(w, "      (exists already: the create leaves it as it is)")
+	case pl.Action.Verb == actions.Delete:
+		fmt.Fprintln(w, "      (does not exist: nothing to delete)")
+	case pl.After == nil:
+		fmt.Fprintln(w, "      (no answer from the dry run to show)")
+	default:
 		fmt.Fprintln(w, "      (no change: the object already reads so)")
 	}
 }

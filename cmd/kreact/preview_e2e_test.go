@@ -154,6 +154,12 @@ func TestPreviewListsWhatRunDoes(t *testing.T) {
 				if a.After == nil || a.Diff == "" {
 					t.Errorf("%s %s/%s: no object or diff previewed", s("verb"), o.Namespace, o.Name)
 				}
+				// From the object there, only adding: the label, or the
+				// key that the apply merges with the object's own.
+				if strings.Contains(a.Diff, "\n-") || strings.Contains(a.Diff, "+apiVersion") ||
+					!strings.Contains(a.Diff, "\n+    parity: ") && !strings.Contains(a.Diff, "\n+  applied: n") {
+					t.Errorf("%s %s/%s: the diff is not from the object there:\n%s", s("verb"), o.Namespace, o.Name, a.Diff)
+				}
 				afters[o.Name] = a.After
 			}
 		}
