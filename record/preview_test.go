@@ -3,12 +3,14 @@ package record
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/diag"
@@ -197,6 +199,27 @@ calls that fail:
 	}
 	if doc.Objects[1].Actions[0].Error == "" {
 		t.Errorf("-o json's refused delete has no error: %s", b.String())
+	}
+
+	// -o yaml is the same document.
+	jsonDoc := b.String()
+	b.Reset()
+	if err := p.Write(&b, "yaml"); err != nil {
+		t.Fatal(err)
+	}
+	fromYAML, err := yaml.YAMLToJSON(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, y any
+	if err := json.Unmarshal([]byte(jsonDoc), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(fromYAML, &y); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, y) {
+		t.Errorf("-o yaml:\n%s\nis not -o json:\n%s", b.String(), jsonDoc)
 	}
 }
 
