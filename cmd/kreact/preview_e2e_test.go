@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/kreact/kreact/internal/leaktest"
 	"github.com/kreact/kreact/internal/testcluster"
 )
 
@@ -259,8 +260,10 @@ func TestPreviewListsWhatRunDoes(t *testing.T) {
 // TestPreviewAgainstRunningVersion: kreact preview --against shows only
 // how an edit changes the actions, object by object, on the same
 // objects; a version against itself shows none and exits 0 with
-// --exit-code. -l hands the rules only the objects it matches.
+// --exit-code. -l hands the rules only the objects it matches. No
+// goroutine of the previews outlives them.
 func TestPreviewAgainstRunningVersion(t *testing.T) {
+	leaktest.Check(t)
 	ctx := t.Context()
 	ns := freshNamespace(t, "preview-edit-e2e")
 	cms := dynamic.NewForConfigOrDie(cluster.Config()).Resource(configMapsGVR).Namespace(ns)
