@@ -166,6 +166,10 @@ type edit struct {
 	a, b int
 }
 
+// maxDiffCells bounds the table of diffLines (8 bytes a cell): beyond
+// it, the lines that differ are not aligned.
+const maxDiffCells = 1 << 22
+
 // diffLines returns the edits from a to b along their longest common
 // subsequence; the common prefix and suffix, most of an object that an
 // action changes, are taken off first, so that the quadratic part covers
@@ -180,6 +184,11 @@ func diffLines(a, b []string) []edit {
 		suf++
 	}
 	x, y := a[pre:len(a)-suf], b[pre:len(b)-suf]
+	if len(x)*len(y) > maxDiffCells {
+		// Too big a change to align line by line: all of it goes, all
+		// of it comes, a diff still, if not the shortest.
+		x, y = nil, nil
+	}
 	// lcs[i][j] is the length of the longest common subsequence of x[i:]
 	// and y[j:].
 	lcs := make([][]int, len(x)+1)
@@ -198,6 +207,14 @@ func diffLines(a, b []string) []edit {
 	var out []edit
 	for i := range pre {
 		out = append(out, edit{' ', i, i})
+	}
+	if x == nil && y == nil {
+		for i := pre; i < len(a)-suf; i++ {
+			out = append(out, edit{'-', i, -1})
+		}
+		for j := pre; j < len(b)-suf; j++ {
+			out = append(out, edit{'+', -1, j})
+		}
 	}
 	i, j := 0, 0
 	for i < len(x) || j < len(y) {

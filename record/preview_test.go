@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -386,5 +387,24 @@ func TestWriteActionSaysWhyThereIsNoDiff(t *testing.T) {
 				t.Errorf("got:\n%s\nwant it to start with:\n%s", b.String(), c.want)
 			}
 		})
+	}
+}
+
+// TestUnifiedDiffOfAHugeChange: a change too big to align line by line
+// (a rewrite of a large object) is still a diff, all of it removed then
+// all of it added, in bounded memory.
+func TestUnifiedDiffOfAHugeChange(t *testing.T) {
+	var a, b []string
+	for i := range 2100 {
+		x, y := fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)
+		if i == 1050 {
+			x, y = "common", "common"
+		}
+		a, b = append(a, x), append(b, y)
+	}
+	got := unifiedDiff(strings.Join(a, "\n")+"\n", strings.Join(b, "\n")+"\n", 3)
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	if lines[0] != "@@ -1,2100 +1,2100 @@" || len(lines) != 1+4200 || lines[1051] != "-common" || lines[2100+1051] != "+common" {
+		t.Errorf("the diff has %d lines, starting %q, line 1051 %q", len(lines), lines[0], lines[1051])
 	}
 }
