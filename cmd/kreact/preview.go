@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"io"
+	"log/slog"
 
 	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
@@ -18,7 +19,8 @@ func previewCmd(ctx context.Context, o *cmdline.PreviewOptions, stdout, stderr i
 		return err
 	}
 	rulesLogger := logger
-	if o.Log.Level == "info" {
+	var level slog.Level
+	if level.UnmarshalText([]byte(o.Log.Level)) == nil && level == slog.LevelInfo {
 		// A line per dry-run action, and the scripts' own info lines,
 		// would bury the preview's progress: stdout has the actions.
 		quiet := o.Log
