@@ -118,6 +118,11 @@ func TestPreviewListsWhatRunDoes(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatalf("preview -o json: %v\n%s", err, stdout)
 	}
+	// stdout has the actions: stderr says what the preview does, not a
+	// line per dry-run action.
+	if !strings.Contains(stderr, "previewing: the rules are handed every object they watch, in dry-run") || strings.Contains(stderr, "dry-run: would") {
+		t.Errorf("kreact preview's stderr:\n%s", stderr)
+	}
 	if doc.Handed != objects || len(doc.Errors) > 0 {
 		t.Errorf("the preview handed %d objects with errors %q, want %d and none", doc.Handed, doc.Errors, objects)
 	}
