@@ -1,7 +1,9 @@
 // Package record turns what kreact's rules did with live objects into a
 // `kreact test` case (package ruletest): the objects' changes, in order,
 // with the time between them, and the actions the rules asked for. It is
-// what `kreact record` writes; docs/cli.md documents the command.
+// what `kreact record` writes; docs/cli.md documents the command. It also
+// shows what rules would do to the cluster's objects now, without doing
+// it (Preview, `kreact preview`; see Preview below).
 //
 // # Design: the rules run here, in dry-run, and the recorder listens
 //
@@ -71,4 +73,30 @@
 // rules, the order of their actions for one change is the order they
 // were asked in live, where the rules run side by side, and offline in
 // load order.
+//
+// # Preview
+//
+// Preview runs rules the way Run does, in dry-run with package engine
+// and a Recorder taking the actions they ask for, so that a preview and
+// a recording, and kreact run, share one delivery, one permission check
+// and one conversion of script calls into actions. It hands the rules the
+// objects they watch (narrowed by ScopeAll, kreact preview's -n and -l),
+// waits until every rule's watches have delivered their initial list and
+// no call waits and every action asked for has its final result, then
+// stops the engine, which lets the calls under way finish and drains
+// their actions. So a Plan is the actions of the initial adds: what kreact
+// run would do at start, not what it would do later (reactions to its own
+// writes, timers, ticks that fall due after the preview).
+//
+// Each action's diff is from its target as the API server holds it when
+// the preview ends to the API server's answer to the action's dry run,
+// kept by the transport of the engine's client (capture): the server's
+// own merge of a server-side apply, its defaults and its mutating
+// webhooks, which no local computation matches. Each action's diff is
+// against the object as it is, not after the actions before it.
+//
+// A preview of an edit runs the running version's rules, then the new
+// version's, one engine after the other on the same started informers;
+// Compare tells their actions apart, object by object, along the longest
+// common sequence of each object's actions.
 package record

@@ -109,18 +109,32 @@ func (r *Recorder) Watch(informers dynamicinformer.Watcher, res apiresource.Reso
 // them, and one that enters or leaves the recording is an add or a
 // delete, as the recorder's watch sees it. Call Watch first.
 func (r *Recorder) Scope(informers dynamicinformer.Watcher) dynamicinformer.Watcher {
-	return scoped{informers, r}
+	return scoped{informers, r, false}
+}
+
+// ScopeAll returns informers as Scope does, for every resource, recorded
+// or not: kreact preview's -n and -l, which narrow what the rules are
+// handed whatever they watch.
+func (r *Recorder) ScopeAll(informers dynamicinformer.Watcher) dynamicinformer.Watcher {
+	return scoped{informers, r, true}
 }
 
 type scoped struct {
 	dynamicinformer.Watcher
 	r *Recorder
+	// all filters every resource, not only the recorded ones.
+	all bool
 }
 
 func (s scoped) WatchFields(key dynamicinformer.Key, owner string, h cache.ResourceEventHandler, fields projection.Fields) (*dynamicinformer.Watch, error) {
 	s.r.mu.Lock()
 	res, ok := s.r.recorded[key.GVR]
 	s.r.mu.Unlock()
+	if !ok && s.all {
+		// An object of a namespaced resource always has a namespace: in
+		// needs no discovery to leave cluster-scoped ones unfiltered.
+		res, ok = apiresource.Resource{GVR: key.GVR, Namespaced: true}, true
+	}
 	if ok {
 		h = s.r.filter(res, h)
 	}
@@ -136,7 +150,7 @@ func (r *Recorder) in(res apiresource.Resource, obj any) bool {
 	if !ok {
 		return false
 	}
-	return (r.opts.Namespace == "" || !res.Namespaced || u.GetNamespace() == r.opts.Namespace) &&
+	return (r.opts.Namespace == "" || !res.Namespaced || u.GetNamespace() == "" || u.GetNamespace() == r.opts.Namespace) &&
 		r.selector.Matches(labels.Set(u.GetLabels())) &&
 		(len(r.opts.Names) == 0 || slices.Contains(r.opts.Names, u.GetName()))
 }

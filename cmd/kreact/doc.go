@@ -9,9 +9,9 @@
 // rules), the isolated rules' process (isolation), the admission server
 // (admission) and the endpoints (metrics), and runs them as components
 // (lifecycle). The other commands call the package they are named for,
-// but watch (cmd/kreact/tail), test (ruletest) and webhooks (admission);
-// rbac and webhooks refuse what validate refuses. Every goroutine a
-// command starts has stopped when it returns, except a rule load abandoned
-// on a signal (lifecycle.Interruptible). Errors map to exit codes in one
-// place, cmdline.ExitCode.
+// but watch (cmd/kreact/tail), test (ruletest), webhooks (admission) and
+// preview (record); rbac and webhooks refuse what validate refuses. Every
+// goroutine a command starts has stopped when it returns, except a rule
+// load abandoned on a signal (lifecycle.Interruptible). Errors map to exit
+// codes in one place, cmdline.ExitCode.
 package main

@@ -10,7 +10,7 @@ import (
 // every file there is some command's help.
 func TestHelp(t *testing.T) {
 	used := map[string]bool{"kreact.txt": true}
-	for _, args := range [][]string{{"run"}, {"watch"}, {"validate"}, {"test"}, {"record"}, {"rbac"}, {"webhooks"}, {"finalizers"}, {"finalizers", "release"}, {"explain"}, {"version"}} {
+	for _, args := range [][]string{{"run"}, {"watch"}, {"validate"}, {"test"}, {"record"}, {"preview"}, {"rbac"}, {"webhooks"}, {"finalizers"}, {"finalizers", "release"}, {"explain"}, {"version"}} {
 		code, stdout, stderr := run(t, append(args, "--help")...)
 		name := strings.Join(args, " ")
 		if code != exitOK || !strings.HasPrefix(stdout, "Usage: kreact "+name) || stderr != "" {

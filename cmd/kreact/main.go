@@ -29,6 +29,7 @@ func commands() []command {
 		{"validate", "check rule files without running them", parsed("validate", validateCmd)},
 		{"test", "run rule tests offline, without a cluster", parsed("test", testCmd)},
 		{"record", "record live changes and the rules' actions as a test case", recordCmd},
+		{"preview", "show what rules would do to the cluster's objects now, without doing it", parsed("preview", previewCmd)},
 		{"rbac", "print the least-privilege RBAC a rule set needs", parsed("rbac", rbacCmd)},
 		{"webhooks", "print the admission webhook configurations a rule set needs", parsed("webhooks", webhooksCmd)},
 		{"finalizers", "release RULE: remove a rule's finalizer from every object", finalizersCmd},

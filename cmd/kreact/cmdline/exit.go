@@ -18,16 +18,23 @@ const (
 	ExitUsage   = 2 // bad flags or arguments
 	ExitInvalid = 3 // invalid input: rule files, resource names, test files
 	ExitCluster = 4 // cannot reach or authenticate to the cluster
+	ExitChanges = 5 // kreact preview --exit-code: the rules would act, or act otherwise
 )
 
 // ErrTestsFailed is returned by `kreact test` when a case fails; the
 // report is already printed.
 var ErrTestsFailed = errors.New("tests failed")
 
+// ErrChanges is returned by `kreact preview --exit-code` when the rules
+// would act (with --against, otherwise than the running version); the
+// preview is already printed.
+var ErrChanges = errors.New("the rules would act")
+
 // ExitCode is the exit code of a command that returned err, which it
 // prints to stderr: a mistake in what the user wrote as it is (it names
 // its file:line:col), any other error after "kreact: ", and neither
-// help asked for nor failed tests (their output is printed). Besides an
+// help asked for, nor failed tests, nor a preview's changes (their
+// output is printed). Besides an
 // InvalidError, the packages' errors of such mistakes are returned as
 // they are, as kubectl's cmdutil.CheckErr takes its packages' errors: a
 // diag.ErrorList (problems at their positions), an engine.NoRulesError
@@ -46,6 +53,8 @@ func ExitCode(err error, stderr io.Writer) int {
 		return ExitOK
 	case errors.Is(err, ErrTestsFailed):
 		return ExitError
+	case errors.Is(err, ErrChanges):
+		return ExitChanges
 	case errors.As(err, &usage):
 		fmt.Fprintf(stderr, "kreact: %v\n", err)
 		return ExitUsage

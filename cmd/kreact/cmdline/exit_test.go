@@ -21,6 +21,7 @@ func TestExitCode(t *testing.T) {
 		{nil, ExitOK, ""},
 		{fmt.Errorf("run: %w", ErrHelp), ExitOK, ""},
 		{ErrTestsFailed, ExitError, ""},
+		{fmt.Errorf("preview: %w", ErrChanges), ExitChanges, ""},
 		{&UsageError{Msg: "run: no rule files"}, ExitUsage, "kreact: run: no rule files\n"},
 		{fmt.Errorf("wrapped: %w", &InvalidError{errors.New("a.yaml:1:2: bad")}), ExitInvalid, "wrapped: a.yaml:1:2: bad\n"},
 		{&ClusterError{errors.New("no route")}, ExitCluster, "kreact: no route\n"},
