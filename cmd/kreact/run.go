@@ -134,7 +134,7 @@ func admissionServer(o *cmdline.RunOptions, isolatedChild bool, stack *clientsta
 		applier = admission.NewApplier(stack.Client)
 	}
 	adm, err := admission.NewServer(admission.ServerOptions{Addr: a.Addr, Certificates: certs, Config: opts, Applier: applier,
-		Mapper: stack.Mapper, Informers: stack.Informers, Observer: rec, Logger: logger})
+		Mapper: stack.Mapper, Informers: stack.Informers, Observer: rec, Logger: logger, RuleObjects: ruleObjectChecker(a.ValidateRules, stack, opts)})
 	reload.Reloaded = func(err error) { logAdmission(logger, err) }
 	return adm, []lifecycle.Runnable{adm, engine.Follow(adm, files, reload)}, err
 }
