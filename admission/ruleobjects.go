@@ -45,7 +45,7 @@ type RuleObjectChecker func(ctx context.Context, content map[string]any) (diag.E
 
 // RuleObjectsConfiguration returns the ValidatingWebhookConfiguration
 // that sends the creates and updates of rule objects to the server's
-// RuleObjectsPath, named after opts.Name with "-rules" (kreact-rules),
+// RuleObjectsPath, named after opts.Name with "-rule-objects" (kreact-rule-objects),
 // so that the configurations of the rules' own handlers, which come and
 // go with those rules, never touch it. Its failure policy is Ignore:
 // while kreact is down, applies go through, and the CRDs' schema alone
@@ -54,7 +54,7 @@ type RuleObjectChecker func(ctx context.Context, content map[string]any) (diag.E
 func RuleObjectsConfiguration(opts Options) *admregv1.ValidatingWebhookConfiguration {
 	v := &admregv1.ValidatingWebhookConfiguration{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admregv1.SchemeGroupVersion.String(), Kind: "ValidatingWebhookConfiguration"},
-		ObjectMeta: metav1.ObjectMeta{Name: cmp.Or(opts.Name, "kreact") + "-rules", Labels: map[string]string{"app.kubernetes.io/managed-by": "kreact"}},
+		ObjectMeta: metav1.ObjectMeta{Name: cmp.Or(opts.Name, "kreact") + "-rule-objects", Labels: map[string]string{"app.kubernetes.io/managed-by": "kreact"}},
 		Webhooks: []admregv1.ValidatingWebhook{{
 			Name:         RuleObjectsWebhook,
 			ClientConfig: clientConfig(opts, RuleObjectsPath),

@@ -36,7 +36,7 @@ func TestRuleObjectResources(t *testing.T) {
 	}
 	v := RuleObjectsConfiguration(Options{Name: "kreact", URL: "https://127.0.0.1:9443"})
 	w := v.Webhooks[0]
-	if v.Name != "kreact-rules" || w.Name != RuleObjectsWebhook || *w.ClientConfig.URL != "https://127.0.0.1:9443"+RuleObjectsPath {
+	if v.Name != "kreact-rule-objects" || w.Name != RuleObjectsWebhook || *w.ClientConfig.URL != "https://127.0.0.1:9443"+RuleObjectsPath {
 		t.Errorf("configuration %s, webhook %s at %s", v.Name, w.Name, *w.ClientConfig.URL)
 	}
 	// kreact down must not block applies.

@@ -46,7 +46,7 @@ func TestRuleObjectsAreCheckedAtApply(t *testing.T) {
 	t.Cleanup(func() {
 		// The configuration outlives kreact by design; other tests must
 		// not meet it.
-		if err := dyn.Resource(validatingConfigsGVR).Delete(context.Background(), name+"-rules", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		if err := dyn.Resource(validatingConfigsGVR).Delete(context.Background(), name+"-rule-objects", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			t.Errorf("delete the configuration: %v", err)
 		}
 	})
@@ -68,7 +68,7 @@ func TestRuleObjectsAreCheckedAtApply(t *testing.T) {
 		"--health-probe-bind-address", testcluster.FreeAddr(t))
 	testcluster.Eventually(t, "kreact to be running", func() bool { return strings.Contains(c.stderr.String(), "kreact is running") })
 	testcluster.Eventually(t, "the webhook configuration of rule objects to be applied", func() bool {
-		_, err := dyn.Resource(validatingConfigsGVR).Get(t.Context(), name+"-rules", metav1.GetOptions{})
+		_, err := dyn.Resource(validatingConfigsGVR).Get(t.Context(), name+"-rule-objects", metav1.GetOptions{})
 		return err == nil
 	})
 

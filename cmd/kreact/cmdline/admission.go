@@ -52,7 +52,7 @@ func (a *AdmissionFlags) RegisterServe(fs *FlagSet) {
 	fs.BoolVarP(&a.Apply, "admission-apply", "", true,
 		"apply the webhook configurations of the rules with admission handlers, and delete them when no rule has any; false leaves them to you (kreact webhooks)")
 	fs.BoolVarP(&a.ValidateRules, "admission-validate-rules", "", false,
-		"check Rule and ClusterRule objects at apply as kreact validate does, so that the API server refuses a broken one: listen on --admission-bind-address from the start and apply the ValidatingWebhookConfiguration --admission-name-rules (failure policy Ignore: while kreact is down, only the CRDs' schema checks)")
+		"check Rule and ClusterRule objects at apply as kreact validate does, so that the API server refuses a broken one: listen on --admission-bind-address from the start and apply the ValidatingWebhookConfiguration --admission-name-rule-objects (failure policy Ignore: while kreact is down, only the CRDs' schema checks)")
 }
 
 // Register adds the flags to fs.
