@@ -58,6 +58,13 @@ func TestRuleObjectsAreCheckedAtApply(t *testing.T) {
 	}
 	ensureNamespace(t, dyn, "objcheck-a")
 	ensureNamespace(t, dyn, "objcheck-b")
+	t.Cleanup(func() {
+		// A kreact that loads rule objects in another test must not meet
+		// these.
+		if err := dyn.Resource(rulesGVR).Namespace("objcheck-a").DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			t.Errorf("delete the Rules: %v", err)
+		}
+	})
 
 	dir := t.TempDir()
 	writeRule(t, dir, "idle.yaml", "apiVersion: kreact.dev/v1alpha1\nkind: Rule\nmetadata: {name: idle}\nspec:\n  watch: [{resource: configmaps, namespaces: [objcheck-b]}]\n  events: [add]\n  script: |\n    function onAdd(obj) {}\n")
