@@ -67,3 +67,23 @@ spec:
 		t.Errorf("kreact validate of a manifest: %s", transcript(code, stdout, stderr))
 	}
 }
+
+// TestWebhooksPrintsTheRuleObjectsConfiguration: kreact webhooks
+// --admission-validate-rules prints what kreact run
+// --admission-validate-rules applies, even for rules without admission
+// handlers, for those who apply the configurations themselves.
+func TestWebhooksPrintsTheRuleObjectsConfiguration(t *testing.T) {
+	code, stdout, stderr := run(t, "webhooks", "-f", "testdata/validate/valid.yaml", "--admission-validate-rules", "--admission-url", "https://127.0.0.1:9443")
+	if code != exitOK {
+		t.Fatalf("kreact webhooks: %s", transcript(code, stdout, stderr))
+	}
+	for _, want := range []string{"kind: ValidatingWebhookConfiguration", "name: kreact-rule-objects", "name: rules.kreact.dev", "url: https://127.0.0.1:9443/kreact.dev/rules", "failurePolicy: Ignore", "- clusterrules"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("kreact webhooks --admission-validate-rules does not print %q:\n%s", want, stdout)
+		}
+	}
+	// Without it, a rule set without admission handlers prints nothing.
+	if code, stdout, _ := run(t, "webhooks", "-f", "testdata/validate/valid.yaml", "--admission-url", "https://127.0.0.1:9443"); code != exitOK || stdout != "" {
+		t.Errorf("kreact webhooks without admission handlers: exit %d\n%s", code, stdout)
+	}
+}
