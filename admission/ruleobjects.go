@@ -133,6 +133,7 @@ func (s *Server) ReviewRuleObject(ctx context.Context, req *admissionv1.Admissio
 	if len(errs) > 1 {
 		n = fmt.Sprintf("%d errors", len(errs))
 	}
+	s.log.Info("admission: rule object refused", "kind", req.Kind.Kind, "namespace", req.Namespace, "name", req.Name, "operation", req.Operation, "errors", len(errs))
 	allow.Allowed = false
 	allow.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
 		Message: n + " (kreact validate):\n" + strings.Join(errs, "\n")}
