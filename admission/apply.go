@@ -18,7 +18,7 @@ import (
 // Applier writes the webhook configurations to the cluster.
 type Applier interface {
 	// Apply makes the cluster's configurations v and m: a configuration
-	// without webhooks is deleted.
+	// without webhooks is deleted, a nil one left alone.
 	Apply(ctx context.Context, v *admregv1.ValidatingWebhookConfiguration, m *admregv1.MutatingWebhookConfiguration) error
 	// Delete deletes both configurations of that name, if they exist.
 	Delete(ctx context.Context, name string) error
@@ -41,8 +41,13 @@ type applier struct{ client dynamic.Interface }
 var _ Applier = (*applier)(nil)
 
 func (a *applier) Apply(ctx context.Context, v *admregv1.ValidatingWebhookConfiguration, m *admregv1.MutatingWebhookConfiguration) error {
-	if err := a.apply(ctx, validatingGVR, v.Name, len(v.Webhooks), v); err != nil {
-		return err
+	if v != nil {
+		if err := a.apply(ctx, validatingGVR, v.Name, len(v.Webhooks), v); err != nil {
+			return err
+		}
+	}
+	if m == nil {
+		return nil
 	}
 	return a.apply(ctx, mutatingGVR, m.Name, len(m.Webhooks), m)
 }

@@ -40,13 +40,29 @@
 // used) answers by the failure policy: Fail refuses with the error,
 // Ignore allows.
 //
+// # Rule objects
+//
+// With ServerOptions.RuleObjects (kreact run --admission-validate-rules)
+// the server also checks the rule objects themselves, Rule and
+// ClusterRule, as the API server creates or changes them: it listens from
+// the start and applies RuleObjectsConfiguration, one webhook sending
+// their creates and updates to RuleObjectsPath. The check is not this
+// package's (it sits below the engine): kreact run hands it
+// validate.CheckObject, the checks of `kreact validate`, so that what
+// validate reports refuses the apply, every error one a line in its
+// words, and its warnings come back as warnings. The failure policy is
+// Ignore: while kreact is down, the CRDs' schema alone checks. An update
+// that leaves the spec as it was, or of an object being deleted, is not
+// checked, so that a rule stored broken can still be released and
+// deleted.
+//
 // # Server
 //
 // Server is a lifecycle.Runnable that every replica runs, leader or not,
 // and a engine.Loader that follows the rule files. It binds its address,
 // gets its certificate and applies the configurations only once a rule
-// with admission handlers is loaded, so that rule sets without any change
-// nothing; it deletes the configurations when the last such rule goes, and
+// with admission handlers is loaded (or at start, to check rule
+// objects), so that rule sets without any change nothing; it deletes the configurations when the last such rule goes, and
 // leaves them when kreact stops. Each rule keeps up to spec.workers
 // runtimes of its program, with the rule's timeout, memory limit and
 // sandbox; requests wait for a free one until the API server's timeout.

@@ -49,3 +49,14 @@ func ConfigurationsYAML(rs []Rule, opts Options) ([]byte, error) {
 	}
 	return out.Bytes(), nil
 }
+
+// RuleObjectsConfigurationYAML returns RuleObjectsConfiguration(opts) as
+// kreact webhooks --admission-validate-rules prints it: a YAML document
+// after a "---" line.
+func RuleObjectsConfigurationYAML(opts Options) ([]byte, error) {
+	data, err := yaml.Marshal(RuleObjectsConfiguration(opts))
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte("---\n"), data...), nil
+}

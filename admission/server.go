@@ -51,6 +51,12 @@ type ServerOptions struct {
 	Logger *slog.Logger
 	// Now is the scripts' clock; nil means time.Now.
 	Now func() time.Time
+	// RuleObjects, if set, checks the rule objects (Rule, ClusterRule)
+	// that the API server sends to RuleObjectsPath: the server then
+	// listens from the start, rules with admission handlers or not, and
+	// applies the RuleObjectsConfiguration with Applier. nil leaves rule
+	// objects to the CRDs' schema.
+	RuleObjects RuleObjectChecker
 }
 
 // Server answers the API server's admission reviews with the admission
@@ -58,9 +64,9 @@ type ServerOptions struct {
 // is a lifecycle.Runnable, and a engine.Loader: Load sets the rules, from
 // any goroutine, as often as they change.
 //
-// It listens only once a rule with admission handlers is loaded: a rule
-// set without any costs nothing, and leaves the cluster's webhook
-// configurations alone. Every replica serves, leader or not: the API
+// It listens only once a rule with admission handlers is loaded, or from
+// the start with ServerOptions.RuleObjects: a rule set without any costs
+// nothing, and leaves the cluster's webhook configurations alone. Every replica serves, leader or not: the API
 // server calls any of them through the Service.
 type Server struct {
 	opts ServerOptions
@@ -332,6 +338,11 @@ func (s *Server) Ready() error {
 // kreact is away, and a rule that asks for Fail asked for that.
 func (s *Server) Start(ctx context.Context) error {
 	defer s.stop()
+	if s.opts.RuleObjects != nil {
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		wg.Go(func() { s.serveRuleObjects(ctx) })
+	}
 	select {
 	case <-ctx.Done():
 		return nil
@@ -360,6 +371,47 @@ func (s *Server) Start(ctx context.Context) error {
 	return nil
 }
 
+// serveRuleObjects makes the server listen and applies the
+// RuleObjectsConfiguration, trying again, less and less often, until it
+// could or ctx ends: a certificate from the API server (SharedCA) or the
+// configuration's apply may fail for a while, and kreact runs its rules
+// meanwhile. It runs beside Start, which serves once the server listens.
+func (s *Server) serveRuleObjects(ctx context.Context) {
+	delay := time.Second
+	for {
+		err := s.listenForRuleObjects(ctx)
+		if err == nil {
+			return
+		}
+		s.log.Error("admission: rule objects are not checked at apply", "error", err, "retryIn", delay.String())
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, time.Minute)
+	}
+}
+
+func (s *Server) listenForRuleObjects(ctx context.Context) error {
+	s.loading.Lock()
+	defer s.loading.Unlock()
+	if err := s.listen(ctx); err != nil {
+		return err
+	}
+	if s.opts.Applier == nil {
+		return nil
+	}
+	s.mu.RLock()
+	config := s.config
+	s.mu.RUnlock()
+	if err := s.opts.Applier.Apply(ctx, RuleObjectsConfiguration(config), nil); err != nil {
+		return fmt.Errorf("admission: apply the webhook configuration of rule objects: %w", err)
+	}
+	s.log.Info("admission: checking rule objects at apply", "configuration", RuleObjectsConfiguration(config).Name)
+	return nil
+}
+
 // stop closes the rules' handlers and the listener (which Shutdown
 // closed already when the server served).
 func (s *Server) stop() {
@@ -382,12 +434,13 @@ func (s *Server) stop() {
 // object twice, and the API server stores objects of at most 1.5 MiB.
 const maxReviewSize = 8 << 20
 
-// ServeHTTP answers an AdmissionReview posted to ValidatePath+RULE or
-// MutatePath+RULE.
+// ServeHTTP answers an AdmissionReview posted to ValidatePath+RULE,
+// MutatePath+RULE or RuleObjectsPath.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var t event.Type
 	var rule string
 	switch {
+	case r.URL.Path == RuleObjectsPath:
 	case strings.HasPrefix(r.URL.Path, ValidatePath):
 		t, rule = event.Validate, strings.TrimPrefix(r.URL.Path, ValidatePath)
 	case strings.HasPrefix(r.URL.Path, MutatePath):
@@ -414,7 +467,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("AdmissionReview %s: only %s is served", gv, admissionv1.SchemeGroupVersion), http.StatusBadRequest)
 		return
 	}
-	resp := s.Review(r.Context(), t, rule, review.Request)
+	var resp *admissionv1.AdmissionResponse
+	if r.URL.Path == RuleObjectsPath {
+		resp = s.ReviewRuleObject(r.Context(), review.Request)
+	} else {
+		resp = s.Review(r.Context(), t, rule, review.Request)
+	}
 	out := admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: resp}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(&out)

@@ -38,8 +38,10 @@ func (a *recordingApplier) Apply(_ context.Context, v *admregv1.ValidatingWebhoo
 	for _, w := range v.Webhooks {
 		a.applied = append(a.applied, "validate "+w.Name)
 	}
-	for _, w := range m.Webhooks {
-		a.applied = append(a.applied, "mutate "+w.Name)
+	if m != nil {
+		for _, w := range m.Webhooks {
+			a.applied = append(a.applied, "mutate "+w.Name)
+		}
 	}
 	return nil
 }

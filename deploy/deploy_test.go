@@ -63,6 +63,8 @@ func TestKustomizationAppliesToTheAPIServer(t *testing.T) {
 		"clusterrole.rbac.authorization.k8s.io/kreact",
 		"rolebinding.rbac.authorization.k8s.io/kreact-leader-election",
 		"clusterrolebinding.rbac.authorization.k8s.io/kreact",
+		"clusterrole.rbac.authorization.k8s.io/kreact-rule-objects",
+		"role.rbac.authorization.k8s.io/kreact-admission-ca",
 		"configmap/kreact-rules-",
 		"service/kreact-metrics",
 		"service/kreact-admission",
@@ -110,6 +112,12 @@ func TestKustomizationAppliesToTheAPIServer(t *testing.T) {
 		{[]string{"delete", "secrets", "-n", "team-a"}, false},
 		{[]string{"delete", "namespaces"}, false},
 		{[]string{"delete", "pods", "-n", "team-a"}, false},
+		// --admission-validate-rules (rule-objects.yaml): its webhook
+		// configuration and the CA Secret, nothing else of either.
+		{[]string{"patch", "validatingwebhookconfigurations.admissionregistration.k8s.io/kreact-rule-objects"}, true},
+		{[]string{"patch", "validatingwebhookconfigurations.admissionregistration.k8s.io/kreact"}, false},
+		{[]string{"get", "secrets/kreact-admission-ca", "-n", "kreact-system"}, true},
+		{[]string{"get", "secrets/other", "-n", "kreact-system"}, false},
 	} {
 		args := append([]string{"auth", "can-i"}, c.args...)
 		args = append(args, "--as", serviceAccount)
@@ -130,7 +138,7 @@ func TestKustomizationAppliesToTheAPIServer(t *testing.T) {
 	// The Deployment runs the generated ConfigMap's rules with leader
 	// election, and mounts the ConfigMap under its hashed name.
 	args := mustKubectl(t, "get", "deployment", "kreact", "-n", "kreact-system", "-o", "jsonpath={.spec.template.spec.containers[0].args}")
-	for _, want := range []string{`"--leader-elect"`, `"-f=/etc/kreact/rules"`, `"--health-probe-bind-address=:8081"`, `"--admission-ca-secret=kreact-admission-ca"`} {
+	for _, want := range []string{`"--leader-elect"`, `"-f=/etc/kreact/rules"`, `"--health-probe-bind-address=:8081"`, `"--admission-ca-secret=kreact-admission-ca"`, `"--admission-validate-rules"`} {
 		if !strings.Contains(args, want) {
 			t.Errorf("deployment args %s lack %s", args, want)
 		}

@@ -57,7 +57,7 @@ const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 // TestImageRunsLikeAPod runs kreact's container image as the Deployment in
 // deploy/ would run it in a cluster, against the test control plane: its
-// ServiceAccount with the RBAC of rbac.yaml and a TokenRequest token, the
+// ServiceAccount with the RBAC of rbac.yaml (and rule-objects.yaml) and a TokenRequest token, the
 // token, CA and namespace mounted as the kubelet mounts them, the rules as
 // their ConfigMap volume, the API server found through
 // KUBERNETES_SERVICE_HOST/PORT, and the container's user, read-only root
@@ -67,7 +67,7 @@ const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 // on SIGTERM.
 func TestImageRunsLikeAPod(t *testing.T) {
 	image := imageUnderTest(t)
-	mustKubectl(t, "apply", "-f", "namespace.yaml", "-f", "rbac.yaml")
+	mustKubectl(t, "apply", "-f", "namespace.yaml", "-f", "rbac.yaml", "-f", "rule-objects.yaml")
 	rules := map[string][]byte{}
 	files, err := filepath.Glob(filepath.Join("rules", "*"))
 	if err != nil || len(files) == 0 {

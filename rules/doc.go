@@ -19,6 +19,15 @@
 // "---"-separated documents; every document in a rules file must be a Rule,
 // so a misplaced manifest is an error rather than silently ignored.
 //
+// A rules file may hold rule objects too, as manifests do: a ClusterRule,
+// a Rule with a metadata.namespace (a team's), or a List of them as
+// `kubectl get rules -A -o yaml` prints it (status, uid and the like
+// ignored). The reader hands each to ParseObject, so that every command
+// that reads rule files reads an object as kreact run reads it from the
+// cluster, and reports its problems at the object (rule/NS/NAME:
+// spec.field: message); the rule's Source is the file all the same. A
+// Rule without a namespace is a rule file's document, as it always was.
+//
 // Each rule declares everything it may touch: the resources it watches
 // (spec.watch) and reads (spec.reads), the verbs its actions may use on
 // which resources (spec.permissions), and the URL prefixes it may call

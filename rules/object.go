@@ -82,6 +82,17 @@ func ObjectOf(content map[string]any) (ObjectRef, error) {
 //
 // The error, if any, is a diag.ErrorList; the rule is then nil.
 func ParseObject(content map[string]any) (*Rule, error) {
+	r, errs := parseObject(content)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return r, nil
+}
+
+// parseObject is ParseObject, which also returns the rule of an object
+// with problems, decoded as far as it goes, for LoadAll's broken rules;
+// the rule is nil only when content is no rule object.
+func parseObject(content map[string]any) (*Rule, diag.ErrorList) {
 	o, err := ObjectOf(content)
 	if err != nil {
 		var errs diag.ErrorList
@@ -100,18 +111,21 @@ func ParseObject(content map[string]any) (*Rule, error) {
 		doc["spec"] = spec
 	}
 	var n yaml.Node
+	var errs diag.ErrorList
 	if err := n.Encode(doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", o.Source(), err)
+		errs.AddError(diag.Position{File: o.Source()}, err)
+		return nil, errs
 	}
 	data, err := yaml.Marshal(&n)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", o.Source(), err)
+		errs.AddError(diag.Position{File: o.Source()}, err)
+		return nil, errs
 	}
 	var rendered yaml.Node
 	if err := yaml.Unmarshal(data, &rendered); err != nil {
-		return nil, fmt.Errorf("%s: %w", o.Source(), err)
+		errs.AddError(diag.Position{File: o.Source()}, err)
+		return nil, errs
 	}
-	var errs diag.ErrorList
 	d := newDecoder(o.Source(), strings.Split(string(data), "\n"), &errs)
 	d.fromObject = true
 	r := d.rule(&rendered)
@@ -122,15 +136,18 @@ func ParseObject(content map[string]any) (*Rule, error) {
 		// The line and column are those of a rendering no user saw.
 		e.Pos = diag.Position{Rule: e.Pos.Rule, File: e.Pos.File}
 	}
-	if len(errs) > 0 || r == nil {
-		errs.Sort()
+	errs.Sort()
+	if r == nil {
 		return nil, errs
 	}
-	r.Name = o.RuleName()
+	blankPositions(r)
+	if r.Name != "" { // else metadata.name is no DNS label: an error
+		r.Name = o.RuleName()
+	}
 	r.Namespace = o.Namespace
 	r.Pos = diag.Position{Rule: r.Name, File: o.Source()}
 	r.ScriptPos = diag.Position{File: o.Source() + ": spec.script", Line: 1, Col: 1}
-	return r, nil
+	return r, errs
 }
 
 // confine keeps a Rule, a team's, to its namespace: a watch that names no

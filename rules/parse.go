@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/internal/yamlnode"
 	"gopkg.in/yaml.v3"
 )
 
@@ -124,30 +125,58 @@ func LoadEach(paths ...string) (rules []*Rule, failed []string, err error) {
 // problem is at its zero value or default, but for spec.schedule, which
 // holds what was written, and spec.events, all three when one is
 // unknown. Only broken rules with a name, a script and its language are
-// returned; they must not run.
-func LoadAll(paths ...string) (rules, broken []*Rule, err error) {
+// returned; they must not run. failed lists the files with a problem of
+// their own: unreadable, or a document with a problem (whose position,
+// for a rule object, is the object's rather than the file's).
+func LoadAll(paths ...string) (rules, broken []*Rule, failed []string, err error) {
 	var errs diag.ErrorList
 	var checked []*Rule
 	for _, file := range expand(paths, &errs) {
 		data, rerr := ReadFile(file)
 		if rerr != nil {
 			errs = append(errs, fileError(file, rerr))
+			failed = append(failed, file)
 			continue
 		}
+		n0 := len(errs)
 		all, bad := parseAll(file, data, &errs)
-		checked = append(checked, all...)
-		for _, r := range all {
-			switch {
-			case !bad[r]:
-				rules = append(rules, r)
-			case r.Name != "" && r.Script != "" && r.ScriptLang != "":
-				broken = append(broken, r)
-			}
+		if len(errs) > n0 {
+			failed = append(failed, file)
 		}
+		checked = append(checked, all...)
+		good, checkable := splitBroken(all, bad)
+		rules, broken = append(rules, good...), append(broken, checkable...)
 	}
 	checkDuplicateNames(checked, &errs)
 	errs.Sort()
+	return rules, broken, failed, errs.Err()
+}
+
+// ParseAll is LoadAll for the rules in data, as Parse reads them (path
+// names them in positions): the rules without problems, the broken rules
+// whose scripts can be checked, and every problem.
+func ParseAll(path string, data []byte) (rules, broken []*Rule, err error) {
+	var errs diag.ErrorList
+	all, bad := parseAll(path, data, &errs)
+	rules, broken = splitBroken(all, bad)
+	checkDuplicateNames(all, &errs)
+	errs.Sort()
 	return rules, broken, errs.Err()
+}
+
+// splitBroken parts rules into those without problems and the broken
+// ones whose scripts can be checked: with a name, a script and its
+// language.
+func splitBroken(all []*Rule, bad map[*Rule]bool) (rules, broken []*Rule) {
+	for _, r := range all {
+		switch {
+		case !bad[r]:
+			rules = append(rules, r)
+		case r.Name != "" && r.Script != "" && r.ScriptLang != "":
+			broken = append(broken, r)
+		}
+	}
+	return rules, broken
 }
 
 // Files lists the files that paths stand for, as Load reads them: a file is
@@ -264,6 +293,10 @@ func parseAll(path string, data []byte, errs *diag.ErrorList) (rules []*Rule, br
 			if err != nil {
 				syntaxError(path, lines, doc, err, errs)
 				break
+			}
+			if len(n.Content) > 0 && isManifest(yamlnode.Deref(n.Content[0])) {
+				rules = append(rules, d.objects(yamlnode.Deref(n.Content[0]), broken)...)
+				continue
 			}
 			n0 := len(*errs)
 			if r := d.rule(&n); r != nil {

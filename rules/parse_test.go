@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -470,7 +471,10 @@ func TestLoadAll(t *testing.T) {
 	if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rs, broken, err := LoadAll(file)
+	rs, broken, failed, err := LoadAll(file)
+	if !slices.Equal(failed, []string{file}) {
+		t.Errorf("failed = %v, want [%s]", failed, file)
+	}
 	var list diag.ErrorList
 	if !errors.As(err, &list) || len(list) != 6 {
 		t.Errorf("err = %v, want the 6 problems", err)

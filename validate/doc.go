@@ -4,6 +4,11 @@
 // verbs it declares, and what its admission handlers watch can be sent
 // them.
 //
+// Check reads rule objects in the files too (a ClusterRule, a namespaced
+// Rule, a List of them: package rules), and CheckObject checks one rule
+// object, as the API server holds it, with the same checks: what kreact's
+// admission server refuses at apply (package admission).
+//
 // Check is the one check of rule files that every command makes: `kreact
 // validate`, `webhooks` and `rbac`, `kreact test` (of the rules under
 // test), `kreact record`, and `kreact run` at its start and at each reload

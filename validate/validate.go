@@ -2,6 +2,7 @@ package validate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -69,6 +70,9 @@ type Result struct {
 	// the mapper, not only misspelt: a CRD may be missing from the
 	// inputs.
 	NotFound bool
+
+	// failed are the sources with an error, Failed's files among them.
+	failed map[string]bool
 }
 
 // Options say what Check checks the rules against besides their files
@@ -90,28 +94,77 @@ type Options struct {
 // (validate, webhooks and rbac, test, record, and run at each load), so
 // that they report the same problems in the same words. It loads the rule
 // files of paths (files, and the YAML files directly in directories, as
-// rules.Load reads them), with the scripts of the rules with problems of
-// format (loadChecked), and checks every rule that loads as
-// engine.CheckRule does, against mapper and opts: its script, its
-// handlers, its resources, kreact.once, its admission handlers, and the
-// warnings of what it reads. Every problem is reported at once. It
+// rules.Load reads them, rule objects among them: rules.LoadAll), with
+// the scripts of the rules with problems of format, and checks every
+// rule that loads as engine.CheckRule does, against mapper and opts: its
+// script, its handlers, its resources, kreact.once, its admission
+// handlers, and the warnings of what it reads. Every problem is reported at once. It
 // returns ctx's error, and no Result, when ctx ends first.
 func Check(ctx context.Context, paths []string, mapper apiresource.Resolver, opts Options) (*Result, error) {
-	res := &Result{}
 	files, _ := rules.Files(paths...)
-	res.Files = len(files)
-	rs, problems, err := loadChecked(ctx, paths...)
+	rs, broken, failed, err := rules.LoadAll(paths...)
+	res, err := check(ctx, rs, broken, err, mapper, opts, failed)
 	if err != nil {
 		return nil, err
 	}
-	res.Rules, res.Problems = rs, problems
+	res.Files = len(files)
+	for _, f := range files {
+		if res.failed[f] {
+			res.Failed = append(res.Failed, f)
+		}
+	}
+	return res, nil
+}
+
+// CheckObject is Check of one rule object, a Rule or a ClusterRule with
+// the content an unstructured.Unstructured holds (what the API server
+// sends kreact's admission server), read as a rules file holding it alone
+// reads it (rules.ParseObject): the same checks of every rule, and the
+// same problems, in the same words, at the object's positions
+// (rule/NAMESPACE/NAME: spec.script:12:5). Result.Files is 0.
+func CheckObject(ctx context.Context, content map[string]any, mapper apiresource.Resolver, opts Options) (*Result, error) {
+	o, err := rules.ObjectOf(content)
+	if err != nil {
+		var problems diag.ErrorList
+		problems.Add(diag.Position{File: o.Source()}, err.Error())
+		return &Result{Problems: problems}, nil
+	}
+	// JSON is YAML: the object is read as a document of a rules file.
+	data, err := json.Marshal(content)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", o.Source(), err)
+	}
+	rs, broken, err := rules.ParseAll(o.Source(), data)
+	return check(ctx, rs, broken, err, mapper, opts, nil)
+}
+
+// check checks what rules.LoadAll or ParseAll loaded: the rules without
+// problems of format, as engine.CheckRule does, and the scripts of the
+// broken ones (scripting.CheckScript): a field with a problem is missing
+// from such a rule, so its warnings and resources wait, but its script
+// is checked, so that fixing a rule takes one round. loadErr holds the
+// problems of format, failed the files they are in. It returns ctx's
+// error when ctx ends first.
+func check(ctx context.Context, rs, broken []*rules.Rule, loadErr error, mapper apiresource.Resolver, opts Options, failed []string) (*Result, error) {
+	res := &Result{Rules: rs, failed: map[string]bool{}}
+	if loadErr != nil {
+		res.Problems.AddError(diag.Position{}, loadErr)
+	}
+	for _, r := range broken {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		_, scriptProblems := scripting.CheckScript(r)
+		res.Problems = append(res.Problems, scriptProblems.Errors()...)
+	}
 	// A problem of format is in a document that is not among rs, but for
 	// a duplicate name, which is at the rule that repeats it.
 	repeated := map[diag.Position]bool{}
-	failed := map[string]bool{}
-	for _, p := range problems.Errors() {
+	for _, f := range failed {
+		res.failed[f] = true
+	}
+	for _, p := range res.Problems.Errors() {
 		repeated[diag.Position{File: p.Pos.File, Line: p.Pos.Line, Col: p.Pos.Col}] = true
-		failed[p.Pos.File] = true
 	}
 	checkOpts := engine.CheckOptions{Admission: opts.Admission, WaitForResources: opts.WaitForResources}
 	for _, r := range res.Rules {
@@ -123,7 +176,7 @@ func Check(ctx context.Context, paths []string, mapper apiresource.Resolver, opt
 		res.Problems = append(res.Problems, c.Problems...)
 		switch {
 		case c.Err() != nil || repeated[diag.Position{File: r.Pos.File, Line: r.Pos.Line, Col: r.Pos.Col}]:
-			failed[r.Source] = true
+			res.failed[r.Source] = true
 		case c.Resolved != nil:
 			res.Resolved = append(res.Resolved, c.Resolved)
 			res.Programs = append(res.Programs, c.Program)
@@ -132,37 +185,8 @@ func Check(ctx context.Context, paths []string, mapper apiresource.Resolver, opt
 			res.Valid = append(res.Valid, r)
 		}
 	}
-	for _, f := range files {
-		if failed[f] {
-			res.Failed = append(res.Failed, f)
-		}
-	}
 	res.Problems.RemoveMultiples()
 	return res, nil
-}
-
-// loadChecked loads the rule files of paths as rules.LoadAll does, for
-// the commands that report every problem at once (`kreact validate` and
-// `kreact test`). It returns the rules without problems of format, not
-// checked yet, and every problem of the others, with the errors of their
-// scripts (scripting.CheckScript): a field with a problem is missing from
-// such a rule, so its warnings and resources wait, but its script is
-// checked, so that fixing a file takes one round. It returns ctx's error
-// when ctx ends first.
-func loadChecked(ctx context.Context, paths ...string) ([]*rules.Rule, diag.ErrorList, error) {
-	rs, broken, err := rules.LoadAll(paths...)
-	var problems diag.ErrorList
-	if err != nil {
-		problems.AddError(diag.Position{}, err)
-	}
-	for _, r := range broken {
-		if err := ctx.Err(); err != nil {
-			return nil, nil, err
-		}
-		_, scriptProblems := scripting.CheckScript(r)
-		problems = append(problems, scriptProblems.Errors()...)
-	}
-	return rs, problems, nil
 }
 
 // RuleFiles is what kreact run and record take of r (engine.RuleFiles):

@@ -135,7 +135,7 @@ func admissionServer(o *cmdline.RunOptions, isolatedChild bool, stack *clientsta
 		applier = admission.NewApplier(stack.Client)
 	}
 	adm, err := admission.NewServer(admission.ServerOptions{Addr: a.Addr, Certificates: certs, Config: opts, Applier: applier,
-		Mapper: stack.Mapper, Informers: stack.Informers, Observer: rec, Logger: logger})
+		Mapper: stack.Mapper, Informers: stack.Informers, Observer: rec, Logger: logger, RuleObjects: ruleObjectChecker(a.ValidateRules, stack, opts, o.Tenants.Limits)})
 	reload.Reloaded = func(err error) { logAdmission(logger, err) }
 	// With --rule-objects, the rule objects' handlers too, on every
 	// replica: the webhooks' Service may send a review to any of them.

@@ -122,7 +122,7 @@ func webhooksCmd(ctx context.Context, o *cmdline.WebhooksOptions, stdout, stderr
 	if err != nil {
 		return err
 	}
-	if len(rs) == 0 {
+	if len(rs) == 0 && !o.ValidateRules {
 		fmt.Fprintln(stderr, "kreact webhooks: no rule declares onValidate or onMutate: there is nothing to print")
 		return nil
 	}
@@ -134,6 +134,13 @@ func webhooksCmd(ctx context.Context, o *cmdline.WebhooksOptions, stdout, stderr
 	out, err := admission.ConfigurationsYAML(rs, o.Config)
 	if err != nil {
 		return err
+	}
+	if o.ValidateRules {
+		objects, err := admission.RuleObjectsConfigurationYAML(o.Config)
+		if err != nil {
+			return err
+		}
+		out = append(out, objects...)
 	}
 	_, err = stdout.Write(out)
 	return err

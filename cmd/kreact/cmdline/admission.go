@@ -31,6 +31,8 @@ type AdmissionFlags struct {
 	CertFile, KeyFile string
 	CASecret          string
 	Apply             bool
+	// ValidateRules checks rule objects at apply (admission.ServerOptions.RuleObjects).
+	ValidateRules bool
 
 	// inPod is leader.InPod, unless a test sets it.
 	inPod func() (string, bool)
@@ -49,6 +51,8 @@ func (a *AdmissionFlags) RegisterServe(fs *FlagSet) {
 		"without --admission-cert-file: a Secret in --admission-namespace that keeps the CA of the generated certificates, created by the first replica, so that every replica's certificate is signed by the CA of the caBundle (empty: a CA of this replica's own)")
 	fs.BoolVarP(&a.Apply, "admission-apply", "", true,
 		"apply the webhook configurations of the rules with admission handlers, and delete them when no rule has any; false leaves them to you (kreact webhooks)")
+	fs.BoolVarP(&a.ValidateRules, "admission-validate-rules", "", false,
+		"check Rule and ClusterRule objects at apply as kreact validate does, so that the API server refuses a broken one: listen on --admission-bind-address from the start and apply the ValidatingWebhookConfiguration --admission-name-rule-objects (failure policy Ignore: while kreact is down, only the CRDs' schema checks)")
 }
 
 // Register adds the flags to fs.

@@ -85,6 +85,9 @@ func (o *RunOptions) Validate() error {
 	}
 	a := &o.Admission
 	if a.Addr == "" {
+		if a.ValidateRules {
+			return &UsageError{Msg: "run: --admission-validate-rules needs --admission-bind-address"}
+		}
 		return nil
 	}
 	if (a.CertFile == "") != (a.KeyFile == "") {

@@ -6,6 +6,9 @@ import "github.com/kreact/kreact/admission"
 type WebhooksOptions struct {
 	InputFlags
 	Admission AdmissionFlags
+	// ValidateRules prints the configuration of rule objects too
+	// (admission.RuleObjectsConfiguration).
+	ValidateRules bool
 	// Config is what Admission describes, set by Validate.
 	Config admission.Options
 }
@@ -14,6 +17,8 @@ type WebhooksOptions struct {
 func (o *WebhooksOptions) AddFlags(fs *FlagSet) {
 	o.Register(fs)
 	o.Admission.Register(fs)
+	fs.BoolVarP(&o.ValidateRules, "admission-validate-rules", "", false,
+		"also print the ValidatingWebhookConfiguration --admission-name-rule-objects that kreact run --admission-validate-rules applies: Rule and ClusterRule objects checked at apply")
 }
 
 // Validate checks that files are named and the admission flags, and sets
