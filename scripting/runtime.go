@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/diag"
@@ -192,6 +193,14 @@ type env struct {
 	// before (see endViews).
 	views                  []objectView
 	viewsMade, viewsBefore int
+	// argViews are the first views env.object made in the call, the
+	// handler's objects: viewMap finds them there rather than through
+	// goja's Export, which allocates. endViews forgets them.
+	argViews     [2]argView
+	argViewsMade int
+	// lastGV and lastAPIVersion: see apiVersion.
+	lastGV         schema.GroupVersion
+	lastAPIVersion string
 
 	// Scratch space, reused from call to call.
 	args      [3]goja.Value

@@ -241,7 +241,20 @@ func (e *env) object(u *unstructured.Unstructured) goja.Value {
 	if u == nil || u.Object == nil {
 		return goja.Null()
 	}
-	return e.vm.NewDynamicObject(e.newObjectView(u.Object))
+	v := e.newObjectView(u.Object)
+	o := e.vm.NewDynamicObject(v)
+	if e.ev != nil && e.argViewsMade < len(e.argViews) {
+		// The first views of a handler call are of its arguments.
+		e.argViews[e.argViewsMade] = argView{o, v}
+		e.argViewsMade++
+	}
+	return o
+}
+
+// argView is a view that env.object made, and its script object.
+type argView struct {
+	o *goja.Object
+	v *objectView
 }
 
 // newObjectView returns a view of m. A call makes several (the objects,
@@ -262,6 +275,7 @@ func (e *env) newObjectView(m map[string]any) *objectView {
 // returned.
 func (e *env) endViews() {
 	e.views = nil
+	e.argViews, e.argViewsMade = [2]argView{}, 0
 	e.viewsBefore, e.viewsMade = e.viewsMade, 0
 }
 
