@@ -58,6 +58,7 @@ func TestUnusedArgsOnlyForTheDeclaredFunction(t *testing.T) {
 		skipped   bool
 	}{
 		{"declared", `function onUpdate(oldObj, newObj, ctx) { kreact.log(String(newObj.metadata.name)); }`, true},
+		{"declared arrow", `const onUpdate = (oldObj, newObj, ctx) => kreact.log(String(newObj.metadata.name));`, true},
 		{"replaced", `function onUpdate(oldObj, newObj, ctx) {}
 onUpdate = function (o, n, c) { kreact.log(c.rule + " " + n.metadata.name + " " + o.metadata.name); };`, false},
 		{"bound", `function handle(oldObj, newObj, ctx) { kreact.log(ctx.rule + " " + newObj.metadata.name); }
@@ -79,7 +80,7 @@ globalThis["on" + "Update"] = function (o, n, c) { kreact.log(c.rule + " " + n.m
 			}
 			got := strings.Join(h.messages(), "\n")
 			want := "r web old"
-			if tt.name == "declared" {
+			if strings.HasPrefix(tt.name, "declared") {
 				want = "web"
 			} else if tt.name == "bound" {
 				want = "r web"
