@@ -24,6 +24,10 @@ func (e *env) install() {
 	vm.SetParserOptions(parser.WithDisableSourceMaps)
 	vm.SetMaxCallStackSize(e.cfg.opts.MaxCallStackSize)
 	vm.SetTimeSource(e.cfg.host.Now)
+	// Kept before the script runs, which may replace it: see params.go.
+	if proto := vm.ToValue(func(goja.FunctionCall) goja.Value { return nil }).(*goja.Object).Prototype(); proto != nil {
+		e.fnToString, _ = goja.AssertFunction(proto.Get("toString"))
+	}
 	// Kept before the script can reassign the global.
 	e.date = vm.Get("Date")
 	// Code built from strings at run time (eval, the Function

@@ -392,6 +392,48 @@ func TestViewTargets(t *testing.T) {
 	}
 }
 
+// TestTargetsOfEveryView: an object a script got from the call before
+// (kept in its global state), from kreact.get or nested in another is a
+// target like the call's own objects, and each action names its own
+// resource's apiVersion.
+func TestTargetsOfEveryView(t *testing.T) {
+	h := newFakeHost(&unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"namespace": "default", "name": "settings", "uid": "u-settings"},
+	}})
+	src := `let kept;
+function onUpdate(oldObj, newObj) {
+  if (kept === undefined) { kept = newObj; return; }
+  kreact.patch(kept, {a: 1});
+  kreact.patch(oldObj, {b: 2});
+  kreact.patch(kreact.get("configmaps", "default", "settings"), {c: 3});
+  kreact.patch(newObj, {d: 4});
+}`
+	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
+	call := func(old, obj string) {
+		t.Helper()
+		ev := event.Event{Type: event.Update, OldObject: deployment("default", old, 1), Object: deployment("default", obj, 1), Resource: deployments}
+		if _, err := r.Call(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call("first-old", "first")
+	call("second-old", "second")
+	var got []string
+	for _, a := range h.recorded() {
+		got = append(got, a.APIVersion+" "+a.Namespace+"/"+a.Name+" "+string(a.PatchData))
+	}
+	want := []string{
+		`apps/v1 default/first {"a":1}`,
+		`apps/v1 default/second-old {"b":2}`,
+		`v1 default/settings {"c":3}`,
+		`apps/v1 default/second {"d":4}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("actions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // TestPatchesThenObjects: the maps of a merge patch are reused once it is
 // encoded; what a later action asks for is its own.
 func TestPatchesThenObjects(t *testing.T) {

@@ -57,7 +57,7 @@ func (e *env) generation(v goja.Value) int64 {
 	if !ok {
 		return 0
 	}
-	if m, ok := viewMap(o); ok {
+	if m, ok := e.viewMap(o); ok {
 		md, _ := m["metadata"].(map[string]any)
 		switch g := md["generation"].(type) {
 		case int64:

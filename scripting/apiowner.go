@@ -111,7 +111,7 @@ func (e *env) ownerOf(call goja.FunctionCall) goja.Value {
 		e.throwType("owner: want owner(obj) with an object")
 	}
 	var m map[string]any
-	if vm, ok := viewMap(arg); ok {
+	if vm, ok := e.viewMap(arg); ok {
 		m = vm
 	} else if m, ok = e.json("owner", arg, "obj").(map[string]any); !ok {
 		e.throwType("owner: want owner(obj) with an object")

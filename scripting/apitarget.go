@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dop251/goja"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kreact/kreact/actions"
@@ -37,7 +38,7 @@ func (e *env) target(op string, v goja.Value) target {
 		e.throwType("%s: target must be an object or a reference like {resource, namespace, name}", op)
 	}
 	var t target
-	if m, ok := viewMap(o); ok && e.viewTarget(op, m, &t) {
+	if m, ok := e.viewMap(o); ok && e.viewTarget(op, m, &t) {
 		e.scope(op, &t)
 		return t
 	}
@@ -76,10 +77,17 @@ func (e *env) target(op string, v goja.Value) target {
 	return t
 }
 
-// viewMap returns the map behind a read-only view of an object.
-func viewMap(o *goja.Object) (map[string]any, bool) {
+// viewMap returns the map behind a read-only view of an object. The
+// call's own objects, the usual targets, are found among argViews:
+// goja's Export, the way to any other view, allocates.
+func (e *env) viewMap(o *goja.Object) (map[string]any, bool) {
 	if o.ExportType() != objectViewType {
 		return nil, false
+	}
+	for _, a := range e.argViews {
+		if a.o == o {
+			return a.v.m, true
+		}
 	}
 	return o.Export().(*objectView).m, true
 }
@@ -136,7 +144,7 @@ func (e *env) action(verb actions.Verb, t *target) actions.Action {
 		Verb:       verb,
 		Resource:   t.res.GVR,
 		Kind:       t.res.Kind,
-		APIVersion: t.res.GVR.GroupVersion().String(),
+		APIVersion: e.apiVersion(t.res.GVR.GroupVersion()),
 		Namespaced: t.res.Namespaced,
 		Namespace:  t.namespace,
 		Name:       t.name,
@@ -144,6 +152,15 @@ func (e *env) action(verb actions.Verb, t *target) actions.Action {
 		DryRun:     e.cfg.opts.DryRun,
 		Origin:     e.origin(),
 	}
+}
+
+// apiVersion is gv.String(), which builds a new string each time, kept
+// for the next action: a rule's actions are mostly of one resource.
+func (e *env) apiVersion(gv schema.GroupVersion) string {
+	if e.lastGV != gv || e.lastAPIVersion == "" {
+		e.lastGV, e.lastAPIVersion = gv, gv.String()
+	}
+	return e.lastAPIVersion
 }
 
 // enqueue adds an action to the call's transaction once the host permits

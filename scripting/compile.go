@@ -57,6 +57,9 @@ type Program struct {
 	// (objectParams), "" for one that is not a plain identifier.
 	params map[string][]string
 	onces  []diag.Position
+	// unused holds, per handler, the arguments its declaration never
+	// reads (params.go).
+	unused [event.NumTypes]unusedArgs
 }
 
 // Name returns the file name the program was compiled with.
@@ -149,6 +152,7 @@ func Compile(name, script string, opts CompileOptions) (*Program, error) {
 	p.prg = prg
 	p.reads = p.readPaths(tree)
 	p.onces = p.onceCalls(tree)
+	p.unused = unusedArgsOf(tree)
 
 	var refs [event.NumTypes]string
 	for i := range refs {

@@ -45,7 +45,11 @@
 // Runtime with NewRuntime, which runs the shared Program's top level once
 // and looks the handlers up once; Runtime.Call then costs a function call
 // into an already warm runtime. A handler the script does not declare costs
-// nothing: Call returns before touching goja.
+// nothing: Call returns before touching goja. Nor does an argument that a
+// handler never reads (ctx, often): Compile finds the parameters whose
+// names the handler's text never spells, and a runtime whose handler has
+// that very text (a handler replaced at top level does not) hands it
+// undefined in their place rather than building a view (params.go).
 //
 // Positions matter because users read them: syntax errors (a
 // diag.ErrorList), exception stacks and the Origin of every action are

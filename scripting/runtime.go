@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/diag"
@@ -140,7 +142,12 @@ type env struct {
 	cfg      *config
 	vm       *goja.Runtime
 	handlers [event.NumTypes]goja.Callable
-	date     goja.Value
+	// unused holds, per handler, the arguments it never reads, which
+	// call hands it as undefined (params.go); fnToString is the
+	// original Function.prototype.toString, which tells.
+	unused     [event.NumTypes]uint8
+	fnToString goja.Callable
+	date       goja.Value
 
 	// Reset by Runtime.run before each call. pending and timer hold
 	// what the call asked for: its transaction, handed out only when the
@@ -192,6 +199,14 @@ type env struct {
 	// before (see endViews).
 	views                  []objectView
 	viewsMade, viewsBefore int
+	// argViews are the first views env.object made in the call, the
+	// handler's objects: viewMap finds them there rather than through
+	// goja's Export, which allocates. endViews forgets them.
+	argViews     [2]argView
+	argViewsMade int
+	// lastGV and lastAPIVersion: see apiVersion.
+	lastGV         schema.GroupVersion
+	lastAPIVersion string
 
 	// Scratch space, reused from call to call.
 	args      [3]goja.Value
@@ -529,11 +544,13 @@ func (r *Runtime) newEnv() (*env, error) {
 			if !p.handlers[i] {
 				continue
 			}
-			fn, ok := goja.AssertFunction(list.Get(fmt.Sprint(i)))
+			v := list.Get(fmt.Sprint(i))
+			fn, ok := goja.AssertFunction(v)
 			if !ok {
 				return fmt.Errorf("%s is declared but is not a function", name)
 			}
 			e.handlers[i] = fn
+			e.unused[i] = p.handlerArgs(i, v, e.fnToString)
 		}
 		return nil
 	})
@@ -792,18 +809,27 @@ func (e *env) call() error {
 		e.ev = nil
 		e.endViews()
 	}()
-	ctx := e.vm.NewDynamicObject(newCtxView(e, ev))
+	// An argument the handler never reads is not built (params.go).
+	unused := e.unused[i]
 	// goja copies the arguments onto its stack: the slice is reused.
 	args := e.args[:0]
 	switch ev.Type {
 	case event.Update:
-		args = append(args, e.eventObject(ev, ev.OldObject, true), e.eventObject(ev, ev.Object, false), ctx)
+		args = append(args, e.eventArg(ev, ev.OldObject, true, unused&1 != 0), e.eventArg(ev, ev.Object, false, unused&2 != 0))
 	case event.Tick:
-		args = append(args, ctx)
 	case event.Validate, event.Mutate:
-		args = append(args, e.admissionRequest(ev), ctx)
+		if unused&1 != 0 {
+			args = append(args, goja.Undefined())
+		} else {
+			args = append(args, e.admissionRequest(ev))
+		}
 	default:
-		args = append(args, e.eventObject(ev, ev.Object, false), ctx)
+		args = append(args, e.eventArg(ev, ev.Object, false, unused&1 != 0))
+	}
+	if unused&(1<<len(args)) != 0 {
+		args = append(args, goja.Undefined())
+	} else {
+		args = append(args, e.vm.NewDynamicObject(newCtxView(e, ev)))
 	}
 	ret, err := e.handlers[i](goja.Undefined(), args...)
 	clear(e.args[:])
@@ -815,6 +841,15 @@ func (e *env) call() error {
 		return err
 	}
 	return e.decide(ev.Type, ret)
+}
+
+// eventArg is eventObject for a handler's argument, undefined when the
+// handler never reads it.
+func (e *env) eventArg(ev *event.Event, u *unstructured.Unstructured, old, unused bool) goja.Value {
+	if unused {
+		return goja.Undefined()
+	}
+	return e.eventObject(ev, u, old)
 }
 
 var promiseType = reflect.TypeOf((*goja.Promise)(nil))

@@ -21,11 +21,12 @@ const readOnlyMessage = "object is read-only; use kreact.clone(obj)"
 // slices are wrapped lazily and the wrapper is kept so that obj.spec ===
 // obj.spec; every write or delete throws a TypeError.
 
-// objectView is a read-only view of a map[string]any.
+// objectView is a read-only view of a map[string]any. A call makes a few
+// (see newObjectView), so it is kept small: what few views need (their
+// sorted keys, more than two children) is apart, in rest.
 type objectView struct {
 	e    *env
 	m    map[string]any
-	keys []string
 	kids children
 }
 
@@ -35,7 +36,7 @@ const minViewChunk, maxViewChunk = 4, 64
 
 type child struct {
 	key string
-	v   goja.Value
+	v   *goja.Object
 }
 
 // children are the views of a map's maps and slices that a script has
@@ -44,10 +45,18 @@ type child struct {
 // each.
 type children struct {
 	first [2]child
-	more  []child
+	rest  *viewRest
 }
 
-func (c *children) get(key string) goja.Value {
+// viewRest is what an objectView rarely needs.
+type viewRest struct {
+	// more are the children after the first two.
+	more []child
+	// keys are the map's keys, sorted, once a script enumerated them.
+	keys []string
+}
+
+func (c *children) get(key string) *goja.Object {
 	for i := range c.first {
 		if c.first[i].v == nil {
 			return nil
@@ -56,7 +65,10 @@ func (c *children) get(key string) goja.Value {
 			return c.first[i].v
 		}
 	}
-	for _, k := range c.more {
+	if c.rest == nil {
+		return nil
+	}
+	for _, k := range c.rest.more {
 		if k.key == key {
 			return k.v
 		}
@@ -64,14 +76,17 @@ func (c *children) get(key string) goja.Value {
 	return nil
 }
 
-func (c *children) add(key string, v goja.Value) {
+func (c *children) add(key string, v *goja.Object) {
 	for i := range c.first {
 		if c.first[i].v == nil {
 			c.first[i] = child{key, v}
 			return
 		}
 	}
-	c.more = append(c.more, child{key, v})
+	if c.rest == nil {
+		c.rest = &viewRest{}
+	}
+	c.rest.more = append(c.rest.more, child{key, v})
 }
 
 var (
@@ -91,7 +106,7 @@ func (o *objectView) Get(key string) goja.Value {
 		if v := o.kids.get(key); v != nil {
 			return v
 		}
-		v := o.e.wrap(x)
+		v := o.e.wrap(x).(*goja.Object)
 		o.kids.add(key, v)
 		return v
 	}
@@ -104,16 +119,20 @@ func (o *objectView) Has(key string) bool {
 }
 
 func (o *objectView) Keys() []string {
-	if o.keys == nil {
-		o.keys = make([]string, 0, len(o.m))
+	if o.kids.rest == nil {
+		o.kids.rest = &viewRest{}
+	}
+	r := o.kids.rest
+	if r.keys == nil {
+		r.keys = make([]string, 0, len(o.m))
 		for k := range o.m {
-			o.keys = append(o.keys, k)
+			r.keys = append(r.keys, k)
 		}
 		// Go maps have no order; sorted keys make Object.keys and
 		// JSON.stringify deterministic.
-		slices.Sort(o.keys)
+		slices.Sort(r.keys)
 	}
-	return o.keys
+	return r.keys
 }
 
 func (o *objectView) Set(string, goja.Value) bool { panic(o.e.vm.NewTypeError(readOnlyMessage)) }
@@ -241,7 +260,20 @@ func (e *env) object(u *unstructured.Unstructured) goja.Value {
 	if u == nil || u.Object == nil {
 		return goja.Null()
 	}
-	return e.vm.NewDynamicObject(e.newObjectView(u.Object))
+	v := e.newObjectView(u.Object)
+	o := e.vm.NewDynamicObject(v)
+	if e.ev != nil && e.argViewsMade < len(e.argViews) {
+		// The first views of a handler call are of its arguments.
+		e.argViews[e.argViewsMade] = argView{o, v}
+		e.argViewsMade++
+	}
+	return o
+}
+
+// argView is a view that env.object made, and its script object.
+type argView struct {
+	o *goja.Object
+	v *objectView
 }
 
 // newObjectView returns a view of m. A call makes several (the objects,
@@ -262,6 +294,7 @@ func (e *env) newObjectView(m map[string]any) *objectView {
 // returned.
 func (e *env) endViews() {
 	e.views = nil
+	e.argViews, e.argViewsMade = [2]argView{}, 0
 	e.viewsBefore, e.viewsMade = e.viewsMade, 0
 }
 

@@ -39,6 +39,8 @@ func TestViewReads(t *testing.T) {
 		{`Object.values(obj.status)`, `[2]`},
 		{`["spec" in obj, "nope" in obj, obj.hasOwnProperty("kind")]`, `[true,false,true]`},
 		{`obj.spec === obj.spec && obj.spec.template.spec.containers[1] === obj.spec.template.spec.containers[1]`, `true`},
+		// A third child, and the keys, beside the first two children.
+		{`(() => { const a = [obj.status, obj.spec, obj.metadata, obj.status]; return [a[0] === a[3], obj.metadata === a[2], obj.spec === a[1], obj.status === a[0], Object.keys(obj)]; })()`, `[true,true,true,true,["apiVersion","kind","metadata","spec","status"]]`},
 		{`JSON.stringify(obj.metadata.labels)`, `"{\"app\":\"web\",\"tier\":\"web\"}"`},
 		{`obj.status`, `{"readyReplicas":2}`},
 		{`Array.isArray(obj.spec.template.spec.containers)`, `true`},
