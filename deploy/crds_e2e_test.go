@@ -16,7 +16,8 @@ import (
 // Rule in a namespace and as a ClusterRule, and refuse, with the field's
 // path, what the schema refuses, with kreact nowhere running.
 func TestRuleCRDsCheckRuleObjects(t *testing.T) {
-	mustKubectl(t, "apply", "--server-side", "-f", "crds/")
+	// --force-conflicts: another test may have installed them with helm.
+	mustKubectl(t, "apply", "--server-side", "--force-conflicts", "-f", "crds/")
 	mustKubectl(t, "wait", "--for", "condition=Established", "crd/rules.kreact.dev", "crd/clusterrules.kreact.dev")
 	mustKubectl(t, "create", "namespace", "crd-rules")
 

@@ -55,6 +55,10 @@ func TestKustomizationAppliesToTheAPIServer(t *testing.T) {
 	// (the Namespace included, as unchanged), validated by the API server
 	// with its admission (Pod Security "restricted" on kreact-system).
 	mustKubectl(t, "apply", "-f", "namespace.yaml")
+	// The rule objects' CRDs, as a fresh cluster has them: not yet (the
+	// tests share a cluster, and another test may have installed them
+	// otherwise, which kubectl apply would warn about).
+	mustKubectl(t, "delete", "-f", "crds/", "--ignore-not-found", "--wait")
 	out := mustKubectl(t, "apply", "-k", ".", "--dry-run=server")
 	for _, want := range []string{
 		"namespace/kreact-system",

@@ -10,8 +10,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// crdDir holds the generated CRD manifests, beside the other manifests.
-const crdDir = "../deploy/crds"
+// crdDirs hold the generated CRD manifests: beside the other manifests
+// of deploy/, and in the Helm chart's crds/, which Helm installs first.
+var crdDirs = []string{"../deploy/crds", "../charts/kreact/crds"}
 
 // crdFiles renders CRDs as the files of crdDir.
 func crdFiles(t *testing.T) map[string][]byte {
@@ -34,31 +35,33 @@ func crdFiles(t *testing.T) map[string][]byte {
 	return files
 }
 
-// TestCRDFilesAreGenerated: deploy/crds holds exactly what CRDs makes of
+// TestCRDFilesAreGenerated: deploy/crds and the chart's crds/ hold exactly what CRDs makes of
 // the rule schema, so the schema of rule files and of rule objects are
 // one; -update rewrites the files.
 func TestCRDFilesAreGenerated(t *testing.T) {
 	files := crdFiles(t)
-	if *update {
-		if err := os.MkdirAll(crdDir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for name, data := range files {
-			if err := os.WriteFile(filepath.Join(crdDir, name), data, 0o644); err != nil {
+	for _, crdDir := range crdDirs {
+		if *update {
+			if err := os.MkdirAll(crdDir, 0o755); err != nil {
 				t.Fatal(err)
 			}
+			for name, data := range files {
+				if err := os.WriteFile(filepath.Join(crdDir, name), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
-	}
-	for name, want := range files {
-		got, err := os.ReadFile(filepath.Join(crdDir, name))
-		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("%s/%s is not what rules.CRDs makes of the schema (%v): go test ./rules -run TestCRDFilesAreGenerated -update", crdDir, name, err)
+		for name, want := range files {
+			got, err := os.ReadFile(filepath.Join(crdDir, name))
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("%s/%s is not what rules.CRDs makes of the schema (%v): go test ./rules -run TestCRDFilesAreGenerated -update", crdDir, name, err)
+			}
 		}
-	}
-	entries, _ := os.ReadDir(crdDir)
-	for _, e := range entries {
-		if _, ok := files[e.Name()]; !ok && strings.HasSuffix(e.Name(), ".yaml") {
-			t.Errorf("%s/%s is not a CRD that rules.CRDs makes", crdDir, e.Name())
+		entries, _ := os.ReadDir(crdDir)
+		for _, e := range entries {
+			if _, ok := files[e.Name()]; !ok && strings.HasSuffix(e.Name(), ".yaml") {
+				t.Errorf("%s/%s is not a CRD that rules.CRDs makes", crdDir, e.Name())
+			}
 		}
 	}
 }
