@@ -114,6 +114,7 @@ func ParseObject(content map[string]any) (*Rule, error) {
 	var errs diag.ErrorList
 	d := newDecoder(o.Source(), strings.Split(string(data), "\n"), &errs)
 	d.fromObject = true
+	d.namespace = o.Namespace
 	r := d.rule(&rendered)
 	if r != nil && o.Namespace != "" {
 		confine(r, o, &errs)
