@@ -106,7 +106,7 @@ func rbacCmd(ctx context.Context, o *cmdline.RBACOptions, stdout, stderr io.Writ
 		names = append(names, r.Resolved.Rule.Name)
 	}
 	out, err := rbac.Generate(c.Rules, c.Resolved, rbac.Options{Name: o.Name, Namespace: o.Namespace, LeaderElect: o.LeaderElect, Shards: o.Shards,
-		OmitNamespace: !o.CreateNamespace, Admission: names, AdmissionCASecret: o.CASecret})
+		OmitNamespace: !o.CreateNamespace, Admission: names, AdmissionCASecret: o.CASecret, Impersonate: o.Impersonate})
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ type RBACOptions struct {
 	Shards          bool
 	CreateNamespace bool
 	CASecret        string
+	Impersonate     bool
 }
 
 // AddFlags registers kreact rbac's flags on fs.
@@ -27,6 +28,8 @@ func (o *RBACOptions) AddFlags(fs *FlagSet) {
 	fs.BoolVarP(&o.Shards, "shards", "", false, "also grant what sharding (kreact run --shards) needs on the replicas' Leases in --namespace")
 	fs.StringVarP(&o.CASecret, "admission-ca-secret", "", "",
 		"with rules that have admission handlers: also grant get and create on this Secret's resource in --namespace, for kreact run --admission-ca-secret")
+	fs.BoolVarP(&o.Impersonate, "impersonate", "", false,
+		"also grant impersonate on serviceaccounts, cluster-wide, which kreact run needs to run teams' Rule objects as a ServiceAccount of their namespace")
 	o.Register(fs)
 }
 
