@@ -87,6 +87,10 @@ type Options struct {
 	// intercept does not load. The zero value leaves out kube-system
 	// only.
 	Admission admission.Options
+	// Identity says whom a team's Rule acts as: a ServiceAccount of its
+	// namespace, impersonated for every write the rule makes. The zero
+	// value lets a Rule act only as the ServiceAccount it names.
+	Identity Identity
 }
 
 // Observer is told what the engine does, for metrics and tests: what the
@@ -118,6 +122,9 @@ type Engine struct {
 	running map[string]*runner
 	pending map[string]*pendingRule  // rules waiting for their resources
 	warm    []*dynamicinformer.Watch // Warm's watches, until the next Load
+	// missing is what each rule's identity lacked when it was last
+	// checked (checkAccess), for Status.
+	missing map[string][]Missing
 	started chan struct{}
 }
 
@@ -157,6 +164,7 @@ func New(client rest.Interface, mapper apiresource.Resolver, informers dynamicin
 		log:       opts.Logger,
 		running:   map[string]*runner{},
 		pending:   map[string]*pendingRule{},
+		missing:   map[string][]Missing{},
 		started:   make(chan struct{}),
 	}
 }
@@ -233,6 +241,7 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 	keep := map[string]bool{}
 	next := make([]prepared, 0, len(rs))
 	refreshed := false
+	rv := newReviewer()
 	for _, r := range rs {
 		if err := ctx.Err(); err != nil {
 			// Stopping: start nothing of a half-checked set.
@@ -252,6 +261,20 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 		if err := c.Err(); err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if _, _, err := e.clientFor(r); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if c.Resolved != nil && !e.runsAlready(r) {
+			missing, err := e.checkAccess(ctx, rv, r, c.Resolved, e.plan(c.Resolved, c.Program))
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			e.mu.Lock()
+			e.missing[r.Name] = missing
+			e.mu.Unlock()
 		}
 		next = append(next, prepared{rule: r, fingerprint: r.Fingerprint(), program: c.Program, resolved: c.Resolved, waiting: c.Waiting})
 	}
@@ -304,6 +327,11 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 	for name := range e.pending {
 		if !keep[name] {
 			delete(e.pending, name)
+		}
+	}
+	for name := range e.missing {
+		if !keep[name] {
+			delete(e.missing, name)
 		}
 	}
 	e.mu.Unlock()
@@ -366,6 +394,16 @@ func (e *Engine) start(r *rules.Rule, prog *scripting.Program, res *rules.Resolv
 	for _, w := range append(CheckReads(res, prog), CheckIgnored(res, prog)...) {
 		e.log.Warn(w.Msg, "rule", r.Name, "at", w.Pos.String())
 	}
+}
+
+// runsAlready reports whether r runs in this very version (its
+// fingerprint), which Load then leaves running unchecked. The caller
+// holds e.changing.
+func (e *Engine) runsAlready(r *rules.Rule) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	old, ok := e.running[r.Name]
+	return ok && old.fingerprint == r.Fingerprint()
 }
 
 // refreshDiscovery rediscovers the API now, when the source can (a
@@ -477,6 +515,18 @@ func (e *Engine) retryPending() {
 		starting = append(starting, ready{p, res})
 	}
 	e.mu.Unlock()
+	rv := newReviewer()
+	starting = slices.DeleteFunc(starting, func(r ready) bool {
+		missing, err := e.checkAccess(e.ctx, rv, r.p.rule, r.res, e.plan(r.res, r.p.program))
+		if err != nil {
+			e.log.Error("rule cannot start", "rule", r.p.rule.Name, "error", err)
+			return true
+		}
+		e.mu.Lock()
+		e.missing[r.p.rule.Name] = missing
+		e.mu.Unlock()
+		return false
+	})
 	for _, r := range starting {
 		e.start(r.p.rule, r.p.program, r.res, r.p.fingerprint)
 	}
@@ -559,6 +609,14 @@ type Status struct {
 	// Queued is how many objects (and ticks) have calls waiting
 	// (delivery.Core.Len); 0 for a rule that is not running.
 	Queued int
+	// Missing is what the rule needs (what kreact rbac grants it) and
+	// the identity it acts as may not do, as the API server answered
+	// when the rule last started (a SelfSubjectAccessReview per verb,
+	// resource and namespace, sent as the rule's identity); nil when
+	// nothing is missing, or for a rule that is not running. A running
+	// rule with permissions missing runs: what it may not write fails
+	// when it tries (see checkAccess for what is refused instead).
+	Missing []Missing
 }
 
 // Status returns the state of every rule, sorted by name.
@@ -572,7 +630,7 @@ func (e *Engine) Status() []Status {
 	out := make([]Status, 0, len(e.running)+len(e.pending))
 	for name, r := range e.running {
 		synced := r.hasSynced() && !pendingButServed(r.watches, snap)
-		out = append(out, Status{Rule: name, Running: true, Synced: synced, Queued: r.delivery.Len()})
+		out = append(out, Status{Rule: name, Running: true, Synced: synced, Queued: r.delivery.Len(), Missing: slices.Clone(e.missing[name])})
 	}
 	for name, p := range e.pending {
 		out = append(out, Status{Rule: name, Waiting: p.reason})
