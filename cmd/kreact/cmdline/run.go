@@ -3,10 +3,14 @@ package cmdline
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/delivery"
+	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/isolation"
 	"github.com/kreact/kreact/replica"
 )
@@ -28,6 +32,11 @@ type RunOptions struct {
 	Leader             LeaderFlags
 	Shards             ShardFlags
 	Admission          AdmissionFlags
+	// Identity is whom a team's Rule acts as: --default-service-account
+	// and --only-default-service-account (modelled on Flux's
+	// kustomize-controller, whose --default-service-account is the same
+	// lockdown).
+	Identity engine.Identity
 	// AdmissionConfig is what Admission describes, set by Validate when
 	// the admission server listens.
 	AdmissionConfig admission.Options
@@ -44,6 +53,10 @@ func (o *RunOptions) AddFlags(fs *FlagSet) {
 		"address for the /metrics, /healthz and /readyz of the process that runs the isolated rules (spec.isolate, and those moved for misbehaving), e.g. :8082 (empty disables)")
 	fs.BoolVarP(&o.IsolateMisbehaving, "isolate-misbehaving", "", true,
 		"stop a call that computes for 50ms of CPU, and move a rule to the isolated rules' process when one of its calls is stopped so, or at its timeout or memory limit while computing, until its file changes")
+	fs.StringVarP(&o.Identity.DefaultServiceAccount, "default-service-account", "", "default",
+		"the ServiceAccount of its namespace that a team's Rule acts as (impersonated) when it names none in spec.serviceAccountName; empty: a Rule must name one")
+	fs.BoolVarP(&o.Identity.OnlyDefault, "only-default-service-account", "", false,
+		"refuse a Rule that names another ServiceAccount than --default-service-account")
 	o.Cluster.Register(fs)
 	o.Log.Register(fs)
 	o.Serve.Register(fs)
@@ -67,6 +80,13 @@ func (o *RunOptions) Validate() error {
 	}
 	if len(o.args) > 0 {
 		return &UsageError{Msg: fmt.Sprintf("run: unexpected argument %q", o.args[0])}
+	}
+	if sa := o.Identity.DefaultServiceAccount; sa != "" {
+		if msgs := validation.IsDNS1123Subdomain(sa); len(msgs) > 0 {
+			return &UsageError{Msg: fmt.Sprintf("run: --default-service-account %q: %s", sa, strings.Join(msgs, "; "))}
+		}
+	} else if o.Identity.OnlyDefault {
+		return &UsageError{Msg: "run: --only-default-service-account needs a --default-service-account"}
 	}
 	if a := o.IsolatedMetrics; a != "" && (a == o.Serve.MetricsAddr || a == o.Serve.HealthAddr) {
 		return &UsageError{Msg: fmt.Sprintf("run: --isolated-metrics-bind-address %s is already this process's address", a)}
