@@ -97,13 +97,19 @@ func (rv *reviewer) allowed(ctx context.Context, client rest.Interface, user, ve
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	data, err := client.Post().AbsPath("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews").
-		SetHeader("Content-Type", "application/json").Body(body).Do(ctx).Raw()
-	if err != nil {
+	res := client.Post().AbsPath("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews").
+		SetHeader("Content-Type", "application/json").SetHeader("Accept", "application/json").Body(body).Do(ctx)
+	// Error, not Raw's error: only Error decodes the API server's Status,
+	// whose message says who may not do what.
+	if err := res.Error(); err != nil {
 		err = fmt.Errorf("ask the API server whether %s may %s %s: %w", actingAs(user), verb, gr, err)
 		if !apierrors.IsForbidden(err) {
 			rv.failed = err
 		}
+		return false, err
+	}
+	data, err := res.Raw()
+	if err != nil {
 		return false, err
 	}
 	var review authorizationv1.SelfSubjectAccessReview
@@ -141,7 +147,15 @@ func (e *Engine) checkAccess(ctx context.Context, rv *reviewer, r *rules.Rule, r
 					e.log.Warn("rule's permissions not checked", "rule", r.Name, "identity", actingAs(user), "error", err)
 					return missing, nil
 				}
-				refused.Addf(at, "permissions not checked: %v", err)
+				if apierrors.IsForbidden(err) {
+					// The API server's message is long (it names every way
+					// impersonation could have been granted): logged whole,
+					// and the error says what to do.
+					e.log.Error("kreact may not impersonate a Rule's ServiceAccount", "rule", r.Name, "identity", user, "error", err)
+					refused.Addf(at, "kreact may not act as %s: grant kreact impersonate on serviceaccounts (kreact rbac --impersonate)", user)
+				} else {
+					refused.Addf(at, "permissions not checked: %v", err)
+				}
 				return missing, refused
 			}
 			if ok {

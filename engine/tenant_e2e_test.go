@@ -15,7 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/engine"
@@ -25,12 +30,14 @@ import (
 )
 
 var (
-	deployments     = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-	serviceAccounts = schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}
-	roles           = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}
-	roleBindings    = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}
-	policies        = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"}
-	policyBindings  = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"}
+	deployments         = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	serviceAccounts     = schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}
+	roles               = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}
+	roleBindings        = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}
+	clusterRoles        = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
+	clusterRoleBindings = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"}
+	policies            = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"}
+	policyBindings      = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"}
 )
 
 // actionFailures is an engine.Observer that keeps the actions that failed
@@ -239,5 +246,61 @@ spec:
 	}
 	if st := h.engine.Status(); len(st) != 0 {
 		t.Errorf("the refused rules have a status %+v; want none", st)
+	}
+}
+
+// A team's Rule whose ServiceAccount kreact may not impersonate does not
+// start, and the error says why: its permissions cannot be checked, and
+// it would act as nothing else (the check fails closed). kreact runs here
+// as a ServiceAccount with what its informers need and no impersonate.
+func TestTenantRuleThatKreactMayNotImpersonateIsRefused(t *testing.T) {
+	admin := &harness{t: t, client: dynamic.NewForConfigOrDie(cluster.Config())}
+	const kreactNS, kreactSA, ns = "tenant-noimp-kreact", "kreact", "tenant-noimp"
+	admin.namespace(kreactNS)
+	admin.create(serviceAccounts, fmt.Sprintf("{apiVersion: v1, kind: ServiceAccount, metadata: {name: %s, namespace: %s}}", kreactSA, kreactNS))
+	admin.create(clusterRoles, fmt.Sprintf(`{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, metadata: {name: %s}, rules: [
+  {apiGroups: [apiextensions.k8s.io], resources: [customresourcedefinitions], verbs: [list, watch]},
+  {apiGroups: [apiregistration.k8s.io], resources: [apiservices], verbs: [list, watch]},
+  {apiGroups: [""], resources: [configmaps], verbs: [get, list, watch]}]}`, kreactNS))
+	admin.create(clusterRoleBindings, fmt.Sprintf(`{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: %[1]s},
+  roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %[1]s},
+  subjects: [{kind: ServiceAccount, name: %[2]s, namespace: %[1]s}]}`, kreactNS, kreactSA))
+	admin.tenant(ns, "default", `[{apiGroups: [""], resources: [configmaps], verbs: [get, list, watch]}]`)
+
+	expiry := int64(3600)
+	tr, err := kubernetes.NewForConfigOrDie(cluster.Config()).CoreV1().ServiceAccounts(kreactNS).CreateToken(t.Context(), kreactSA,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &rest.Config{Host: cluster.Config().Host, TLSClientConfig: rest.TLSClientConfig{CAData: cluster.Config().CAData}, BearerToken: tr.Status.Token}
+	// The authorizer caches RBAC objects: wait until it knows the binding.
+	testcluster.Eventually(t, "kreact's ServiceAccount to be allowed to list configmaps", func() bool {
+		_, err := dynamic.NewForConfigOrDie(cfg).Resource(configMaps).List(t.Context(), metav1.ListOptions{Limit: 1})
+		return err == nil
+	})
+
+	h := startAs(t, cfg, engine.Options{Identity: engine.Identity{DefaultServiceAccount: "default"}}, nil)
+	r := teamRule(t, fmt.Sprintf(`apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata: {name: watcher, namespace: %s}
+spec:
+  watch: [{resource: configmaps}]
+  script: |
+    function onAdd(cm) {}
+`, ns))
+	err = h.engine.Load(t.Context(), []*rules.Rule{r})
+	user := engine.ServiceAccountUser(ns, "default")
+	want := fmt.Sprintf("rule/%s/watcher: kreact may not act as %s: grant kreact impersonate on serviceaccounts (kreact rbac --impersonate)", ns, user)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("load: %v; want an error containing %q", err, want)
+	}
+	// The log has the API server's own words.
+	if n := h.logs.Count(`msg="kreact may not impersonate a Rule's ServiceAccount"`, "rule="+r.Name,
+		fmt.Sprintf(`User \"system:serviceaccount:%s:%s\" cannot impersonate`, kreactNS, kreactSA)); n != 1 {
+		t.Errorf("%d log lines say why kreact may not impersonate, want 1", n)
+	}
+	if st := h.engine.Status(); len(st) != 0 {
+		t.Errorf("the refused rule has a status %+v; want none", st)
 	}
 }
