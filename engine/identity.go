@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"cmp"
+
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/transport"
@@ -15,12 +17,13 @@ import (
 // its own namespace, which kreact impersonates for every write the rule
 // makes, so that the namespace's RBAC bounds the rule: never as kreact
 // itself, whose rights are the union of every rule's. The zero value lets
-// a Rule act only as the ServiceAccount it names.
+// a Rule act as the ServiceAccount it names, or as its namespace's
+// "default".
 type Identity struct {
 	// DefaultServiceAccount is the ServiceAccount of its namespace that a
 	// Rule naming none (spec.serviceAccountName) acts as (kreact run
-	// --default-service-account). Empty means that a Rule must name one:
-	// one that does not is refused.
+	// --default-service-account). Empty means "default", which every
+	// namespace has and to which RBAC usually grants nothing.
 	DefaultServiceAccount string
 	// OnlyDefault refuses a Rule that names another ServiceAccount than
 	// DefaultServiceAccount (kreact run --only-default-service-account):
@@ -36,20 +39,23 @@ func (id Identity) ServiceAccount(r *rules.Rule) (string, error) {
 	if r.Namespace == "" {
 		return "", nil
 	}
-	at := diag.Position{Rule: r.Name, File: r.Source}
-	var errs diag.ErrorList
+	def := cmp.Or(id.DefaultServiceAccount, DefaultServiceAccount)
 	switch sa := r.ServiceAccountName; {
-	case sa == "" && id.DefaultServiceAccount == "":
-		errs.Addf(at, "spec.serviceAccountName: required: kreact run has no --default-service-account, and a Rule acts as a ServiceAccount of its namespace, never as kreact itself")
 	case sa == "":
-		return id.DefaultServiceAccount, nil
-	case id.OnlyDefault && sa != id.DefaultServiceAccount:
-		errs.Addf(at, "spec.serviceAccountName: %q refused: kreact run --only-default-service-account lets a Rule act only as %q, the default", sa, id.DefaultServiceAccount)
+		return def, nil
+	case id.OnlyDefault && sa != def:
+		var errs diag.ErrorList
+		errs.Addf(diag.Position{Rule: r.Name, File: r.Source},
+			"spec.serviceAccountName: %q refused: kreact run --only-default-service-account lets a Rule act only as %q, the default", sa, def)
+		return "", errs
 	default:
 		return sa, nil
 	}
-	return "", errs
 }
+
+// DefaultServiceAccount is the ServiceAccount a Rule that names none acts
+// as, unless Identity.DefaultServiceAccount says otherwise.
+const DefaultServiceAccount = "default"
 
 // ServiceAccountUser is the user name of the ServiceAccount name in
 // namespace, as the API server authenticates it (and as RBAC subjects,

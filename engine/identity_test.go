@@ -26,8 +26,9 @@ func TestIdentityServiceAccount(t *testing.T) {
 		{"the default named, when only it is allowed", engine.Identity{DefaultServiceAccount: "default", OnlyDefault: true}, team("default"), "default", ""},
 		{"another, when only the default is allowed", engine.Identity{DefaultServiceAccount: "default", OnlyDefault: true}, team("deployer"), "",
 			`rule/team-a/r: spec.serviceAccountName: "deployer" refused: kreact run --only-default-service-account lets a Rule act only as "default", the default`},
-		{"none and no default", engine.Identity{}, team(""), "",
-			"rule/team-a/r: spec.serviceAccountName: required: kreact run has no --default-service-account, and a Rule acts as a ServiceAccount of its namespace, never as kreact itself"},
+		{"the namespace's default, with no other", engine.Identity{}, team(""), "default", ""},
+		{"the namespace's default only", engine.Identity{OnlyDefault: true}, team("deployer"), "",
+			`rule/team-a/r: spec.serviceAccountName: "deployer" refused: kreact run --only-default-service-account lets a Rule act only as "default", the default`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := tc.id.ServiceAccount(tc.rule)

@@ -19,9 +19,7 @@ func TestRunIdentityFlags(t *testing.T) {
 		{args: nil, want: engine.Identity{DefaultServiceAccount: "default"}},
 		{args: []string{"--default-service-account", "kreact-rules", "--only-default-service-account"},
 			want: engine.Identity{DefaultServiceAccount: "kreact-rules", OnlyDefault: true}},
-		{args: []string{"--default-service-account="}, want: engine.Identity{}},
-		{args: []string{"--default-service-account=", "--only-default-service-account"},
-			wantErr: "run: --only-default-service-account needs a --default-service-account"},
+		{args: []string{"--default-service-account="}, wantErr: `run: --default-service-account "": `},
 		{args: []string{"--default-service-account", "Not_A_Name"}, wantErr: `run: --default-service-account "Not_A_Name": `},
 	} {
 		var o RunOptions

@@ -53,8 +53,8 @@ func (o *RunOptions) AddFlags(fs *FlagSet) {
 		"address for the /metrics, /healthz and /readyz of the process that runs the isolated rules (spec.isolate, and those moved for misbehaving), e.g. :8082 (empty disables)")
 	fs.BoolVarP(&o.IsolateMisbehaving, "isolate-misbehaving", "", true,
 		"stop a call that computes for 50ms of CPU, and move a rule to the isolated rules' process when one of its calls is stopped so, or at its timeout or memory limit while computing, until its file changes")
-	fs.StringVarP(&o.Identity.DefaultServiceAccount, "default-service-account", "", "default",
-		"the ServiceAccount of its namespace that a team's Rule acts as (impersonated) when it names none in spec.serviceAccountName; empty: a Rule must name one")
+	fs.StringVarP(&o.Identity.DefaultServiceAccount, "default-service-account", "", engine.DefaultServiceAccount,
+		"the ServiceAccount of its namespace that a team's Rule acts as (impersonated) when it names none in spec.serviceAccountName")
 	fs.BoolVarP(&o.Identity.OnlyDefault, "only-default-service-account", "", false,
 		"refuse a Rule that names another ServiceAccount than --default-service-account")
 	o.Cluster.Register(fs)
@@ -81,12 +81,9 @@ func (o *RunOptions) Validate() error {
 	if len(o.args) > 0 {
 		return &UsageError{Msg: fmt.Sprintf("run: unexpected argument %q", o.args[0])}
 	}
-	if sa := o.Identity.DefaultServiceAccount; sa != "" {
-		if msgs := validation.IsDNS1123Subdomain(sa); len(msgs) > 0 {
-			return &UsageError{Msg: fmt.Sprintf("run: --default-service-account %q: %s", sa, strings.Join(msgs, "; "))}
-		}
-	} else if o.Identity.OnlyDefault {
-		return &UsageError{Msg: "run: --only-default-service-account needs a --default-service-account"}
+	if sa := o.Identity.DefaultServiceAccount; len(validation.IsDNS1123Subdomain(sa)) > 0 {
+		// A team's Rule never acts as kreact itself: there is no "none".
+		return &UsageError{Msg: fmt.Sprintf("run: --default-service-account %q: %s", sa, strings.Join(validation.IsDNS1123Subdomain(sa), "; "))}
 	}
 	if a := o.IsolatedMetrics; a != "" && (a == o.Serve.MetricsAddr || a == o.Serve.HealthAddr) {
 		return &UsageError{Msg: fmt.Sprintf("run: --isolated-metrics-bind-address %s is already this process's address", a)}
