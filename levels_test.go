@@ -57,7 +57,7 @@ var levels = []level{
 	{"engine", "engine metrics"},
 	// What runs or checks a whole rule set around the engine: isolated
 	// rules, validation, offline tests, recording.
-	{"around the engine", "isolation validate ruletest record"},
+	{"around the engine", "isolation validate ruletest record ruleobjects"},
 	// The command, the tools, and the packages that only test the
 	// repository's files.
 	{"commands and tools", "cmd/... hack/... deploy docs examples ."},

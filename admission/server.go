@@ -66,8 +66,11 @@ type Server struct {
 	opts ServerOptions
 	log  *slog.Logger
 
-	// loading orders the calls of Load.
-	loading sync.Mutex
+	// loading orders the calls of Load, and guards noHandlers: the
+	// fingerprints of the last load's rules that have no admission
+	// handler, which the next load need not compile again.
+	loading    sync.Mutex
+	noHandlers map[string]bool
 
 	mu       sync.RWMutex
 	handlers map[string]*handler
@@ -134,7 +137,17 @@ func (s *Server) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 		}
 	}
 	var built []*handler
+	noHandlers := map[string]bool{}
 	for _, r := range rs {
+		fp := r.Fingerprint()
+		if cur := old[r.Name]; cur != nil && cur.fingerprint == fp {
+			next[r.Name] = cur // unchanged: compiled and checked when built
+			continue
+		}
+		if s.noHandlers[fp] {
+			noHandlers[fp] = true
+			continue // compiled before: no admission handler
+		}
 		prog, problems := scripting.CheckScript(r)
 		if problems.Errors().Err() != nil {
 			// Whether it has admission handlers is unknown; the
@@ -143,10 +156,7 @@ func (s *Server) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 		}
 		h := HandlersOf(prog)
 		if !h.Any() {
-			continue
-		}
-		if cur := old[r.Name]; cur != nil && cur.fingerprint == r.Fingerprint() {
-			next[r.Name] = cur
+			noHandlers[fp] = true
 			continue
 		}
 		res, err := r.Resolve(s.opts.Mapper)
@@ -177,6 +187,9 @@ func (s *Server) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 	s.mu.Lock()
 	s.handlers = next
 	s.mu.Unlock()
+	// Only the rules of this load: a set that keeps changing (rule
+	// objects) does not grow it.
+	s.noHandlers = noHandlers
 	for name, h := range old {
 		if next[name] != h {
 			h.close()

@@ -152,7 +152,7 @@ func (e *Engine) checkAccess(ctx context.Context, rv *reviewer, r *rules.Rule, r
 					// impersonation could have been granted): logged whole,
 					// and the error says what to do.
 					e.log.Error("kreact may not impersonate a Rule's ServiceAccount", "rule", r.Name, "identity", user, "error", err)
-					refused.Addf(at, "kreact may not act as %s: grant kreact impersonate on serviceaccounts (kreact rbac --impersonate)", user)
+					refused.Addf(at, "kreact may not act as %s: grant kreact impersonate on serviceaccounts (kreact rbac --rule-objects)", user)
 				} else {
 					refused.Addf(at, "permissions not checked: %v", err)
 				}

@@ -291,7 +291,7 @@ spec:
 `, ns))
 	err = h.engine.Load(t.Context(), []*rules.Rule{r})
 	user := engine.ServiceAccountUser(ns, "default")
-	want := fmt.Sprintf("rule/%s/watcher: kreact may not act as %s: grant kreact impersonate on serviceaccounts (kreact rbac --impersonate)", ns, user)
+	want := fmt.Sprintf("rule/%s/watcher: kreact may not act as %s: grant kreact impersonate on serviceaccounts (kreact rbac --rule-objects)", ns, user)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("load: %v; want an error containing %q", err, want)
 	}

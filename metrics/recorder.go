@@ -48,6 +48,9 @@ type Recorder struct {
 
 	informers  *informerCollector
 	finalizers *finalizerCollector
+
+	errMu      sync.Mutex
+	lastErrors map[string]lastError // by rule: RuleCounts
 }
 
 // A Recorder is also the admission.Observer of kreact run, which checks
@@ -204,6 +207,7 @@ func (r *Recorder) HandlerCall(rule string, t event.Type, d time.Duration, err e
 	r.handlerCalls.WithLabelValues(rule, string(t)).Inc()
 	if err != nil {
 		r.handlerErrors.WithLabelValues(rule, string(t)).Inc()
+		r.noteError(rule, err)
 		if rest := delivery.RestAfter(err); rest > 0 {
 			r.handlerRest.WithLabelValues(rule).Add(rest.Seconds())
 		}
@@ -231,6 +235,9 @@ func (r *Recorder) ChangesDropped(rule string, n int) {
 // ActionResult counts an attempt at an action by its outcome.
 func (r *Recorder) ActionResult(res actions.Result) {
 	r.actions.WithLabelValues(res.Action.Rule, string(res.Action.Verb), string(res.Outcome)).Inc()
+	if res.Err != nil && (res.Outcome == actions.Failed || res.Outcome == actions.GaveUp) {
+		r.noteError(res.Action.Rule, res.Err)
+	}
 }
 
 // RulesLoaded records the size of the rule set just loaded.

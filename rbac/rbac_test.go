@@ -341,19 +341,19 @@ spec:
 
 // kreact impersonates a team's Rule's ServiceAccount: a rule set with one
 // grants impersonate on serviceaccounts, cluster-wide, as does
-// Options.Impersonate; an administrator's rules alone do not.
+// Options.RuleObjects; an administrator's rules alone do not.
 func TestGenerateImpersonate(t *testing.T) {
 	const grant = "resources: [serviceaccounts]\n    verbs: [impersonate]"
 	for _, tt := range []struct {
 		name       string
 		team, flag bool
 		want       bool
-	}{{"rule files", false, false, false}, {"--impersonate", false, true, true}, {"a team's Rule", true, false, true}} {
+	}{{"rule files", false, false, false}, {"--rule-objects", false, true, true}, {"a team's Rule", true, false, true}} {
 		rs, resolved := resolve(t, namespacedRule)
 		if tt.team {
 			rs[0].Namespace = "team-a"
 		}
-		out, err := Generate(rs, resolved, Options{Name: "kreact", Namespace: "kreact-system", Impersonate: tt.flag})
+		out, err := Generate(rs, resolved, Options{Name: "kreact", Namespace: "kreact-system", RuleObjects: tt.flag})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -158,7 +158,6 @@ func TestRBACGolden(t *testing.T) {
 		{"shards", []string{"rbac", "-f", "testdata/rbac/namespaced.yaml", "--name", "reactor", "-n", "ops", "--shards"}},
 		{"shards-and-leader", []string{"rbac", "-f", "testdata/rbac/namespaced.yaml", "--shards", "--leader-elect"}},
 		{"admission", []string{"rbac", "-f", "testdata/webhooks/rules.yaml", "--admission-ca-secret", "kreact-admission-ca"}},
-		{"impersonate", []string{"rbac", "-f", "testdata/rbac/namespaced.yaml", "--impersonate"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

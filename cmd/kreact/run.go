@@ -22,6 +22,7 @@ import (
 	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/metrics"
 	"github.com/kreact/kreact/replica"
+	"github.com/kreact/kreact/ruleobjects"
 	"github.com/kreact/kreact/validate"
 )
 
@@ -94,7 +95,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return cmdline.ListenError(err)
 	}
-	lead, standby := ruleSet(&o, files, reload, iso, eng, stack, rec, child.Loaded(ready.RulesLoaded), logger)
+	lead, standby := ruleSet(&o, child.Child, files, reload, iso, eng, stack, rec, child.Loaded(ready.RulesLoaded), logger)
 	always := append(append(rep.Always, stack, srv), append(admitting, standby...)...)
 	elect, err := o.Leader.Options(rep.Name, logger)
 	if err != nil {
@@ -136,7 +137,15 @@ func admissionServer(o *cmdline.RunOptions, isolatedChild bool, stack *clientsta
 	adm, err := admission.NewServer(admission.ServerOptions{Addr: a.Addr, Certificates: certs, Config: opts, Applier: applier,
 		Mapper: stack.Mapper, Informers: stack.Informers, Observer: rec, Logger: logger})
 	reload.Reloaded = func(err error) { logAdmission(logger, err) }
-	return adm, []lifecycle.Runnable{adm, engine.Follow(adm, files, reload)}, err
+	// With --rule-objects, the rule objects' handlers too, on every
+	// replica: the webhooks' Service may send a review to any of them.
+	parts := engine.Combine(adm, 2)
+	follow := []lifecycle.Runnable{adm, engine.Follow(parts.Part(0), files, reload)}
+	if o.RuleObjects {
+		objects := ruleobjects.Options{Informers: stack.Informers, Loader: parts.Part(1), Admission: true, Limits: o.Tenants.Limits, Logger: logger}
+		follow = append(follow, lifecycle.Func(func(ctx context.Context) error { return ruleobjects.Run(ctx, objects) }))
+	}
+	return adm, follow, err
 }
 
 // logAdmission logs each problem of a load of the admission server
@@ -161,6 +170,9 @@ func logAdmission(logger *slog.Logger, err error) {
 // run exits 3 with every error. The isolated rules' process reads the
 // same files, and leaves their errors to this one.
 func readRules(ctx context.Context, read engine.Reader, paths []string, logger *slog.Logger, child isolation.Role) (engine.RuleFiles, error) {
+	if len(paths) == 0 {
+		return engine.RuleFiles{}, nil // --rule-objects alone
+	}
 	files, err := read(ctx, "run: loading rules", paths)
 	if err = cmp.Or(err, files.NoRules(paths)); err != nil {
 		return files, child.Ended(err)
@@ -205,18 +217,28 @@ func refreshDiscovery(ctx context.Context, stack *clientstack.Stack) bool {
 }
 
 // ruleSet is what runs only while this replica leads: the engine, the
-// rule set (this process's side of it, counted for readiness with loaded)
-// and iso; and with --leader-elect the standby, which fills the caches so
-// that taking over the lease costs no initial list.
-func ruleSet(o *cmdline.RunOptions, files engine.RuleFiles, reload engine.ReloadOptions, iso *isolation.Isolation, eng *engine.Engine, stack *clientstack.Stack, rec *metrics.Recorder, loaded func(int), logger *slog.Logger) (lifecycle.Group, []lifecycle.Runnable) {
+// rule set (this process's side of it, counted for readiness with loaded),
+// iso, and with --rule-objects the rule objects, loaded with the files'
+// rules as one set; and with --leader-elect the standby, which fills the
+// caches so that taking over the lease costs no initial list.
+func ruleSet(o *cmdline.RunOptions, child bool, files engine.RuleFiles, reload engine.ReloadOptions, iso *isolation.Isolation, eng *engine.Engine, stack *clientstack.Stack, rec *metrics.Recorder, loaded func(int), logger *slog.Logger) (lifecycle.Group, []lifecycle.Runnable) {
 	reload.Reloaded = func(err error) {
 		if err != nil {
 			rec.ReloadFailed()
 		}
 	}
-	set := &engine.RuleSet{Engine: iso.Loader(eng), Elsewhere: iso.Elsewhere(), Informers: stack.Informers.Status, Rules: files.Rules, Failed: files.Failed, Err: files.Err, Logger: logger,
+	combined := engine.Combine(iso.Loader(eng), 2)
+	set := &engine.RuleSet{Engine: combined.Part(0), Elsewhere: iso.Elsewhere(), Informers: stack.Informers.Status, Rules: files.Rules, Failed: files.Failed, Err: files.Err, Logger: logger,
 		Options: reload, Loaded: loaded, Attrs: []any{"dryRun", o.DryRun}}
 	lead := lifecycle.Group{lifecycle.Func(eng.Run), set, iso}
+	if o.RuleObjects {
+		objects := ruleobjects.Options{Informers: stack.Informers, Loader: combined.Part(1), Client: stack.Client,
+			Counts: rec.RuleCounts, Actions: eng.ActionStats, Elsewhere: iso.RulesElsewhere, Refresh: o.StatusInterval, Limits: o.Tenants.Limits, Logger: logger}
+		if child || o.Shards.Enabled {
+			objects.Client = nil // the parent writes; shards would each write their own counts
+		}
+		lead = append(lead, lifecycle.Func(func(ctx context.Context) error { return ruleobjects.Run(ctx, objects) }))
+	}
 	if !o.Leader.Enabled {
 		return lead, nil
 	}

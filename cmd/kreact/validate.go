@@ -94,9 +94,12 @@ func checkedRules(ctx context.Context, r *cmdline.InputFlags, opts validate.Opti
 }
 
 func rbacCmd(ctx context.Context, o *cmdline.RBACOptions, stdout, stderr io.Writer) error {
-	c, admitting, err := checkedRules(ctx, &o.InputFlags, validate.Options{})
-	if err != nil {
-		return err
+	c, admitting := &validate.Result{}, []admission.Rule(nil)
+	if len(o.Files) > 0 {
+		var err error
+		if c, admitting, err = checkedRules(ctx, &o.InputFlags, validate.Options{}); err != nil {
+			return err
+		}
 	}
 	for _, w := range rbac.WideActions(c.Resolved...) {
 		fmt.Fprintln(stderr, w)
@@ -106,7 +109,7 @@ func rbacCmd(ctx context.Context, o *cmdline.RBACOptions, stdout, stderr io.Writ
 		names = append(names, r.Resolved.Rule.Name)
 	}
 	out, err := rbac.Generate(c.Rules, c.Resolved, rbac.Options{Name: o.Name, Namespace: o.Namespace, LeaderElect: o.LeaderElect, Shards: o.Shards,
-		OmitNamespace: !o.CreateNamespace, Admission: names, AdmissionCASecret: o.CASecret, Impersonate: o.Impersonate})
+		OmitNamespace: !o.CreateNamespace, Admission: names, AdmissionCASecret: o.CASecret, RuleObjects: o.RuleObjects})
 	if err != nil {
 		return err
 	}

@@ -30,8 +30,8 @@ func TestRunIdentityFlags(t *testing.T) {
 			t.Errorf("%q: %v", c.args, err)
 		case c.wantErr != "" && (!errors.As(err, &ue) || !strings.Contains(err.Error(), c.wantErr)):
 			t.Errorf("%q: %v, want a usage error containing %q", c.args, err, c.wantErr)
-		case c.wantErr == "" && o.Identity != c.want:
-			t.Errorf("%q: Identity = %+v, want %+v", c.args, o.Identity, c.want)
+		case c.wantErr == "" && o.Tenants.Identity != c.want:
+			t.Errorf("%q: Identity = %+v, want %+v", c.args, o.Tenants.Identity, c.want)
 		}
 	}
 }

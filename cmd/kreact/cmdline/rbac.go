@@ -16,7 +16,7 @@ type RBACOptions struct {
 	Shards          bool
 	CreateNamespace bool
 	CASecret        string
-	Impersonate     bool
+	RuleObjects     bool
 }
 
 // AddFlags registers kreact rbac's flags on fs.
@@ -28,8 +28,7 @@ func (o *RBACOptions) AddFlags(fs *FlagSet) {
 	fs.BoolVarP(&o.Shards, "shards", "", false, "also grant what sharding (kreact run --shards) needs on the replicas' Leases in --namespace")
 	fs.StringVarP(&o.CASecret, "admission-ca-secret", "", "",
 		"with rules that have admission handlers: also grant get and create on this Secret's resource in --namespace, for kreact run --admission-ca-secret")
-	fs.BoolVarP(&o.Impersonate, "impersonate", "", false,
-		"also grant impersonate on serviceaccounts, cluster-wide, which kreact run needs to run teams' Rule objects as a ServiceAccount of their namespace")
+	fs.BoolVarP(&o.RuleObjects, "rule-objects", "", false, "also grant what kreact run --rule-objects needs: watch Rule and ClusterRule objects and write their status (rule files are then optional)")
 	o.Register(fs)
 }
 
@@ -38,8 +37,10 @@ func (o *RBACOptions) Validate() error {
 	if o.LeaderElect && o.Shards {
 		return &UsageError{Msg: "rbac: --shards and --leader-elect exclude each other, as they do for kreact run"}
 	}
-	if err := o.Check("rbac"); err != nil {
-		return err
+	if len(o.Files) > 0 || !o.RuleObjects {
+		if err := o.Check("rbac"); err != nil {
+			return err
+		}
 	}
 	for flag, v := range map[string]string{"--name": o.Name, "--namespace": o.Namespace} {
 		if errs := validation.IsDNS1123Label(v); len(errs) > 0 {

@@ -3,14 +3,10 @@ package cmdline
 import (
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
-
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/delivery"
-	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/isolation"
 	"github.com/kreact/kreact/replica"
 )
@@ -25,18 +21,19 @@ type RunOptions struct {
 	// the isolated rules' process.
 	IsolateMisbehaving bool
 	DryRun             bool
-	ReloadInterval     time.Duration
-	Cluster            ClusterFlags
-	Log                LogFlags
-	Serve              ServeFlags
-	Leader             LeaderFlags
-	Shards             ShardFlags
-	Admission          AdmissionFlags
-	// Identity is whom a team's Rule acts as: --default-service-account
-	// and --only-default-service-account (modelled on Flux's
-	// kustomize-controller, whose --default-service-account is the same
-	// lockdown).
-	Identity engine.Identity
+	// RuleObjects runs the cluster's Rule and ClusterRule objects too
+	// (package ruleobjects).
+	RuleObjects bool
+	// StatusInterval is ruleobjects.Options.Refresh.
+	StatusInterval time.Duration
+	Tenants        TenantFlags
+	ReloadInterval time.Duration
+	Cluster        ClusterFlags
+	Log            LogFlags
+	Serve          ServeFlags
+	Leader         LeaderFlags
+	Shards         ShardFlags
+	Admission      AdmissionFlags
 	// AdmissionConfig is what Admission describes, set by Validate when
 	// the admission server listens.
 	AdmissionConfig admission.Options
@@ -47,22 +44,21 @@ type RunOptions struct {
 // AddFlags registers kreact run's flags on fs.
 func (o *RunOptions) AddFlags(fs *FlagSet) {
 	fs.ListVarP(&o.Files, "filename", "f", "rule file or directory (repeatable)")
+	fs.BoolVarP(&o.RuleObjects, "rule-objects", "", false, "also run the cluster's Rule and ClusterRule objects (kubectl apply a rule; its CRDs are in deploy/crds), with their status")
+	fs.DurationVar(&o.StatusInterval, "status-interval", 30*time.Second, "with --rule-objects, how often a rule object's status is brought up to date when only its counts changed")
 	fs.BoolVarP(&o.DryRun, "dry-run", "", false, "send every action with dryRun=All and log it instead of changing the cluster")
 	fs.DurationVar(&o.ReloadInterval, "reload-interval", 2*time.Second, "how often to check rule files for changes (0 disables reloading)")
 	fs.StringVarP(&o.IsolatedMetrics, "isolated-metrics-bind-address", "", "",
 		"address for the /metrics, /healthz and /readyz of the process that runs the isolated rules (spec.isolate, and those moved for misbehaving), e.g. :8082 (empty disables)")
 	fs.BoolVarP(&o.IsolateMisbehaving, "isolate-misbehaving", "", true,
 		"stop a call that computes for 50ms of CPU, and move a rule to the isolated rules' process when one of its calls is stopped so, or at its timeout or memory limit while computing, until its file changes")
-	fs.StringVarP(&o.Identity.DefaultServiceAccount, "default-service-account", "", engine.DefaultServiceAccount,
-		"the ServiceAccount of its namespace that a team's Rule acts as (impersonated) when it names none in spec.serviceAccountName")
-	fs.BoolVarP(&o.Identity.OnlyDefault, "only-default-service-account", "", false,
-		"refuse a Rule that names another ServiceAccount than --default-service-account")
 	o.Cluster.Register(fs)
 	o.Log.Register(fs)
 	o.Serve.Register(fs)
 	o.Leader.Register(fs)
 	o.Shards.Register(fs)
 	o.Admission.RegisterServe(fs)
+	o.Tenants.Register(fs)
 }
 
 // Complete keeps the positional arguments, which kreact run refuses.
@@ -75,15 +71,14 @@ func (o *RunOptions) Validate() error {
 	if err := o.Shards.Validate(o.Leader.Enabled); err != nil {
 		return err
 	}
-	if len(o.Files) == 0 {
-		return &UsageError{Msg: "run: no rule files: use -f FILE|DIR"}
+	if err := o.Tenants.Validate(); err != nil {
+		return err
+	}
+	if len(o.Files) == 0 && !o.RuleObjects {
+		return &UsageError{Msg: "run: no rules: use -f FILE|DIR, --rule-objects, or both"}
 	}
 	if len(o.args) > 0 {
 		return &UsageError{Msg: fmt.Sprintf("run: unexpected argument %q", o.args[0])}
-	}
-	if sa := o.Identity.DefaultServiceAccount; len(validation.IsDNS1123Subdomain(sa)) > 0 {
-		// A team's Rule never acts as kreact itself: there is no "none".
-		return &UsageError{Msg: fmt.Sprintf("run: --default-service-account %q: %s", sa, strings.Join(validation.IsDNS1123Subdomain(sa), "; "))}
 	}
 	if a := o.IsolatedMetrics; a != "" && (a == o.Serve.MetricsAddr || a == o.Serve.HealthAddr) {
 		return &UsageError{Msg: fmt.Sprintf("run: --isolated-metrics-bind-address %s is already this process's address", a)}
