@@ -89,7 +89,7 @@ type Options struct {
 	Admission admission.Options
 	// Identity says whom a team's Rule acts as: a ServiceAccount of its
 	// namespace, impersonated for every write the rule makes. The zero
-	// value lets a Rule act only as the ServiceAccount it names.
+	// value: the one a Rule names, else its namespace's "default".
 	Identity Identity
 }
 
