@@ -42,6 +42,11 @@
 //   - creating what already exists and deleting what is already gone count
 //     as done: actions are idempotent, since two leaders may briefly overlap.
 //
+// A queue's client may impersonate a user (a team's Rule acts as a
+// ServiceAccount of its namespace; package engine): Options.ActingAs then
+// names it in the error of every API request, so that a refused action
+// says whose rights refused it.
+//
 // Dry-run sends the same requests with dryRun=All, so the API server still
 // validates them, and logs what would have happened; HTTP requests are only
 // logged.

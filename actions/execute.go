@@ -49,6 +49,9 @@ func (q *Queue) execute(ctx context.Context, a Action) error {
 	default:
 		err = &permanentError{fmt.Errorf("unknown action verb %q", a.Verb)}
 	}
+	if err != nil && q.opts.ActingAs != "" && a.Verb != HTTP {
+		return fmt.Errorf("%s %s as %s: %w", a.Verb, describeTarget(a), q.opts.ActingAs, err)
+	}
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", a.Verb, describeTarget(a), err)
 	}

@@ -59,6 +59,13 @@ type Options struct {
 	// MetricsProvider receives the workqueue's metrics. Nil means client-go's
 	// global provider (which does nothing unless one is registered).
 	MetricsProvider workqueue.MetricsProvider
+	// ActingAs, if set, is the user that client impersonates (a team's
+	// Rule acts as a ServiceAccount of its namespace): the error of every
+	// API request the queue makes names it ("patch deployments.apps
+	// team-a/web as system:serviceaccount:team-a:deployer: ..."), so that
+	// a refused action says whose rights refused it. Empty means kreact
+	// itself, and names none.
+	ActingAs string
 	// OnResult, if set, is called after every attempt, from the goroutine
 	// that made it (a worker's, or Execute's caller's). It must not block.
 	OnResult func(Result)

@@ -237,7 +237,8 @@ func checkCombination(t *testing.T, name string, objs []object) {
 			t.Errorf("monitoring: kinds %v", kinds)
 		}
 	case "minimal":
-		if has("--leader-elect") || !has("--admission-bind-address=") || kinds["PodDisruptionBudget"] || !has("--log-level=debug") {
+		if has("--leader-elect") || !has("--admission-bind-address=") || kinds["PodDisruptionBudget"] || !has("--log-level=debug") ||
+			!has("--default-service-account=kreact-rules") || !has("--only-default-service-account") {
 			t.Errorf("minimal: args %q, kinds %v", args, kinds)
 		}
 	default:

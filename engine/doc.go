@@ -44,6 +44,30 @@
 // next Load (the rules it starts hold their own on the same informers) or
 // when Warm's context ends.
 //
+// # Whom a rule acts as
+//
+// An administrator's rule (a rule file, a ClusterRule) acts as kreact
+// itself. A team's Rule (rules.Rule.Namespace set) acts as a
+// ServiceAccount of its namespace (Identity: the one it names, or
+// kreact run's default; never kreact itself): its action queue's client
+// impersonates it for every write the rule makes, actions, finalizers,
+// kreact.once marks and recorded Events alike, so that the namespace's
+// RBAC bounds it and a refused write names the ServiceAccount. The
+// informers are shared and read with kreact's own identity; and
+// releasing the finalizers of a removed rule is kreact's own cleanup,
+// made as kreact so that no object is left undeletable.
+//
+// When a rule starts (Load, or a waiting rule whose resources appear),
+// the engine asks the API server, with a SelfSubjectAccessReview sent as
+// the rule's identity, whether it may do each thing the rule needs
+// (rbac.Needs: what kreact rbac would grant it), and keeps what it may
+// not in Status.Missing, logged on one line per rule. A missing write is
+// reported, not refused (RBAC granted later works without a reload);
+// but a team's Rule whose ServiceAccount may not read what the rule
+// watches or reads is refused, since kreact's informers would otherwise
+// read it for the team, and so is one whose permissions cannot be
+// checked.
+//
 // # Rule files and reloads
 //
 // RuleSet is the rule set of kreact run as a lifecycle component: the

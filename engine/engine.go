@@ -87,6 +87,10 @@ type Options struct {
 	// intercept does not load. The zero value leaves out kube-system
 	// only.
 	Admission admission.Options
+	// Identity says whom a team's Rule acts as: a ServiceAccount of its
+	// namespace, impersonated for every write the rule makes. The zero
+	// value: the one a Rule names, else its namespace's "default".
+	Identity Identity
 }
 
 // Observer is told what the engine does, for metrics and tests: what the
@@ -118,6 +122,9 @@ type Engine struct {
 	running map[string]*runner
 	pending map[string]*pendingRule  // rules waiting for their resources
 	warm    []*dynamicinformer.Watch // Warm's watches, until the next Load
+	// missing is what each rule's identity lacked when it was last
+	// checked (checkAccess), for Status.
+	missing map[string][]Missing
 	started chan struct{}
 }
 
@@ -157,6 +164,7 @@ func New(client rest.Interface, mapper apiresource.Resolver, informers dynamicin
 		log:       opts.Logger,
 		running:   map[string]*runner{},
 		pending:   map[string]*pendingRule{},
+		missing:   map[string][]Missing{},
 		started:   make(chan struct{}),
 	}
 }
@@ -233,6 +241,7 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 	keep := map[string]bool{}
 	next := make([]prepared, 0, len(rs))
 	refreshed := false
+	rv := newReviewer()
 	for _, r := range rs {
 		if err := ctx.Err(); err != nil {
 			// Stopping: start nothing of a half-checked set.
@@ -264,6 +273,20 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 		if err := c.Err(); err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if _, _, err := e.clientFor(r); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if c.Resolved != nil {
+			missing, err := e.checkAccess(ctx, rv, r, c.Resolved, e.plan(c.Resolved, c.Program))
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			e.mu.Lock()
+			e.missing[r.Name] = missing
+			e.mu.Unlock()
 		}
 		next = append(next, prepared{rule: r, fingerprint: fp, program: c.Program, resolved: c.Resolved, waiting: c.Waiting})
 	}
@@ -316,6 +339,11 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 	for name := range e.pending {
 		if !keep[name] {
 			delete(e.pending, name)
+		}
+	}
+	for name := range e.missing {
+		if !keep[name] {
+			delete(e.missing, name)
 		}
 	}
 	e.mu.Unlock()
@@ -489,6 +517,18 @@ func (e *Engine) retryPending() {
 		starting = append(starting, ready{p, res})
 	}
 	e.mu.Unlock()
+	rv := newReviewer()
+	starting = slices.DeleteFunc(starting, func(r ready) bool {
+		missing, err := e.checkAccess(e.ctx, rv, r.p.rule, r.res, e.plan(r.res, r.p.program))
+		if err != nil {
+			e.log.Error("rule cannot start", "rule", r.p.rule.Name, "error", err)
+			return true
+		}
+		e.mu.Lock()
+		e.missing[r.p.rule.Name] = missing
+		e.mu.Unlock()
+		return false
+	})
 	for _, r := range starting {
 		e.start(r.p.rule, r.p.program, r.res, r.p.fingerprint)
 	}
@@ -571,6 +611,14 @@ type Status struct {
 	// Queued is how many objects (and ticks) have calls waiting
 	// (delivery.Core.Len); 0 for a rule that is not running.
 	Queued int
+	// Missing is what the rule needs (what kreact rbac grants it) and
+	// the identity it acts as may not do, as the API server answered
+	// when the rule last started (a SelfSubjectAccessReview per verb,
+	// resource and namespace, sent as the rule's identity); nil when
+	// nothing is missing, or for a rule that is not running. A running
+	// rule with permissions missing runs: what it may not write fails
+	// when it tries (see checkAccess for what is refused instead).
+	Missing []Missing
 }
 
 // Status returns the state of every rule, sorted by name.
@@ -584,7 +632,7 @@ func (e *Engine) Status() []Status {
 	out := make([]Status, 0, len(e.running)+len(e.pending))
 	for name, r := range e.running {
 		synced := r.hasSynced() && !pendingButServed(r.watches, snap)
-		out = append(out, Status{Rule: name, Running: true, Synced: synced, Queued: r.delivery.Len()})
+		out = append(out, Status{Rule: name, Running: true, Synced: synced, Queued: r.delivery.Len(), Missing: slices.Clone(e.missing[name])})
 	}
 	for name, p := range e.pending {
 		out = append(out, Status{Rule: name, Waiting: p.reason})

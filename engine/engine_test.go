@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/diag"
@@ -55,6 +56,13 @@ func start(t *testing.T, opts engine.Options) *harness {
 // nil.
 func startWith(t *testing.T, opts engine.Options, wrap func(slog.Handler) slog.Handler) *harness {
 	t.Helper()
+	return startAs(t, cluster.Config(), opts, wrap)
+}
+
+// startAs is startWith with the engine's stack connecting with cfg: kreact
+// as some identity other than the cluster's administrator.
+func startAs(t *testing.T, cfg *rest.Config, opts engine.Options, wrap func(slog.Handler) slog.Handler) *harness {
+	t.Helper()
 	leaktest.Check(t) // first, so that it runs after the engine has stopped
 	logs := &testcluster.LogBuffer{}
 	dups := &duplicateKeys{}
@@ -69,7 +77,7 @@ func startWith(t *testing.T, opts engine.Options, wrap func(slog.Handler) slog.H
 		}
 	})
 	ctx, cancel := context.WithCancel(context.Background())
-	stack, err := clientstack.Start(ctx, cluster.Config(), clientstack.Options{Logger: logger})
+	stack, err := clientstack.Start(ctx, cfg, clientstack.Options{Logger: logger})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

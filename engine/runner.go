@@ -50,7 +50,12 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 		queueDone:   make(chan struct{}),
 	}
 	dryRun := r.DryRun || e.opts.DryRun
-	run.queue = actions.NewQueue(e.client, actions.Options{
+	client, user, err := e.clientFor(r)
+	if err != nil {
+		return nil, err
+	}
+	run.queue = actions.NewQueue(client, actions.Options{
+		ActingAs:        user,
 		Name:            "kreact_rule_" + r.Name,
 		Workers:         r.ActionWorkers,
 		Retries:         queueRetries(r.Retries),

@@ -16,7 +16,10 @@
 // what kreact itself needs (discovery's CRD and APIService informers, the
 // Leases of --leader-elect or --shards, and for rules with admission
 // handlers the webhook configurations it applies and the Secret of its
-// shared admission CA). Every policy rule carries a
+// shared admission CA, and to run teams' Rules, with rule objects,
+// impersonate on serviceaccounts). Needs is the same computation for one rule, before
+// the rules' needs are merged into roles: what kreact run asks the API
+// server about when the rule starts (package engine). Every policy rule carries a
 // comment naming the rules that need it and for what, and the output is
 // deterministic: sorted by namespace, API group and resource.
 package rbac

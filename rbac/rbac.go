@@ -35,7 +35,8 @@ type Options struct {
 	// webhook configurations that call them (package admission).
 	Admission []string
 	// RuleObjects grants what kreact run --rule-objects needs: to watch
-	// the Rule and ClusterRule objects and write their status.
+	// the Rule and ClusterRule objects and write their status, and to
+	// impersonate the ServiceAccounts that teams' Rules act as.
 	RuleObjects bool
 	// AdmissionCASecret, with Admission, is the Secret in Namespace that
 	// keeps the CA of the generated admission certificates (kreact run
@@ -64,6 +65,11 @@ func Generate(rs []*rules.Rule, resolved []*rules.Resolved, opts Options) ([]byt
 			cluster.add(schema.GroupResource{Group: rules.Group, Resource: plural + "/status"}, "kreact", "rule objects' status", "patch")
 		}
 	}
+	if opts.RuleObjects || slices.ContainsFunc(rs, func(r *rules.Rule) bool { return r.Namespace != "" }) {
+		// A team's Rule acts as a ServiceAccount of its namespace
+		// (engine.Identity), in whichever namespace Rules appear.
+		cluster.add(serviceAccountsGR, "kreact", "teams' Rules act as a ServiceAccount of their namespace", "impersonate")
+	}
 	if len(opts.Admission) > 0 && opts.AdmissionCASecret != "" {
 		in(namespaced, opts.Namespace).add(secretsGR, "kreact", "admission CA secret "+opts.AdmissionCASecret, "get", "create")
 	}
@@ -76,7 +82,7 @@ func Generate(rs []*rules.Rule, resolved []*rules.Resolved, opts Options) ([]byt
 }
 
 // rbacVerbOrder is the order verbs are printed in, kubectl's.
-var rbacVerbOrder = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+var rbacVerbOrder = []string{"get", "list", "watch", "create", "update", "patch", "delete", "impersonate"}
 
 // grant is what one resource needs, in the cluster or in one namespace,
 // and why.
@@ -228,6 +234,8 @@ var (
 	leasesGR      = schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}
 	secretsGR     = schema.GroupResource{Resource: "secrets"}
 
+	serviceAccountsGR = schema.GroupResource{Resource: "serviceaccounts"}
+
 	validatingConfigsGR = schema.GroupResource{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}
 	mutatingConfigsGR   = schema.GroupResource{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}
 )
@@ -261,82 +269,118 @@ func rbacFor(rs []*rules.Resolved) (cluster grants, namespaced map[string]grants
 			}
 		}
 	}
-	readVerbs := []string{"get", "list", "watch"}
 	for i, r := range rs {
 		who := "rule " + r.Rule.Name
-		owns := setsOwner(r.Rule.Script)
-		for _, inf := range plans[i] {
-			gr, what := inf.Key.GVR.GroupResource(), "read"
-			if inf.Handled {
-				what = "watch"
-			}
-			verbs := readVerbs
-			if inf.Handled && r.Rule.Finalizer {
-				// spec.finalizer: kreact patches its finalizer in and out
-				// of the objects it watches.
-				what, verbs = "watch, finalizer", []string{"get", "list", "watch", "patch"}
-			}
+		for _, a := range Needs(r, plans[i]) {
 			where := cluster
-			if ns := inf.Key.Namespace; !allNamespaces[gr] {
-				where = in(namespaced, ns)
+			switch base, _, _ := strings.Cut(a.Resource.Resource, "/"); {
+			case a.Informer && !allNamespaces[schema.GroupResource{Group: a.Resource.Group, Resource: base}]:
+				where = in(namespaced, a.Namespace)
+			case !a.Informer && a.Namespace != "":
+				where = in(namespaced, a.Namespace)
 			}
-			where.add(gr, who, what, verbs...)
-			if owns {
-				where.add(schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/finalizers"}, who, "owner references", "update")
-			}
-			if inf.Handled && r.Rule.RecordEvents {
-				// spec.recordEvents: kreact records Events about the
-				// objects the rule watches, in their namespace.
-				if ns := inf.Key.Namespace; ns != "" {
-					in(namespaced, ns).add(eventsGR, who, "recordEvents", "create")
-				} else {
-					cluster.add(eventsGR, who, "recordEvents", "create")
-				}
-			}
+			where.add(a.Resource, who, a.What, a.Verbs...)
 		}
+	}
+	return cluster, namespaced
+}
 
-		// Actions: cluster-wide for a grant in all namespaces (or on a
-		// cluster-scoped resource), else in a Role per namespace, as
-		// kreact's own check (rules.Resolved.Allows) allows them.
-		subs := subresourcesOf(r.Rule.Script)
-		for gr, gs := range r.Permissions {
-			for _, g := range gs {
-				add := func(gr schema.GroupResource, what string, verbs ...string) {
-					if g.Namespaces == nil {
-						cluster.add(gr, who, what, verbs...)
-						return
-					}
-					for _, ns := range g.Namespaces {
-						in(namespaced, ns).add(gr, who, what, verbs...)
-					}
+// Access is one thing a rule needs of the API server: Verbs on Resource
+// in Namespace.
+type Access struct {
+	// Resource is the resource, "RESOURCE/SUBRESOURCE" for a subresource.
+	Resource schema.GroupResource
+	// Namespace is where: empty for all namespaces, or a cluster-scoped
+	// resource.
+	Namespace string
+	// Verbs are the API verbs (RBAC's: get, list, watch, create, update,
+	// patch, delete).
+	Verbs []string
+	// What says what for: "watch", "read", "patch", "finalizer",
+	// "recordEvents"...
+	What string
+	// Informer is true for what an informer of the rule's plan needs (the
+	// reads of a watch or spec.reads, and what follows from them: the
+	// finalizer, owner references), which kreact makes with its own
+	// identity; false for what the rule's actions need.
+	Informer bool
+}
+
+// Needs returns what the rule res, whose informers are plan (delivery.Plan
+// or PlanWith), needs of the API server, one Access per resource,
+// namespace and purpose: what Generate grants it, before Generate merges
+// the rules' needs into roles (and grants a resource cluster-wide when
+// any rule lists it in all namespaces).
+func Needs(res *rules.Resolved, plan []delivery.Informer) []Access {
+	var out []Access
+	r := res.Rule
+	owns := setsOwner(r.Script)
+	readVerbs := []string{"get", "list", "watch"}
+	for _, inf := range plan {
+		gr, ns, what := inf.Key.GVR.GroupResource(), inf.Key.Namespace, "read"
+		if inf.Handled {
+			what = "watch"
+		}
+		verbs := readVerbs
+		if inf.Handled && r.Finalizer {
+			// spec.finalizer: kreact patches its finalizer in and out
+			// of the objects it watches.
+			what, verbs = "watch, finalizer", []string{"get", "list", "watch", "patch"}
+		}
+		out = append(out, Access{Resource: gr, Namespace: ns, Verbs: verbs, What: what, Informer: true})
+		if owns {
+			out = append(out, Access{Resource: schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/finalizers"}, Namespace: ns, Verbs: []string{"update"}, What: "owner references", Informer: true})
+		}
+		if inf.Handled && r.RecordEvents {
+			// spec.recordEvents: kreact records Events about the
+			// objects the rule watches, in their namespace.
+			out = append(out, Access{Resource: eventsGR, Namespace: ns, Verbs: []string{"create"}, What: "recordEvents"})
+		}
+	}
+
+	// Actions: in all namespaces for a grant in all of them (or on a
+	// cluster-scoped resource), else in each namespace it names, as
+	// kreact's own check (rules.Resolved.Allows) allows them.
+	subs := subresourcesOf(r.Script)
+	for _, gr := range slices.SortedFunc(maps.Keys(res.Permissions), func(a, b schema.GroupResource) int {
+		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Resource, b.Resource))
+	}) {
+		for _, g := range res.Permissions[gr] {
+			add := func(gr schema.GroupResource, what string, verbs ...string) {
+				if g.Namespaces == nil {
+					out = append(out, Access{Resource: gr, Verbs: verbs, What: what})
+					return
 				}
-				v := g.Verb
-				if v == actions.Event {
-					// The Event goes to the namespace of the object it is
-					// about.
-					add(eventsGR, "event", "create")
-					continue
+				for _, ns := range g.Namespaces {
+					out = append(out, Access{Resource: gr, Namespace: ns, Verbs: verbs, What: what})
 				}
-				if v == actions.SetCondition {
-					// Read and patched through the status subresource, or
-					// the object itself where the resource has none.
-					at := gr
-					if sub := r.ConditionSubresource(gr); sub != "" {
-						at = schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/" + sub}
-					}
-					add(at, "condition", v.APIVerbs()...)
-					continue
+			}
+			v := g.Verb
+			if v == actions.Event {
+				// The Event goes to the namespace of the object it is
+				// about.
+				add(eventsGR, "event", "create")
+				continue
+			}
+			if v == actions.SetCondition {
+				// Read and patched through the status subresource, or
+				// the object itself where the resource has none.
+				at := gr
+				if sub := res.ConditionSubresource(gr); sub != "" {
+					at = schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/" + sub}
 				}
-				add(gr, string(v), v.APIVerbs()...)
-				if v == actions.Patch || v == actions.Apply {
-					for _, sub := range subs[v] {
-						add(schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/" + sub}, string(v)+" "+sub, "patch")
-					}
+				add(at, "condition", v.APIVerbs()...)
+				continue
+			}
+			add(gr, string(v), v.APIVerbs()...)
+			if v == actions.Patch || v == actions.Apply {
+				for _, sub := range subs[v] {
+					add(schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/" + sub}, string(v)+" "+sub, "patch")
 				}
 			}
 		}
 	}
-	return cluster, namespaced
+	return out
 }
 
 // WideActions points out what the rules of resolved that watch only some

@@ -338,3 +338,27 @@ spec:
 		t.Errorf("no grant of the webhook configurations:\n%s", out)
 	}
 }
+
+// kreact impersonates a team's Rule's ServiceAccount: a rule set with one
+// grants impersonate on serviceaccounts, cluster-wide, as does
+// Options.RuleObjects; an administrator's rules alone do not.
+func TestGenerateImpersonate(t *testing.T) {
+	const grant = "resources: [serviceaccounts]\n    verbs: [impersonate]"
+	for _, tt := range []struct {
+		name       string
+		team, flag bool
+		want       bool
+	}{{"rule files", false, false, false}, {"--rule-objects", false, true, true}, {"a team's Rule", true, false, true}} {
+		rs, resolved := resolve(t, namespacedRule)
+		if tt.team {
+			rs[0].Namespace = "team-a"
+		}
+		out, err := Generate(rs, resolved, Options{Name: "kreact", Namespace: "kreact-system", RuleObjects: tt.flag})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(documents(out)[2], grant); got != tt.want {
+			t.Errorf("%s: the ClusterRole grants impersonate: %v, want %v\n%s", tt.name, got, tt.want, out)
+		}
+	}
+}

@@ -26,7 +26,7 @@ import (
 var (
 	documentFields   = []string{"apiVersion", "kind", "metadata", "spec"}
 	metadataFields   = []string{"name", "description"}
-	specFields       = []string{"watch", "events", "ignoreChanges", "reads", "permissions", "http", "script", "scriptFile", "scriptLang", "every", "schedule", "timeZone", "workers", "timeout", "memoryLimit", "retries", "maxActions", "actionWorkers", "delivery", "rateLimit", "burst", "dryRun", "finalizer", "isolate", "tickScope", "recordEvents", "admission"}
+	specFields       = []string{"watch", "events", "ignoreChanges", "reads", "permissions", "http", "script", "scriptFile", "scriptLang", "every", "schedule", "timeZone", "workers", "timeout", "memoryLimit", "retries", "maxActions", "actionWorkers", "delivery", "rateLimit", "burst", "dryRun", "finalizer", "isolate", "tickScope", "recordEvents", "admission", "serviceAccountName"}
 	watchFields      = []string{"resource", "namespaces", "labelSelector", "fieldSelector", "fields"}
 	permissionFields = []string{"resources", "verbs", "namespaces"}
 	admissionFields  = []string{"failurePolicy", "timeout", "mode"}
@@ -42,6 +42,9 @@ type decoder struct {
 	// object is set for a rule object (ParseObject), which may not name
 	// a script file.
 	fromObject bool
+	// namespace is a Rule object's namespace: only a Rule, a team's, may
+	// name the ServiceAccount it acts as (spec.serviceAccountName).
+	namespace string
 }
 
 func newDecoder(file string, lines []string, errs *diag.ErrorList) *decoder {
@@ -227,6 +230,30 @@ func (d *decoder) spec(r *Rule, spec yamlnode.Entry, m map[string]yamlnode.Entry
 	r.RecordEvents = d.boolean(m["recordEvents"], "spec.recordEvents", false)
 	r.TickScope = d.tickScope(r, m["tickScope"])
 	d.admission(r, m["admission"])
+	d.serviceAccount(r, m["serviceAccountName"])
+}
+
+// serviceAccount decodes spec.serviceAccountName, the ServiceAccount of
+// its namespace a Rule acts as. An administrator's rule (a rule file, a
+// ClusterRule) acts as kreact's own ServiceAccount, so naming one there is
+// an error rather than a field silently ignored.
+func (d *decoder) serviceAccount(r *Rule, e yamlnode.Entry) {
+	if !e.Present() || yamlnode.IsNull(yamlnode.Deref(e.Value)) {
+		return
+	}
+	s, ok := d.Str(e.Value, "spec.serviceAccountName")
+	if !ok {
+		return
+	}
+	if d.namespace == "" {
+		d.Errorf(e.Value, "spec.serviceAccountName: only a Rule (a team's, in a namespace) acts as a ServiceAccount; a ClusterRule or a rule file acts as kreact's own")
+		return
+	}
+	if msgs := validation.IsDNS1123Subdomain(s); len(msgs) > 0 {
+		d.Errorf(e.Value, "spec.serviceAccountName: %q is not a ServiceAccount name: %s", s, strings.Join(msgs, "; "))
+		return
+	}
+	r.ServiceAccountName = s
 }
 
 // admission decodes spec.admission; left out, every field has its

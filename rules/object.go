@@ -128,6 +128,7 @@ func parseObject(content map[string]any) (*Rule, diag.ErrorList) {
 	}
 	d := newDecoder(o.Source(), strings.Split(string(data), "\n"), &errs)
 	d.fromObject = true
+	d.namespace = o.Namespace
 	r := d.rule(&rendered)
 	if r != nil && o.Namespace != "" {
 		confine(r, o, &errs)

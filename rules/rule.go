@@ -225,6 +225,12 @@ type Rule struct {
 	// is confined to it (CheckConfined); empty for rule files and
 	// ClusterRules.
 	Namespace string
+	// ServiceAccountName is spec.serviceAccountName: the ServiceAccount
+	// of Namespace whose rights bound the Rule's actions (kreact
+	// impersonates it). Only a Rule may have one; empty means the one
+	// kreact run's --default-service-account names (package engine,
+	// Identity).
+	ServiceAccountName string
 }
 
 // FailurePolicy is what the API server does when an admission handler

@@ -432,6 +432,11 @@ func checkRBACSufficient(t *testing.T, logs string) {
 	if strings.Contains(strings.ToLower(logs), "forbidden") {
 		t.Errorf("the generated RBAC is not sufficient: kreact got 403s:\n%s", logs)
 	}
+	// kreact's own check at load asks for what kreact rbac grants
+	// (rbac.Needs): it finds nothing missing either.
+	if strings.Contains(logs, "rule lacks permissions") {
+		t.Errorf("kreact's check at load found the generated RBAC short:\n%s", logs)
+	}
 }
 
 // TestRBACIsSufficientForConditions: `kreact rbac`, resolving against the

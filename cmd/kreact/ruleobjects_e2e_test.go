@@ -123,6 +123,9 @@ func TestRuleObjects(t *testing.T) {
 	for _, ns := range []string{"objects-a", "objects-b"} {
 		ensureNamespace(t, dyn, ns)
 	}
+	// A team's Rule acts as its namespace's default ServiceAccount
+	// (docs/multitenancy.md): the team grants it what its Rules do.
+	grantDefaultServiceAccount(t, "objects-a", "configmaps", "get", "list", "watch", "patch")
 	startKreact(t, "run", "--rule-objects", "--status-interval", "1s", "--tenant-max-workers", "2", "--metrics-bind-address", "", "--health-probe-bind-address", "")
 
 	applyObject(t, teamRule("labeller", "objects-a", "v1", ""))
@@ -246,6 +249,28 @@ spec:
 	} else {
 		t.Logf("kubectl get rules:\n%s", out)
 	}
+}
+
+// grantDefaultServiceAccount grants the ServiceAccount "default" of ns
+// verbs on a core resource, as a namespace's administrator grants what its
+// team's Rules may do, and waits until the authorizer knows it.
+func grantDefaultServiceAccount(t *testing.T, ns, resource string, verbs ...string) {
+	t.Helper()
+	applyObject(t, fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: rules, namespace: %[1]s}
+rules: [{apiGroups: [""], resources: [%[2]s], verbs: [%[3]s]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: rules, namespace: %[1]s}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: rules}
+subjects: [{kind: ServiceAccount, name: default, namespace: %[1]s}]
+`, ns, resource, strings.Join(verbs, ", ")))
+	testcluster.Eventually(t, "the authorizer to know the grant to "+ns+"'s default ServiceAccount", func() bool {
+		out, err := kubectlE2E(t, "", "auth", "can-i", verbs[len(verbs)-1], resource, "-n", ns, "--as", "system:serviceaccount:"+ns+":default")
+		return err == nil && strings.TrimSpace(out) == "yes"
+	})
 }
 
 func hasFinalizer(t *testing.T, dyn dynamic.Interface, ns, name, f string) bool {
