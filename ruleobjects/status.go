@@ -70,6 +70,9 @@ func status(v view, now time.Time) map[string]any {
 		reason, msg = ReasonSyncing, "running; its caches are filling"
 	default:
 		state, reason, msg = "True", ReasonRunning, "running"
+		if n := len(v.engine.Missing); n > 0 {
+			msg = fmt.Sprintf("running, but %s may not do %d thing(s) the rule declares (problems)", v.engine.Missing[0].Identity, n)
+		}
 	}
 	cond["status"], cond["reason"], cond["message"] = state, reason, msg
 	cond["lastTransitionTime"] = now.UTC().Format(time.RFC3339)
@@ -81,7 +84,7 @@ func status(v view, now time.Time) map[string]any {
 	st := map[string]any{
 		"observedGeneration": o.generation,
 		"conditions":         []any{cond},
-		"problems":           problems(o.problems),
+		"problems":           append(problems(o.problems), missing(v.engine)...),
 		"calls":              v.counts.Calls,
 		"failures":           v.counts.Failures,
 		"actions":            v.actions.Succeeded,
@@ -148,6 +151,28 @@ func problems(l diag.ErrorList) []any {
 			p["position"] = pos
 		}
 		out = append(out, p)
+	}
+	return out
+}
+
+// missing are the permissions the rule's identity lacks, as the engine
+// found them when it loaded the rule, as warnings: the rule runs, and
+// what it may not do fails when it tries.
+func missing(s *engine.Status) []any {
+	if s == nil {
+		return nil
+	}
+	var out []any
+	for _, m := range s.Missing {
+		field := "spec.permissions"
+		switch m.What {
+		case "watch":
+			field = "spec.watch"
+		case "read":
+			field = "spec.reads"
+		}
+		out = append(out, map[string]any{"field": field, "severity": "warning",
+			"message": fmt.Sprintf("%s may not %s", m.Identity, m)})
 	}
 	return out
 }

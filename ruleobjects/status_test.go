@@ -49,6 +49,15 @@ func TestStatusSaysWhyARuleDoesNotRun(t *testing.T) {
 			}
 		})
 	}
+	lacking := status(view{o: &object{ref: ref, generation: 1, running: 1}, engine: &engine.Status{Rule: "team.r", Running: true, Synced: true,
+		Missing: []engine.Missing{{Identity: "system:serviceaccount:team:default", Verb: "delete", Resource: "secrets", Namespace: "team", What: "delete"}}}}, now)
+	if c := ready(lacking); c["status"] != "True" || !strings.Contains(c["message"].(string), "system:serviceaccount:team:default may not do 1 thing") {
+		t.Errorf("Ready %v, want True naming the ServiceAccount", c)
+	}
+	if p := lacking["problems"].([]any)[0].(map[string]any); p["severity"] != "warning" || p["field"] != "spec.permissions" ||
+		p["message"] != "system:serviceaccount:team:default may not delete secrets in team (delete)" {
+		t.Errorf("problem %v, want a warning naming the ServiceAccount, verb, resource and namespace", p)
+	}
 	st := status(view{o: &object{ref: ref, generation: 4, problems: broken}}, now)
 	probs := st["problems"].([]any)
 	want := []map[string]any{

@@ -126,6 +126,7 @@ func TestRuleObjects(t *testing.T) {
 	// A team's Rule acts as its namespace's default ServiceAccount
 	// (docs/multitenancy.md): the team grants it what its Rules do.
 	grantDefaultServiceAccount(t, "objects-a", "configmaps", "get", "list", "watch", "patch")
+	grantDefaultServiceAccount(t, "objects-b", "configmaps", "get", "list", "watch", "patch")
 	startKreact(t, "run", "--rule-objects", "--status-interval", "1s", "--tenant-max-workers", "2", "--metrics-bind-address", "", "--health-probe-bind-address", "")
 
 	applyObject(t, teamRule("labeller", "objects-a", "v1", ""))
@@ -184,6 +185,17 @@ func TestRuleObjects(t *testing.T) {
 		}
 		if got := labelOf(t, dyn, "objects-b", "other"); got != "b1" {
 			t.Errorf("a ConfigMap of objects-b got label %q, want b1 from its own team's Rule only", got)
+		}
+	})
+
+	t.Run("a Rule whose ServiceAccount lacks a permission says which", func(t *testing.T) {
+		needy := strings.Replace(teamRule("needy", "objects-a", "x", ""), "[{resources: [configmaps], verbs: [patch]}]",
+			"[{resources: [configmaps], verbs: [patch]}, {resources: [secrets], verbs: [delete]}]", 1)
+		applyObject(t, needy)
+		st := waitReady(t, dyn, "objects-a", "needy", "True")
+		want := "system:serviceaccount:objects-a:default may not delete secrets in objects-a"
+		if !strings.Contains(fmt.Sprint(st["problems"]), want) {
+			t.Errorf("problems %v, want %q", st["problems"], want)
 		}
 	})
 

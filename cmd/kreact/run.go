@@ -76,7 +76,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	eng := engine.New(stack.REST, stack.Mapper, stack.Informers, stack.Discovery, engine.Options{
 		DryRun: o.DryRun, Logger: logger, Observer: rec, MetricsProvider: rec, Shards: o.Shards.Plan(), Schedules: rep.Schedules,
 		RunsElsewhere: iso.RunsElsewhere, CPULimit: iso.CPULimit, Failures: iso, Trace: o.TraceSize(), Replica: rep.Script,
-		Admission: o.AdmissionConfig,
+		Admission: o.AdmissionConfig, Identity: o.Tenants.Identity,
 	})
 	rec.WatchFinalizers(eng.Finalizing)
 	reload := engine.ReloadOptions{Paths: o.Files, Interval: o.ReloadInterval, Since: files.Since, Read: read}
