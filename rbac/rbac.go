@@ -272,6 +272,11 @@ func rbacFor(rs []*rules.Resolved) (cluster grants, namespaced map[string]grants
 	for i, r := range rs {
 		who := "rule " + r.Rule.Name
 		for _, a := range Needs(r, plans[i]) {
+			if r.Rule.Namespace != "" && !kreactsOwn(a) {
+				// A team's Rule writes as its ServiceAccount: what it
+				// writes is the namespace's to grant that account.
+				continue
+			}
 			where := cluster
 			switch base, _, _ := strings.Cut(a.Resource.Resource, "/"); {
 			case a.Informer && !allNamespaces[schema.GroupResource{Group: a.Resource.Group, Resource: base}]:
@@ -304,6 +309,15 @@ type Access struct {
 	// finalizer, owner references), which kreact makes with its own
 	// identity; false for what the rule's actions need.
 	Informer bool
+}
+
+// kreactsOwn reports whether kreact does a of a team's Rule with its own
+// identity: the reads of the informers it shares between rules, and the
+// release of the rule's finalizers when the rule goes (so that no object
+// is left undeletable whatever its ServiceAccount may do). Everything
+// else such a rule does, it does as its ServiceAccount.
+func kreactsOwn(a Access) bool {
+	return a.Informer && (a.What == "read" || a.What == "watch" || a.What == "watch, finalizer")
 }
 
 // Needs returns what the rule res, whose informers are plan (delivery.Plan

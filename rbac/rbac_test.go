@@ -362,3 +362,38 @@ func TestGenerateImpersonate(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateTeamRuleGrantsKreactItsReadsOnly: kreact reads for a team's
+// Rule through its own informers, and releases its finalizers; its
+// actions, Events and owner references are its ServiceAccount's, which
+// the namespace grants, so kreact is granted none of them.
+func TestGenerateTeamRuleGrantsKreactItsReadsOnly(t *testing.T) {
+	rs, resolved := resolve(t, `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata: {name: labeller, namespace: shop}
+spec:
+  watch: [{resource: configmaps}]
+  finalizer: true
+  recordEvents: true
+  permissions: [{resources: [configmaps], verbs: [patch, create]}]
+  script: |
+    function onAdd(obj) {}
+    function onDelete(obj) {}
+`)
+	out, err := Generate(rs, resolved, Options{Name: "kreact", Namespace: "kreact-system"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role string
+	for _, d := range documents(out) {
+		if strings.Contains(d, "kind: Role\nmetadata:") && strings.Contains(d, "namespace: shop") {
+			role = d
+		}
+	}
+	if !strings.Contains(role, "resources: [configmaps]\n    verbs: [get, list, watch, patch]") {
+		t.Errorf("the Role in shop does not grant the reads and the finalizer's patch:\n%s", out)
+	}
+	if strings.Contains(role, "create") || strings.Contains(role, "events") {
+		t.Errorf("kreact is granted what the team's ServiceAccount does (create, events):\n%s", role)
+	}
+}
