@@ -172,6 +172,11 @@ func (r *RuleSet) drainChanged() {
 	}
 }
 
+// Recount tells Loaded the number of rules running now, after a load that
+// did not go through the set (the rule objects', through another part of
+// an engine.Combined).
+func (r *RuleSet) Recount() { r.loaded(r.running()) }
+
 // running counts the rules the engine runs or keeps waiting for resources.
 func (r *RuleSet) running() int { return len(r.Engine.Status()) }
 

@@ -25,3 +25,20 @@ func TestRuleCountsSumTheCountersByRule(t *testing.T) {
 		t.Errorf("b: %+v, want 1 call, no failure, last error forbidden (its action's)", b)
 	}
 }
+
+func TestReadinessWithRuleObjectsWaitsForTheirLoadNotForARule(t *testing.T) {
+	r := NewReadiness(nil)
+	behind := func() []string { return nil }
+	if err := r.Check(behind); err == nil {
+		t.Error("ready with no rule loaded")
+	}
+	r.WaitForObjects()
+	r.RulesLoaded(0)
+	if err := r.Check(behind); err == nil || err.Error() != "rule objects not loaded yet" {
+		t.Errorf("before the objects' load: %v, want them waited for", err)
+	}
+	r.ObjectsLoaded()
+	if err := r.Check(behind); err != nil {
+		t.Errorf("rule objects loaded, none of them: %v, want ready", err)
+	}
+}

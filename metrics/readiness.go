@@ -21,7 +21,18 @@ type Readiness struct {
 	rec        *Recorder
 	rules      atomic.Int64
 	leadership atomic.Int32
+	// objects is set when rule objects are run (WaitForObjects), and
+	// objectsLoaded once they were first loaded.
+	objects, objectsLoaded atomic.Bool
 }
+
+// WaitForObjects makes Check wait for rule objects to be loaded once
+// (ObjectsLoaded) instead of for a rule: with rule objects, running no
+// rule is what a cluster where no one has applied one yet asks for.
+func (r *Readiness) WaitForObjects() { r.objects.Store(true) }
+
+// ObjectsLoaded records that the rule objects were loaded.
+func (r *Readiness) ObjectsLoaded() { r.objectsLoaded.Store(true) }
 
 // NewReadiness returns a Readiness that also records in rec (which may be
 // nil).
@@ -62,7 +73,10 @@ func (r *Readiness) Check(behind func() []string) error {
 	if behind == nil {
 		return errors.New("engine not started")
 	}
-	if r.rules.Load() == 0 {
+	switch {
+	case r.objects.Load() && !r.objectsLoaded.Load():
+		return errors.New("rule objects not loaded yet")
+	case !r.objects.Load() && r.rules.Load() == 0:
 		return errors.New("no rules loaded")
 	}
 	if behind := behind(); len(behind) > 0 {

@@ -67,6 +67,14 @@ type Options struct {
 	// (rules.TenantLimits.Check, admission.TenantCheck); a Rule that asks
 	// for more does not run, and its status says why.
 	Limits rules.TenantLimits
+	// Served tells whether the API server serves a resource (the CRDs
+	// are installed); nil means it does. Until the watch of a served kind
+	// has delivered its initial list, nothing is loaded, so that the
+	// first load has every object.
+	Served func(schema.GroupVersionResource) bool
+	// Loaded, if set, is called after each load (of the engine's runner:
+	// not with Admission), the first one too, even with no object.
+	Loaded func()
 	// Logger receives the loads' lines. Nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -123,6 +131,13 @@ func Run(ctx context.Context, opts Options) error {
 			r.writeStatuses(ctx, time.Now())
 		}
 	}()
+	if !r.settle(ctx, watches) {
+		return nil
+	}
+	select {
+	case changed <- struct{}{}: // the first load, objects or none
+	default:
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -135,6 +150,9 @@ func Run(ctx context.Context, opts Options) error {
 		case <-time.After(r.debounce):
 		}
 		r.load(ctx, list(watches))
+		if opts.Loaded != nil && !opts.Admission && ctx.Err() == nil {
+			opts.Loaded()
+		}
 		time.AfterFunc(settleTime, func() {
 			select {
 			case kick <- struct{}{}:
@@ -146,6 +164,37 @@ func Run(ctx context.Context, opts Options) error {
 
 // settleTime is how long after a load its statuses are written.
 const settleTime = time.Second
+
+// settle waits until each watch has delivered its initial list, or its
+// kind is not served (the CRDs are not installed: there is nothing to
+// list until they are, and the watch starts by itself then), or kreact
+// may not list it (the informer layer logs that, and retries). It
+// reports false when ctx ends first.
+func (r *runner) settle(ctx context.Context, watches []*dynamicinformer.Watch) bool {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		settled := true
+		for _, w := range watches {
+			switch w.State().Phase {
+			case dynamicinformer.PhaseStarting:
+				settled = false
+			case dynamicinformer.PhasePending:
+				if r.opts.Served == nil || r.opts.Served(w.Key().GVR) {
+					settled = false // served: its informer is about to start
+				}
+			}
+		}
+		if settled {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+}
 
 // specChanged reports whether an update changed what a rule is made of:
 // the spec (the generation) or the description.

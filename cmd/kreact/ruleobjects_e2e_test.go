@@ -382,3 +382,37 @@ spec:
 	})
 	c.stop()
 }
+
+// TestRuleObjectsReadiness: kreact run --rule-objects alone is ready once
+// it has loaded the rule objects, none of them too (a cluster where no
+// team has applied a rule yet), and kreact_rules_loaded counts the rules
+// of objects.
+func TestRuleObjectsReadiness(t *testing.T) {
+	dyn := dynamicClient(t)
+	installRuleCRDs(t)
+	ensureNamespace(t, dyn, "objready")
+	addr := testcluster.FreeAddr(t)
+	k := startKreact(t, "run", "--rule-objects", "--metrics-bind-address", addr)
+	testcluster.Eventually(t, "kreact to load the rule objects", func() bool {
+		return strings.Contains(k.stderr.String(), "rule objects loaded")
+	})
+	testcluster.Eventually(t, "/readyz to answer 200 with no rule object", func() bool {
+		code, _ := testcluster.HTTPGet(t, "http://"+addr+"/readyz")
+		return code == 200
+	})
+	applyObject(t, `apiVersion: kreact.dev/v1alpha1
+kind: ClusterRule
+metadata: {name: counted}
+spec:
+  watch: [{resource: configmaps, namespaces: [objready]}]
+  script: |
+    function onAdd(obj) {}
+`)
+	testcluster.Eventually(t, "kreact_rules_loaded to count the ClusterRule", func() bool {
+		_, body := testcluster.HTTPGet(t, "http://"+addr+"/metrics")
+		return strings.Contains(body, "\nkreact_rules_loaded 1\n")
+	})
+	if code, body := testcluster.HTTPGet(t, "http://"+addr+"/readyz"); code != 200 {
+		t.Errorf("/readyz %d with a ClusterRule running: %s", code, body)
+	}
+}

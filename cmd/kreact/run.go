@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
@@ -95,7 +97,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return cmdline.ListenError(err)
 	}
-	lead, standby := ruleSet(&o, child.Child, files, reload, iso, eng, stack, rec, child.Loaded(ready.RulesLoaded), logger)
+	if o.RuleObjects {
+		ready.WaitForObjects()
+	}
+	lead, standby := ruleSet(&o, child.Child, files, reload, iso, eng, stack, rec, child.Loaded(ready.RulesLoaded), ready.ObjectsLoaded, logger)
 	always := append(append(rep.Always, stack, srv), append(admitting, standby...)...)
 	elect, err := o.Leader.Options(rep.Name, logger)
 	if err != nil {
@@ -142,7 +147,7 @@ func admissionServer(o *cmdline.RunOptions, isolatedChild bool, stack *clientsta
 	parts := engine.Combine(adm, 2)
 	follow := []lifecycle.Runnable{adm, engine.Follow(parts.Part(0), files, reload)}
 	if o.RuleObjects {
-		objects := ruleobjects.Options{Informers: stack.Informers, Loader: parts.Part(1), Admission: true, Limits: o.Tenants.Limits, Logger: logger}
+		objects := ruleobjects.Options{Informers: stack.Informers, Loader: parts.Part(1), Admission: true, Limits: o.Tenants.Limits, Served: served(stack), Logger: logger}
 		follow = append(follow, lifecycle.Func(func(ctx context.Context) error { return ruleobjects.Run(ctx, objects) }))
 	}
 	return adm, follow, err
@@ -208,6 +213,15 @@ func ruleReader(stack *clientstack.Stack, adm admission.Options) engine.Reader {
 	}
 }
 
+// served tells whether the API server serves a resource now, as
+// discovery last saw it.
+func served(stack *clientstack.Stack) func(schema.GroupVersionResource) bool {
+	return func(gvr schema.GroupVersionResource) bool {
+		_, err := stack.Mapper.Resolve(gvr.Resource + "." + gvr.Group)
+		return err == nil
+	}
+}
+
 // refreshDiscovery asks the API server for its resources now, and
 // reports whether it answered within 10s.
 func refreshDiscovery(ctx context.Context, stack *clientstack.Stack) bool {
@@ -221,7 +235,7 @@ func refreshDiscovery(ctx context.Context, stack *clientstack.Stack) bool {
 // iso, and with --rule-objects the rule objects, loaded with the files'
 // rules as one set; and with --leader-elect the standby, which fills the
 // caches so that taking over the lease costs no initial list.
-func ruleSet(o *cmdline.RunOptions, child bool, files engine.RuleFiles, reload engine.ReloadOptions, iso *isolation.Isolation, eng *engine.Engine, stack *clientstack.Stack, rec *metrics.Recorder, loaded func(int), logger *slog.Logger) (lifecycle.Group, []lifecycle.Runnable) {
+func ruleSet(o *cmdline.RunOptions, child bool, files engine.RuleFiles, reload engine.ReloadOptions, iso *isolation.Isolation, eng *engine.Engine, stack *clientstack.Stack, rec *metrics.Recorder, loaded func(int), objectsLoaded func(), logger *slog.Logger) (lifecycle.Group, []lifecycle.Runnable) {
 	reload.Reloaded = func(err error) {
 		if err != nil {
 			rec.ReloadFailed()
@@ -233,6 +247,7 @@ func ruleSet(o *cmdline.RunOptions, child bool, files engine.RuleFiles, reload e
 	lead := lifecycle.Group{lifecycle.Func(eng.Run), set, iso}
 	if o.RuleObjects {
 		objects := ruleobjects.Options{Informers: stack.Informers, Loader: combined.Part(1), Client: stack.Client,
+			Served: served(stack), Loaded: func() { objectsLoaded(); set.Recount() },
 			Counts: rec.RuleCounts, Actions: eng.ActionStats, Elsewhere: iso.RulesElsewhere, Refresh: o.StatusInterval, Limits: o.Tenants.Limits, Logger: logger}
 		if child || o.Shards.Enabled {
 			objects.Client = nil // the parent writes; shards would each write their own counts
