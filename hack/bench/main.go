@@ -49,6 +49,7 @@ type flags struct {
 	ruleObjects, ruleNamespaces, ruleRepeats int
 	ruleWindow, ruleTimeout                  time.Duration
 	ruleCRDs                                 string
+	ruleProfile                              string
 
 	// -bare runs the baseline controller (started by the benchmark).
 	bare                  bool
@@ -81,6 +82,7 @@ func main() {
 	flag.IntVar(&f.ruleRepeats, "rule-repeats", 3, "repeats of the rule-objects phase")
 	flag.DurationVar(&f.ruleWindow, "rule-window", time.Minute, "how long the rule-objects phase leaves each kreact idle before reading its memory (and counts the objects' status writes after all are Ready)")
 	flag.DurationVar(&f.ruleTimeout, "rule-timeout", 10*time.Minute, "how long the rule-objects phase waits for kreact to be ready, or every status to say Ready")
+	flag.StringVar(&f.ruleProfile, "rule-profile", "", "directory for a CPU profile of kreact with the rules over each idle window, and a heap profile at its end (empty: none)")
 	flag.StringVar(&f.ruleCRDs, "rule-crds", "deploy/crds", "directory of the CRDs of rule objects")
 	flag.BoolVar(&f.bare, "bare", false, "run the bare controller (internal)")
 	flag.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the bare controller (internal)")
@@ -240,7 +242,7 @@ func run(f flags) error {
 			return err
 		}
 		rb = &ruleBench{n: f.ruleObjects, namespaces: min(f.ruleNamespaces, f.ruleObjects), window: f.ruleWindow, timeout: f.ruleTimeout,
-			kreact: f.kreact, kubeconfig: cluster.KubeconfigPath(), client: client, apiserver: am}
+			kreact: f.kreact, kubeconfig: cluster.KubeconfigPath(), client: client, apiserver: am, profile: f.ruleProfile}
 		dir, err := os.MkdirTemp("", "kreact-bench-rules-")
 		if err != nil {
 			return err

@@ -51,6 +51,12 @@ type ruleBench struct {
 	// dir holds the rule files: one file per namespace, and one file of
 	// one rule (the files' baseline).
 	dir, one string
+	// createAlone is how long creating the n objects took with no
+	// kreact running, once before the repeats: the API server's own pace.
+	createAlone time.Duration
+	// profile, when set, is a directory for a CPU profile of kreact with
+	// the n rules over its idle window, and a heap profile at its end.
+	profile string
 }
 
 // ruleNamespace and the names of rule i: the namespace it watches, its
@@ -108,6 +114,26 @@ func setupRules(ctx context.Context, b *ruleBench, crdDir, dir string) error {
 		}
 	}
 	if err := installCRDs(ctx, b.client, crdDir); err != nil {
+		return err
+	}
+	// The CRD is established, but its resource may not be served yet.
+	probe := ruleObject(0, b.namespaces)
+	err := poll(ctx, time.Minute, func() bool {
+		_, err := b.client.Resource(ruleobjects.RulesGVR).Namespace(probe.GetNamespace()).Create(ctx, probe, metav1.CreateOptions{})
+		return err == nil
+	})
+	if err != nil {
+		return fmt.Errorf("create a Rule object: %w", err)
+	}
+	if err := deleteRuleObjects(ctx, b); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := createRuleObjects(ctx, b); err != nil {
+		return err
+	}
+	b.createAlone = time.Since(start)
+	if err := deleteRuleObjects(ctx, b); err != nil {
 		return err
 	}
 	b.dir, b.one = filepath.Join(dir, "rules"), filepath.Join(dir, "one")
@@ -292,6 +318,9 @@ func startRuleKreact(b *ruleBench, wantObjects int, args ...string) (*kreactProc
 		output: &lockedBuffer{}, want: wantObjects, objectsLoaded: make(chan struct{}), exited: make(chan struct{})}
 	args = append([]string{"run", "--kubeconfig", b.kubeconfig, "--metrics-bind-address", p.metrics,
 		"--health-probe-bind-address", p.health, "--log-level", "info", "--reload-interval", "0"}, args...)
+	if b.profile != "" {
+		args = append(args, "--pprof")
+	}
 	p.cmd = exec.Command(b.kreact, args...)
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -452,7 +481,7 @@ func runFiles(ctx context.Context, b *ruleBench, dir string, rules int) (filesRu
 	if r.cpuReady, err = benchstat.CPUSeconds(p.pid()); err != nil {
 		return r, err
 	}
-	if err := sleep(ctx, b.window); err != nil {
+	if err := p.idle(ctx, b, fmt.Sprintf("files-%d", rules)); err != nil {
 		return r, err
 	}
 	cpu, err := benchstat.CPUSeconds(p.pid())
@@ -462,6 +491,48 @@ func runFiles(ctx context.Context, b *ruleBench, dir string, rules int) (filesRu
 	r.cpuIdle = cpu - r.cpuReady
 	r.hwm, r.rss, err = benchstat.Memory(p.pid())
 	return r, err
+}
+
+// idle waits for the window; with b.profile, and more than one rule, it
+// takes a CPU profile of kreact over the window and a heap profile at its
+// end (after a collection, so that it shows what is live: a process that
+// has allocated little since its load may not have collected since), named
+// for what runs and when.
+func (p *kreactProcess) idle(ctx context.Context, b *ruleBench, name string) error {
+	if b.profile == "" || name == "files-1" {
+		return sleep(ctx, b.window)
+	}
+	if err := os.MkdirAll(b.profile, 0o755); err != nil {
+		return err
+	}
+	stamp := time.Now().Format("150405")
+	cpu := fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(b.window.Seconds()))
+	if err := p.saveProfile(ctx, cpu, filepath.Join(b.profile, name+"-cpu-"+stamp+".pprof")); err != nil {
+		return err
+	}
+	return p.saveProfile(ctx, "/debug/pprof/heap?gc=1", filepath.Join(b.profile, name+"-heap-"+stamp+".pprof"))
+}
+
+// saveProfile writes what kreact's path under /debug/pprof/ answers to
+// file.
+func (p *kreactProcess) saveProfile(ctx context.Context, path, file string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.metrics+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profile %s: %s", path, resp.Status)
+	}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("profile: %w", err)
+	}
+	return os.WriteFile(file, data, 0o644)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -548,17 +619,8 @@ func runObjects(ctx context.Context, b *ruleBench) (r objectsRun, err error) {
 	}
 
 	first := time.Now()
-	var created atomic.Int64
-	err = parallel(32, b.n, func(i int) error {
-		_, err := b.client.Resource(ruleobjects.RulesGVR).Namespace(ruleNamespace(i, b.namespaces)).
-			Create(ctx, ruleObject(i, b.namespaces), metav1.CreateOptions{})
-		if err == nil {
-			created.Add(1)
-		}
-		return err
-	})
-	if err != nil {
-		return r, fmt.Errorf("create rule objects (%d created): %w", created.Load(), err)
+	if err := createRuleObjects(ctx, b); err != nil {
+		return r, err
 	}
 	r.create = time.Since(first)
 
@@ -598,7 +660,7 @@ func runObjects(ctx context.Context, b *ruleBench) (r objectsRun, err error) {
 		return r, fmt.Errorf("every status says Ready, but kreact did not log all %d rule objects running; output:\n%s", b.n, p.tail())
 	}
 
-	if err := sleep(ctx, b.window); err != nil {
+	if err := p.idle(ctx, b, fmt.Sprintf("objects-%d", b.n)); err != nil {
 		return r, err
 	}
 	cpu, err := benchstat.CPUSeconds(pid)
@@ -621,6 +683,23 @@ func runObjects(ctx context.Context, b *ruleBench) (r objectsRun, err error) {
 		_, r.readyzBody = p.readyz()
 	}
 	return r, nil
+}
+
+// createRuleObjects creates the n Rule objects, from 32 clients at once.
+func createRuleObjects(ctx context.Context, b *ruleBench) error {
+	var created atomic.Int64
+	err := parallel(32, b.n, func(i int) error {
+		_, err := b.client.Resource(ruleobjects.RulesGVR).Namespace(ruleNamespace(i, b.namespaces)).
+			Create(ctx, ruleObject(i, b.namespaces), metav1.CreateOptions{})
+		if err == nil {
+			created.Add(1)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("create rule objects (%d created): %w", created.Load(), err)
+	}
+	return nil
 }
 
 // readyTracker counts the Rule objects whose status says Ready True for
@@ -822,7 +901,10 @@ func ruleReport(w io.Writer, b *ruleBench, rs []ruleRepeat) {
 		{"to all running (files: start to /readyz; objects: first create to kreact's log of all running)",
 			func(rr ruleRepeat) float64 { return rr.files.ready.Seconds() },
 			func(rr ruleRepeat) float64 { return rr.objects.loaded.Seconds() }, secs},
-		{"objects: creating them", nil, func(rr ruleRepeat) float64 { return rr.objects.create.Seconds() }, secs},
+		{fmt.Sprintf("objects: creating them (with no kreact running, once: %.2f s)", b.createAlone.Seconds()), nil,
+			func(rr ruleRepeat) float64 { return rr.objects.create.Seconds() }, secs},
+		{"objects: last create to kreact's log of all running", nil,
+			func(rr ruleRepeat) float64 { return (rr.objects.loaded - rr.objects.create).Seconds() }, secs},
 		{"objects: first create to every status Ready", nil, func(rr ruleRepeat) float64 { return rr.objects.allReady.Seconds() }, secs},
 		{"memory per idle rule, steady (VmRSS after the window)",
 			func(rr ruleRepeat) float64 { f, _ := rr.perRule(true); return f },
