@@ -496,8 +496,9 @@ func runFiles(ctx context.Context, b *ruleBench, dir string, rules int) (filesRu
 // idle waits for the window; with b.profile, and more than one rule, it
 // takes a CPU profile of kreact over the window and a heap profile at its
 // end (after a collection, so that it shows what is live: a process that
-// has allocated little since its load may not have collected since), named
-// for what runs and when.
+// has allocated little since its load may not have collected since), and
+// the same in text with the runtime's memory statistics, and the
+// goroutines, named for what runs and when.
 func (p *kreactProcess) idle(ctx context.Context, b *ruleBench, name string) error {
 	if b.profile == "" || name == "files-1" {
 		return sleep(ctx, b.window)
@@ -510,7 +511,17 @@ func (p *kreactProcess) idle(ctx context.Context, b *ruleBench, name string) err
 	if err := p.saveProfile(ctx, cpu, filepath.Join(b.profile, name+"-cpu-"+stamp+".pprof")); err != nil {
 		return err
 	}
-	return p.saveProfile(ctx, "/debug/pprof/heap?gc=1", filepath.Join(b.profile, name+"-heap-"+stamp+".pprof"))
+	if err := p.saveProfile(ctx, "/debug/pprof/heap?gc=1", filepath.Join(b.profile, name+"-heap-"+stamp+".pprof")); err != nil {
+		return err
+	}
+	// The same in text, which ends with runtime.MemStats: how much of
+	// the heap is live, and how much the runtime holds besides.
+	if err := p.saveProfile(ctx, "/debug/pprof/heap?debug=1", filepath.Join(b.profile, name+"-heap-"+stamp+".txt")); err != nil {
+		return err
+	}
+	// Goroutines, counted by where they wait: their stacks are memory
+	// per rule too.
+	return p.saveProfile(ctx, "/debug/pprof/goroutine?debug=1", filepath.Join(b.profile, name+"-goroutines-"+stamp+".txt"))
 }
 
 // saveProfile writes what kreact's path under /debug/pprof/ answers to
