@@ -875,7 +875,7 @@ func ruleReport(w io.Writer, b *ruleBench, rs []ruleRepeat) {
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, rr := range rs {
 		for _, f := range []filesRun{rr.one, rr.files} {
-			fmt.Fprintf(w, "| %d | files, %d rules | %s | %.2f | %.2f | %s | %s |\n", rr.repeat+1, f.rules,
+			fmt.Fprintf(w, "| %d | files, %s | %s | %.2f | %.2f | %s | %s |\n", rr.repeat+1, rulesOf(f.rules),
 				f.ready.Round(10*time.Millisecond), f.cpuReady, f.cpuIdle, mib(f.hwm), mib(f.rss))
 		}
 		o := rr.objects
@@ -964,6 +964,14 @@ func ruleReport(w io.Writer, b *ruleBench, rs []ruleRepeat) {
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %d |\n", r.name, cell(r.files, r.unit), cell(r.objects, r.unit), ratioCell, len(rs))
 	}
+}
+
+// rulesOf says how many rules: "one rule", "1000 rules".
+func rulesOf(n int) string {
+	if n == 1 {
+		return "one rule"
+	}
+	return strconv.Itoa(n) + " rules"
 }
 
 // ruleSettingsLine describes the rule-objects phase, to print above its
