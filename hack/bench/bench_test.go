@@ -178,3 +178,47 @@ func TestExplainReport(t *testing.T) {
 		t.Errorf("report:\n%q\nwant\n%q", buf.String(), want)
 	}
 }
+
+// The status writes are the API server's PATCHes of rules/status, whatever
+// their code, and nothing else.
+func TestSumMetricAllCountsStatusWrites(t *testing.T) {
+	text := `# TYPE apiserver_request_total counter
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="kreact.dev",resource="rules",scope="resource",subresource="status",verb="PATCH",version="v1alpha1"} 1000
+apiserver_request_total{code="409",component="apiserver",dry_run="",group="kreact.dev",resource="rules",scope="resource",subresource="status",verb="PATCH",version="v1alpha1"} 2
+apiserver_request_total{code="201",component="apiserver",dry_run="",group="kreact.dev",resource="rules",scope="resource",subresource="",verb="POST",version="v1alpha1"} 1000
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="kreact.dev",resource="clusterrules",scope="resource",subresource="status",verb="PATCH",version="v1alpha1"} 5
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="status",verb="PATCH",version="v1"} 7
+`
+	n, err := sumMetricAll(text, "apiserver_request_total", `group="kreact.dev"`, `resource="rules"`, `subresource="status"`, `verb="PATCH"`)
+	if err != nil || n != 1002 {
+		t.Errorf("sumMetricAll = %d, %v; want 1002", n, err)
+	}
+}
+
+// Memory per rule is above each kind's own baseline: files above one
+// rule's process (per rule but the first), objects above the same process
+// with none; the ratio is taken per repeat.
+func TestRuleReportPerRule(t *testing.T) {
+	rr := func(rep int, filesRSS, objectsRSS int64) ruleRepeat {
+		return ruleRepeat{repeat: rep, n: 11,
+			one:     filesRun{rules: 1, rss: 30 << 20, hwm: 50 << 20},
+			files:   filesRun{rules: 11, rss: filesRSS, hwm: 60 << 20, ready: time.Second},
+			objects: objectsRun{rssEmpty: 30 << 20, hwmEmpty: 50 << 20, rss: objectsRSS, hwm: 61 << 20, loaded: 2 * time.Second, allReady: time.Minute, writesIdle: 3}}
+	}
+	r0 := rr(0, 30<<20+10<<10*10, 30<<20+20<<10*11)
+	if f, o := r0.perRule(true); f != 10<<10 || o != 20<<10 {
+		t.Errorf("perRule = %v, %v; want 10 KiB and 20 KiB", f, o)
+	}
+	var b bytes.Buffer
+	ruleReport(&b, &ruleBench{n: 11, window: 30 * time.Second}, []ruleRepeat{r0, rr(1, 30<<20+10<<10*10, 30<<20+40<<10*11)})
+	out := b.String()
+	for _, want := range []string{
+		"| memory per idle rule, steady (VmRSS after the window) | 10.0 KiB (10.0 KiB–10.0 KiB) | 30.0 KiB (20.0 KiB–40.0 KiB) | **3.00×** (2.00–4.00) | 2 |",
+		"| to all running (files: start to /readyz; objects: first create to kreact's log of all running) | 1.00 s (1.00 s–1.00 s) | 2.00 s (2.00 s–2.00 s) | **2.00×** (2.00–2.00) | 2 |",
+		"| objects: status writes per minute, idle (the window after every status Ready) | – | 6 (6–6) | – | 2 |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}

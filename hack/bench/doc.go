@@ -41,6 +41,24 @@
 // and its RSS at the end of the window (VmRSS: the steady state), with the
 // kreact/bare ratios of each repeat as median (min–max).
 //
+// The rule-objects phase (-rule-objects N -rule-namespaces M, off by
+// default) measures issue 38's rules as Kubernetes objects against the
+// same rules as files: N idle rules (each watches the ConfigMaps of one of
+// M namespaces, where there are none; a distinct script each). Each repeat
+// runs, in fresh processes, kreact run -f on one file per namespace (and
+// on one rule, the baseline of memory), and kreact run --rule-objects with
+// no rule, to which it then gives the N Rule objects, created by 32
+// clients at once. It reports the time to all running (files: to /readyz
+// with kreact_rules_loaded at N; objects: from the first create to
+// kreact's log of every object running, to /readyz, and to every
+// object's status saying Ready), the memory per idle rule (VmRSS after
+// -rule-window, and VmHWM, above the baseline), kreact's CPU seconds to
+// all running and over the window, and the writes of the objects' status
+// that the API server counted (apiserver_request_total, PATCH of
+// rules/status) until all are Ready and over the window after. With
+// -rule-profile DIR it also writes a CPU profile of kreact over each
+// window and a heap profile at its end.
+//
 // With -explain, kreact runs with --explain-address, which keeps each
 // rule's trace, and each sync phase times one kreact explain answer at
 // readiness, with every object cached.

@@ -45,6 +45,12 @@ type flags struct {
 	syncRepeats             int
 	syncWindow, syncTimeout time.Duration
 
+	// The rule-objects phase.
+	ruleObjects, ruleNamespaces, ruleRepeats int
+	ruleWindow, ruleTimeout                  time.Duration
+	ruleCRDs                                 string
+	ruleProfile                              string
+
 	// -bare runs the baseline controller (started by the benchmark).
 	bare                  bool
 	kubeconfig, namespace string
@@ -71,6 +77,13 @@ func main() {
 	flag.IntVar(&f.syncRepeats, "sync-repeats", 3, "runs of each controller in each sync phase")
 	flag.DurationVar(&f.syncWindow, "sync-window", 20*time.Second, "how long after ready the sync phase reads the steady RSS")
 	flag.DurationVar(&f.syncTimeout, "sync-timeout", 10*time.Minute, "how long a controller may take to sync")
+	flag.IntVar(&f.ruleObjects, "rule-objects", 0, "rules of the rule-objects phase, as files and as Rule objects, e.g. 1000 (0: no such phase)")
+	flag.IntVar(&f.ruleNamespaces, "rule-namespaces", 100, "namespaces the rule-objects phase spreads its rules over")
+	flag.IntVar(&f.ruleRepeats, "rule-repeats", 3, "repeats of the rule-objects phase")
+	flag.DurationVar(&f.ruleWindow, "rule-window", time.Minute, "how long the rule-objects phase leaves each kreact idle before reading its memory (and counts the objects' status writes after all are Ready)")
+	flag.DurationVar(&f.ruleTimeout, "rule-timeout", 10*time.Minute, "how long the rule-objects phase waits for kreact to be ready, or every status to say Ready")
+	flag.StringVar(&f.ruleProfile, "rule-profile", "", "directory for a CPU profile of kreact with the rules over each idle window, and a heap profile at its end (empty: none)")
+	flag.StringVar(&f.ruleCRDs, "rule-crds", "deploy/crds", "directory of the CRDs of rule objects")
 	flag.BoolVar(&f.bare, "bare", false, "run the bare controller (internal)")
 	flag.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the bare controller (internal)")
 	flag.StringVar(&f.namespace, "namespace", "", "namespace of the bare controller (internal)")
@@ -104,6 +117,9 @@ func run(f flags) error {
 	syncSizes, err := parseSizes(f.syncObjects)
 	if err != nil {
 		return fmt.Errorf("-sync-objects: %w", err)
+	}
+	if f.ruleObjects < 0 || f.ruleObjects > 0 && (f.ruleObjects < 2 || f.ruleNamespaces < 1 || f.ruleRepeats < 1) {
+		return fmt.Errorf("-rule-objects %d: give at least 2 rules, 1 namespace and 1 repeat", f.ruleObjects)
 	}
 	controllers := strings.Split(f.controllers, ",")
 	if _, err := os.Stat(f.kreact); err != nil {
@@ -218,6 +234,33 @@ func run(f flags) error {
 		}
 	}
 
+	var ruleResults []ruleRepeat
+	var rb *ruleBench
+	if f.ruleObjects > 0 {
+		am, err := newAPIServerMetrics(cluster.Config())
+		if err != nil {
+			return err
+		}
+		rb = &ruleBench{n: f.ruleObjects, namespaces: min(f.ruleNamespaces, f.ruleObjects), window: f.ruleWindow, timeout: f.ruleTimeout,
+			kreact: f.kreact, kubeconfig: cluster.KubeconfigPath(), client: client, apiserver: am, profile: f.ruleProfile}
+		dir, err := os.MkdirTemp("", "kreact-bench-rules-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		fmt.Fprintf(os.Stderr, "creating %d namespaces, the CRDs and %d rules' files\n", rb.namespaces, rb.n)
+		if err := setupRules(ctx, rb, f.ruleCRDs, dir); err != nil {
+			return fmt.Errorf("rule objects: %w", err)
+		}
+		for rep := range f.ruleRepeats {
+			rr, err := measureRules(ctx, rb, rep)
+			if err != nil {
+				return fmt.Errorf("rule objects, repeat %d: %w", rep+1, err)
+			}
+			ruleResults = append(ruleResults, rr)
+		}
+	}
+
 	if len(results) > 0 {
 		fmt.Println(settingsLine(f.objects, f.burstObjects, f.burstUpdates, f.phase, s, runtime.NumCPU(), runtime.Version()))
 		fmt.Println()
@@ -238,6 +281,14 @@ func run(f flags) error {
 		fmt.Println()
 		syncReport(os.Stdout, syncResults)
 		explainReport(os.Stdout, syncResults)
+	}
+	if len(ruleResults) > 0 {
+		if len(results) > 0 || len(syncResults) > 0 {
+			fmt.Println()
+		}
+		fmt.Println(ruleSettingsLine(rb, len(ruleResults), runtime.NumCPU(), runtime.Version()))
+		fmt.Println()
+		ruleReport(os.Stdout, rb, ruleResults)
 	}
 	return nil
 }
