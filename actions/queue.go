@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/internal/queueclock"
 	"golang.org/x/time/rate"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
@@ -194,7 +195,7 @@ func NewQueue(client rest.Interface, opts Options) *Queue {
 	}
 	q.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[targetKey](opts.BaseDelay, opts.MaxDelay),
-		workqueue.TypedRateLimitingQueueConfig[targetKey]{Name: opts.Name, MetricsProvider: opts.MetricsProvider},
+		workqueue.TypedRateLimitingQueueConfig[targetKey]{Name: opts.Name, MetricsProvider: opts.MetricsProvider, Clock: queueclock.Slow(nil)},
 	)
 	q.adds, q.latency, q.work = noMetric{}, noMetric{}, noMetric{}
 	if m := opts.MetricsProvider; m != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/finalizers"
+	"github.com/kreact/kreact/internal/queueclock"
 	"github.com/kreact/kreact/rules"
 )
 
@@ -201,7 +202,7 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Core {
 	d.ignore = append(d.ignore, rules.FieldPath{"metadata", "annotations", event.OnceAnnotation(rule.Name)}.String())
 	d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[objectKey](base, maxDelay),
-		workqueue.TypedRateLimitingQueueConfig[objectKey]{Name: "kreact_rule_changes_" + rule.Name, MetricsProvider: opts.MetricsProvider, Clock: opts.Clock},
+		workqueue.TypedRateLimitingQueueConfig[objectKey]{Name: "kreact_rule_changes_" + rule.Name, MetricsProvider: opts.MetricsProvider, Clock: queueclock.Slow(opts.Clock)},
 	)
 	if d.tick {
 		d.ticks = tickSchedule(rule, d.log)

@@ -21,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	cgdynamicinformer "k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/rest"
@@ -103,6 +104,31 @@ func fileRule(i, namespaces int) ([]byte, error) {
 	})
 }
 
+// grantRules grants the default ServiceAccount of ns, which a Rule of ns
+// acts as (docs/multitenancy.md), what the rules do: read and patch its
+// ConfigMaps.
+func grantRules(ctx context.Context, client dynamic.Interface, ns string) error {
+	rbac := func(resource string) schema.GroupVersionResource {
+		return schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: resource}
+	}
+	role := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+		"metadata": map[string]any{"name": "rules", "namespace": ns},
+		"rules":    []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"configmaps"}, "verbs": []any{"get", "list", "watch", "patch"}}}}}
+	binding := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+		"metadata": map[string]any{"name": "rules", "namespace": ns},
+		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "rules"},
+		"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": "default", "namespace": ns}}}}
+	for _, o := range []struct {
+		gvr schema.GroupVersionResource
+		obj *unstructured.Unstructured
+	}{{rbac("roles"), role}, {rbac("rolebindings"), binding}} {
+		if _, err := client.Resource(o.gvr).Namespace(ns).Create(ctx, o.obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("grant the rules of %s: %w", ns, err)
+		}
+	}
+	return nil
+}
+
 // setupRules creates the namespaces, installs the CRDs of crdDir and
 // writes the rule files under dir.
 func setupRules(ctx context.Context, b *ruleBench, crdDir, dir string) error {
@@ -111,6 +137,9 @@ func setupRules(ctx context.Context, b *ruleBench, crdDir, dir string) error {
 			"metadata": map[string]any{"name": ruleNamespace(ns, b.namespaces)}}}
 		if _, err := b.client.Resource(namespaces).Create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create namespace: %w", err)
+		}
+		if err := grantRules(ctx, b.client, ruleNamespace(ns, b.namespaces)); err != nil {
+			return err
 		}
 	}
 	if err := installCRDs(ctx, b.client, crdDir); err != nil {
