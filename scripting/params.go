@@ -43,33 +43,7 @@ func unusedArgsOf(tree *ast.Program) [event.NumTypes]unusedArgs {
 			}
 		}
 	}
-	function := func(name string, e ast.Expression) {
-		switch f := e.(type) {
-		case *ast.FunctionLiteral:
-			handler(name, f.ParameterList, f.Body, f.Source)
-		case *ast.ArrowFunctionLiteral:
-			handler(name, f.ParameterList, f.Body, f.Source)
-		}
-	}
-	bindings := func(list []*ast.Binding) {
-		for _, b := range list {
-			if id, ok := b.Target.(*ast.Identifier); ok && b.Initializer != nil {
-				function(id.Name.String(), b.Initializer)
-			}
-		}
-	}
-	for _, st := range tree.Body {
-		switch st := st.(type) {
-		case *ast.FunctionDeclaration:
-			if st.Function.Name != nil {
-				function(st.Function.Name.Name.String(), st.Function)
-			}
-		case *ast.VariableStatement:
-			bindings(st.List)
-		case *ast.LexicalDeclaration:
-			bindings(st.List)
-		}
-	}
+	topLevelFunctions(tree, handler)
 	return out
 }
 

@@ -133,33 +133,9 @@ func (p *Program) readPaths(tree *ast.Program) []ReadPath {
 			out = append(out, r.ReadPath)
 		}
 	}
-	function := func(name string, e ast.Expression) {
-		switch f := e.(type) {
-		case *ast.FunctionLiteral:
-			handler(name, f.ParameterList, f.Body)
-		case *ast.ArrowFunctionLiteral:
-			handler(name, f.ParameterList, f.Body)
-		}
-	}
-	bindings := func(list []*ast.Binding) {
-		for _, b := range list {
-			if id, ok := b.Target.(*ast.Identifier); ok && b.Initializer != nil {
-				function(id.Name.String(), b.Initializer)
-			}
-		}
-	}
-	for _, st := range tree.Body {
-		switch st := st.(type) {
-		case *ast.FunctionDeclaration:
-			if st.Function.Name != nil {
-				function(st.Function.Name.Name.String(), st.Function)
-			}
-		case *ast.VariableStatement:
-			bindings(st.List)
-		case *ast.LexicalDeclaration:
-			bindings(st.List)
-		}
-	}
+	topLevelFunctions(tree, func(name string, params *ast.ParameterList, body ast.Node, _ string) {
+		handler(name, params, body)
+	})
 	return out
 }
 
@@ -288,6 +264,41 @@ func unwrapOptional(e ast.Expression) ast.Expression {
 			e = o.Expression
 		default:
 			return e
+		}
+	}
+}
+
+// topLevelFunctions calls fn for each function a script declares at top
+// level, with its name, parameters, body and source text: a function
+// declaration, or a variable (var, let, const) initialised with a
+// function or an arrow. Those are what can be a handler; readPaths and
+// unusedArgsOf look at the same ones.
+func topLevelFunctions(tree *ast.Program, fn func(name string, params *ast.ParameterList, body ast.Node, source string)) {
+	function := func(name string, e ast.Expression) {
+		switch f := e.(type) {
+		case *ast.FunctionLiteral:
+			fn(name, f.ParameterList, f.Body, f.Source)
+		case *ast.ArrowFunctionLiteral:
+			fn(name, f.ParameterList, f.Body, f.Source)
+		}
+	}
+	bindings := func(list []*ast.Binding) {
+		for _, b := range list {
+			if id, ok := b.Target.(*ast.Identifier); ok && b.Initializer != nil {
+				function(id.Name.String(), b.Initializer)
+			}
+		}
+	}
+	for _, st := range tree.Body {
+		switch st := st.(type) {
+		case *ast.FunctionDeclaration:
+			if st.Function.Name != nil {
+				function(st.Function.Name.Name.String(), st.Function)
+			}
+		case *ast.VariableStatement:
+			bindings(st.List)
+		case *ast.LexicalDeclaration:
+			bindings(st.List)
 		}
 	}
 }
