@@ -189,9 +189,9 @@ apiserver_request_total{code="201",component="apiserver",dry_run="",group="kreac
 apiserver_request_total{code="200",component="apiserver",dry_run="",group="kreact.dev",resource="clusterrules",scope="resource",subresource="status",verb="PATCH",version="v1alpha1"} 5
 apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="status",verb="PATCH",version="v1"} 7
 `
-	n, err := sumMetricAll(text, "apiserver_request_total", `group="kreact.dev"`, `resource="rules"`, `subresource="status"`, `verb="PATCH"`)
+	n, err := sumMetric(text, "apiserver_request_total", `group="kreact.dev"`, `resource="rules"`, `subresource="status"`, `verb="PATCH"`)
 	if err != nil || n != 1002 {
-		t.Errorf("sumMetricAll = %d, %v; want 1002", n, err)
+		t.Errorf("sumMetric = %d, %v; want 1002", n, err)
 	}
 }
 

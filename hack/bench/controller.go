@@ -250,24 +250,6 @@ func (c *controller) stop() {
 	}
 }
 
-// sumMetric adds the values of the samples of family whose labels contain
-// match, in Prometheus text format.
-func sumMetric(text, family, match string) (int64, error) {
-	var sum float64
-	for line := range strings.SplitSeq(text, "\n") {
-		if !strings.HasPrefix(line, family+"{") || !strings.Contains(line, match) {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %w", line, err)
-		}
-		sum += v
-	}
-	return int64(sum), nil
-}
-
 func freePorts(n int) ([]int, error) {
 	var ports []int
 	for range n {

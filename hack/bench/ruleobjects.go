@@ -289,13 +289,13 @@ func (m *apiserverMetrics) statusWrites(ctx context.Context) (int64, error) {
 	if resp.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("API server metrics: %s", resp.Status)
 	}
-	return sumMetricAll(string(data), "apiserver_request_total",
+	return sumMetric(string(data), "apiserver_request_total",
 		`group="kreact.dev"`, `resource="rules"`, `subresource="status"`, `verb="PATCH"`)
 }
 
-// sumMetricAll adds the values of the samples of family whose labels
+// sumMetric adds the values of the samples of family whose labels
 // contain every one of matches, in Prometheus text format.
-func sumMetricAll(text, family string, matches ...string) (int64, error) {
+func sumMetric(text, family string, matches ...string) (int64, error) {
 	var sum float64
 lines:
 	for line := range strings.SplitSeq(text, "\n") {
@@ -407,7 +407,7 @@ func (p *kreactProcess) metric(family, match string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return sumMetricAll(string(data), family, match)
+	return sumMetric(string(data), family, match)
 }
 
 // gauge returns the value of a metric without labels in kreact's /metrics.
