@@ -412,7 +412,9 @@ spec:
 		_, body := testcluster.HTTPGet(t, "http://"+addr+"/metrics")
 		return strings.Contains(body, "\nkreact_rules_loaded 1\n")
 	})
-	if code, body := testcluster.HTTPGet(t, "http://"+addr+"/readyz"); code != 200 {
-		t.Errorf("/readyz %d with a ClusterRule running: %s", code, body)
-	}
+	// Its caches may still be filling: ready once they are.
+	testcluster.Eventually(t, "/readyz to answer 200 with the ClusterRule synced", func() bool {
+		code, _ := testcluster.HTTPGet(t, "http://"+addr+"/readyz")
+		return code == 200
+	})
 }
