@@ -631,7 +631,7 @@ func (e *Engine) Status() []Status {
 	defer e.mu.Unlock()
 	out := make([]Status, 0, len(e.running)+len(e.pending))
 	for name, r := range e.running {
-		synced := r.hasSynced() && !pendingButServed(r.watches, snap)
+		synced := r.hasSynced(snap)
 		out = append(out, Status{Rule: name, Running: true, Synced: synced, Queued: r.delivery.Len(), Missing: slices.Clone(e.missing[name])})
 	}
 	for name, p := range e.pending {
@@ -669,25 +669,6 @@ func (e *Engine) Explain(gr schema.GroupResource, namespace, name string, obj *u
 	}
 	slices.SortFunc(out, func(a, b explain.Rule) int { return strings.Compare(a.Name, b.Name) })
 	return out
-}
-
-// pendingButServed reports whether any of the watches is PhasePending
-// although discovery serves its resource. runner.hasSynced skips pending
-// watches so that a rule watching a resource that is not served (a CRD not
-// yet created) can count as caught up; but every new watch is pending too,
-// until its informer's goroutine first looks the resource up, so Synced
-// held from the moment a rule started, before anything was listed. A
-// pending watch is passed over only when there is nothing to list.
-func pendingButServed(watches []*dynamicinformer.Watch, snap *discovery.Snapshot) bool {
-	for _, w := range watches {
-		if w.State().Phase != dynamicinformer.PhasePending {
-			continue
-		}
-		if _, served := snap.Lookup(w.Key().GVR); served {
-			return true
-		}
-	}
-	return false
 }
 
 // ActionStats returns each running rule's action counters.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/delivery"
+	"github.com/kreact/kreact/discovery"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
@@ -181,10 +182,19 @@ func queueRetries(n int) int {
 }
 
 // hasSynced reports whether every watch of the rule has delivered its
-// initial list (pending watches, for resources not served, do not count).
-func (run *runner) hasSynced() bool {
+// initial list. A pending watch counts as caught up when its resource is
+// not served (a CRD not created yet: there is nothing to list), but not
+// when snap serves it: every new watch is pending too, until its
+// informer's goroutine first looks the resource up, and would otherwise
+// count as caught up before anything was listed. Each watch's state is
+// read once, so that one moving from pending to starting between two
+// reads cannot pass as caught up.
+func (run *runner) hasSynced(snap *discovery.Snapshot) bool {
 	for _, w := range run.watches {
 		if w.State().Phase == dynamicinformer.PhasePending {
+			if _, served := snap.Lookup(w.Key().GVR); served {
+				return false
+			}
 			continue
 		}
 		if !w.HasSynced() {
