@@ -202,16 +202,7 @@ func (c *controller) waitReady(ctx context.Context, timeout time.Duration) error
 // stop for kreact (from /metrics) and after stop for the bare controller
 // (its last line).
 func (c *controller) kreactPatches() (int64, error) {
-	resp, err := http.Get("http://" + c.metricsAddr + "/metrics")
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, err
-	}
-	return sumMetric(string(data), "kreact_actions_total", `verb="patch"`)
+	return scrapeMetric(c.metricsAddr, "kreact_actions_total", `verb="patch"`)
 }
 
 func (c *controller) barePatches() (int64, error) {

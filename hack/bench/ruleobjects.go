@@ -398,7 +398,13 @@ func (p *kreactProcess) readyz() (bool, string) {
 // metric returns the sum of family's samples that match, in kreact's
 // /metrics.
 func (p *kreactProcess) metric(family, match string) (int64, error) {
-	resp, err := http.Get("http://" + p.metrics + "/metrics")
+	return scrapeMetric(p.metrics, family, match)
+}
+
+// scrapeMetric sums family's samples that match every one of matches in
+// the /metrics served at addr (a kreact's, or the bare controller's).
+func scrapeMetric(addr, family string, matches ...string) (int64, error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
 		return 0, err
 	}
@@ -407,7 +413,7 @@ func (p *kreactProcess) metric(family, match string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return sumMetric(string(data), family, match)
+	return sumMetric(string(data), family, matches...)
 }
 
 // gauge returns the value of a metric without labels in kreact's /metrics.
