@@ -2,13 +2,12 @@ package record
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/internal/linediff"
 )
 
 // Target names the object an action is aimed at: its resource (group and
@@ -134,12 +133,12 @@ func Compare(old, new Plan) Comparison {
 			return out
 		}
 		d := Difference{Target: t}
-		for _, e := range diffLines(keys(a), keys(b)) {
-			switch e.op {
-			case '-':
-				d.Removed = append(d.Removed, a[e.a])
-			case '+':
-				d.Added = append(d.Added, b[e.b])
+		for _, e := range linediff.Edits(keys(a), keys(b)) {
+			switch e.Op {
+			case linediff.Remove:
+				d.Removed = append(d.Removed, a[e.A])
+			case linediff.Add:
+				d.Added = append(d.Added, b[e.B])
 			}
 		}
 		if len(d.Removed) > 0 || len(d.Added) > 0 {
@@ -157,160 +156,4 @@ func Compare(old, new Plan) Comparison {
 		}
 	}
 	return c
-}
-
-// edit is one line of a line diff: op ' ' (in both), '-' (only in the
-// first, at index a) or '+' (only in the second, at index b).
-type edit struct {
-	op   byte
-	a, b int
-}
-
-// maxDiffCells bounds the table of diffLines (8 bytes a cell): beyond
-// it, the lines that differ are not aligned.
-const maxDiffCells = 1 << 22
-
-// diffLines returns the edits from a to b along their longest common
-// subsequence; the common prefix and suffix, most of an object that an
-// action changes, are taken off first, so that the quadratic part covers
-// only what changed.
-func diffLines(a, b []string) []edit {
-	pre := 0
-	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
-		pre++
-	}
-	suf := 0
-	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
-		suf++
-	}
-	x, y := a[pre:len(a)-suf], b[pre:len(b)-suf]
-	if len(x)*len(y) > maxDiffCells {
-		// Too big a change to align line by line: all of it goes, all
-		// of it comes, a diff still, if not the shortest.
-		x, y = nil, nil
-	}
-	// lcs[i][j] is the length of the longest common subsequence of x[i:]
-	// and y[j:].
-	lcs := make([][]int, len(x)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(y)+1)
-	}
-	for i := len(x) - 1; i >= 0; i-- {
-		for j := len(y) - 1; j >= 0; j-- {
-			if x[i] == y[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var out []edit
-	for i := range pre {
-		out = append(out, edit{' ', i, i})
-	}
-	if x == nil && y == nil {
-		for i := pre; i < len(a)-suf; i++ {
-			out = append(out, edit{'-', i, -1})
-		}
-		for j := pre; j < len(b)-suf; j++ {
-			out = append(out, edit{'+', -1, j})
-		}
-	}
-	i, j := 0, 0
-	for i < len(x) || j < len(y) {
-		switch {
-		case i < len(x) && j < len(y) && x[i] == y[j]:
-			out = append(out, edit{' ', pre + i, pre + j})
-			i++
-			j++
-		case j < len(y) && (i == len(x) || lcs[i][j+1] > lcs[i+1][j]):
-			out = append(out, edit{'+', -1, pre + j})
-			j++
-		default:
-			out = append(out, edit{'-', pre + i, -1})
-			i++
-		}
-	}
-	for k := range suf {
-		out = append(out, edit{' ', len(a) - suf + k, len(b) - suf + k})
-	}
-	return out
-}
-
-// unifiedDiff returns the lines that differ between before and after as
-// a unified diff (diff -u, without the file header) with context lines
-// of context around each change; "" when they are the same.
-func unifiedDiff(before, after string, context int) string {
-	split := func(s string) []string {
-		if s == "" {
-			return nil
-		}
-		return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
-	}
-	a, b := split(before), split(after)
-	edits := diffLines(a, b)
-	// aBefore[k] and bBefore[k] count the lines of a and b before edits[k].
-	aBefore, bBefore := make([]int, len(edits)+1), make([]int, len(edits)+1)
-	for k, e := range edits {
-		aBefore[k+1], bBefore[k+1] = aBefore[k], bBefore[k]
-		if e.op != '+' {
-			aBefore[k+1]++
-		}
-		if e.op != '-' {
-			bBefore[k+1]++
-		}
-	}
-	var out strings.Builder
-	for start := 0; start < len(edits); {
-		// The next hunk: from context lines before a change to context
-		// lines after the last change that is at most 2*context lines
-		// from the one before it.
-		first := start
-		for first < len(edits) && edits[first].op == ' ' {
-			first++
-		}
-		if first == len(edits) {
-			break
-		}
-		last := first
-		for k := first + 1; k < len(edits); k++ {
-			if edits[k].op != ' ' {
-				if k-last > 2*context {
-					break
-				}
-				last = k
-			}
-		}
-		from, to := max(first-context, start), min(last+context+1, len(edits))
-		var lines strings.Builder
-		aLen, bLen := 0, 0
-		for _, e := range edits[from:to] {
-			switch e.op {
-			case ' ':
-				lines.WriteString(" " + a[e.a] + "\n")
-				aLen++
-				bLen++
-			case '-':
-				lines.WriteString("-" + a[e.a] + "\n")
-				aLen++
-			case '+':
-				lines.WriteString("+" + b[e.b] + "\n")
-				bLen++
-			}
-		}
-		fmt.Fprintf(&out, "@@ -%s +%s @@\n%s", hunkRange(aBefore[from], aLen), hunkRange(bBefore[from], bLen), lines.String())
-		start = to
-	}
-	return out.String()
-}
-
-// hunkRange is a hunk's range of lines in one file as diff -u writes it:
-// "start,length", 1-based, where before lines of the file come before
-// the hunk; an empty range names the line it follows ("0,0" at the
-// start of the file).
-func hunkRange(before, n int) string {
-	if n == 0 {
-		return fmt.Sprintf("%d,0", before)
-	}
-	return fmt.Sprintf("%d,%d", before+1, n)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/internal/linediff"
 	"github.com/kreact/kreact/ruletest"
 )
 
@@ -25,7 +26,7 @@ func (pl Planned) Diff() string {
 	if !changesObject(pl.Action.Verb) || (pl.After == nil && pl.Action.Verb != actions.Delete) {
 		return ""
 	}
-	return unifiedDiff(objectYAML(pl.Before), objectYAML(pl.After), diffContext)
+	return linediff.Unified(objectYAML(pl.Before), objectYAML(pl.After), diffContext)
 }
 
 func objectYAML(obj *unstructured.Unstructured) string {

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 
 	"gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/internal/linediff"
 )
 
 // Field is one named value of an action. Value is a string, a bool, JSON
@@ -376,7 +376,7 @@ func compareIn(set fieldSet, exp []ExpectedAction, actual []Fields, ignoreOthers
 			got[i] = actual[i]
 		}
 	}
-	return lineDiff(renderYAML(want), renderYAML(got))
+	return linediff.Marked(renderYAML(want), renderYAML(got))
 }
 
 // renderYAML prints a list of actions as YAML, fields in canonical order.
@@ -420,43 +420,4 @@ func valueNode(v any) *yaml.Node {
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: fmt.Sprint(v)}
 	}
 	return &n
-}
-
-// lineDiff returns a diff of two texts, every line of both, prefixed with
-// "- " (only in want), "+ " (only in got) or "  " (in both).
-func lineDiff(want, got string) string {
-	a := strings.Split(strings.TrimSuffix(want, "\n"), "\n")
-	b := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
-	// lcs[i][j] is the length of the longest common subsequence of a[i:]
-	// and b[j:]. Action lists are short; quadratic is fine.
-	lcs := make([][]int, len(a)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(b)+1)
-	}
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var out strings.Builder
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case i < len(a) && j < len(b) && a[i] == b[j]:
-			out.WriteString("  " + a[i] + "\n")
-			i++
-			j++
-		case j < len(b) && (i == len(a) || lcs[i][j+1] > lcs[i+1][j]):
-			out.WriteString("+ " + b[j] + "\n")
-			j++
-		default:
-			out.WriteString("- " + a[i] + "\n")
-			i++
-		}
-	}
-	return out.String()
 }

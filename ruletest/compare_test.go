@@ -64,24 +64,6 @@ func TestMatches(t *testing.T) {
 	}
 }
 
-func TestLineDiff(t *testing.T) {
-	tests := []struct {
-		name, want, got, diff string
-	}{
-		{"equal", "a\nb\n", "a\nb\n", "  a\n  b\n"},
-		{"changed line", "a\nb\nc\n", "a\nx\nc\n", "  a\n- b\n+ x\n  c\n"},
-		{"added", "a\n", "a\nb\n", "  a\n+ b\n"},
-		{"removed", "a\nb\n", "b\n", "- a\n  b\n"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := lineDiff(tt.want, tt.got); got != tt.diff {
-				t.Errorf("lineDiff =\n%s\nwant\n%s", got, tt.diff)
-			}
-		})
-	}
-}
-
 func TestPartialMatches(t *testing.T) {
 	apply := actions.Action{
 		Verb:      actions.Apply,

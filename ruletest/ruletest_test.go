@@ -12,6 +12,7 @@ import (
 
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/internal/leaktest"
+	"github.com/kreact/kreact/internal/linediff"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -38,7 +39,7 @@ func golden(t *testing.T, name, got string) {
 		t.Fatalf("%v (run with -update to create it)", err)
 	}
 	if got != string(want) {
-		t.Errorf("%s differs (-want +got):\n%s", path, lineDiff(string(want), got))
+		t.Errorf("%s differs (-want +got):\n%s", path, linediff.Marked(string(want), got))
 	}
 }
 
