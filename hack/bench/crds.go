@@ -216,7 +216,7 @@ func (g *schemaGen) leaf() (map[string]any, int) {
 }
 
 // installLargeCRDs applies n generated CRDs (server-side apply, as large
-// CRDs must be: kubectl's client-side apply keeps the whole object in an
+// CRDs are applied: client-side apply would copy each whole into an
 // annotation, which may not exceed 256 KiB) and waits until discovery
 // serves each one's resource.
 func installLargeCRDs(ctx context.Context, client dynamic.Interface, cfg *rest.Config, n int) error {
