@@ -19,6 +19,7 @@ import (
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/explain"
 	"github.com/kreact/kreact/internal/memlimit"
+	"github.com/kreact/kreact/internal/residency"
 	"github.com/kreact/kreact/isolation"
 	"github.com/kreact/kreact/leader"
 	"github.com/kreact/kreact/lifecycle"
@@ -45,6 +46,13 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	memlimit.Set(logger, os.Getenv, os.ReadFile)
+	// The init functions of some 800 packages touched much of the binary,
+	// most of which kreact run never runs again; dropped now, those pages
+	// do not add to the peak of the start, when the caches fill (see
+	// package residency; engine.WaitForSync trims again once synced).
+	if _, err := residency.TrimExecutable(); err != nil {
+		logger.Debug("resident executable pages not trimmed", "err", err)
+	}
 	cfg, _, err := o.Cluster.Load(userAgent())
 	if err != nil {
 		return err

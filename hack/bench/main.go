@@ -51,8 +51,14 @@ type flags struct {
 	ruleCRDs                                 string
 	ruleProfile                              string
 
-	// -bare runs the baseline controller (started by the benchmark).
-	bare                  bool
+	// The large-CRD phase (crds.go).
+	crds, crdRepeats int
+	crdWindow        time.Duration
+	crdProfile       string
+
+	// -bare runs the baseline controller (started by the benchmark);
+	// -bare-discovery the large-CRD phase's baseline.
+	bare, bareDiscovery   bool
 	kubeconfig, namespace string
 	pprof                 string
 }
@@ -84,11 +90,23 @@ func main() {
 	flag.DurationVar(&f.ruleTimeout, "rule-timeout", 10*time.Minute, "how long the rule-objects phase waits for kreact to be ready, or every status to say Ready")
 	flag.StringVar(&f.ruleProfile, "rule-profile", "", "directory for a CPU profile of kreact with the rules over each idle window, and a heap profile at its end (empty: none)")
 	flag.StringVar(&f.ruleCRDs, "rule-crds", "deploy/crds", "directory of the CRDs of rule objects")
+	flag.IntVar(&f.crds, "crds", 0, "large CRDs of the large-CRD phase, e.g. 200 (0: no such phase)")
+	flag.IntVar(&f.crdRepeats, "crd-repeats", 3, "starts of each process, without and with the CRDs, in the large-CRD phase")
+	flag.DurationVar(&f.crdWindow, "crd-window", 30*time.Second, "how long after ready the large-CRD phase reads the idle RSS")
+	flag.StringVar(&f.crdProfile, "crd-profile", "", "directory for a heap profile of each process at the end of each idle window of the large-CRD phase (empty: none)")
 	flag.BoolVar(&f.bare, "bare", false, "run the bare controller (internal)")
+	flag.BoolVar(&f.bareDiscovery, "bare-discovery", false, "run the large-CRD phase's bare discovery client (internal)")
 	flag.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the bare controller (internal)")
 	flag.StringVar(&f.namespace, "namespace", "", "namespace of the bare controller (internal)")
 	flag.StringVar(&f.pprof, "pprof", "", "address of the bare controller's /debug/pprof/ (internal)")
 	flag.Parse()
+	if f.bareDiscovery {
+		if err := runBareDiscovery(f.kubeconfig, f.namespace, f.pprof, f.qps, f.burst); err != nil {
+			fmt.Fprintln(os.Stderr, "bare discovery:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if f.bare {
 		if err := runBare(f.kubeconfig, f.namespace, f.pprof, f.workers, f.qps, f.burst); err != nil {
 			fmt.Fprintln(os.Stderr, "bare:", err)
@@ -120,6 +138,9 @@ func run(f flags) error {
 	}
 	if f.ruleObjects < 0 || f.ruleObjects > 0 && (f.ruleObjects < 2 || f.ruleNamespaces < 1 || f.ruleRepeats < 1) {
 		return fmt.Errorf("-rule-objects %d: give at least 2 rules, 1 namespace and 1 repeat", f.ruleObjects)
+	}
+	if f.crds < 0 || f.crds > 0 && f.crdRepeats < 1 {
+		return fmt.Errorf("-crds %d -crd-repeats %d: give a number of CRDs and at least 1 repeat", f.crds, f.crdRepeats)
 	}
 	controllers := strings.Split(f.controllers, ",")
 	if _, err := os.Stat(f.kreact); err != nil {
@@ -234,6 +255,13 @@ func run(f flags) error {
 		}
 	}
 
+	var crdResults []crdResult
+	if f.crds > 0 {
+		if crdResults, err = runCRDPhase(ctx, client, cluster.Config(), f, s, controllers); err != nil {
+			return fmt.Errorf("large CRDs: %w", err)
+		}
+	}
+
 	var ruleResults []ruleRepeat
 	var rb *ruleBench
 	if f.ruleObjects > 0 {
@@ -282,8 +310,14 @@ func run(f flags) error {
 		syncReport(os.Stdout, syncResults)
 		explainReport(os.Stdout, syncResults)
 	}
+	if len(crdResults) > 0 {
+		fmt.Println()
+		fmt.Println(crdSettingsLine(f.crds, f.crdRepeats, f.crdWindow, s, runtime.NumCPU(), runtime.Version()))
+		fmt.Println()
+		crdReport(os.Stdout, crdResults)
+	}
 	if len(ruleResults) > 0 {
-		if len(results) > 0 || len(syncResults) > 0 {
+		if len(results) > 0 || len(syncResults) > 0 || len(crdResults) > 0 {
 			fmt.Println()
 		}
 		fmt.Println(ruleSettingsLine(rb, len(ruleResults), runtime.NumCPU(), runtime.Version()))
