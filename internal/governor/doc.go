@@ -75,7 +75,8 @@
 // while it waits; and a goroutine runs on one thread only while it is
 // locked, which is for the call (see callThread.enter). Taking them
 // later, at the watchdog's first reading, would leave what a call takes
-// before it uncharged. BenchmarkMeterCall measures the whole.
+// before it uncharged. Registering a call with the watchdog costs no
+// hashing (a slice, not a map). BenchmarkMeterCall measures the whole.
 //
 // # When a thread is demoted
 //
