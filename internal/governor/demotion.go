@@ -51,10 +51,10 @@ type callThread struct {
 // It makes three system calls, and cannot make fewer without charging
 // calls differently (docs/design/performance-history.md has the figures):
 //
-//   - The thread's CPU time, from its CPU clock (ownCPUTime), the clock
-//     that the watchdog reads later by the thread's id. getrusage
-//     (RUSAGE_THREAD), read below for the page faults, also tells a CPU
-//     time, but not the same: Linux sums there the time accounted at the
+//   - The thread's CPU time, from its CPU clock (threadCPUTime), the
+//     clock that the watchdog reads later. getrusage (RUSAGE_THREAD),
+//     read below for the page faults, also tells a CPU time, but not the
+//     same: Linux sums there the time accounted at the
 //     thread's last tick or switch, not what it has run since (measured:
 //     up to 4ms behind the clock, with 250 ticks a second). As a call's
 //     start it would charge a call with up to a tick it never used: a
@@ -69,7 +69,7 @@ type callThread struct {
 //     tells a goroutine's thread by no other means.
 func (t *callThread) enter() {
 	tid := idleprio.ThreadID()
-	cpu, ok := ownCPUTime()
+	cpu, ok := threadCPUTime(tid)
 	faults, faultsOK := ownFaults()
 	t.mu.Lock()
 	defer t.mu.Unlock()

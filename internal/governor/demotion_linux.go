@@ -20,18 +20,3 @@ func threadCPUTime(tid int) (time.Duration, bool) {
 	}
 	return time.Duration(ts.Nano()), true
 }
-
-// ownCPUTime is threadCPUTime for the calling thread: the same clock
-// (CLOCK_THREAD_CPUTIME_ID is the calling thread's CPUCLOCK_SCHED, which
-// the kernel reads with the same function, task_sched_runtime), so a
-// reading from here and a later one by the thread's id from another
-// thread are comparable, without looking the thread up by its id.
-func ownCPUTime() (time.Duration, bool) {
-	const clockThreadCPUTimeID = 3
-	var ts syscall.Timespec
-	_, _, errno := syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTimeID, uintptr(unsafe.Pointer(&ts)), 0)
-	if errno != 0 {
-		return 0, false
-	}
-	return time.Duration(ts.Nano()), true
-}

@@ -76,24 +76,3 @@ func TestLongCallIsDemoted(t *testing.T) {
 		t.Errorf("leave measured %v of CPU, want at least %v", r.used, 2*DemoteAfter)
 	}
 }
-
-// A call's start reads its thread's own CPU clock, and the watchdog the
-// same thread's clock by its id: the readings must be of one clock, in
-// order, or a call would be charged with time it never used (or spared
-// time it did).
-func TestOwnCPUTimeIsTheThreadsClock(t *testing.T) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	tid := idleprio.ThreadID()
-	for range 1000 {
-		a, okA := ownCPUTime()
-		b, okB := threadCPUTime(tid)
-		c, okC := ownCPUTime()
-		if !okA || !okB || !okC {
-			t.Fatalf("clock unreadable: %v, %v, %v", okA, okB, okC)
-		}
-		if a > b || b > c {
-			t.Fatalf("own %v, by id %v, own %v: not one clock", a, b, c)
-		}
-	}
-}

@@ -7,5 +7,3 @@ import "time"
 // Without per-thread CPU clocks, calls are never demoted.
 
 func threadCPUTime(int) (time.Duration, bool) { return 0, false }
-
-func ownCPUTime() (time.Duration, bool) { return 0, false }

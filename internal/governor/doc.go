@@ -64,10 +64,10 @@
 //
 // # What charging costs a call
 //
-// Every call starts with three system calls on its thread: its CPU clock
-// (CLOCK_THREAD_CPUTIME_ID), its page faults (getrusage RUSAGE_THREAD)
-// and its id (gettid), the baselines of the CPU limit and the demotion,
-// of the memory charge, and the thread the watchdog reads. Fewer would
+// Every call starts with three system calls on its thread: its id
+// (gettid), its CPU clock (clock_gettime) and its page faults (getrusage
+// RUSAGE_THREAD): the thread the watchdog reads, and the baselines of the
+// demotion and the CPU limit, and of the memory charge. Fewer would
 // charge calls differently: getrusage's CPU time, which would spare the
 // clock, is what Linux accounted at the thread's last tick or switch,
 // behind the clock by up to a tick (4ms at 250 ticks a second), so a
@@ -75,8 +75,7 @@
 // while it waits; and a goroutine runs on one thread only while it is
 // locked, which is for the call (see callThread.enter). Taking them
 // later, at the watchdog's first reading, would leave what a call takes
-// before it uncharged. Registering a call with the watchdog costs no
-// hashing (a slice, not a map). BenchmarkMeterCall measures the whole.
+// before it uncharged. BenchmarkMeterCall measures the whole.
 //
 // # When a thread is demoted
 //

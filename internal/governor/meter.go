@@ -42,8 +42,6 @@ type Meter struct {
 	// thread is the thread running the call, which the watchdog demotes
 	// if the call runs long.
 	thread callThread
-	// slot is the watchdog's (allocWatch.calls), guarded by its mu.
-	slot int
 }
 
 // NewMeter returns the Meter of a runtime whose calls vm runs. limit is

@@ -81,12 +81,8 @@ const (
 // pacer and scriptProcs are the package's other process-wide state, with
 // disableHugePages.
 type allocWatch struct {
-	mu sync.Mutex
-	// calls are the Meters of the calls under way, in no order; each
-	// Meter's slot is its index here plus one (0: not watched). A slice,
-	// not a map: every call is added and removed, and a map's hashing
-	// was a few percent of a short call (BenchmarkMeterCall).
-	calls   []*Meter
+	mu      sync.Mutex
+	calls   map[*Meter]struct{}
 	running bool
 	sample  [1]metrics.Sample
 	// last is the last reading of the counter, made at lastAt or
@@ -98,7 +94,10 @@ type allocWatch struct {
 }
 
 // watchdog is the process's allocWatch.
-var watchdog = &allocWatch{sample: [1]metrics.Sample{{Name: allocsMetric}}}
+var watchdog = &allocWatch{
+	calls:  make(map[*Meter]struct{}),
+	sample: [1]metrics.Sample{{Name: allocsMetric}},
+}
 
 // pageSize is the size of the pages that threadFaults counts.
 var pageSize = int64(os.Getpagesize())
@@ -139,7 +138,7 @@ func (w *allocWatch) start(m *Meter, now time.Time) {
 		w.allocated(now)
 	}
 	m.base = w.last
-	w.add(m)
+	w.calls[m] = struct{}{}
 	if !w.running {
 		w.running = true
 		go w.loop()
@@ -150,30 +149,8 @@ func (w *allocWatch) start(m *Meter, now time.Time) {
 // the next call clears (see Meter.End).
 func (w *allocWatch) stop(m *Meter) {
 	w.mu.Lock()
-	w.remove(m)
+	delete(w.calls, m)
 	w.mu.Unlock()
-}
-
-// add watches m's call; w.mu must be held.
-func (w *allocWatch) add(m *Meter) {
-	if m.slot == 0 {
-		w.calls = append(w.calls, m)
-		m.slot = len(w.calls)
-	}
-}
-
-// remove stops watching m's call, moving the last call into its slot;
-// w.mu must be held.
-func (w *allocWatch) remove(m *Meter) {
-	if m.slot == 0 {
-		return
-	}
-	i, last := m.slot-1, len(w.calls)-1
-	w.calls[i] = w.calls[last]
-	w.calls[i].slot = i + 1
-	w.calls[last] = nil
-	w.calls = w.calls[:last]
-	m.slot = 0
 }
 
 // loop reads the counter every watchEvery while calls run, and ends after
@@ -204,10 +181,7 @@ func (w *allocWatch) check(idle *int) bool {
 	*idle = 0
 	w.readings.Add(1)
 	now := w.allocated(time.Now())
-	// Backwards, so that removing a call moves one already read into
-	// its slot.
-	for i := len(w.calls) - 1; i >= 0; i-- {
-		m := w.calls[i]
+	for m := range w.calls {
 		var stop error
 		shared := int64(now - m.base)
 		if m.own {
@@ -238,7 +212,7 @@ func (w *allocWatch) check(idle *int) bool {
 		pacer.misbehaved()
 		m.vm.Interrupt(stop)
 		m.Trip(stop)
-		w.remove(m)
+		delete(w.calls, m)
 	}
 	return true
 }

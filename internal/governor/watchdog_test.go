@@ -4,7 +4,6 @@ import (
 	"math"
 	"runtime"
 	"runtime/metrics"
-	"slices"
 	"testing"
 	"time"
 )
@@ -49,16 +48,14 @@ func call(m *Meter, body func()) {
 // watchdog: every call over its limit is interrupted, the others are left
 // alone.
 func TestWatchdogStopsEveryCallOverItsLimit(t *testing.T) {
-	w := &allocWatch{sample: [1]metrics.Sample{{Name: allocsMetric}}}
+	w := &allocWatch{calls: map[*Meter]struct{}{}, sample: [1]metrics.Sample{{Name: allocsMetric}}}
 	older := NewMeter(noScript{}, 1, nil)
 	newer := NewMeter(noScript{}, 1, nil)
 	within := NewMeter(noScript{}, math.MaxInt64, nil)
 	// Charged with the process's allocations, as where the kernel does
 	// not count a thread's page faults.
 	older.own, newer.own, within.own = false, false, false
-	w.add(older)
-	w.add(within)
-	w.add(newer)
+	w.calls[older], w.calls[newer], w.calls[within] = struct{}{}, struct{}{}, struct{}{}
 	now := allocated()
 	older.base = 0
 	newer.base = now - 1000
@@ -88,11 +85,11 @@ func TestWatchdogStopsEveryCallOverItsLimit(t *testing.T) {
 		t.Fatal("the call within its limit was tripped")
 	default:
 	}
-	if len(w.calls) != 1 || w.calls[0] != within || within.slot != 1 || older.slot != 0 || newer.slot != 0 {
+	if _, ok := w.calls[within]; !ok || len(w.calls) != 1 {
 		t.Errorf("watched calls = %v, want only the one within its limit", w.calls)
 	}
 	// With no calls left the loop ends after watchIdle.
-	w.remove(within)
+	w.calls = map[*Meter]struct{}{}
 	n := 0
 	for w.check(&idle) {
 		n++
@@ -152,7 +149,7 @@ func TestMemoryLimitChargesTheCallOnly(t *testing.T) {
 // of a reading of the process's counter take it as their base, which is
 // never more than the counter when they start; later calls read it again.
 func TestWatchdogSharesRecentReadings(t *testing.T) {
-	w := &allocWatch{sample: [1]metrics.Sample{{Name: allocsMetric}}}
+	w := &allocWatch{calls: map[*Meter]struct{}{}, sample: [1]metrics.Sample{{Name: allocsMetric}}}
 	w.running = true // no loop: this test reads by hand
 	meter := func() *Meter { return NewMeter(noScript{}, math.MaxInt64, nil) }
 	t0 := time.Now()
@@ -177,36 +174,3 @@ func TestWatchdogSharesRecentReadings(t *testing.T) {
 
 // garbage keeps an allocation from being optimised away.
 var garbage []byte
-
-// TestWatchedCallsAddAndRemove: the watchdog's slice of calls holds each
-// Meter once, whatever order calls start and end in, and a Meter's slot
-// always names its place.
-func TestWatchedCallsAddAndRemove(t *testing.T) {
-	w := &allocWatch{}
-	ms := make([]*Meter, 4)
-	for i := range ms {
-		ms[i] = NewMeter(noScript{}, math.MaxInt64, nil)
-		w.add(ms[i])
-	}
-	w.add(ms[2]) // already watched
-	w.remove(ms[1])
-	w.remove(ms[1]) // no longer watched
-	w.remove(ms[3])
-	want := []*Meter{ms[0], ms[2]}
-	if !slices.Equal(w.calls, want) {
-		t.Fatalf("watched %v, want %v", w.calls, want)
-	}
-	for i, m := range w.calls {
-		if m.slot != i+1 {
-			t.Errorf("the Meter at %d has slot %d", i, m.slot)
-		}
-	}
-	if ms[1].slot != 0 || ms[3].slot != 0 {
-		t.Errorf("removed Meters keep slots %d, %d", ms[1].slot, ms[3].slot)
-	}
-	w.remove(ms[0])
-	w.remove(ms[2])
-	if len(w.calls) != 0 {
-		t.Errorf("watched %v after every call ended", w.calls)
-	}
-}
