@@ -28,11 +28,10 @@ const DemoteAfter = 2 * time.Millisecond
 // wants the CPU. A thread cannot get its priority back without
 // privileges, so the goroutine of a demoted call ends when the call ends,
 // still locked, and Go ends the thread; the next call starts a new
-// goroutine. Every call pays for locking, a thread-id lookup and one
-// reading of the thread's CPU clock (a second one only when it fails),
-// about a microsecond. Where the operating system
-// offers none of this (thread CPU clocks, per-thread priorities), calls
-// are never demoted.
+// goroutine. Every call pays for locking and for three system calls at
+// its start (see enter), a microsecond or two. Where the operating
+// system offers none of this (thread CPU clocks, per-thread priorities),
+// calls are never demoted.
 type callThread struct {
 	mu sync.Mutex
 	// tid is the thread's id while a call runs on it, else 0.
@@ -48,6 +47,26 @@ type callThread struct {
 
 // enter records the calling thread, which must be locked to the calling
 // goroutine, as the one running a call.
+//
+// It makes three system calls, and cannot make fewer without charging
+// calls differently (docs/design/performance-history.md has the figures):
+//
+//   - The thread's CPU time, from its CPU clock (threadCPUTime), the
+//     clock that the watchdog reads later. getrusage (RUSAGE_THREAD),
+//     read below for the page faults, also tells a CPU time, but not the
+//     same: Linux sums there the time accounted at the
+//     thread's last tick or switch, not what it has run since (measured:
+//     up to 4ms behind the clock, with 250 ticks a second). As a call's
+//     start it would charge a call with up to a tick it never used: a
+//     call that waits could be demoted.
+//   - The thread's page faults (ownFaults): no clock tells them.
+//   - The thread's id, which the watchdog needs to read and demote the
+//     thread from its own. The caller locks its goroutine to the thread
+//     for the call only, and between calls the goroutine may move to
+//     another thread, so the id is read at every call: keeping it locked
+//     between calls would make every wake-up of the goroutine a hand-over
+//     between two threads in Go's scheduler, which costs more, and Go
+//     tells a goroutine's thread by no other means.
 func (t *callThread) enter() {
 	tid := idleprio.ThreadID()
 	cpu, ok := threadCPUTime(tid)

@@ -62,6 +62,21 @@
 // time a call used when asked (scripting asks for failed calls, by whose
 // CPU time package delivery makes the rule rest).
 //
+// # What charging costs a call
+//
+// Every call starts with three system calls on its thread: its id
+// (gettid), its CPU clock (clock_gettime) and its page faults (getrusage
+// RUSAGE_THREAD): the thread the watchdog reads, and the baselines of the
+// demotion and the CPU limit, and of the memory charge. Fewer would
+// charge calls differently: getrusage's CPU time, which would spare the
+// clock, is what Linux accounted at the thread's last tick or switch,
+// behind the clock by up to a tick (4ms at 250 ticks a second), so a
+// call would be charged with time it never used and could be demoted
+// while it waits; and a goroutine runs on one thread only while it is
+// locked, which is for the call (see callThread.enter). Taking them
+// later, at the watchdog's first reading, would leave what a call takes
+// before it uncharged. BenchmarkMeterCall measures the whole.
+//
 // # When a thread is demoted
 //
 // A call whose thread has used DemoteAfter (2ms) of CPU is moved, at the
