@@ -51,6 +51,14 @@ type flags struct {
 	ruleCRDs                                 string
 	ruleProfile                              string
 
+	// The many-rules phase (manyrules.go).
+	manyRules, manyObjects, manyPerWrite, manyRepeats, manyBareWorkers int
+	manyRate                                                           float64
+	manyLoad, manySettle                                               time.Duration
+	manyVariants, manyBase, manyProfile                                string
+	// -bare-many runs the many-rules phase's bare controllers (internal).
+	bareMany, bareOnly string
+
 	// -bare runs the baseline controller (started by the benchmark).
 	bare                  bool
 	kubeconfig, namespace string
@@ -84,11 +92,31 @@ func main() {
 	flag.DurationVar(&f.ruleTimeout, "rule-timeout", 10*time.Minute, "how long the rule-objects phase waits for kreact to be ready, or every status to say Ready")
 	flag.StringVar(&f.ruleProfile, "rule-profile", "", "directory for a CPU profile of kreact with the rules over each idle window, and a heap profile at its end (empty: none)")
 	flag.StringVar(&f.ruleCRDs, "rule-crds", "deploy/crds", "directory of the CRDs of rule objects")
+	flag.IntVar(&f.manyRules, "many-rules", 0, "rules of the many-rules phase, e.g. 50 (0: no such phase)")
+	flag.IntVar(&f.manyObjects, "many-objects", 999, "objects of the many-rules phase, over its three resources")
+	flag.IntVar(&f.manyPerWrite, "many-per-write", 3, "rules of the many-rules phase that react to each object")
+	flag.IntVar(&f.manyRepeats, "many-repeats", 3, "repeats of the many-rules phase")
+	flag.Float64Var(&f.manyRate, "many-rate", 150, "reactions per second of the many-rules phase's load")
+	flag.DurationVar(&f.manyLoad, "many-load", 20*time.Second, "length of the many-rules phase's load")
+	flag.DurationVar(&f.manySettle, "many-settle", 5*time.Second, "how long after the drain the many-rules phase reads the steady RSS")
+	flag.StringVar(&f.manyVariants, "many-variants", "kreact-1,kreact-N,bare-N,bareprocs-N", "variants of the many-rules phase (N: -many-rules; base-1, base-N run -many-base)")
+	flag.StringVar(&f.manyBase, "many-base", "", "a second kreact binary for the base-1 and base-N variants")
+	flag.IntVar(&f.manyBareWorkers, "many-bare-workers", 1, "workers of each bare controller of the many-rules phase")
+	flag.StringVar(&f.manyProfile, "many-profile", "", "directory for a CPU profile of kreact with many rules over each load, and heap and goroutine profiles after (empty: none)")
+	flag.StringVar(&f.bareMany, "bare-many", "", "run the many-rules phase's bare controllers of this file (internal)")
+	flag.StringVar(&f.bareOnly, "bare-only", "", "with -bare-many, the controllers to run (internal)")
 	flag.BoolVar(&f.bare, "bare", false, "run the bare controller (internal)")
 	flag.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the bare controller (internal)")
 	flag.StringVar(&f.namespace, "namespace", "", "namespace of the bare controller (internal)")
 	flag.StringVar(&f.pprof, "pprof", "", "address of the bare controller's /debug/pprof/ (internal)")
 	flag.Parse()
+	if f.bareMany != "" {
+		if err := runBareMany(f.bareMany, f.bareOnly, f.kubeconfig, f.workers, f.qps, f.burst); err != nil {
+			fmt.Fprintln(os.Stderr, "bare-many:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if f.bare {
 		if err := runBare(f.kubeconfig, f.namespace, f.pprof, f.workers, f.qps, f.burst); err != nil {
 			fmt.Fprintln(os.Stderr, "bare:", err)
@@ -261,6 +289,18 @@ func run(f flags) error {
 		}
 	}
 
+	var manyRuns []manyRun
+	var mb *manyBench
+	if f.manyRules > 0 {
+		if mb, err = newManyBench(f, cluster.KubeconfigPath(), client, cluster.Config()); err != nil {
+			return err
+		}
+		defer os.RemoveAll(mb.dir)
+		if manyRuns, err = runManyRules(ctx, mb); err != nil {
+			return err
+		}
+	}
+
 	if len(results) > 0 {
 		fmt.Println(settingsLine(f.objects, f.burstObjects, f.burstUpdates, f.phase, s, runtime.NumCPU(), runtime.Version()))
 		fmt.Println()
@@ -289,6 +329,12 @@ func run(f flags) error {
 		fmt.Println(ruleSettingsLine(rb, len(ruleResults), runtime.NumCPU(), runtime.Version()))
 		fmt.Println()
 		ruleReport(os.Stdout, rb, ruleResults)
+	}
+	if len(manyRuns) > 0 {
+		fmt.Println()
+		fmt.Println(manySettingsLine(mb, runtime.NumCPU(), runtime.Version()))
+		fmt.Println()
+		manyReport(os.Stdout, mb, manyRuns)
 	}
 	return nil
 }
