@@ -921,6 +921,8 @@ func runManyRules(ctx context.Context, b *manyBench) ([]manyRun, error) {
 				return runs, fmt.Errorf("many rules, repeat %d, %s: %w", rep+1, v, err)
 			}
 			runs = append(runs, r)
+			fmt.Fprintf(os.Stderr, "  %s: %d watches, %d writes, %d patches, %d left, CPU %.2f s (%.3f ms a reaction), peak %s, steady %s\n",
+				v, r.watches, r.writes, r.patches, r.left, r.cpu, r.cpuPerReaction(), mib(r.hwm), mib(r.rss))
 		}
 	}
 	return runs, nil
