@@ -155,7 +155,7 @@ func TestParseManyVariants(t *testing.T) {
 func TestManyReport(t *testing.T) {
 	b := &manyBench{plan: manyPlan{rules: 50}, variants: []string{"kreact-1", "kreact-50", "bare-50"}}
 	run := func(v string, rep int, cpu float64, patches int64, rss int64) manyRun {
-		return manyRun{variant: v, repeat: rep, cpu: cpu, patches: patches, hwm: 2 * rss, rss: rss, watches: 3}
+		return manyRun{variant: v, repeat: rep, cpu: cpu, patches: patches + 7, reactionsAsked: int(patches), hwm: 2 * rss, rss: rss, watches: 3}
 	}
 	var out bytes.Buffer
 	manyReport(&out, b, []manyRun{
