@@ -15,7 +15,11 @@
 // object wait in a FIFO beside the queue. The workqueue never hands one key
 // to two workers at once, so the actions on one object run one at a time, in
 // the order the rule asked for them, while different objects proceed in
-// parallel and in no particular order.
+// parallel and in no particular order. The queue's workers are started as
+// actions wait, up to Options.Workers, and stop when none waits, one
+// always left waiting: a rule with nothing to do holds one goroutine for
+// its actions rather than Workers, and an action is taken at once whenever
+// fewer than Workers run.
 //
 // Failures are classified:
 //   - the API server is unreachable or overloaded (connection errors,

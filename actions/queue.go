@@ -22,7 +22,9 @@ type Options struct {
 	// Name names the queue in logs and workqueue metrics, usually the rule's
 	// name. Empty means "actions".
 	Name string
-	// Workers is how many actions run at once. Zero means 1.
+	// Workers is how many actions run at once, at most. Zero means 1.
+	// The workers are goroutines started as actions wait and stopped
+	// when none do: an idle queue holds one.
 	Workers int
 	// Retries is how many times a failed action is retried before it is
 	// given up, an unreachable or failing webhook included (an unreachable
@@ -131,6 +133,11 @@ type Queue struct {
 	// unreachableLog rate-limits the line about actions waiting for the
 	// API server: during an outage every waiting action fails every second.
 	unreachableLog rate.Sometimes
+
+	// workersMu guards running, the workers started and not stopped, and
+	// idle, those of them waiting in the workqueue's Get (see worker).
+	workersMu     sync.Mutex
+	running, idle int
 
 	succeeded, retried, failed, gaveUp atomic.Int64
 }
@@ -344,12 +351,10 @@ func (q *Queue) Run(ctx context.Context) error {
 	q.mu.Lock()
 	q.workCtx = workCtx
 	q.mu.Unlock()
-	for range q.opts.Workers {
-		wg.Go(func() {
-			for q.processNext(workCtx) {
-			}
-		})
-	}
+	q.workersMu.Lock()
+	q.running, q.idle = 1, 1
+	q.workersMu.Unlock()
+	wg.Go(func() { q.worker(workCtx, &wg) })
 	<-ctx.Done()
 	q.mu.Lock()
 	q.workCtx = nil
@@ -386,13 +391,48 @@ func (q *Queue) Run(ctx context.Context) error {
 	return nil
 }
 
-// processNext executes the oldest action on one object. It returns false
-// when the queue has shut down.
-func (q *Queue) processNext(ctx context.Context) bool {
-	key, shutdown := q.queue.Get()
-	if shutdown {
-		return false
+// worker takes keys from the workqueue until it shuts down. Workers are
+// started as they are needed, up to Options.Workers, so that an idle rule
+// holds one goroutine rather than Workers (each a stack, and a wake-up
+// for the scheduler): whenever fewer than Workers run, at least one of
+// them waits in Get, so that an action added at any time, by any path
+// (Enqueue, or the workqueue's own delayed adds of retries), is taken at
+// once, as it would be with all of them started; a worker that finds
+// nothing queued and another one waiting stops. wg counts the workers.
+func (q *Queue) worker(ctx context.Context, wg *sync.WaitGroup) {
+	for {
+		key, shutdown := q.queue.Get()
+		q.workersMu.Lock()
+		q.idle--
+		if shutdown {
+			q.running--
+			q.workersMu.Unlock()
+			return
+		}
+		if q.idle == 0 && q.running < q.opts.Workers {
+			// The caller's count includes this worker, so the
+			// WaitGroup is not at zero: Go may be called while Run
+			// waits.
+			q.running++
+			q.idle++
+			wg.Go(func() { q.worker(ctx, wg) })
+		}
+		q.workersMu.Unlock()
+		q.processNext(ctx, key)
+		q.workersMu.Lock()
+		if q.idle > 0 && q.queue.Len() == 0 {
+			q.running--
+			q.workersMu.Unlock()
+			return
+		}
+		q.idle++
+		q.workersMu.Unlock()
 	}
+}
+
+// processNext executes the oldest action on key, which a worker took from
+// the workqueue.
+func (q *Queue) processNext(ctx context.Context, key targetKey) {
 	defer q.queue.Done(key)
 
 	q.mu.Lock()
@@ -400,15 +440,14 @@ func (q *Queue) processNext(ctx context.Context) bool {
 	q.mu.Unlock()
 	if len(waiting) == 0 {
 		q.queue.Forget(key)
-		return true
+		return
 	}
 	if err := q.limiter.Wait(ctx); err != nil {
 		q.queue.AddRateLimited(key)
-		return true
+		return
 	}
 	a := q.dryRun(waiting[0].action)
 	q.settle(ctx, key, a, q.execute(ctx, a))
-	return true
 }
 
 // dryRun returns a as the queue executes it.

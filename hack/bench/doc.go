@@ -75,6 +75,35 @@
 // the kreact/bare ratios per repeat as median (min–max), and what the
 // CRDs added to each. With -crd-profile DIR it writes a heap profile of
 // each process at the end of each window.
+// The many-rules phase (-many-rules N, off by default; manyrules.go)
+// measures N rules on the same three resources (ConfigMaps, Secrets and a
+// CRD's widgets; rule j watches resource j%3) against one of them alone
+// and against N bare controllers. The -many-objects objects carry a label
+// bench-group; each rule selects -many-per-write groups of its resource
+// (in its script: kreact runs one informer per distinct label selector,
+// so rules that share a watch select in their handler), keeps
+// spec.watch[].fields of its own (seq and one of five other fields),
+// ignores annotation changes, and mirrors seq into its own annotation
+// bench.kreact.dev/rJ by merge patch; every object is selected by exactly
+// -many-per-write rules. Each repeat runs every variant in a fresh process
+// (rotating the order): kreact-1 (rule 0 alone, written only on its own
+// objects), kreact-N, bare-N (N controllers in one process, each with its
+// own client, dynamic informer with the label selector sent to the
+// server, and workqueue, -many-bare-workers workers each), bareprocs-N
+// (the same, a process each), and, with -many-base BIN, base-1 and base-N
+// (another kreact binary, to compare two builds in one run). Before each
+// run the benchmark mirrors every value itself, so no run starts with
+// work; then it writes seq at -many-rate reactions per second (writes per
+// second divided by the rules per write) for -many-load, waits until
+// every reactor's annotation shows every write, and reports per run the
+// API server's watches of the three resources that the variant opened
+// (apiserver_longrunning_requests), its patches, CPU per reaction (CPU
+// seconds of the load and the drain over the patches), its peak RSS and
+// its RSS -many-settle after the drain (summed over the processes of
+// bareprocs-N), and writes left unreacted; then medians (min–max) and the
+// ratios, taken per repeat, and the memory per rule beyond the first.
+// With -many-profile DIR it writes a CPU profile of each N-rule kreact
+// over the load, and heap and goroutine profiles after.
 //
 // With -explain, kreact runs with --explain-address, which keeps each
 // rule's trace, and each sync phase times one kreact explain answer at

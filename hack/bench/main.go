@@ -56,6 +56,14 @@ type flags struct {
 	crdWindow        time.Duration
 	crdProfile       string
 
+	// The many-rules phase (manyrules.go).
+	manyRules, manyObjects, manyPerWrite, manyRepeats, manyBareWorkers int
+	manyRate                                                           float64
+	manyLoad, manySettle                                               time.Duration
+	manyVariants, manyBase, manyProfile                                string
+	// -bare-many runs the many-rules phase's bare controllers (internal).
+	bareMany, bareOnly string
+
 	// -bare runs the baseline controller (started by the benchmark);
 	// -bare-discovery the large-CRD phase's baseline.
 	bare, bareDiscovery   bool
@@ -94,6 +102,19 @@ func main() {
 	flag.IntVar(&f.crdRepeats, "crd-repeats", 3, "starts of each process, without and with the CRDs, in the large-CRD phase")
 	flag.DurationVar(&f.crdWindow, "crd-window", 30*time.Second, "how long after ready the large-CRD phase reads the idle RSS")
 	flag.StringVar(&f.crdProfile, "crd-profile", "", "directory for a heap profile of each process at the end of each idle window of the large-CRD phase (empty: none)")
+	flag.IntVar(&f.manyRules, "many-rules", 0, "rules of the many-rules phase, e.g. 50 (0: no such phase)")
+	flag.IntVar(&f.manyObjects, "many-objects", 999, "objects of the many-rules phase, over its three resources")
+	flag.IntVar(&f.manyPerWrite, "many-per-write", 3, "rules of the many-rules phase that react to each object")
+	flag.IntVar(&f.manyRepeats, "many-repeats", 3, "repeats of the many-rules phase")
+	flag.Float64Var(&f.manyRate, "many-rate", 150, "reactions per second of the many-rules phase's load")
+	flag.DurationVar(&f.manyLoad, "many-load", 20*time.Second, "length of the many-rules phase's load")
+	flag.DurationVar(&f.manySettle, "many-settle", 5*time.Second, "how long after the drain the many-rules phase reads the steady RSS")
+	flag.StringVar(&f.manyVariants, "many-variants", "kreact-1,kreact-N,bare-N,bareprocs-N", "variants of the many-rules phase (N: -many-rules; base-1, base-N run -many-base)")
+	flag.StringVar(&f.manyBase, "many-base", "", "a second kreact binary for the base-1 and base-N variants")
+	flag.IntVar(&f.manyBareWorkers, "many-bare-workers", 1, "workers of each bare controller of the many-rules phase")
+	flag.StringVar(&f.manyProfile, "many-profile", "", "directory for a CPU profile of kreact with many rules over each load, and heap and goroutine profiles after (empty: none)")
+	flag.StringVar(&f.bareMany, "bare-many", "", "run the many-rules phase's bare controllers of this file (internal)")
+	flag.StringVar(&f.bareOnly, "bare-only", "", "with -bare-many, the controllers to run (internal)")
 	flag.BoolVar(&f.bare, "bare", false, "run the bare controller (internal)")
 	flag.BoolVar(&f.bareDiscovery, "bare-discovery", false, "run the large-CRD phase's bare discovery client (internal)")
 	flag.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the bare controller (internal)")
@@ -103,6 +124,13 @@ func main() {
 	if f.bareDiscovery {
 		if err := runBareDiscovery(f.kubeconfig, f.namespace, f.pprof, f.qps, f.burst); err != nil {
 			fmt.Fprintln(os.Stderr, "bare discovery:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if f.bareMany != "" {
+		if err := runBareMany(f.bareMany, f.bareOnly, f.kubeconfig, f.workers, f.qps, f.burst); err != nil {
+			fmt.Fprintln(os.Stderr, "bare-many:", err)
 			os.Exit(1)
 		}
 		return
@@ -289,6 +317,18 @@ func run(f flags) error {
 		}
 	}
 
+	var manyRuns []manyRun
+	var mb *manyBench
+	if f.manyRules > 0 {
+		if mb, err = newManyBench(f, cluster.KubeconfigPath(), client, cluster.Config()); err != nil {
+			return err
+		}
+		defer os.RemoveAll(mb.dir)
+		if manyRuns, err = runManyRules(ctx, mb); err != nil {
+			return err
+		}
+	}
+
 	if len(results) > 0 {
 		fmt.Println(settingsLine(f.objects, f.burstObjects, f.burstUpdates, f.phase, s, runtime.NumCPU(), runtime.Version()))
 		fmt.Println()
@@ -323,6 +363,12 @@ func run(f flags) error {
 		fmt.Println(ruleSettingsLine(rb, len(ruleResults), runtime.NumCPU(), runtime.Version()))
 		fmt.Println()
 		ruleReport(os.Stdout, rb, ruleResults)
+	}
+	if len(manyRuns) > 0 {
+		fmt.Println()
+		fmt.Println(manySettingsLine(mb, runtime.NumCPU(), runtime.Version()))
+		fmt.Println()
+		manyReport(os.Stdout, mb, manyRuns)
 	}
 	return nil
 }
