@@ -45,6 +45,10 @@ type flags struct {
 	syncRepeats             int
 	syncWindow, syncTimeout time.Duration
 
+	// The million phase (million.go).
+	million, millionBare, millionRepeats int
+	millionHeap                          string
+
 	// The rule-objects phase.
 	ruleObjects, ruleNamespaces, ruleRepeats int
 	ruleWindow, ruleTimeout                  time.Duration
@@ -77,6 +81,10 @@ func main() {
 	flag.IntVar(&f.syncRepeats, "sync-repeats", 3, "runs of each controller in each sync phase")
 	flag.DurationVar(&f.syncWindow, "sync-window", 20*time.Second, "how long after ready the sync phase reads the steady RSS")
 	flag.DurationVar(&f.syncTimeout, "sync-timeout", 10*time.Minute, "how long a controller may take to sync")
+	flag.IntVar(&f.million, "million", 0, "ConfigMaps kreact syncs in the million phase, e.g. 1000000, with etcd's quota raised (0: no such phase); give -fields for the 3-field projection")
+	flag.IntVar(&f.millionBare, "million-bare", 100000, "ConfigMaps the bare controller syncs in the million phase; its figures are also reported scaled to -million")
+	flag.IntVar(&f.millionRepeats, "million-repeats", 3, "runs of each controller in the million phase, on the same objects")
+	flag.StringVar(&f.millionHeap, "million-heap", "", "directory for kreact's heap profile at readiness in each million repeat (empty: none)")
 	flag.IntVar(&f.ruleObjects, "rule-objects", 0, "rules of the rule-objects phase, as files and as Rule objects, e.g. 1000 (0: no such phase)")
 	flag.IntVar(&f.ruleNamespaces, "rule-namespaces", 100, "namespaces the rule-objects phase spreads its rules over")
 	flag.IntVar(&f.ruleRepeats, "rule-repeats", 3, "repeats of the rule-objects phase")
@@ -121,6 +129,9 @@ func run(f flags) error {
 	if f.ruleObjects < 0 || f.ruleObjects > 0 && (f.ruleObjects < 2 || f.ruleNamespaces < 1 || f.ruleRepeats < 1) {
 		return fmt.Errorf("-rule-objects %d: give at least 2 rules, 1 namespace and 1 repeat", f.ruleObjects)
 	}
+	if f.million < 0 || f.million > 0 && (f.millionBare < 1 || f.millionRepeats < 1) {
+		return fmt.Errorf("-million %d: give at least 1 object to the bare controller (-million-bare) and 1 repeat", f.million)
+	}
 	controllers := strings.Split(f.controllers, ",")
 	if _, err := os.Stat(f.kreact); err != nil {
 		return fmt.Errorf("kreact binary: %w (run make build)", err)
@@ -129,7 +140,11 @@ func run(f flags) error {
 	defer stop()
 
 	fmt.Fprintln(os.Stderr, "starting the control plane")
-	cluster, err := testcluster.Start(testcluster.Options{})
+	var clusterOpts testcluster.Options
+	if f.million > 0 {
+		clusterOpts.EtcdQuotaBytes = millionEtcdQuota
+	}
+	cluster, err := testcluster.Start(clusterOpts)
 	if err != nil {
 		return err
 	}
@@ -234,6 +249,14 @@ func run(f flags) error {
 		}
 	}
 
+	var millionResults []syncResult
+	var millionSetups []millionSetup
+	if f.million > 0 {
+		if millionResults, millionSetups, err = runMillion(ctx, cluster.Config(), f, s); err != nil {
+			return fmt.Errorf("million: %w", err)
+		}
+	}
+
 	var ruleResults []ruleRepeat
 	var rb *ruleBench
 	if f.ruleObjects > 0 {
@@ -282,8 +305,16 @@ func run(f flags) error {
 		syncReport(os.Stdout, syncResults)
 		explainReport(os.Stdout, syncResults)
 	}
-	if len(ruleResults) > 0 {
+	if len(millionResults) > 0 {
 		if len(results) > 0 || len(syncResults) > 0 {
+			fmt.Println()
+		}
+		fmt.Println(millionSettingsLine(f, s, runtime.NumCPU(), runtime.Version()))
+		fmt.Println()
+		millionReport(os.Stdout, millionResults, millionSetups)
+	}
+	if len(ruleResults) > 0 {
+		if len(results) > 0 || len(syncResults) > 0 || len(millionResults) > 0 {
 			fmt.Println()
 		}
 		fmt.Println(ruleSettingsLine(rb, len(ruleResults), runtime.NumCPU(), runtime.Version()))

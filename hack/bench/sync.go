@@ -35,7 +35,11 @@ func setupSync(ctx context.Context, client dynamic.Interface, namespace string, 
 		return err
 	}
 	var done atomic.Int64
-	start := time.Now()
+	stop := progress(10*time.Second, func(elapsed time.Duration) string {
+		d := done.Load()
+		return fmt.Sprintf("  %d of %d created in %s (%.0f/s)", d, n, elapsed.Round(time.Second), float64(d)/elapsed.Seconds())
+	})
+	defer stop()
 	return parallel(32, n, func(i int) error {
 		name := objectName(i)
 		cm := &unstructured.Unstructured{Object: map[string]any{
@@ -52,9 +56,7 @@ func setupSync(ctx context.Context, client dynamic.Interface, namespace string, 
 		if err != nil {
 			return fmt.Errorf("create %s: %w", name, err)
 		}
-		if d := done.Add(1); d%10000 == 0 {
-			fmt.Fprintf(os.Stderr, "  %d created (%.0f/s)\n", d, float64(d)/time.Since(start).Seconds())
-		}
+		done.Add(1)
 		return nil
 	})
 }
@@ -93,6 +95,13 @@ type syncResult struct {
 // measureSync starts one controller on namespace, waits for it to be
 // ready, then for window more.
 func measureSync(ctx context.Context, name string, f flags, s settings, namespace string, objects, repeat int) (syncResult, error) {
+	return measureSyncAt(ctx, name, f, s, namespace, objects, repeat, nil)
+}
+
+// measureSyncAt is measureSync that also calls atReady, if not nil, once
+// the controller is ready (before the window), and prints the controller's
+// memory every ten seconds while it syncs.
+func measureSyncAt(ctx context.Context, name string, f flags, s settings, namespace string, objects, repeat int, atReady func(*controller) error) (syncResult, error) {
 	r := syncResult{objects: objects, repeat: repeat, controller: name}
 	start := time.Now()
 	c, err := startController(name, f, s, namespace)
@@ -105,7 +114,10 @@ func measureSync(ctx context.Context, name string, f flags, s settings, namespac
 			c.stop()
 		}
 	}()
-	if err := c.waitReady(ctx, f.syncTimeout); err != nil {
+	stopProgress := waitProgress(name, c.cmd.Process.Pid)
+	err = c.waitReady(ctx, f.syncTimeout)
+	stopProgress()
+	if err != nil {
 		return r, err
 	}
 	r.sync = time.Since(start)
@@ -124,6 +136,11 @@ func measureSync(ctx context.Context, name string, f flags, s settings, namespac
 	}
 	if r.hwmReady, _, err = benchstat.Memory(pid); err != nil {
 		return r, err
+	}
+	if atReady != nil {
+		if err := atReady(c); err != nil {
+			return r, err
+		}
 	}
 	select {
 	case <-time.After(f.syncWindow):
@@ -282,7 +299,6 @@ func syncSettingsLine(sizes []int, repeats int, window time.Duration, s settings
 	for i, n := range sizes {
 		counts[i] = strconv.Itoa(n)
 	}
-	gc := "GOGC " + cmp.Or(os.Getenv("GOGC"), "unset") + ", GOMEMLIMIT " + cmp.Or(os.Getenv("GOMEMLIMIT"), "unset")
 	return strings.Join([]string{
 		fmt.Sprintf("initial sync of %s ConfigMaps (%d B payload, half created by server-side apply, half by create; annotation already mirrored, so no patches)", strings.Join(counts, " and "), payloadSize),
 		fmt.Sprintf("%d repeats, alternating which controller goes first", repeats),
@@ -290,10 +306,15 @@ func syncSettingsLine(sizes []int, repeats int, window time.Duration, s settings
 		fmt.Sprintf("workers %d", s.workers),
 		fmt.Sprintf("client QPS %g burst %d", s.qps, s.burst),
 		s.describeFields(),
-		gc,
+		gcSettings(),
 		fmt.Sprintf("%d cores", cores),
 		goVersion,
 	}, ", ")
+}
+
+// gcSettings names the GOGC and GOMEMLIMIT the controllers inherit.
+func gcSettings() string {
+	return "GOGC " + cmp.Or(os.Getenv("GOGC"), "unset") + ", GOMEMLIMIT " + cmp.Or(os.Getenv("GOMEMLIMIT"), "unset")
 }
 
 // explainReport writes, with -explain, how long kreact took to answer
