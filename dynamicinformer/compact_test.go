@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -134,4 +135,22 @@ func BenchmarkCompact(b *testing.B) {
 			_ = x.UnmarshalJSON(raw)
 		}
 	})
+}
+
+// TestCompactObjectHeader: what a cached object costs besides its data is
+// one allocation of 48 bytes (the data string and the offsets of its four
+// metadata strings), not 80 (five strings), and the metadata read from the
+// offsets is the object's.
+func TestCompactObjectHeader(t *testing.T) {
+	if got := unsafe.Sizeof(compactObject{}); got > 48 {
+		t.Errorf("compactObject is %d bytes, want at most 48 (one allocation of the 48-byte size class)", got)
+	}
+	o := compact(sampleObject(t, "cm-header"))
+	if o.GetNamespace() != "bench" || o.GetName() != "cm-header" || o.GetUID() != "6f1c2a9e-0d7b-4a52-9a51-3d0e1c7f8b21" || o.GetResourceVersion() != "123456" {
+		t.Errorf("identity %q %q %q %q", o.GetNamespace(), o.GetName(), o.GetUID(), o.GetResourceVersion())
+	}
+	none := compact(&unstructured.Unstructured{Object: map[string]any{"kind": "X"}})
+	if none.GetNamespace() != "" || none.GetName() != "" || none.GetUID() != "" || none.GetResourceVersion() != "" {
+		t.Errorf("an object without metadata has identity %q %q %q %q", none.GetNamespace(), none.GetName(), none.GetUID(), none.GetResourceVersion())
+	}
 }

@@ -22,7 +22,7 @@ func cut(o *compactObject, keep *projection.Node) *compactObject {
 	out := c.e.finish()
 	if c.d.err != nil {
 		// Only a bug in encode could cause it: say where.
-		panic(fmt.Sprintf("dynamicinformer: corrupt compact object %s/%s: %v", o.namespace, o.name, c.d.err))
+		panic(fmt.Sprintf("dynamicinformer: corrupt compact object %s/%s: %v", o.GetNamespace(), o.GetName(), c.d.err))
 	}
 	return &out
 }
