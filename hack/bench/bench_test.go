@@ -281,3 +281,28 @@ func TestProgressPrintsUntilStopped(t *testing.T) {
 		t.Errorf("progress printed %d lines after stop", lines-after)
 	}
 }
+
+// With -kreact-base, the report has the second build's medians and its
+// own ratios to the bare controller of the same repeats.
+func TestSyncReportHasTheBaseBuild(t *testing.T) {
+	var b bytes.Buffer
+	syncReport(&b, []syncResult{
+		{objects: 10, repeat: 0, controller: "kreact-base", sync: 3 * time.Second, cpuReady: 1, hwm: 150 << 20, rss: 80 << 20},
+		{objects: 10, repeat: 0, controller: "bare", sync: 4 * time.Second, cpuReady: 2, hwm: 200 << 20, rss: 100 << 20},
+		{objects: 10, repeat: 0, controller: "kreact", sync: 2 * time.Second, cpuReady: 1, hwm: 100 << 20, rss: 60 << 20},
+	})
+	out := b.String()
+	for _, want := range []string{
+		"| 10 | kreact/bare, median (min–max) | **0.50×** (0.50–0.50) |",
+		"| 10 | kreact-base/bare, median (min–max) | **0.75×** (0.75–0.75) |",
+		"| 10 | kreact-base, median | 3.0 s |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	// kreact first, then the base build, then bare.
+	if k, base, bare := strings.Index(out, "| 10 | kreact, median"), strings.Index(out, "| 10 | kreact-base, median"), strings.Index(out, "| 10 | bare, median"); k >= base || base >= bare {
+		t.Errorf("medians in the wrong order:\n%s", out)
+	}
+}

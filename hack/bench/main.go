@@ -22,7 +22,11 @@ import (
 )
 
 type flags struct {
-	kreact                     string
+	kreact string
+	// kreactBase, when set, is a second kreact binary the sync phase
+	// measures beside kreact (controller kreact-base): a before and an
+	// after in one run.
+	kreactBase                 string
 	objects                    int
 	rates                      string
 	phase                      time.Duration
@@ -77,6 +81,7 @@ func main() {
 	flag.DurationVar(&f.drainTimeout, "drain-timeout", 5*time.Minute, "how long to wait for a controller to catch up after a phase")
 	flag.StringVar(&f.controllers, "controllers", "kreact,bare", "controllers to measure")
 	flag.StringVar(&f.profile, "profile", "", "directory for a CPU profile of each controller in each steady phase (empty: none)")
+	flag.StringVar(&f.kreactBase, "kreact-base", "", "a second kreact binary the sync phase also measures, as controller kreact-base (empty: none)")
 	flag.StringVar(&f.syncObjects, "sync-objects", "", "ConfigMaps of each initial sync phase, e.g. 10000,100000 (empty: no sync phase)")
 	flag.IntVar(&f.syncRepeats, "sync-repeats", 3, "runs of each controller in each sync phase")
 	flag.DurationVar(&f.syncWindow, "sync-window", 20*time.Second, "how long after ready the sync phase reads the steady RSS")
@@ -232,10 +237,14 @@ func run(f flags) error {
 		if err := setupSync(ctx, client, namespace, n); err != nil {
 			return fmt.Errorf("setup %s: %w", namespace, err)
 		}
+		syncControllers := controllers
+		if f.kreactBase != "" {
+			syncControllers = append(slices.Clone(controllers), "kreact-base")
+		}
 		for rep := range f.syncRepeats {
-			order := controllers
+			order := syncControllers
 			if (i*f.syncRepeats+rep)%2 == 1 {
-				order = slices.Clone(controllers)
+				order = slices.Clone(syncControllers)
 				slices.Reverse(order)
 			}
 			for _, name := range order {
@@ -329,6 +338,8 @@ func startController(name string, f flags, s settings, namespace string) (*contr
 	switch name {
 	case "kreact":
 		return startKreact(f.kreact, os.TempDir(), namespace, s)
+	case "kreact-base":
+		return startKreact(f.kreactBase, os.TempDir(), namespace, s)
 	case "bare":
 		return startBare(namespace, s)
 	}

@@ -198,7 +198,8 @@ func spread(xs []float64) (med, lo, hi float64) {
 }
 
 // syncReport writes every run, then, per size, each controller's medians
-// and the kreact/bare ratios, taken per repeat (the two runs of a repeat
+// and each kreact's ratios to the bare controller (kreact, and
+// kreact-base with -kreact-base), taken per repeat (the runs of a repeat
 // are next to each other in time), as median (min–max). The whole run's
 // CPU is the one to compare: the bare controller starts its workers once
 // synced, so it reconciles the initial adds after ready, where kreact's
@@ -210,27 +211,24 @@ func syncReport(w io.Writer, results []syncResult) {
 		fmt.Fprintf(w, "| %d | %d | %s | %s | %.2f | %s | %s | %s | %.2f | %d |\n", r.objects, r.repeat+1, r.controller,
 			r.sync.Round(10*time.Millisecond), r.cpuReady, mib(r.hwmReady), mib(r.hwm), mib(r.rss), r.cpuWindow, r.patches)
 	}
-	type run struct{ kreact, bare *syncResult }
 	var sizes []int
-	runs := map[int]map[int]*run{} // by size, then repeat
+	var names []string                               // in the order of syncControllerOrder
+	runs := map[int]map[int]map[string]*syncResult{} // by size, repeat, controller
 	for i := range results {
 		r := &results[i]
 		if runs[r.objects] == nil {
-			runs[r.objects] = map[int]*run{}
+			runs[r.objects] = map[int]map[string]*syncResult{}
 			sizes = append(sizes, r.objects)
 		}
-		p := runs[r.objects][r.repeat]
-		if p == nil {
-			p = &run{}
-			runs[r.objects][r.repeat] = p
+		if runs[r.objects][r.repeat] == nil {
+			runs[r.objects][r.repeat] = map[string]*syncResult{}
 		}
-		switch r.controller {
-		case "kreact":
-			p.kreact = r
-		case "bare":
-			p.bare = r
+		runs[r.objects][r.repeat][r.controller] = r
+		if !slices.Contains(names, r.controller) {
+			names = append(names, r.controller)
 		}
 	}
+	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(syncControllerOrder(a), syncControllerOrder(b)) })
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| objects | | sync | CPU s to ready | CPU s, whole run | peak RSS | steady RSS | repeats |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
@@ -254,18 +252,13 @@ func syncReport(w io.Writer, results []syncResult) {
 			repeats = append(repeats, rep)
 		}
 		slices.Sort(repeats)
-		for _, name := range []string{"kreact", "bare"} {
+		for _, name := range names {
 			cells := []string{}
 			n := 0
 			for m, metric := range metrics {
 				var xs []float64
 				for _, rep := range repeats {
-					p := runs[size][rep]
-					r := p.kreact
-					if name == "bare" {
-						r = p.bare
-					}
-					if r != nil {
+					if r := runs[size][rep][name]; r != nil {
 						xs = append(xs, metric(r))
 					}
 				}
@@ -275,22 +268,39 @@ func syncReport(w io.Writer, results []syncResult) {
 			}
 			fmt.Fprintf(w, "| %d | %s, median | %s | %d |\n", size, name, strings.Join(cells, " | "), n)
 		}
-		cells := []string{}
-		n := 0
-		for _, metric := range metrics {
-			var xs []float64
-			for _, rep := range repeats {
-				p := runs[size][rep]
-				if p.kreact != nil && p.bare != nil && metric(p.bare) != 0 {
-					xs = append(xs, metric(p.kreact)/metric(p.bare))
-				}
+		for _, name := range names {
+			if name == "bare" {
+				continue
 			}
-			med, lo, hi := spread(xs)
-			cells = append(cells, fmt.Sprintf("**%.2f×** (%.2f–%.2f)", med, lo, hi))
-			n = len(xs)
+			cells := []string{}
+			n := 0
+			for _, metric := range metrics {
+				var xs []float64
+				for _, rep := range repeats {
+					k, bare := runs[size][rep][name], runs[size][rep]["bare"]
+					if k != nil && bare != nil && metric(bare) != 0 {
+						xs = append(xs, metric(k)/metric(bare))
+					}
+				}
+				med, lo, hi := spread(xs)
+				cells = append(cells, fmt.Sprintf("**%.2f×** (%.2f–%.2f)", med, lo, hi))
+				n = len(xs)
+			}
+			fmt.Fprintf(w, "| %d | %s/bare, median (min–max) | %s | %d |\n", size, name, strings.Join(cells, " | "), n)
 		}
-		fmt.Fprintf(w, "| %d | kreact/bare, median (min–max) | %s | %d |\n", size, strings.Join(cells, " | "), n)
 	}
+}
+
+// syncControllerOrder places kreact first, then other kreact builds,
+// then the bare controller, in the reports.
+func syncControllerOrder(name string) int {
+	switch name {
+	case "kreact":
+		return 0
+	case "bare":
+		return 2
+	}
+	return 1
 }
 
 // syncSettingsLine describes the sync phase, to print above its tables.
