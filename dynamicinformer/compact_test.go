@@ -154,3 +154,28 @@ func TestCompactObjectHeader(t *testing.T) {
 		t.Errorf("an object without metadata has identity %q %q %q %q", none.GetNamespace(), none.GetName(), none.GetUID(), none.GetResourceVersion())
 	}
 }
+
+// TestKnownKeys: each known key's index is its place in knownKeys, fits
+// one byte, and the keys are distinct; a key not known, the empty one
+// included, round-trips spelled out.
+func TestKnownKeys(t *testing.T) {
+	if len(knownKeys) > 64 {
+		t.Fatalf("%d known keys; at most 64 fit one byte", len(knownKeys))
+	}
+	for i, k := range knownKeys {
+		if got := knownKey(k); got != i {
+			t.Errorf("knownKey(%q) = %d, want %d", k, got, i)
+		}
+	}
+	obj := map[string]any{"kind": "X", "metadata": map[string]any{"name": "n", "": "empty", "unknownKey": int64(1)},
+		"spec": map[string]any{"replicas": int64(2), "template": map[string]any{"x": "y"}}}
+	c := compact(&unstructured.Unstructured{Object: obj})
+	if got := c.decode().Object; !reflect.DeepEqual(got, obj) {
+		t.Errorf("round trip:\n got %v\nwant %v", got, obj)
+	}
+	// "kind", "metadata", "name", "spec", "replicas" and "template" are a
+	// byte each; "unknownKey" and "x" are spelled out.
+	if strings.Contains(c.data, "metadata") || strings.Contains(c.data, "replicas") || !strings.Contains(c.data, "unknownKey") {
+		t.Errorf("compact form %q spells out a known key or not an unknown one", c.data)
+	}
+}

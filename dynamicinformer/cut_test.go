@@ -147,7 +147,7 @@ func BenchmarkProject(b *testing.B) {
 // object's name, as decode does.
 func TestCutPanicsOnCorruptData(t *testing.T) {
 	whole := compact(&unstructured.Unstructured{Object: map[string]any{"kind": "X", "metadata": map[string]any{"name": "n"}}})
-	for _, data := range []string{"", "x", whole.data[:len(whole.data)-1], "m\x01\x04kind"} {
+	for _, data := range []string{"", "x", whole.data[:len(whole.data)-1], "m\x01\x08kind", "m\x01\x7f"} {
 		func() {
 			defer func() {
 				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "corrupt compact object") {
