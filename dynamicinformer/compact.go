@@ -27,11 +27,23 @@ import (
 //
 // The encoding is a tag byte per value: 'n' null, 't' true, 'f' false,
 // 'i' a zig-zag varint, 'd' 8 bytes of float64 bits, 's' a uvarint length
-// and the bytes, 'm' a uvarint count and that many (uvarint key length,
-// key, value), 'l' a uvarint count and that many values.
+// and the bytes, 'm' a uvarint count and that many (key, value), 'l' a
+// uvarint count and that many values. A key is a uvarint u: for an even
+// u, u/2 bytes of key follow; for an odd u, the key is knownKeys[u/2],
+// one byte for the keys every object has (see knownKeys).
 type compactObject struct {
-	data                                  string
-	namespace, name, uid, resourceVersion string
+	data string
+	// meta is where the four metadata strings are in data (indexed by
+	// metaNamespace…), as start and end offsets; both zero when absent.
+	// Offsets rather than substrings: 32 bytes per object rather than
+	// 64, which at a million cached objects is 32 MB. An object is at
+	// most a few MiB (the API server's request limit), far below 4 GiB.
+	meta [numMeta][2]uint32
+}
+
+// metaString returns the metadata string i (metaNamespace…) of o.
+func (o *compactObject) metaString(i int) string {
+	return o.data[o.meta[i][0]:o.meta[i][1]]
 }
 
 var (
@@ -91,17 +103,7 @@ func (e *encoder) finish() compactObject {
 	e.buf, e.pooled = nil, nil
 	for i, s := range e.meta {
 		if s.end > s.start {
-			v := o.data[s.start:s.end]
-			switch i {
-			case metaNamespace:
-				o.namespace = v
-			case metaName:
-				o.name = v
-			case metaUID:
-				o.uid = v
-			case metaResourceVersion:
-				o.resourceVersion = v
-			}
+			o.meta[i] = [2]uint32{uint32(s.start), uint32(s.end)}
 		}
 	}
 	return o
@@ -172,7 +174,7 @@ func (e *encoder) value(x any, depth int, inMetadata bool) {
 		e.buf = append(e.buf, 'm')
 		e.buf = binary.AppendUvarint(e.buf, uint64(len(x)))
 		for k, v := range x {
-			e.str(k)
+			appendKey(e, k)
 			if inMetadata {
 				if i := metaIndex(k); i >= 0 {
 					if s, ok := v.(string); ok {
@@ -213,6 +215,117 @@ func (e *encoder) strBytes(s []byte) {
 	e.buf = append(e.buf, s...)
 }
 
+// knownKeys are the map keys written as one byte (their index, see
+// compactObject): those of every object's identity, and the most common
+// ones of built-in resources. A projected ConfigMap spelled out about 85
+// bytes of keys, a third of its compact form, which at a million cached
+// objects is 85 MB. The list is part of the encoding: a key appended
+// here changes nothing already encoded in the process, and there are at
+// most 64 so that each index is one byte.
+var knownKeys = [...]string{
+	"apiVersion", "kind", "metadata", "name", "namespace", "uid", "resourceVersion", "generation",
+	"creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
+	"ownerReferences", "finalizers", "generateName", "controller", "blockOwnerDeletion",
+	"spec", "status", "data", "binaryData", "type", "conditions", "lastTransitionTime", "lastUpdateTime",
+	"message", "reason", "observedGeneration", "replicas", "selector", "matchLabels", "template",
+	"containers", "image", "ports", "resources", "value", "key",
+}
+
+// knownKey returns the index of k in knownKeys, or -1.
+func knownKey[S string | []byte](k S) int {
+	switch string(k) {
+	case "apiVersion":
+		return 0
+	case "kind":
+		return 1
+	case "metadata":
+		return 2
+	case "name":
+		return 3
+	case "namespace":
+		return 4
+	case "uid":
+		return 5
+	case "resourceVersion":
+		return 6
+	case "generation":
+		return 7
+	case "creationTimestamp":
+		return 8
+	case "deletionTimestamp":
+		return 9
+	case "deletionGracePeriodSeconds":
+		return 10
+	case "labels":
+		return 11
+	case "annotations":
+		return 12
+	case "ownerReferences":
+		return 13
+	case "finalizers":
+		return 14
+	case "generateName":
+		return 15
+	case "controller":
+		return 16
+	case "blockOwnerDeletion":
+		return 17
+	case "spec":
+		return 18
+	case "status":
+		return 19
+	case "data":
+		return 20
+	case "binaryData":
+		return 21
+	case "type":
+		return 22
+	case "conditions":
+		return 23
+	case "lastTransitionTime":
+		return 24
+	case "lastUpdateTime":
+		return 25
+	case "message":
+		return 26
+	case "reason":
+		return 27
+	case "observedGeneration":
+		return 28
+	case "replicas":
+		return 29
+	case "selector":
+		return 30
+	case "matchLabels":
+		return 31
+	case "template":
+		return 32
+	case "containers":
+		return 33
+	case "image":
+		return 34
+	case "ports":
+		return 35
+	case "resources":
+		return 36
+	case "value":
+		return 37
+	case "key":
+		return 38
+	}
+	return -1
+}
+
+// appendKey appends the map key k (see compactObject).
+func appendKey[S string | []byte](e *encoder, k S) {
+	if i := knownKey(k); i >= 0 {
+		e.buf = append(e.buf, byte(i<<1|1))
+		return
+	}
+	e.buf = binary.AppendUvarint(e.buf, uint64(len(k))<<1)
+	e.buf = append(e.buf, k...)
+}
+
 func metaIndex(k string) int {
 	switch k {
 	case "namespace":
@@ -249,7 +362,7 @@ func (o *compactObject) decode() *unstructured.Unstructured {
 	m, _ := d.value().(map[string]any)
 	if d.err != nil {
 		// Only a bug in encode could cause it: say where.
-		panic(fmt.Sprintf("dynamicinformer: corrupt compact object %s/%s: %v", o.namespace, o.name, d.err))
+		panic(fmt.Sprintf("dynamicinformer: corrupt compact object %s/%s: %v", o.GetNamespace(), o.GetName(), d.err))
 	}
 	return &unstructured.Unstructured{Object: m}
 }
@@ -298,6 +411,27 @@ func (d *decoder) str() string {
 	return s
 }
 
+// key reads a map key (see compactObject).
+func (d *decoder) key() string {
+	u := d.uvarint()
+	if u&1 == 1 {
+		if i := u >> 1; i < uint64(len(knownKeys)) {
+			return knownKeys[i]
+		}
+		d.err = fmt.Errorf("unknown key %d at %d", u>>1, d.off)
+		d.off = len(d.s)
+		return ""
+	}
+	n := u >> 1
+	if n > uint64(len(d.s)-d.off) {
+		d.fail()
+		return ""
+	}
+	s := d.s[d.off : d.off+int(n)]
+	d.off += int(n)
+	return s
+}
+
 func (d *decoder) value() any {
 	if d.off >= len(d.s) {
 		d.fail()
@@ -329,7 +463,7 @@ func (d *decoder) value() any {
 		n := d.count()
 		m := make(map[string]any, n)
 		for range n {
-			k := d.str()
+			k := d.key()
 			m[k] = d.value()
 		}
 		return m

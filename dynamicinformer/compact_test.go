@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -134,4 +135,47 @@ func BenchmarkCompact(b *testing.B) {
 			_ = x.UnmarshalJSON(raw)
 		}
 	})
+}
+
+// TestCompactObjectHeader: what a cached object costs besides its data is
+// one allocation of 48 bytes (the data string and the offsets of its four
+// metadata strings), not 80 (five strings), and the metadata read from the
+// offsets is the object's.
+func TestCompactObjectHeader(t *testing.T) {
+	if got := unsafe.Sizeof(compactObject{}); got > 48 {
+		t.Errorf("compactObject is %d bytes, want at most 48 (one allocation of the 48-byte size class)", got)
+	}
+	o := compact(sampleObject(t, "cm-header"))
+	if o.GetNamespace() != "bench" || o.GetName() != "cm-header" || o.GetUID() != "6f1c2a9e-0d7b-4a52-9a51-3d0e1c7f8b21" || o.GetResourceVersion() != "123456" {
+		t.Errorf("identity %q %q %q %q", o.GetNamespace(), o.GetName(), o.GetUID(), o.GetResourceVersion())
+	}
+	none := compact(&unstructured.Unstructured{Object: map[string]any{"kind": "X"}})
+	if none.GetNamespace() != "" || none.GetName() != "" || none.GetUID() != "" || none.GetResourceVersion() != "" {
+		t.Errorf("an object without metadata has identity %q %q %q %q", none.GetNamespace(), none.GetName(), none.GetUID(), none.GetResourceVersion())
+	}
+}
+
+// TestKnownKeys: each known key's index is its place in knownKeys, fits
+// one byte, and the keys are distinct; a key not known, the empty one
+// included, round-trips spelled out.
+func TestKnownKeys(t *testing.T) {
+	if len(knownKeys) > 64 {
+		t.Fatalf("%d known keys; at most 64 fit one byte", len(knownKeys))
+	}
+	for i, k := range knownKeys {
+		if got := knownKey(k); got != i {
+			t.Errorf("knownKey(%q) = %d, want %d", k, got, i)
+		}
+	}
+	obj := map[string]any{"kind": "X", "metadata": map[string]any{"name": "n", "": "empty", "unknownKey": int64(1)},
+		"spec": map[string]any{"replicas": int64(2), "template": map[string]any{"x": "y"}}}
+	c := compact(&unstructured.Unstructured{Object: obj})
+	if got := c.decode().Object; !reflect.DeepEqual(got, obj) {
+		t.Errorf("round trip:\n got %v\nwant %v", got, obj)
+	}
+	// "kind", "metadata", "name", "spec", "replicas" and "template" are a
+	// byte each; "unknownKey" and "x" are spelled out.
+	if strings.Contains(c.data, "metadata") || strings.Contains(c.data, "replicas") || !strings.Contains(c.data, "unknownKey") {
+		t.Errorf("compact form %q spells out a known key or not an unknown one", c.data)
+	}
 }

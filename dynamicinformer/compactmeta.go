@@ -18,10 +18,10 @@ func (o *compactObject) GetObjectKind() schema.ObjectKind { return schema.EmptyO
 // DeepCopyObject returns o: it cannot change.
 func (o *compactObject) DeepCopyObject() runtime.Object { return o }
 
-func (o *compactObject) GetNamespace() string         { return o.namespace }
-func (o *compactObject) GetName() string              { return o.name }
-func (o *compactObject) GetUID() types.UID            { return types.UID(o.uid) }
-func (o *compactObject) GetResourceVersion() string   { return o.resourceVersion }
+func (o *compactObject) GetNamespace() string         { return o.metaString(metaNamespace) }
+func (o *compactObject) GetName() string              { return o.metaString(metaName) }
+func (o *compactObject) GetUID() types.UID            { return types.UID(o.metaString(metaUID)) }
+func (o *compactObject) GetResourceVersion() string   { return o.metaString(metaResourceVersion) }
 func (o *compactObject) GetGenerateName() string      { return o.decode().GetGenerateName() }
 func (o *compactObject) GetGeneration() int64         { return o.decode().GetGeneration() }
 func (o *compactObject) GetSelfLink() string          { return o.decode().GetSelfLink() }

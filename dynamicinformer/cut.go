@@ -22,7 +22,7 @@ func cut(o *compactObject, keep *projection.Node) *compactObject {
 	out := c.e.finish()
 	if c.d.err != nil {
 		// Only a bug in encode could cause it: say where.
-		panic(fmt.Sprintf("dynamicinformer: corrupt compact object %s/%s: %v", o.namespace, o.name, c.d.err))
+		panic(fmt.Sprintf("dynamicinformer: corrupt compact object %s/%s: %v", o.GetNamespace(), o.GetName(), c.d.err))
 	}
 	return &out
 }
@@ -41,7 +41,7 @@ func (c *cutter) mapping(keep *projection.Node, at where) {
 	p := c.e.open('m')
 	kept := 0
 	for range n {
-		k := c.d.str()
+		k := c.d.key()
 		whole, kid := keep == nil, (*projection.Node)(nil)
 		if !whole {
 			kid = keep.Keys[k]
@@ -57,20 +57,20 @@ func (c *cutter) mapping(keep *projection.Node, at where) {
 			if whole {
 				kid = nil
 			}
-			c.e.str(k)
+			appendKey(&c.e, k)
 			c.d.off++
 			c.mapping(kid, inMetadata)
 		case whole && at == inMetadata && tag == 's' && metaIndex(k) >= 0:
-			c.e.str(k)
+			appendKey(&c.e, k)
 			c.d.off++
 			appendIdentity(&c.e, metaIndex(k), c.d.str())
 		case whole:
-			c.e.str(k)
+			appendKey(&c.e, k)
 			start := c.d.off
 			c.d.skip()
 			c.e.buf = append(c.e.buf, c.d.s[start:c.d.off]...)
 		case kid != nil && isMap:
-			c.e.str(k)
+			appendKey(&c.e, k)
 			c.d.off++
 			c.mapping(kid, inValue)
 		default:
@@ -104,7 +104,7 @@ func (d *decoder) skip() {
 		d.off += d.count()
 	case 'm':
 		for n := d.count(); n > 0 && d.err == nil; n-- {
-			d.off += d.count()
+			d.key()
 			d.skip()
 		}
 	case 'l':

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	cgdiscovery "k8s.io/client-go/discovery"
@@ -527,5 +528,65 @@ func TestE2EAPIServerRestart(t *testing.T) {
 	}
 	if rec.overlap.Load() {
 		t.Error("handler calls overlapped")
+	}
+}
+
+// TestE2EListOfANamespacedWatch: the cache of a watch on one namespace
+// has no namespace index (every object would have the same entry), and
+// List still answers for all namespaces, its own, and another (none);
+// a watch on all namespaces keeps the index and lists one namespace.
+func TestE2EListOfANamespacedWatch(t *testing.T) {
+	checkLeaks(t)
+	s := startE2E(t, nil, Options{})
+	a, b := createNamespace(t, s.admin, "list-a"), createNamespace(t, s.admin, "list-b")
+	mustCreateCM(t, s.admin, a, "one", map[string]string{"n": "1"})
+	mustCreateCM(t, s.admin, a, "two", map[string]string{"n": "2"})
+	mustCreateCM(t, s.admin, b, "three", map[string]string{"n": "3"})
+
+	names := func(objs []*unstructured.Unstructured, err error) string {
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, o := range objs {
+			if o.GetNamespace() == a || o.GetNamespace() == b {
+				out = append(out, o.GetNamespace()[:len("list-a")]+"/"+o.GetName())
+			}
+		}
+		return strings.Join(out, ",")
+	}
+	one := mustWatch(t, s.m, Key{GVR: cmGVR, Namespace: a}, "one-namespace", &recorder{})
+	all := mustWatch(t, s.m, Key{GVR: cmGVR}, "all-namespaces", &recorder{})
+	testcluster.Eventually(t, "both watches to sync", func() bool { return one.HasSynced() && all.HasSynced() })
+	idx, err := one.indexer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := idx.GetIndexers(); len(got) != 0 {
+		t.Errorf("the namespaced cache has indexes %v, want none", got)
+	}
+	if idx, err = all.indexer(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := idx.GetIndexers()["namespace"]; !ok {
+		t.Errorf("the cache of all namespaces has no namespace index")
+	}
+	n2, _ := labels.Parse("n=2")
+	for _, tt := range []struct {
+		w         *Watch
+		namespace string
+		sel       labels.Selector
+		want      string
+	}{
+		{one, "", nil, "list-a/one,list-a/two"},
+		{one, a, nil, "list-a/one,list-a/two"},
+		{one, a, n2, "list-a/two"},
+		{one, b, nil, ""},
+		{all, b, nil, "list-b/three"},
+		{all, "", n2, "list-a/two"},
+	} {
+		if got := names(tt.w.List(tt.namespace, tt.sel)); got != tt.want {
+			t.Errorf("%s: List(%q, %v) = %q, want %q", tt.w.key, tt.namespace, tt.sel, got, tt.want)
+		}
 	}
 }

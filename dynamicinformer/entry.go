@@ -435,6 +435,17 @@ func forbiddenVerb(err error) string {
 	return "list or watch"
 }
 
+// indexers returns the indexes of key's cache: by namespace when it
+// holds several namespaces, none when it holds one (Watch.List reads all
+// of it for that namespace), since an index entry costs about 35 bytes per
+// object, 35 MB of a million objects that all have the same namespace.
+func indexers(key Key) cache.Indexers {
+	if key.Namespace != "" {
+		return cache.Indexers{}
+	}
+	return cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
+}
+
 // start builds and runs a new informer for the key with every current
 // subscriber registered before it runs, so they all get the initial list
 // as it arrives.
@@ -493,7 +504,7 @@ func (e *entry) start(ctx context.Context, res apiresource.Resource, spec shardS
 	}
 	inf := cache.NewSharedIndexInformerWithOptions(lw, &compactObject{}, cache.SharedIndexInformerOptions{
 		ResyncPeriod:      e.m.opts.ResyncPeriod,
-		Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+		Indexers:          indexers(key),
 		ObjectDescription: key.GVR.String(),
 	})
 	// It cannot fail on an informer that has not started.

@@ -180,10 +180,10 @@ func (t *transcoder) mapping(at where, depth int) (int, error) {
 		return 0, err
 	}
 	if at == inObject && t.item && !t.hasKind && !t.hasAPIVersion {
-		t.e.str("kind")
+		appendKey(&t.e, "kind")
 		t.e.buf = append(t.e.buf, 's')
 		t.e.str(t.defaultKind)
-		t.e.str("apiVersion")
+		appendKey(&t.e, "apiVersion")
 		t.e.buf = append(t.e.buf, 's')
 		t.e.str(t.defaultAPIVersion)
 		n += 2
@@ -263,14 +263,14 @@ func (t *transcoder) entry(at where, key []byte, depth int) (int, error) {
 		switch string(key) {
 		case "metadata":
 			if t.next() == '{' {
-				t.e.strBytes(key)
+				appendKey(&t.e, key)
 				_, err := t.mapping(inMetadata, depth+1)
 				return 1, err
 			}
 		case "kind", "apiVersion":
 			if t.next() == '"' {
 				isKind := key[0] == 'k'
-				t.e.strBytes(key)
+				appendKey(&t.e, key)
 				s, err := t.str()
 				if err != nil {
 					return 0, err
@@ -294,7 +294,7 @@ func (t *transcoder) entry(at where, key []byte, depth int) (int, error) {
 		case "annotations":
 			if t.next() == '{' {
 				mark := len(t.e.buf)
-				t.e.strBytes(key)
+				appendKey(&t.e, key)
 				n, err := t.mapping(inAnnotations, depth+1)
 				if n == 0 {
 					// Nothing left: dropped, as stripForCache does.
@@ -305,7 +305,7 @@ func (t *transcoder) entry(at where, key []byte, depth int) (int, error) {
 			}
 		default:
 			if i := metaIndex(string(key)); i >= 0 && t.next() == '"' {
-				t.e.strBytes(key)
+				appendKey(&t.e, key)
 				s, err := t.str()
 				if err != nil {
 					return 0, err
@@ -319,7 +319,7 @@ func (t *transcoder) entry(at where, key []byte, depth int) (int, error) {
 			return 0, t.skip()
 		}
 	}
-	t.e.strBytes(key)
+	appendKey(&t.e, key)
 	return 1, t.value(depth)
 }
 

@@ -32,9 +32,9 @@ func transcodeMatches(t *testing.T, data string) {
 	if g, w := got.decode().Object, want.decode().Object; !reflect.DeepEqual(g, w) {
 		t.Fatalf("%.200s:\n got %#v\nwant %#v", data, g, w)
 	}
-	if got.namespace != want.namespace || got.name != want.name || got.uid != want.uid || got.resourceVersion != want.resourceVersion {
-		t.Fatalf("%.200s: identity %q %q %q %q, want %q %q %q %q", data, got.namespace, got.name, got.uid, got.resourceVersion,
-			want.namespace, want.name, want.uid, want.resourceVersion)
+	if got.GetNamespace() != want.GetNamespace() || got.GetName() != want.GetName() || got.GetUID() != want.GetUID() || got.GetResourceVersion() != want.GetResourceVersion() {
+		t.Fatalf("%.200s: identity %q %q %q %q, want %q %q %q %q", data, got.GetNamespace(), got.GetName(), got.GetUID(), got.GetResourceVersion(),
+			want.GetNamespace(), want.GetName(), want.GetUID(), want.GetResourceVersion())
 	}
 }
 

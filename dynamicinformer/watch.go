@@ -209,9 +209,13 @@ func (w *Watch) List(namespace string, sel labels.Selector) ([]*unstructured.Uns
 			out = append(out, u)
 		}
 	}
-	if namespace == "" {
+	switch {
+	case namespace == "" || namespace == w.key.Namespace:
+		// A namespaced informer's cache holds its namespace only, and
+		// has no index (see indexers).
 		err = cache.ListAll(idx, labels.Everything(), add)
-	} else {
+	case w.key.Namespace != "":
+	default:
 		err = cache.ListAllByNamespace(idx, namespace, labels.Everything(), add)
 	}
 	if err != nil {

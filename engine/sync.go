@@ -44,13 +44,14 @@ func RulesBehind(rules []Status) []string {
 // The initial sync is when kreact allocates the most at once: every
 // object is decoded and handed to every rule's handlers as an initial
 // add. So that this peak does not set the process's memory for good,
-// WaitForSync runs Go's collector twice as often meanwhile (GOGC 50,
+// WaitForSync runs Go's collector four times as often meanwhile (GOGC 25,
 // unless GOGC is set), and once the rules have handled their initial
 // adds (at most syncDrainBound after the caches synced) it restores the
 // collector and returns the memory freed since to the operating system.
 // docs/performance.md, "Initial sync", has the figures: both lowered kreact's
-// peak and steady RSS against a bare informer's, for a few percent more
-// CPU during the sync.
+// peak and steady RSS against a bare informer's, for more CPU during the
+// sync (GOGC 25 rather than 50 is issue 39's, for a million objects in a
+// gigabyte).
 func WaitForSync(ctx context.Context, logger *slog.Logger, v SyncView, poll, report time.Duration) {
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(syncGCPercent))
@@ -110,7 +111,7 @@ func WaitForSync(ctx context.Context, logger *slog.Logger, v SyncView, poll, rep
 // initial adds to be handled before it returns memory: a rule that is slow
 // to handle them keeps the rest of its queue as it is.
 const (
-	syncGCPercent  = 50
+	syncGCPercent  = 25
 	syncDrainBound = time.Minute
 )
 

@@ -164,8 +164,8 @@ func TestWaitForSyncWaitsForTheInitialAdds(t *testing.T) {
 		t.Fatal("WaitForSync returned while calls were waiting")
 	case <-time.After(20 * time.Millisecond):
 	}
-	if got := gcDuring.Load(); got != 50 {
-		t.Errorf("GOGC during the sync = %d, want 50", got)
+	if got := gcDuring.Load(); got != 25 {
+		t.Errorf("GOGC during the sync = %d, want 25", got)
 	}
 	queued.Store(0)
 	<-done

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -220,5 +221,88 @@ func TestRuleReportPerRule(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// The million phase's report scales the bare controller's figures by the
+// ratio of the sizes, labels them so, and takes kreact's ratios per
+// repeat against them; it says whether every peak fits in 1 GiB.
+func TestMillionReportScalesTheBareController(t *testing.T) {
+	var b bytes.Buffer
+	results := []syncResult{
+		{objects: 1000000, repeat: 0, controller: "kreact", sync: 50 * time.Second, cpuReady: 40, hwm: 900 << 20, rss: 600 << 20},
+		{objects: 100000, repeat: 0, controller: "bare", sync: 10 * time.Second, cpuReady: 12, hwm: 750 << 20, rss: 700 << 20},
+		{objects: 1000000, repeat: 1, controller: "kreact", sync: 60 * time.Second, cpuReady: 50, hwm: 1100 << 20, rss: 650 << 20},
+		{objects: 100000, repeat: 1, controller: "bare", sync: 12 * time.Second, cpuReady: 10, hwm: 750 << 20, rss: 700 << 20},
+	}
+	millionReport(&b, results, []millionSetup{{"bench-million", 1000000, 500 * time.Second}})
+	out := b.String()
+	for _, want := range []string{
+		"| bare, 100000 objects ×10, **scaled** | 110.0 s (100.0 s–120.0 s) |",
+		// sync 50/100 and 60/120: both 0.50×; peak 900/7500 and 1100/7500.
+		"| kreact / scaled bare, per repeat, median (min–max) | **0.50×** (0.50–0.50) |",
+		"**0.13×** (0.12–0.15)",
+		"kreact's peak RSS at 1000000 objects: median 1000 MiB, largest 1100 MiB; every repeat ≤ 1 GiB: no",
+		"setup: 1000000 ConfigMaps in bench-million created in 8m20s (2000/s)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// progress prints its line on every tick, and nothing once stopped.
+func TestProgressPrintsUntilStopped(t *testing.T) {
+	var mu sync.Mutex
+	lines := 0
+	stop := progress(time.Millisecond, func(time.Duration) string {
+		mu.Lock()
+		defer mu.Unlock()
+		lines++
+		return "  tick"
+	})
+	for {
+		mu.Lock()
+		n := lines
+		mu.Unlock()
+		if n >= 3 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	stop()
+	mu.Lock()
+	after := lines
+	mu.Unlock()
+	time.Sleep(20 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if lines != after {
+		t.Errorf("progress printed %d lines after stop", lines-after)
+	}
+}
+
+// With -kreact-base, the report has the second build's medians and its
+// own ratios to the bare controller of the same repeats.
+func TestSyncReportHasTheBaseBuild(t *testing.T) {
+	var b bytes.Buffer
+	syncReport(&b, []syncResult{
+		{objects: 10, repeat: 0, controller: "kreact-base", sync: 3 * time.Second, cpuReady: 1, hwm: 150 << 20, rss: 80 << 20},
+		{objects: 10, repeat: 0, controller: "bare", sync: 4 * time.Second, cpuReady: 2, hwm: 200 << 20, rss: 100 << 20},
+		{objects: 10, repeat: 0, controller: "kreact", sync: 2 * time.Second, cpuReady: 1, hwm: 100 << 20, rss: 60 << 20},
+	})
+	out := b.String()
+	for _, want := range []string{
+		"| 10 | kreact/bare, median (min–max) | **0.50×** (0.50–0.50) |",
+		"| 10 | kreact-base/bare, median (min–max) | **0.75×** (0.75–0.75) |",
+		"| 10 | kreact-base, median | 3.0 s |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	// kreact first, then the base build, then bare.
+	if k, base, bare := strings.Index(out, "| 10 | kreact, median"), strings.Index(out, "| 10 | kreact-base, median"), strings.Index(out, "| 10 | bare, median"); k >= base || base >= bare {
+		t.Errorf("medians in the wrong order:\n%s", out)
 	}
 }

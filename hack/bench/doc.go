@@ -41,6 +41,24 @@
 // and its RSS at the end of the window (VmRSS: the steady state), with the
 // kreact/bare ratios of each repeat as median (min–max).
 //
+// With -kreact-base BIN, the sync phase also runs the kreact binary BIN
+// (controller kreact-base) in each repeat, with its own ratios to the bare
+// controller: a change measured before and after in one run.
+//
+// The million phase (-million N, off by default; issue 39) measures kreact
+// on N ConfigMaps (1,000,000 is what it is for) against the bare
+// controller on -million-bare of them (100,000: a bare informer at a
+// million would need some 7.6 GB), whose figures it also reports scaled
+// by N/-million-bare, labelled so. The control plane gets an etcd quota
+// of 8 GiB (testcluster.Options.EtcdQuotaBytes). The objects are made once
+// for all repeats, by plain creates in protobuf from 64 clients (the
+// admin client is exempt from the API server's priority and fairness, so
+// its CPU is the bound: about 500 a second on two cores, over half an
+// hour for a million), with the count and rate every ten seconds and the
+// time taken in the report; while a controller syncs, its RSS is printed
+// every ten seconds. With -million-heap DIR, kreact's heap profile at
+// readiness goes there. Give -fields for the rule's 3-field projection.
+//
 // The rule-objects phase (-rule-objects N -rule-namespaces M, off by
 // default) measures issue 38's rules as Kubernetes objects against the
 // same rules as files: N idle rules (each watches the ConfigMaps of one of

@@ -22,7 +22,11 @@ import (
 )
 
 type flags struct {
-	kreact                     string
+	kreact string
+	// kreactBase, when set, is a second kreact binary the sync phase
+	// measures beside kreact (controller kreact-base): a before and an
+	// after in one run.
+	kreactBase                 string
 	objects                    int
 	rates                      string
 	phase                      time.Duration
@@ -44,6 +48,10 @@ type flags struct {
 	syncObjects             string
 	syncRepeats             int
 	syncWindow, syncTimeout time.Duration
+
+	// The million phase (million.go).
+	million, millionBare, millionRepeats int
+	millionHeap                          string
 
 	// The rule-objects phase.
 	ruleObjects, ruleNamespaces, ruleRepeats int
@@ -87,10 +95,15 @@ func main() {
 	flag.DurationVar(&f.drainTimeout, "drain-timeout", 5*time.Minute, "how long to wait for a controller to catch up after a phase")
 	flag.StringVar(&f.controllers, "controllers", "kreact,bare", "controllers to measure")
 	flag.StringVar(&f.profile, "profile", "", "directory for a CPU profile of each controller in each steady phase (empty: none)")
+	flag.StringVar(&f.kreactBase, "kreact-base", "", "a second kreact binary the sync phase also measures, as controller kreact-base (empty: none)")
 	flag.StringVar(&f.syncObjects, "sync-objects", "", "ConfigMaps of each initial sync phase, e.g. 10000,100000 (empty: no sync phase)")
 	flag.IntVar(&f.syncRepeats, "sync-repeats", 3, "runs of each controller in each sync phase")
 	flag.DurationVar(&f.syncWindow, "sync-window", 20*time.Second, "how long after ready the sync phase reads the steady RSS")
 	flag.DurationVar(&f.syncTimeout, "sync-timeout", 10*time.Minute, "how long a controller may take to sync")
+	flag.IntVar(&f.million, "million", 0, "ConfigMaps kreact syncs in the million phase, e.g. 1000000, with etcd's quota raised (0: no such phase); give -fields for the 3-field projection")
+	flag.IntVar(&f.millionBare, "million-bare", 100000, "ConfigMaps the bare controller syncs in the million phase; its figures are also reported scaled to -million")
+	flag.IntVar(&f.millionRepeats, "million-repeats", 3, "runs of each controller in the million phase, on the same objects")
+	flag.StringVar(&f.millionHeap, "million-heap", "", "directory for kreact's heap profile at readiness in each million repeat (empty: none)")
 	flag.IntVar(&f.ruleObjects, "rule-objects", 0, "rules of the rule-objects phase, as files and as Rule objects, e.g. 1000 (0: no such phase)")
 	flag.IntVar(&f.ruleNamespaces, "rule-namespaces", 100, "namespaces the rule-objects phase spreads its rules over")
 	flag.IntVar(&f.ruleRepeats, "rule-repeats", 3, "repeats of the rule-objects phase")
@@ -170,6 +183,9 @@ func run(f flags) error {
 	if f.crds < 0 || f.crds > 0 && f.crdRepeats < 1 {
 		return fmt.Errorf("-crds %d -crd-repeats %d: give a number of CRDs and at least 1 repeat", f.crds, f.crdRepeats)
 	}
+	if f.million < 0 || f.million > 0 && (f.millionBare < 1 || f.millionRepeats < 1) {
+		return fmt.Errorf("-million %d: give at least 1 object to the bare controller (-million-bare) and 1 repeat", f.million)
+	}
 	controllers := strings.Split(f.controllers, ",")
 	if _, err := os.Stat(f.kreact); err != nil {
 		return fmt.Errorf("kreact binary: %w (run make build)", err)
@@ -178,7 +194,11 @@ func run(f flags) error {
 	defer stop()
 
 	fmt.Fprintln(os.Stderr, "starting the control plane")
-	cluster, err := testcluster.Start(testcluster.Options{})
+	var clusterOpts testcluster.Options
+	if f.million > 0 {
+		clusterOpts.EtcdQuotaBytes = millionEtcdQuota
+	}
+	cluster, err := testcluster.Start(clusterOpts)
 	if err != nil {
 		return err
 	}
@@ -266,10 +286,14 @@ func run(f flags) error {
 		if err := setupSync(ctx, client, namespace, n); err != nil {
 			return fmt.Errorf("setup %s: %w", namespace, err)
 		}
+		syncControllers := controllers
+		if f.kreactBase != "" {
+			syncControllers = append(slices.Clone(controllers), "kreact-base")
+		}
 		for rep := range f.syncRepeats {
-			order := controllers
+			order := syncControllers
 			if (i*f.syncRepeats+rep)%2 == 1 {
-				order = slices.Clone(controllers)
+				order = slices.Clone(syncControllers)
 				slices.Reverse(order)
 			}
 			for _, name := range order {
@@ -287,6 +311,13 @@ func run(f flags) error {
 	if f.crds > 0 {
 		if crdResults, err = runCRDPhase(ctx, client, cluster.Config(), f, s, controllers); err != nil {
 			return fmt.Errorf("large CRDs: %w", err)
+		}
+	}
+	var millionResults []syncResult
+	var millionSetups []millionSetup
+	if f.million > 0 {
+		if millionResults, millionSetups, err = runMillion(ctx, cluster.Config(), f, s); err != nil {
+			return fmt.Errorf("million: %w", err)
 		}
 	}
 
@@ -356,8 +387,16 @@ func run(f flags) error {
 		fmt.Println()
 		crdReport(os.Stdout, crdResults)
 	}
-	if len(ruleResults) > 0 {
+	if len(millionResults) > 0 {
 		if len(results) > 0 || len(syncResults) > 0 || len(crdResults) > 0 {
+			fmt.Println()
+		}
+		fmt.Println(millionSettingsLine(f, s, runtime.NumCPU(), runtime.Version()))
+		fmt.Println()
+		millionReport(os.Stdout, millionResults, millionSetups)
+	}
+	if len(ruleResults) > 0 {
+		if len(results) > 0 || len(syncResults) > 0 || len(crdResults) > 0 || len(millionResults) > 0 {
 			fmt.Println()
 		}
 		fmt.Println(ruleSettingsLine(rb, len(ruleResults), runtime.NumCPU(), runtime.Version()))
@@ -378,6 +417,8 @@ func startController(name string, f flags, s settings, namespace string) (*contr
 	switch name {
 	case "kreact":
 		return startKreact(f.kreact, os.TempDir(), namespace, s)
+	case "kreact-base":
+		return startKreact(f.kreactBase, os.TempDir(), namespace, s)
 	case "bare":
 		return startBare(namespace, s)
 	}

@@ -35,7 +35,11 @@ func setupSync(ctx context.Context, client dynamic.Interface, namespace string, 
 		return err
 	}
 	var done atomic.Int64
-	start := time.Now()
+	stop := progress(10*time.Second, func(elapsed time.Duration) string {
+		d := done.Load()
+		return fmt.Sprintf("  %d of %d created in %s (%.0f/s)", d, n, elapsed.Round(time.Second), float64(d)/elapsed.Seconds())
+	})
+	defer stop()
 	return parallel(32, n, func(i int) error {
 		name := objectName(i)
 		cm := &unstructured.Unstructured{Object: map[string]any{
@@ -52,9 +56,7 @@ func setupSync(ctx context.Context, client dynamic.Interface, namespace string, 
 		if err != nil {
 			return fmt.Errorf("create %s: %w", name, err)
 		}
-		if d := done.Add(1); d%10000 == 0 {
-			fmt.Fprintf(os.Stderr, "  %d created (%.0f/s)\n", d, float64(d)/time.Since(start).Seconds())
-		}
+		done.Add(1)
 		return nil
 	})
 }
@@ -93,6 +95,13 @@ type syncResult struct {
 // measureSync starts one controller on namespace, waits for it to be
 // ready, then for window more.
 func measureSync(ctx context.Context, name string, f flags, s settings, namespace string, objects, repeat int) (syncResult, error) {
+	return measureSyncAt(ctx, name, f, s, namespace, objects, repeat, nil)
+}
+
+// measureSyncAt is measureSync that also calls atReady, if not nil, once
+// the controller is ready (before the window), and prints the controller's
+// memory every ten seconds while it syncs.
+func measureSyncAt(ctx context.Context, name string, f flags, s settings, namespace string, objects, repeat int, atReady func(*controller) error) (syncResult, error) {
 	r := syncResult{objects: objects, repeat: repeat, controller: name}
 	start := time.Now()
 	c, err := startController(name, f, s, namespace)
@@ -105,7 +114,10 @@ func measureSync(ctx context.Context, name string, f flags, s settings, namespac
 			c.stop()
 		}
 	}()
-	if err := c.waitReady(ctx, f.syncTimeout); err != nil {
+	stopProgress := waitProgress(name, c.cmd.Process.Pid)
+	err = c.waitReady(ctx, f.syncTimeout)
+	stopProgress()
+	if err != nil {
 		return r, err
 	}
 	r.sync = time.Since(start)
@@ -124,6 +136,11 @@ func measureSync(ctx context.Context, name string, f flags, s settings, namespac
 	}
 	if r.hwmReady, _, err = benchstat.Memory(pid); err != nil {
 		return r, err
+	}
+	if atReady != nil {
+		if err := atReady(c); err != nil {
+			return r, err
+		}
 	}
 	select {
 	case <-time.After(f.syncWindow):
@@ -181,7 +198,8 @@ func spread(xs []float64) (med, lo, hi float64) {
 }
 
 // syncReport writes every run, then, per size, each controller's medians
-// and the kreact/bare ratios, taken per repeat (the two runs of a repeat
+// and each kreact's ratios to the bare controller (kreact, and
+// kreact-base with -kreact-base), taken per repeat (the runs of a repeat
 // are next to each other in time), as median (min–max). The whole run's
 // CPU is the one to compare: the bare controller starts its workers once
 // synced, so it reconciles the initial adds after ready, where kreact's
@@ -193,27 +211,24 @@ func syncReport(w io.Writer, results []syncResult) {
 		fmt.Fprintf(w, "| %d | %d | %s | %s | %.2f | %s | %s | %s | %.2f | %d |\n", r.objects, r.repeat+1, r.controller,
 			r.sync.Round(10*time.Millisecond), r.cpuReady, mib(r.hwmReady), mib(r.hwm), mib(r.rss), r.cpuWindow, r.patches)
 	}
-	type run struct{ kreact, bare *syncResult }
 	var sizes []int
-	runs := map[int]map[int]*run{} // by size, then repeat
+	var names []string                               // in the order of syncControllerOrder
+	runs := map[int]map[int]map[string]*syncResult{} // by size, repeat, controller
 	for i := range results {
 		r := &results[i]
 		if runs[r.objects] == nil {
-			runs[r.objects] = map[int]*run{}
+			runs[r.objects] = map[int]map[string]*syncResult{}
 			sizes = append(sizes, r.objects)
 		}
-		p := runs[r.objects][r.repeat]
-		if p == nil {
-			p = &run{}
-			runs[r.objects][r.repeat] = p
+		if runs[r.objects][r.repeat] == nil {
+			runs[r.objects][r.repeat] = map[string]*syncResult{}
 		}
-		switch r.controller {
-		case "kreact":
-			p.kreact = r
-		case "bare":
-			p.bare = r
+		runs[r.objects][r.repeat][r.controller] = r
+		if !slices.Contains(names, r.controller) {
+			names = append(names, r.controller)
 		}
 	}
+	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(syncControllerOrder(a), syncControllerOrder(b)) })
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| objects | | sync | CPU s to ready | CPU s, whole run | peak RSS | steady RSS | repeats |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
@@ -237,18 +252,13 @@ func syncReport(w io.Writer, results []syncResult) {
 			repeats = append(repeats, rep)
 		}
 		slices.Sort(repeats)
-		for _, name := range []string{"kreact", "bare"} {
+		for _, name := range names {
 			cells := []string{}
 			n := 0
 			for m, metric := range metrics {
 				var xs []float64
 				for _, rep := range repeats {
-					p := runs[size][rep]
-					r := p.kreact
-					if name == "bare" {
-						r = p.bare
-					}
-					if r != nil {
+					if r := runs[size][rep][name]; r != nil {
 						xs = append(xs, metric(r))
 					}
 				}
@@ -258,22 +268,39 @@ func syncReport(w io.Writer, results []syncResult) {
 			}
 			fmt.Fprintf(w, "| %d | %s, median | %s | %d |\n", size, name, strings.Join(cells, " | "), n)
 		}
-		cells := []string{}
-		n := 0
-		for _, metric := range metrics {
-			var xs []float64
-			for _, rep := range repeats {
-				p := runs[size][rep]
-				if p.kreact != nil && p.bare != nil && metric(p.bare) != 0 {
-					xs = append(xs, metric(p.kreact)/metric(p.bare))
-				}
+		for _, name := range names {
+			if name == "bare" {
+				continue
 			}
-			med, lo, hi := spread(xs)
-			cells = append(cells, fmt.Sprintf("**%.2f×** (%.2f–%.2f)", med, lo, hi))
-			n = len(xs)
+			cells := []string{}
+			n := 0
+			for _, metric := range metrics {
+				var xs []float64
+				for _, rep := range repeats {
+					k, bare := runs[size][rep][name], runs[size][rep]["bare"]
+					if k != nil && bare != nil && metric(bare) != 0 {
+						xs = append(xs, metric(k)/metric(bare))
+					}
+				}
+				med, lo, hi := spread(xs)
+				cells = append(cells, fmt.Sprintf("**%.2f×** (%.2f–%.2f)", med, lo, hi))
+				n = len(xs)
+			}
+			fmt.Fprintf(w, "| %d | %s/bare, median (min–max) | %s | %d |\n", size, name, strings.Join(cells, " | "), n)
 		}
-		fmt.Fprintf(w, "| %d | kreact/bare, median (min–max) | %s | %d |\n", size, strings.Join(cells, " | "), n)
 	}
+}
+
+// syncControllerOrder places kreact first, then other kreact builds,
+// then the bare controller, in the reports.
+func syncControllerOrder(name string) int {
+	switch name {
+	case "kreact":
+		return 0
+	case "bare":
+		return 2
+	}
+	return 1
 }
 
 // syncSettingsLine describes the sync phase, to print above its tables.
@@ -282,7 +309,6 @@ func syncSettingsLine(sizes []int, repeats int, window time.Duration, s settings
 	for i, n := range sizes {
 		counts[i] = strconv.Itoa(n)
 	}
-	gc := "GOGC " + cmp.Or(os.Getenv("GOGC"), "unset") + ", GOMEMLIMIT " + cmp.Or(os.Getenv("GOMEMLIMIT"), "unset")
 	return strings.Join([]string{
 		fmt.Sprintf("initial sync of %s ConfigMaps (%d B payload, half created by server-side apply, half by create; annotation already mirrored, so no patches)", strings.Join(counts, " and "), payloadSize),
 		fmt.Sprintf("%d repeats, alternating which controller goes first", repeats),
@@ -290,10 +316,15 @@ func syncSettingsLine(sizes []int, repeats int, window time.Duration, s settings
 		fmt.Sprintf("workers %d", s.workers),
 		fmt.Sprintf("client QPS %g burst %d", s.qps, s.burst),
 		s.describeFields(),
-		gc,
+		gcSettings(),
 		fmt.Sprintf("%d cores", cores),
 		goVersion,
 	}, ", ")
+}
+
+// gcSettings names the GOGC and GOMEMLIMIT the controllers inherit.
+func gcSettings() string {
+	return "GOGC " + cmp.Or(os.Getenv("GOGC"), "unset") + ", GOMEMLIMIT " + cmp.Or(os.Getenv("GOMEMLIMIT"), "unset")
 }
 
 // explainReport writes, with -explain, how long kreact took to answer

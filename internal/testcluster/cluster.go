@@ -42,6 +42,11 @@ type Options struct {
 	// AdmissionPlugins are enabled in kube-apiserver on top of its
 	// default ones, e.g. OwnerReferencesPermissionEnforcement.
 	AdmissionPlugins []string
+	// EtcdQuotaBytes is etcd's --quota-backend-bytes, the size past which
+	// etcd raises its NOSPACE alarm and refuses writes. Zero means etcd's
+	// default, 2 GiB: enough for every test, not for a million 1 KiB
+	// objects (hack/bench's -million phase asks for more).
+	EtcdQuotaBytes int64
 }
 
 // Cluster is a running control plane. Its methods are safe to call from one
@@ -119,6 +124,9 @@ func Start(opts Options) (c *Cluster, err error) {
 			"--listen-peer-urls=http://127.0.0.1:" + strconv.Itoa(ports[1]),
 			"--unsafe-no-fsync",
 		},
+	}
+	if opts.EtcdQuotaBytes > 0 {
+		c.etcd.args = append(c.etcd.args, "--quota-backend-bytes="+strconv.FormatInt(opts.EtcdQuotaBytes, 10))
 	}
 	extra := []string{} // flags that depend on opts
 	if !opts.ControllerManager {
