@@ -15,8 +15,8 @@
 // Go has no per-goroutine allocation counter, no per-goroutine CPU clock
 // and no scheduler priorities, and goja has no allocation hook. What the
 // operating system counts per thread stands in for them: each call runs
-// locked to its thread, and one goroutine, the watchdog, reads every
-// call's thread while calls run. What it steers is process-wide by
+// locked to its thread, and one timer, the watchdog, reads every call's
+// thread every 5ms while calls run (and not at all between calls). What it steers is process-wide by
 // nature (GOMAXPROCS, GOGC, transparent huge pages, the heap handed back
 // to the kernel), so one owner decides for every rule, Program and
 // Runtime of the process. This package is the process's whole script

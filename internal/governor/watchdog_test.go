@@ -60,10 +60,7 @@ func TestWatchdogStopsEveryCallOverItsLimit(t *testing.T) {
 	older.base = 0
 	newer.base = now - 1000
 	within.base = 0
-	idle := 0
-	if !w.check(&idle) {
-		t.Fatal("check ended the loop with calls registered")
-	}
+	w.read()
 	select {
 	case stop := <-older.tripped:
 		if err, ok := stop.(*MemoryError); !ok || err.Limit != 1 || err.Used < int64(now) || !err.Process {
@@ -88,15 +85,46 @@ func TestWatchdogStopsEveryCallOverItsLimit(t *testing.T) {
 	if _, ok := w.calls[within]; !ok || len(w.calls) != 1 {
 		t.Errorf("watched calls = %v, want only the one within its limit", w.calls)
 	}
-	// With no calls left the loop ends after watchIdle.
-	w.calls = map[*Meter]struct{}{}
-	n := 0
-	for w.check(&idle) {
-		n++
+}
+
+// TestWatchdogReadsOnlyWhileCallsRun: the watchdog's timer is set when a
+// call starts and none runs, fires every watchEvery while calls run, and
+// is stopped when the last call ends, so that a rule called a few times a
+// second does not wake a thread every 5ms between its calls.
+func TestWatchdogReadsOnlyWhileCallsRun(t *testing.T) {
+	w := &allocWatch{calls: map[*Meter]struct{}{}, sample: [1]metrics.Sample{{Name: allocsMetric}}}
+	armed := func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.armed
 	}
-	if want := int(watchIdle/watchEvery) - 1; n != want {
-		t.Errorf("check returned true %d times without calls, want %d", n, want)
+	if armed() {
+		t.Fatal("the timer is set before any call")
 	}
+	long, short := NewMeter(noScript{}, math.MaxInt64, nil), NewMeter(noScript{}, math.MaxInt64, nil)
+	w.start(long, time.Now())
+	w.start(short, time.Now())
+	w.stop(short)
+	if !armed() {
+		t.Fatal("the timer is not set while a call runs")
+	}
+	// Readings follow one another while the long call runs.
+	for n := w.readings.Load() + 2; w.readings.Load() < n; {
+		time.Sleep(time.Millisecond)
+	}
+	w.stop(long)
+	// Stopped at once, or, had it just fired, unset by that reading.
+	for armed() {
+		time.Sleep(time.Millisecond)
+	}
+	n := w.readings.Load()
+	// A call after the last: the timer is set again.
+	again := NewMeter(noScript{}, math.MaxInt64, nil)
+	w.start(again, time.Now())
+	for w.readings.Load() == n {
+		time.Sleep(time.Millisecond)
+	}
+	w.stop(again)
 }
 
 // TestMemoryLimitChargesTheCallOnly allocates far past a call's limit
@@ -128,9 +156,9 @@ func TestMemoryLimitChargesTheCallOnly(t *testing.T) {
 	// stopped for want of calls (it stopped this one).
 	for n := watchdog.readings.Load() + 2; watchdog.readings.Load() < n; {
 		watchdog.mu.Lock()
-		running := watchdog.running
+		armed := watchdog.armed
 		watchdog.mu.Unlock()
-		if !running {
+		if !armed {
 			break
 		}
 		runtime.Gosched()
@@ -150,7 +178,7 @@ func TestMemoryLimitChargesTheCallOnly(t *testing.T) {
 // never more than the counter when they start; later calls read it again.
 func TestWatchdogSharesRecentReadings(t *testing.T) {
 	w := &allocWatch{calls: map[*Meter]struct{}{}, sample: [1]metrics.Sample{{Name: allocsMetric}}}
-	w.running = true // no loop: this test reads by hand
+	w.armed = true // no timer: this test reads by hand
 	meter := func() *Meter { return NewMeter(noScript{}, math.MaxInt64, nil) }
 	t0 := time.Now()
 	first, second, third := meter(), meter(), meter()
