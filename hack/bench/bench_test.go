@@ -94,17 +94,17 @@ kreact_actions_total{outcome="succeeded",rule="mirror",verb="delete"} 7
 func TestTrackerCountsCoalescedWrites(t *testing.T) {
 	tr := newTracker()
 	t0 := time.Unix(0, 0)
-	tr.wrote("a", 1, t0)
-	tr.wrote("a", 2, t0.Add(time.Second))
-	tr.wrote("a", 3, t0.Add(2*time.Second))
-	tr.wrote("b", 4, t0)
-	tr.saw("a", "2", t0.Add(3*time.Second))
+	tr.wrote("a", 1, mirrored, t0)
+	tr.wrote("a", 2, mirrored, t0.Add(time.Second))
+	tr.wrote("a", 3, mirrored, t0.Add(2*time.Second))
+	tr.wrote("b", 4, mirrored, t0)
+	tr.sawMirror("a", "2", t0.Add(3*time.Second))
 	if n := tr.outstanding(); n != 2 {
 		t.Fatalf("outstanding = %d, want 2", n)
 	}
-	tr.saw("a", "not a number", t0)
+	tr.sawMirror("a", "not a number", t0)
 	tr.failed("b", 4)
-	tr.saw("a", "3", t0.Add(4*time.Second))
+	tr.sawMirror("a", "3", t0.Add(4*time.Second))
 	if n := tr.outstanding(); n != 0 {
 		t.Errorf("outstanding = %d, want 0", n)
 	}

@@ -123,24 +123,28 @@ spec:
 		return nil, err
 	}
 	fmt.Fprintf(os.Stderr, "  kreact serves /metrics and /debug/pprof/ at http://%s\n", metrics)
-	go func() {
-		for {
-			select {
-			case <-c.stopped:
+	go c.pollReady(health)
+	return c, nil
+}
+
+// pollReady closes c.ready once kreact's /readyz at health answers 200,
+// polling every 50ms until then or until the process stops.
+func (c *controller) pollReady(health string) {
+	for {
+		select {
+		case <-c.stopped:
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+		resp, err := http.Get("http://" + health + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				close(c.ready)
 				return
-			case <-time.After(50 * time.Millisecond):
-			}
-			resp, err := http.Get("http://" + health + "/readyz")
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					close(c.ready)
-					return
-				}
 			}
 		}
-	}()
-	return c, nil
+	}
 }
 
 // startBare runs this program as the bare controller on namespace.

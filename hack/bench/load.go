@@ -27,61 +27,80 @@ var (
 )
 
 // tracker records the writes that no controller has reacted to yet, and
-// how long each took to become visible.
+// how long each took to become visible. A write of seq to an object is
+// reacted to when each annotation it wants shows seq or a later value:
+// the whole-path phases want the one mirror annotation, the many-rules
+// phase one per rule that selects the object.
 type tracker struct {
 	mu        sync.Mutex
-	pending   map[string][]write // by object name, in seq order
+	pending   map[string][]write // by object key, in seq order
 	left      int
 	latencies []time.Duration
 }
 
 type write struct {
-	seq int64
-	at  time.Time
+	seq  int64
+	at   time.Time
+	want []string // annotations that must reach seq
 }
 
 func newTracker() *tracker { return &tracker{pending: map[string][]write{}} }
 
 // wrote records a write about to be sent.
-func (t *tracker) wrote(name string, seq int64, at time.Time) {
+func (t *tracker) wrote(key string, seq int64, want []string, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.pending[name] = append(t.pending[name], write{seq, at})
+	t.pending[key] = append(t.pending[key], write{seq, at, want})
 	t.left++
 }
 
 // failed forgets a write the API server refused.
-func (t *tracker) failed(name string, seq int64) {
+func (t *tracker) failed(key string, seq int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	ws := t.pending[name]
+	ws := t.pending[key]
 	for i, w := range ws {
 		if w.seq == seq {
-			t.pending[name] = append(ws[:i], ws[i+1:]...)
+			t.pending[key] = append(ws[:i], ws[i+1:]...)
 			t.left--
 			return
 		}
 	}
 }
 
-// saw records that name's annotation shows value: every write of that
-// value or an earlier one has been reacted to.
-func (t *tracker) saw(name, value string, now time.Time) {
-	seq, err := strconv.ParseInt(value, 10, 64)
-	if err != nil {
-		return
-	}
+// saw records an object's annotations, values decoded: the writes, in
+// order, whose every wanted annotation has reached their seq are done.
+func (t *tracker) saw(key string, annotations map[string]int64, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	ws := t.pending[name]
+	ws := t.pending[key]
 	n := 0
-	for n < len(ws) && ws[n].seq <= seq {
+	for n < len(ws) && reached(ws[n], annotations) {
 		t.latencies = append(t.latencies, now.Sub(ws[n].at))
 		n++
 	}
 	if n > 0 {
-		t.pending[name] = ws[n:]
+		t.pending[key] = ws[n:]
 		t.left -= n
+	}
+}
+
+func reached(w write, annotations map[string]int64) bool {
+	for _, a := range w.want {
+		if annotations[a] < w.seq {
+			return false
+		}
+	}
+	return true
+}
+
+// mirrored is what the whole-path phases' writes want: the annotation.
+var mirrored = []string{annotation}
+
+// sawMirror is saw of the whole-path phases: value is the annotation's.
+func (t *tracker) sawMirror(key, value string, now time.Time) {
+	if seq, err := strconv.ParseInt(value, 10, 64); err == nil {
+		t.saw(key, map[string]int64{annotation: seq}, now)
 	}
 }
 
@@ -116,7 +135,7 @@ func observe(ctx context.Context, client dynamic.Interface, namespace string, t 
 	inf := cgdynamicinformer.NewFilteredDynamicInformer(client, configMaps, namespace, 0, cache.Indexers{}, nil).Informer()
 	seen := func(obj any) {
 		if u, ok := obj.(*unstructured.Unstructured); ok {
-			t.saw(u.GetName(), u.GetAnnotations()[annotation], time.Now())
+			t.sawMirror(u.GetName(), u.GetAnnotations()[annotation], time.Now())
 		}
 	}
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: seen, UpdateFunc: func(_, obj any) { seen(obj) }})
@@ -166,7 +185,7 @@ func (w *writer) update(ctx context.Context, i int) {
 	defer w.locks[i].Unlock()
 	name := objectName(i)
 	seq := w.seq.Add(1)
-	w.tracker.wrote(name, seq, time.Now())
+	w.tracker.wrote(name, seq, mirrored, time.Now())
 	patch := fmt.Appendf(nil, `{"data":{"seq":%q}}`, strconv.FormatInt(seq, 10))
 	if _, err := w.client.Resource(configMaps).Namespace(w.namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		w.tracker.failed(name, seq)

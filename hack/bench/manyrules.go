@@ -198,91 +198,6 @@ func (p manyPlan) bareSpec(j int) manyBareSpec {
 	return manyBareSpec{Rule: j, Resource: p.resourceOf(j), Selector: fmt.Sprintf("%s in (%s)", manyGroupLabel, strings.Join(gs, ",")), Annotation: manyAnnotation(j)}
 }
 
-// manyTracker records the writes not yet reacted to by every rule that
-// should: a write of seq to an object is reacted to when each of its
-// reactors' annotations shows seq or a later value.
-type manyTracker struct {
-	mu        sync.Mutex
-	pending   map[string][]manyWrite // by resource/name, in seq order
-	left      int
-	latencies []time.Duration
-}
-
-type manyWrite struct {
-	seq  int64
-	at   time.Time
-	want []string // annotations that must reach seq
-}
-
-func newManyTracker() *manyTracker { return &manyTracker{pending: map[string][]manyWrite{}} }
-
-func (t *manyTracker) wrote(key string, seq int64, want []string, at time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.pending[key] = append(t.pending[key], manyWrite{seq, at, want})
-	t.left++
-}
-
-func (t *manyTracker) failed(key string, seq int64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	ws := t.pending[key]
-	for i, w := range ws {
-		if w.seq == seq {
-			t.pending[key] = append(ws[:i], ws[i+1:]...)
-			t.left--
-			return
-		}
-	}
-}
-
-// saw records an object's annotations, values decoded: the writes, in
-// order, whose every annotation has reached their seq are done.
-func (t *manyTracker) saw(key string, annotations map[string]int64, now time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	ws := t.pending[key]
-	n := 0
-	for n < len(ws) && reached(ws[n], annotations) {
-		t.latencies = append(t.latencies, now.Sub(ws[n].at))
-		n++
-	}
-	if n > 0 {
-		t.pending[key] = ws[n:]
-		t.left -= n
-	}
-}
-
-func reached(w manyWrite, annotations map[string]int64) bool {
-	for _, a := range w.want {
-		if annotations[a] < w.seq {
-			return false
-		}
-	}
-	return true
-}
-
-func (t *manyTracker) outstanding() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.left
-}
-
-func (t *manyTracker) forget() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.pending = map[string][]manyWrite{}
-	t.left = 0
-}
-
-func (t *manyTracker) takeLatencies() []time.Duration {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	l := t.latencies
-	t.latencies = nil
-	return l
-}
-
 // decodeMirrored reads a mirrored value: a Secret's is the base64 of
 // the number.
 func decodeMirrored(v string, b64 bool) (int64, bool) {
@@ -318,7 +233,7 @@ type manyBench struct {
 	client     dynamic.Interface
 	apiserver  *apiserverMetrics
 	dir        string
-	tracker    *manyTracker
+	tracker    *tracker
 	seq        atomic.Int64
 	locks      [][]sync.Mutex
 	// last is the last value written to each object, for the reset.
@@ -387,7 +302,7 @@ func setupMany(ctx context.Context, b *manyBench) error {
 			return err
 		}
 	}
-	b.tracker = newManyTracker()
+	b.tracker = newTracker()
 	for r := range manyResources {
 		if err := observeMany(ctx, b.client, r, b.tracker); err != nil {
 			return err
@@ -431,7 +346,7 @@ func manyObject(p manyPlan, r, i int) *unstructured.Unstructured {
 
 // observeMany feeds the mirrored annotations of resource r's objects
 // into the tracker until ctx ends.
-func observeMany(ctx context.Context, client dynamic.Interface, r int, t *manyTracker) error {
+func observeMany(ctx context.Context, client dynamic.Interface, r int, t *tracker) error {
 	res := manyResources[r]
 	inf := cgdynamicinformer.NewFilteredDynamicInformer(client, res.gvr, manyNamespace, 0, cache.Indexers{}, nil).Informer()
 	seen := func(obj any) {
@@ -638,23 +553,7 @@ func (b *manyBench) startManyKreact(bin, dir string) (*manyProcess, error) {
 	if err := c.start(); err != nil {
 		return nil, err
 	}
-	go func() {
-		for {
-			select {
-			case <-c.stopped:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-			resp, err := http.Get("http://" + health + "/readyz")
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					close(c.ready)
-					return
-				}
-			}
-		}
-	}()
+	go c.pollReady(health)
 	return &manyProcess{procs: []*controller{c}, metricsAddr: metrics}, nil
 }
 

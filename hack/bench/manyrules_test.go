@@ -102,7 +102,7 @@ func TestManyRuleParses(t *testing.T) {
 // A write is reacted to only when every rule that should react has
 // mirrored it or a later value.
 func TestManyTrackerWaitsForEveryReactor(t *testing.T) {
-	tr := newManyTracker()
+	tr := newTracker()
 	now := time.Now()
 	want := []string{"a", "b"}
 	tr.wrote("cm/x", 5, want, now)
