@@ -197,13 +197,21 @@ func (w *writer) update(ctx context.Context, i int) {
 // cannot take the rate, the writes fall behind and take longer: the rate
 // reached is writes/elapsed.
 func (w *writer) steady(ctx context.Context, rate float64, d time.Duration) (int, time.Duration) {
+	return paced(ctx, rate, d, w.objects, func(i int) { w.update(ctx, i) })
+}
+
+// paced calls write with a random index below n, rate times a second for
+// d, from 64 senders, and returns how many calls it made and how long
+// they took: a write that the API server holds up delays the ones after
+// it once every sender waits.
+func paced(ctx context.Context, rate float64, d time.Duration, n int, write func(i int)) (int, time.Duration) {
 	const senders = 64
 	jobs := make(chan int, senders)
 	var wg sync.WaitGroup
 	for range senders {
 		wg.Go(func() {
 			for i := range jobs {
-				w.update(ctx, i)
+				write(i)
 			}
 		})
 	}
@@ -217,7 +225,7 @@ func (w *writer) steady(ctx context.Context, rate float64, d time.Duration) (int
 		if wait := time.Until(start.Add(at)); wait > 0 {
 			time.Sleep(wait)
 		}
-		jobs <- rand.IntN(w.objects)
+		jobs <- rand.IntN(n)
 		sent++
 	}
 	close(jobs)

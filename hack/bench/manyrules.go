@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -422,32 +421,7 @@ func (b *manyBench) write(ctx context.Context, t manyTarget) {
 // steady writes to random targets for d at writes per second, and
 // returns how many it made and how long it took.
 func (b *manyBench) steady(ctx context.Context, ts []manyTarget, rate float64, d time.Duration) (int, time.Duration) {
-	const senders = 64
-	jobs := make(chan manyTarget, senders)
-	var wg sync.WaitGroup
-	for range senders {
-		wg.Go(func() {
-			for t := range jobs {
-				b.write(ctx, t)
-			}
-		})
-	}
-	start := time.Now()
-	sent := 0
-	for ctx.Err() == nil {
-		at := time.Duration(float64(sent) / rate * float64(time.Second))
-		if at >= d {
-			break
-		}
-		if wait := time.Until(start.Add(at)); wait > 0 {
-			time.Sleep(wait)
-		}
-		jobs <- ts[rand.IntN(len(ts))]
-		sent++
-	}
-	close(jobs)
-	wg.Wait()
-	return sent, time.Since(start)
+	return paced(ctx, rate, d, len(ts), func(i int) { b.write(ctx, ts[i]) })
 }
 
 // reset mirrors, by the benchmark's own patches, every object's last
