@@ -160,12 +160,22 @@ func startBare(namespace string, s settings) (*controller, error) {
 	c := &controller{name: "bare", pprofAddr: fmt.Sprintf("127.0.0.1:%d", ports[0]), ready: make(chan struct{}), stopped: make(chan struct{}), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}}
 	c.cmd = exec.Command(self, "-bare", "-kubeconfig", s.kubeconfig, "-namespace", namespace, "-pprof", c.pprofAddr,
 		"-workers", strconv.Itoa(s.workers), "-qps", strconv.FormatFloat(s.qps, 'f', -1, 64), "-burst", strconv.Itoa(s.burst))
-	out, err := c.cmd.StdoutPipe()
-	if err != nil {
+	if err := c.startSaysSynced(); err != nil {
 		return nil, err
 	}
+	return c, nil
+}
+
+// startSaysSynced starts one of this program's own baselines, which print
+// "synced" once their caches are: c.ready closes then, and what they
+// print is kept in c.stdout.
+func (c *controller) startSaysSynced() error {
+	out, err := c.cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
 	if err := c.start(); err != nil {
-		return nil, err
+		return err
 	}
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -178,7 +188,7 @@ func startBare(namespace string, s settings) (*controller, error) {
 			}
 		}
 	}()
-	return c, nil
+	return nil
 }
 
 func (c *controller) start() error {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -510,23 +509,9 @@ func startBareDiscovery(namespace string, s settings) (*controller, error) {
 	c := &controller{name: "bare", pprofAddr: fmt.Sprintf("127.0.0.1:%d", ports[0]), ready: make(chan struct{}), stopped: make(chan struct{}), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}}
 	c.cmd = exec.Command(self, "-bare-discovery", "-kubeconfig", s.kubeconfig, "-namespace", namespace, "-pprof", c.pprofAddr,
 		"-qps", strconv.FormatFloat(s.qps, 'f', -1, 64), "-burst", strconv.Itoa(s.burst))
-	out, err := c.cmd.StdoutPipe()
-	if err != nil {
+	if err := c.startSaysSynced(); err != nil {
 		return nil, err
 	}
-	if err := c.start(); err != nil {
-		return nil, err
-	}
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			line := sc.Text()
-			c.stdout.WriteString(line + "\n")
-			if line == "synced" {
-				close(c.ready)
-			}
-		}
-	}()
 	return c, nil
 }
 

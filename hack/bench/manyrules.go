@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -559,27 +557,11 @@ func (b *manyBench) startManyBare(n int, separate bool) (*manyProcess, error) {
 		c.cmd = exec.Command(self, "-bare-many", filepath.Join(b.dir, "bare.json"), "-bare-only", strings.Join(only, ","),
 			"-kubeconfig", b.kubeconfig, "-workers", strconv.Itoa(b.bareWorkers),
 			"-qps", strconv.FormatFloat(b.qps, 'f', -1, 64), "-burst", strconv.Itoa(b.burst))
-		out, err := c.cmd.StdoutPipe()
-		if err != nil {
-			m.stop()
-			return nil, err
-		}
-		if err := c.start(); err != nil {
+		if err := c.startSaysSynced(); err != nil {
 			m.stop()
 			return nil, err
 		}
 		m.procs = append(m.procs, c)
-		go func() {
-			sc := bufio.NewScanner(out)
-			once := sync.Once{}
-			for sc.Scan() {
-				line := sc.Text()
-				c.stdout.WriteString(line + "\n")
-				if line == "synced" {
-					once.Do(func() { close(c.ready) })
-				}
-			}
-		}()
 	}
 	return m, nil
 }
@@ -587,22 +569,13 @@ func (b *manyBench) startManyBare(n int, separate bool) (*manyProcess, error) {
 // watches counts the API server's open watches of the three resources
 // (apiserver_longrunning_requests).
 func (m *apiserverMetrics) watches(ctx context.Context) (int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.host+"/metrics", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := m.client.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("API server metrics: %w", err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
+	text, err := m.page(ctx)
 	if err != nil {
 		return 0, err
 	}
 	var sum int64
 	for _, res := range manyResources {
-		n, err := sumMetric(string(data), "apiserver_longrunning_requests", `verb="WATCH"`, fmt.Sprintf(`resource=%q`, res.name), fmt.Sprintf(`group=%q`, res.gvr.Group))
+		n, err := sumMetric(text, "apiserver_longrunning_requests", `verb="WATCH"`, fmt.Sprintf(`resource=%q`, res.name), fmt.Sprintf(`group=%q`, res.gvr.Group))
 		if err != nil {
 			return 0, err
 		}

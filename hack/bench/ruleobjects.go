@@ -270,26 +270,35 @@ func newAPIServerMetrics(cfg *rest.Config) (*apiserverMetrics, error) {
 	return &apiserverMetrics{client: c, host: strings.TrimSuffix(cfg.Host, "/")}, nil
 }
 
-// statusWrites returns the API server's count of requests that patched
-// the status of Rule objects, whatever their answer.
-func (m *apiserverMetrics) statusWrites(ctx context.Context) (int64, error) {
+// page returns the API server's /metrics, in Prometheus text format.
+func (m *apiserverMetrics) page(ctx context.Context) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.host+"/metrics", nil)
 	if err != nil {
-		return 0, err
+		return "", err
 	}
 	resp, err := m.client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("API server metrics: %w", err)
+		return "", fmt.Errorf("API server metrics: %w", err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return 0, err
+		return "", err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("API server metrics: %s", resp.Status)
+		return "", fmt.Errorf("API server metrics: %s", resp.Status)
 	}
-	return sumMetric(string(data), "apiserver_request_total",
+	return string(data), nil
+}
+
+// statusWrites returns the API server's count of requests that patched
+// the status of Rule objects, whatever their answer.
+func (m *apiserverMetrics) statusWrites(ctx context.Context) (int64, error) {
+	text, err := m.page(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return sumMetric(text, "apiserver_request_total",
 		`group="kreact.dev"`, `resource="rules"`, `subresource="status"`, `verb="PATCH"`)
 }
 
