@@ -215,6 +215,7 @@ func (w *Watch) List(namespace string, sel labels.Selector) ([]*unstructured.Uns
 		// has no index (see indexers).
 		err = cache.ListAll(idx, labels.Everything(), add)
 	case w.key.Namespace != "":
+		// Another namespace than the informer's: none of its objects.
 	default:
 		err = cache.ListAllByNamespace(idx, namespace, labels.Everything(), add)
 	}
