@@ -75,6 +75,7 @@ func (c *Cache) watch(ctx context.Context, wg *sync.WaitGroup, gvr schema.GroupV
 		resume.Options[*metav1.PartialObjectMetadata]{Transient: warn})
 	informer := cache.NewSharedIndexInformerWithOptions(lw, &metav1.PartialObjectMetadata{},
 		cache.SharedIndexInformerOptions{ObjectDescription: gvr.String()})
+	lw.SetStore(informer.GetIndexer())
 	_ = informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) { warn(err) })
 	_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { c.trigger() },

@@ -46,7 +46,7 @@
 //     server that restarts. Lists and watches that cannot reach the
 //     server are retried within a second; a broken watch resumes from the
 //     last resourceVersion it delivered; an expired one lists and delivers
-//     the difference, deletes included, to the informer.
+//     the difference from the informer's cache, deletes included.
 //   - Objects are shaped for the cache as they are read, a list page at
 //     a time: stripForCache drops managedFields and the
 //     last-applied-configuration annotation, the projection of the

@@ -61,8 +61,8 @@ type instance struct {
 	// failed receives the first list/watch error that means the informer
 	// cannot succeed as it is (404, 403).
 	failed chan error
-	// lw is the informer's list-watch; it knows how many objects the
-	// cache holds.
+	// lw is the informer's list-watch; it counts the objects the cache
+	// holds.
 	lw interface{ Len() int }
 	// shard is what a sharded instance selects; zero for others.
 	shard    shardSpec
@@ -476,6 +476,7 @@ func (e *entry) start(ctx context.Context, res apiresource.Resource, spec shardS
 	transient := func(err error) { inst.watchError(ictx, nil, err) }
 	var lw interface {
 		cache.ListerWatcher
+		SetStore(resume.Store)
 		Len() int
 	}
 	switch {
@@ -507,6 +508,8 @@ func (e *entry) start(ctx context.Context, res apiresource.Resource, spec shardS
 		Indexers:          indexers(key),
 		ObjectDescription: key.GVR.String(),
 	})
+	// A relist after an expired watch diffs against the cache.
+	lw.SetStore(inf.GetIndexer())
 	// It cannot fail on an informer that has not started.
 	_ = inf.SetWatchErrorHandlerWithContext(inst.watchError)
 	opts := e.handlerOptions()

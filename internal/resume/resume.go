@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	clientgofeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kreact/kreact/internal/unreachable"
@@ -77,6 +77,18 @@ type Options[O Object] struct {
 	Bookmark func(resourceVersion string) Object
 }
 
+// Store is what a ListWatch reads of its informer's cache: the objects
+// the informer has applied, and the resourceVersion of the last event it
+// applied. client-go's cache.Indexer is a Store.
+type Store interface {
+	List() []any
+	ListKeys() []string
+	GetByKey(key string) (item any, exists bool, err error)
+	LastStoreSyncResourceVersion() string
+}
+
+var _ Store = cache.Indexer(nil)
+
 // ObjectList is the list a ListWatch returns: the objects of every page,
 // as Shape made them, and the first page's list metadata.
 type ObjectList struct {
@@ -108,12 +120,17 @@ type ListWatch[L List, T any, O interface {
 	shape     func(O) Object
 	bookmark  func(string) Object
 
-	mu sync.Mutex
-	// known is what the reflector has been told about each object (by key):
-	// the last state it was given, with that state's resourceVersion read
-	// before it was handed over (an informer's transform may change cached
-	// objects in place).
-	known map[string]knownObject
+	// store is the informer's cache (SetStore); nil until it is set.
+	store Store
+	// told is the resourceVersion of the last event the reflector was
+	// handed (a list's resourceVersion after a list): what the store's
+	// LastStoreSyncResourceVersion says once it has applied everything
+	// the reflector was told. Unlike a watch's rv, events that Keep drops
+	// do not change it. Only the goroutine that holds the ListWatch uses
+	// it: the reflector's, in List and Watch, or the goroutine of the one
+	// watch it has open (the reflector stops a watch before it lists or
+	// watches again).
+	told string
 }
 
 // The informers of package dynamicinformer use this instantiation.
@@ -123,18 +140,13 @@ var (
 	_ watch.Interface                = (*resumingWatch[*unstructured.UnstructuredList, unstructured.Unstructured, *unstructured.Unstructured])(nil)
 )
 
-type knownObject struct {
-	resourceVersion string
-	object          Object
-}
-
 // New returns a ListWatch of resource; items returns a list's items.
 func New[L List, T any, O interface {
 	*T
 	Object
 }](resource Resource[L], items func(L) *[]T, opts Options[O]) *ListWatch[L, T, O] {
 	lw := &ListWatch[L, T, O]{resource: resource, items: items, tweak: opts.Tweak, transient: opts.Transient,
-		keep: opts.Keep, shape: opts.Shape, bookmark: opts.Bookmark, known: map[string]knownObject{}}
+		keep: opts.Keep, shape: opts.Shape, bookmark: opts.Bookmark}
 	if lw.tweak == nil {
 		lw.tweak = func(*metav1.ListOptions) {}
 	}
@@ -154,12 +166,19 @@ func New[L List, T any, O interface {
 	return lw
 }
 
-// Len returns how many objects the reflector has been told of: what its
-// informer's cache holds, or is about to.
+// SetStore gives lw its informer's cache (its Indexer), which a relist
+// diffs against (see the package doc). It must be called before the
+// informer runs; without it, an expired watch is handed to the reflector,
+// which lists again itself after its backoff.
+func (lw *ListWatch[L, T, O]) SetStore(s Store) { lw.store = s }
+
+// Len returns how many objects the informer's cache holds (0 before
+// SetStore). It is safe to call from any goroutine.
 func (lw *ListWatch[L, T, O]) Len() int {
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	return len(lw.known)
+	if lw.store == nil {
+		return 0
+	}
+	return len(lw.store.ListKeys())
 }
 
 // IsWatchListSemanticsUnSupported tells the reflector to list, then
@@ -177,20 +196,15 @@ func (lw *ListWatch[L, T, O]) Watch(options metav1.ListOptions) (watch.Interface
 }
 
 // ListWithContext lists, in pages (see listAll) that it returns as one
-// list, retrying while the server cannot be reached, and records the
-// objects as what the reflector knows, in place of what it knew.
+// list, retrying while the server cannot be reached. The reflector
+// replaces its store with the list, at the list's resourceVersion.
 func (lw *ListWatch[L, T, O]) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
 	lw.tweak(&options)
 	list, err := lw.listAll(ctx, options)
 	if err != nil {
 		return nil, err
 	}
-	lw.mu.Lock()
-	lw.known = make(map[string]knownObject, len(list.Items))
-	for _, obj := range list.Items {
-		lw.rememberLocked(obj.(Object))
-	}
-	lw.mu.Unlock()
+	lw.told = list.ResourceVersion
 	return list, nil
 }
 
@@ -293,14 +307,57 @@ func (lw *ListWatch[L, T, O]) retry(ctx context.Context, f func() error) error {
 	}
 }
 
-// rememberLocked records obj as what the reflector knows of its key.
-func (lw *ListWatch[L, T, O]) rememberLocked(obj Object) {
-	lw.known[objectKey(obj)] = knownObject{resourceVersion: obj.GetResourceVersion(), object: obj}
+// storePoll is how often a relist reads the store's resourceVersion while
+// it waits for the store to apply what the reflector was told: the
+// informer applies events at memory speed, so the wait is short, and a
+// relist is rare.
+const storePoll = 5 * time.Millisecond
+
+// ErrNoStoreVersion says that a relist cannot know what the reflector
+// knows: the ListWatch has no store (SetStore), or client-go's AtomicFIFO
+// feature gate is off (KUBE_FEATURE_AtomicFIFO=false), without which an
+// informer's store does not say which events it has applied. The expired
+// watch is then handed to the reflector, which lists again and replaces
+// its store itself, after its backoff.
+var ErrNoStoreVersion = errors.New("cannot resume an expired watch: the informer's store does not report the resourceVersion it has applied " +
+	"(client-go's AtomicFIFO feature gate is off, KUBE_FEATURE_AtomicFIFO=false); the informer lists again after client-go's backoff")
+
+// storeVersioned reports whether lw's store says which events it has
+// applied.
+func (lw *ListWatch[L, T, O]) storeVersioned() bool {
+	return lw.store != nil && clientgofeatures.FeatureGates().Enabled(clientgofeatures.AtomicFIFO)
 }
 
-// relist lists the objects and returns the events that bring the
-// reflector from what it knows to the list, ending with a bookmark at the
-// list's resourceVersion, which it also returns.
+// caughtUp waits until the store has applied every event the reflector
+// was told, or ctx ends (false). The informer applies the reflector's
+// events in the order it received them (client-go's RealFIFO), and its
+// store records the resourceVersion of the last one, bookmarks included,
+// so the store then holds exactly what the reflector was told.
+func (lw *ListWatch[L, T, O]) caughtUp(ctx context.Context) bool {
+	if lw.store.LastStoreSyncResourceVersion() == lw.told {
+		return true
+	}
+	t := time.NewTicker(storePoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			if lw.store.LastStoreSyncResourceVersion() == lw.told {
+				return true
+			}
+		}
+	}
+}
+
+// relist lists the objects and returns the events that bring the store
+// from what the reflector was told to the list, ending with a bookmark at
+// the list's resourceVersion, which it also returns. It diffs against the
+// store once the store has applied everything the reflector was told: a
+// listed object the store lacks is Added, one it holds at another
+// resourceVersion Modified, and one it holds that the list lacks Deleted,
+// with the state the store holds (shaped objects are immutable).
 func (lw *ListWatch[L, T, O]) relist(ctx context.Context, template metav1.ListOptions) ([]watch.Event, string, error) {
 	options := metav1.ListOptions{LabelSelector: template.LabelSelector, FieldSelector: template.FieldSelector,
 		ShardSelector: template.ShardSelector}
@@ -308,30 +365,39 @@ func (lw *ListWatch[L, T, O]) relist(ctx context.Context, template metav1.ListOp
 	if err != nil {
 		return nil, "", err
 	}
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	listed := make(map[string]knownObject, len(list.Items))
+	if !lw.caughtUp(ctx) {
+		return nil, "", ctx.Err()
+	}
+	listed := make(map[string]struct{}, len(list.Items))
 	var events []watch.Event
 	for _, item := range list.Items {
 		obj := item.(Object)
 		key := objectKey(obj)
-		rv := obj.GetResourceVersion()
-		listed[key] = knownObject{resourceVersion: rv, object: obj}
-		switch before, ok := lw.known[key]; {
+		listed[key] = struct{}{}
+		switch stored, ok, _ := lw.store.GetByKey(key); {
 		case !ok:
 			events = append(events, watch.Event{Type: watch.Added, Object: obj})
-		case before.resourceVersion != rv:
+		case resourceVersionOf(stored) != obj.GetResourceVersion():
 			events = append(events, watch.Event{Type: watch.Modified, Object: obj})
 		}
 	}
-	for key, before := range lw.known {
-		if _, ok := listed[key]; !ok {
-			events = append(events, watch.Event{Type: watch.Deleted, Object: before.object})
+	for _, stored := range lw.store.List() {
+		if obj, ok := stored.(Object); ok {
+			if _, ok := listed[objectKey(obj)]; !ok {
+				events = append(events, watch.Event{Type: watch.Deleted, Object: obj})
+			}
 		}
 	}
-	lw.known = listed
 	rv := list.GetResourceVersion()
 	return append(events, watch.Event{Type: watch.Bookmark, Object: lw.bookmark(rv)}), rv, nil
+}
+
+// resourceVersionOf returns the resourceVersion of an object of the store.
+func resourceVersionOf(obj any) string {
+	if m, ok := obj.(metav1.Object); ok {
+		return m.GetResourceVersion()
+	}
+	return ""
 }
 
 // resumingWatch is the watch a ListWatch hands to the reflector.
@@ -361,17 +427,23 @@ func (w *resumingWatch[L, T, O]) Stop() {
 }
 
 // open opens a watch of the server from w.rv, listing first when w.rv is
-// empty or has expired. It returns the events of those lists, to be sent
-// before the watch's own.
+// empty or has expired. It returns the events of that list, to be sent
+// before the watch's own: when the watch from a list's resourceVersion
+// has expired too, the next list's events replace them, for they bring
+// the store, which has not been told the first list's, to the newer list.
 func (w *resumingWatch[L, T, O]) open() (watch.Interface, []watch.Event, error) {
 	var pending []watch.Event
 	for {
 		if w.rv == "" {
+			if !w.lw.storeVersioned() {
+				w.lw.transient(ErrNoStoreVersion)
+				return nil, nil, apierrors.NewResourceExpired(ErrNoStoreVersion.Error())
+			}
 			events, rv, err := w.lw.relist(w.ctx, w.template)
 			if err != nil {
 				return nil, nil, err
 			}
-			pending, w.rv = append(pending, events...), rv
+			pending, w.rv = events, rv
 		}
 		options := w.template
 		options.ResourceVersion = w.rv
@@ -472,10 +544,12 @@ func (w *resumingWatch[L, T, O]) drain(inner watch.Interface) (broken error, fat
 	}
 }
 
-// forward records ev as known to the reflector and sends it. It returns
-// false when the watch is stopping.
+// forward shapes ev and sends it. It returns false when the watch is
+// stopping.
 func (w *resumingWatch[L, T, O]) forward(ev watch.Event) bool {
-	if obj, ok := ev.Object.(O); ok {
+	var told Object
+	switch obj := ev.Object.(type) {
+	case O:
 		if ev.Type != watch.Bookmark && w.lw.keep != nil && !w.lw.keep(obj) {
 			// Not ours, but a later point to resume from.
 			if rv := obj.GetResourceVersion(); rv != "" {
@@ -483,23 +557,24 @@ func (w *resumingWatch[L, T, O]) forward(ev watch.Event) bool {
 			}
 			return true
 		}
-		rv := obj.GetResourceVersion()
-		shaped := w.lw.shape(obj)
-		ev.Object = shaped
-		if ev.Type != watch.Bookmark {
-			w.lw.mu.Lock()
-			if ev.Type == watch.Deleted {
-				delete(w.lw.known, objectKey(shaped))
-			} else {
-				w.lw.rememberLocked(shaped)
-			}
-			w.lw.mu.Unlock()
-		}
-		if rv != "" {
+		if rv := obj.GetResourceVersion(); rv != "" {
 			w.rv = rv
 		}
+		told = w.lw.shape(obj)
+		ev.Object = told
+	case Object:
+		// A relist's events, already shaped, and its deletes, the store's
+		// objects.
+		told = obj
 	}
-	return w.send(ev)
+	if !w.send(ev) {
+		return false
+	}
+	if told != nil {
+		// What the store records once it has applied ev.
+		w.lw.told = told.GetResourceVersion()
+	}
+	return true
 }
 
 func (w *resumingWatch[L, T, O]) send(ev watch.Event) bool {
