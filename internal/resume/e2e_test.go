@@ -118,6 +118,9 @@ func TestE2EListsInPages(t *testing.T) {
 				t.Errorf("list of %d items, continue %q, resourceVersion %q; want %d items, no continue, a resourceVersion",
 					len(list.Items), list.GetContinue(), list.GetResourceVersion(), tc.want)
 			}
+			if lw.Len() != tc.want {
+				t.Errorf("Len() = %d, want %d", lw.Len(), tc.want)
+			}
 			if len(rec.lists) != 3 {
 				t.Errorf("%d lists sent, want 3 pages", len(rec.lists))
 			}
@@ -190,7 +193,7 @@ func (r *gatedResource) Watch(ctx context.Context, opts metav1.ListOptions) (wat
 }
 
 // readStore is an informer's store that calls read, once, after the
-// ListWatch first asks it for its resourceVersion or its keys.
+// ListWatch first asks it for its resourceVersion or its objects.
 type readStore struct {
 	Store
 	once sync.Once
@@ -205,11 +208,6 @@ func (s *readStore) LastStoreSyncResourceVersion() string {
 func (s *readStore) List() []any {
 	defer s.once.Do(s.read)
 	return s.Store.List()
-}
-
-func (s *readStore) ListKeys() []string {
-	defer s.once.Do(s.read)
-	return s.Store.ListKeys()
 }
 
 // A relist after an expired watch diffs the new list against the
@@ -292,6 +290,9 @@ func TestE2ERelistWaitsForTheStore(t *testing.T) {
 	}
 	if _, found, _ := store.GetByKey(ns + "/a"); !found {
 		t.Errorf("a is not in the cache after the relist")
+	}
+	if lw.Len() != 1 {
+		t.Errorf("Len() = %d after the relist, want 1", lw.Len())
 	}
 	testcluster.Eventually(t, "the handler to be told b was deleted", func() bool {
 		mu.Lock()
