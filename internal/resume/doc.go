@@ -65,7 +65,12 @@
 // first waits until the cache's resourceVersion is that of the last event
 // the reflector was handed (events that Keep drops are not counted), or
 // until its context ends; nothing else reaches the reflector meanwhile,
-// for the relist runs on the goroutine that forwards the events.
+// for the relist runs on the goroutine that forwards the events. The
+// wait is bounded (a minute; the cache applies a million objects in
+// seconds): a cache that has not caught up by then was not handed what
+// the ListWatch forwarded, and the relist gives way to the reflector's
+// own, as below, with ErrStoreBehind, rather than leave the informer
+// blind.
 //
 // If a user turns AtomicFIFO off (KUBE_FEATURE_AtomicFIFO=false), the
 // cache does not say what it has applied. A relist is then not attempted:

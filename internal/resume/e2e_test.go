@@ -391,3 +391,76 @@ func TestE2EExpiredWatchWithoutAtomicFIFO(t *testing.T) {
 		t.Errorf("Transient was told %v, want ErrNoStoreVersion", told)
 	}
 }
+
+// TestE2ERelistGivesWayToAStoreThatLags holds the informer's processing
+// of an Added past the relist's wait for the store: the relist gives up
+// (ErrStoreBehind), the reflector lists again itself, and the delete is
+// still delivered.
+func TestE2ERelistGivesWayToAStoreThatLags(t *testing.T) {
+	client := dynamic.NewForConfigOrDie(cluster.Config())
+	ns := "relist-lags"
+	createNamespace(t, client, ns)
+	cms := client.Resource(cmGVR).Namespace(ns)
+	createConfigMap(t, cms, ns, "a")
+
+	res := newGatedResource(cms)
+	var mu sync.Mutex
+	var told []error
+	lw := New(res, func(l *unstructured.UnstructuredList) *[]unstructured.Unstructured { return &l.Items },
+		Options[*unstructured.Unstructured]{Transient: func(err error) {
+			mu.Lock()
+			told = append(told, err)
+			mu.Unlock()
+		}})
+	lw.storeWait = 200 * time.Millisecond
+	gaveWay := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.ContainsFunc(told, func(err error) bool { return errors.Is(err, ErrStoreBehind) })
+	}
+	informer := cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, cache.Indexers{})
+	reached, letGo := make(chan struct{}), make(chan struct{})
+	var holdB sync.Once
+	if err := informer.SetTransform(func(obj any) (any, error) {
+		if u, ok := obj.(*unstructured.Unstructured); ok && u.GetName() == "b" {
+			holdB.Do(func() {
+				close(reached)
+				<-letGo
+			})
+		}
+		return obj, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var letGoOnce sync.Once
+	release := func() { letGoOnce.Do(func() { close(letGo) }) }
+	defer release()
+	lw.SetStore(informer.GetIndexer())
+	ctx, cancel := context.WithCancel(t.Context())
+	var running sync.WaitGroup
+	running.Go(func() { informer.RunWithContext(ctx) })
+	defer func() {
+		cancel()
+		running.Wait()
+	}()
+	testcluster.Eventually(t, "the informer to sync", informer.HasSynced)
+
+	createConfigMap(t, cms, ns, "b")
+	select {
+	case <-reached:
+	case <-time.After(90 * time.Second):
+		t.Fatal("timed out waiting for the reflector to hand b over")
+	}
+	expireWhileDeleting(t, client, res, ns, "b")
+	testcluster.Eventually(t, "the relist to give way to the reflector's", gaveWay)
+	release()
+
+	store := informer.GetStore()
+	testcluster.Eventually(t, "the reflector's relist to delete b", func() bool {
+		_, found, _ := store.GetByKey(ns + "/b")
+		return !found
+	})
+	if _, found, _ := store.GetByKey(ns + "/a"); !found {
+		t.Errorf("a is not in the cache after the relist")
+	}
+}

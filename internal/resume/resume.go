@@ -134,6 +134,9 @@ type ListWatch[L List, T any, O interface {
 	// count is how many objects the reflector has been told of: the
 	// list's, plus the adds, less the deletes, handed over since.
 	count atomic.Int64
+	// storeWait is how long a relist waits for the store: storeWait, or
+	// less in tests.
+	storeWait time.Duration
 }
 
 // The informers of package dynamicinformer use this instantiation.
@@ -149,7 +152,7 @@ func New[L List, T any, O interface {
 	Object
 }](resource Resource[L], items func(L) *[]T, opts Options[O]) *ListWatch[L, T, O] {
 	lw := &ListWatch[L, T, O]{resource: resource, items: items, tweak: opts.Tweak, transient: opts.Transient,
-		keep: opts.Keep, shape: opts.Shape, bookmark: opts.Bookmark}
+		keep: opts.Keep, shape: opts.Shape, bookmark: opts.Bookmark, storeWait: storeWait}
 	if lw.tweak == nil {
 		lw.tweak = func(*metav1.ListOptions) {}
 	}
@@ -315,6 +318,21 @@ func (lw *ListWatch[L, T, O]) retry(ctx context.Context, f func() error) error {
 // relist is rare.
 const storePoll = 5 * time.Millisecond
 
+// storeWait bounds that wait. The informer applies what it was told in
+// well under a second even at a million objects; a store that has not
+// caught up by then was not told what the ListWatch thinks (the reflector
+// dropped an event it could not store), and the relist gives way to the
+// reflector's own (ErrStoreBehind), which is exact whatever the store
+// holds.
+const storeWait = time.Minute
+
+// ErrStoreBehind says that a relist gave up waiting for the informer's
+// store to apply what the reflector was told (see storeWait): the expired
+// watch is handed to the reflector, which lists again and replaces its
+// store itself, after its backoff.
+var ErrStoreBehind = errors.New("cannot resume an expired watch: the informer's store has not applied what its reflector was told; " +
+	"the informer lists again after client-go's backoff")
+
 // ErrNoStoreVersion says that a relist cannot know what the reflector
 // knows: the ListWatch has no store (SetStore), or client-go's AtomicFIFO
 // feature gate is off (KUBE_FEATURE_AtomicFIFO=false), without which an
@@ -331,16 +349,19 @@ func (lw *ListWatch[L, T, O]) storeVersioned() bool {
 }
 
 // caughtUp waits until the store has applied every event the reflector
-// was told, or ctx ends (false). The informer applies the reflector's
-// events in the order it received them (client-go's RealFIFO), and its
-// store records the resourceVersion of the last one, bookmarks included,
-// so the store then holds exactly what the reflector was told.
+// was told, and reports whether it has: false when ctx ends, or when the
+// store has not caught up within lw.storeWait. The informer applies the
+// reflector's events in the order it received them (client-go's
+// RealFIFO), and its store records the resourceVersion of the last one,
+// bookmarks included, so the store then holds exactly what the reflector
+// was told.
 func (lw *ListWatch[L, T, O]) caughtUp(ctx context.Context) bool {
 	if lw.store.LastStoreSyncResourceVersion() == lw.told {
 		return true
 	}
 	t := time.NewTicker(storePoll)
 	defer t.Stop()
+	deadline := time.Now().Add(lw.storeWait)
 	for {
 		select {
 		case <-ctx.Done():
@@ -348,6 +369,9 @@ func (lw *ListWatch[L, T, O]) caughtUp(ctx context.Context) bool {
 		case <-t.C:
 			if lw.store.LastStoreSyncResourceVersion() == lw.told {
 				return true
+			}
+			if time.Now().After(deadline) {
+				return false
 			}
 		}
 	}
@@ -368,7 +392,10 @@ func (lw *ListWatch[L, T, O]) relist(ctx context.Context, template metav1.ListOp
 		return nil, "", err
 	}
 	if !lw.caughtUp(ctx) {
-		return nil, "", ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return nil, "", err
+		}
+		return nil, "", ErrStoreBehind
 	}
 	listed := make(map[string]struct{}, len(list.Items))
 	var events []watch.Event
@@ -442,6 +469,10 @@ func (w *resumingWatch[L, T, O]) open() (watch.Interface, []watch.Event, error) 
 				return nil, nil, apierrors.NewResourceExpired(ErrNoStoreVersion.Error())
 			}
 			events, rv, err := w.lw.relist(w.ctx, w.template)
+			if errors.Is(err, ErrStoreBehind) {
+				w.lw.transient(err)
+				return nil, nil, apierrors.NewResourceExpired(err.Error())
+			}
 			if err != nil {
 				return nil, nil, err
 			}
