@@ -50,6 +50,10 @@ type entry struct {
 	inst    *instance
 	// noShard is set while a sharded entry waits for a range to own.
 	noShard bool
+	// carry says that the last instance stopped for a watch with another
+	// label selector or more fields: its handlers' records are handed
+	// over to the next (see Watch.registeredHandler).
+	carry bool
 }
 
 // instance is one informer's life. Informers cannot be restarted, so a
@@ -118,7 +122,7 @@ func (e *entry) add(w *Watch) error {
 	if e.inst != nil && (!e.inst.fields.Covers(w.fields) || !e.inst.serves(w)) {
 		e.poke()
 	} else if e.inst != nil {
-		reg, err := e.inst.informer.AddEventHandlerWithOptions(w.registeredHandler(e.inst, e.sharded()), e.handlerOptions())
+		reg, err := e.inst.informer.AddEventHandlerWithOptions(w.registeredHandler(e.inst, e.sharded(), false), e.handlerOptions())
 		if err != nil {
 			return err
 		}
@@ -334,6 +338,9 @@ func (e *entry) run() {
 		inst := e.start(ctx, res, sel, spec)
 		reason := e.supervise(ctx, inst, &r)
 		e.stopInstance(inst)
+		e.mu.Lock()
+		e.carry = errors.Is(reason, errUnselect) || errors.Is(reason, errWiden)
+		e.mu.Unlock()
 		lastWarn = ""
 		switch {
 		case ctx.Err() != nil:
@@ -578,7 +585,7 @@ func (e *entry) start(ctx context.Context, res apiresource.Resource, labelSelect
 		if !inst.serves(w) {
 			continue // it joined since labelSelector was read: poked below
 		}
-		if reg, err := inf.AddEventHandlerWithOptions(w.registeredHandler(inst, e.sharded()), opts); err == nil {
+		if reg, err := inf.AddEventHandlerWithOptions(w.registeredHandler(inst, e.sharded(), e.carry), opts); err == nil {
 			w.inst, w.reg = inst, reg
 		}
 	}

@@ -43,13 +43,22 @@ type Watch struct {
 // w's handler, behind a handover when inst is sharded or selects on the
 // server (it may restart under the handler: see handover) or when w's
 // previous instance kept a record for it, and behind w's label selector
-// when it has one. Objects reach the handler decoded (expander). Called
+// when it has one. Objects reach the handler decoded (expander). The
+// handover of a key that is not sharded takes the previous instance's
+// record over only when carry is set (a restart for another selector or
+// more fields): after any other restart (the resource gone and back,
+// permissions lost and regained) the new initial list is handed out
+// whole and synthesises no delete, as the package doc says. Called
 // under w.e.mu.
-func (w *Watch) registeredHandler(inst *instance, sharded bool) cache.ResourceEventHandler {
+func (w *Watch) registeredHandler(inst *instance, sharded, carry bool) cache.ResourceEventHandler {
 	h := cache.ResourceEventHandler(expander{w.handler})
+	prev := w.ho
+	if !sharded && !carry {
+		prev = nil
+	}
 	record := sharded || inst.labelSelector != ""
-	if record || (w.ho != nil && w.ho.recording()) {
-		w.ho = newHandover(h, w.ho, record, !sharded)
+	if record || (prev != nil && prev.recording()) {
+		w.ho = newHandover(h, prev, record, !sharded)
 		h = w.ho
 	} else {
 		w.ho = nil
