@@ -117,3 +117,43 @@ func TestHandoverClosed(t *testing.T) {
 		t.Errorf("got %+v, want only the first add", got)
 	}
 }
+
+// TestRegisteredHandlerCarriesRecordsOnlyAcrossSelectorRestarts: a Watch
+// that is not sharded hands its record over to the next instance after a
+// restart for another selector or more fields (carry), not after others
+// (the resource gone and back), whose initial list is handed out whole;
+// a sharded one always does.
+func TestRegisteredHandlerCarriesRecordsOnlyAcrossSelectorRestarts(t *testing.T) {
+	narrowed, unselected := &instance{labelSelector: "app=x"}, &instance{}
+	for _, tc := range []struct {
+		name           string
+		sharded, carry bool
+		next           *instance
+		handingOver    bool
+		recording      bool
+	}{
+		{"selector restart", false, true, unselected, true, false},
+		{"wider fields, still narrowed", false, true, narrowed, true, true},
+		{"resource back", false, false, narrowed, false, true},
+		{"resource back, unselected", false, false, unselected, false, false},
+		{"sharded", true, false, unselected, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sel, _ := labels.Parse("app=x")
+			w := &Watch{handler: &recorder{}, sel: sel}
+			w.registeredHandler(narrowed, tc.sharded, false)
+			if w.ho == nil || !w.ho.recording() {
+				t.Fatal("no record kept on a narrowed instance")
+			}
+			w.ho.OnAdd(cached("a", "u1", "1", map[string]string{"app": "x"}), true)
+			w.registeredHandler(tc.next, tc.sharded, tc.carry)
+			var handing, recording bool
+			if w.ho != nil {
+				handing, recording = w.ho.handingOver(), w.ho.recording()
+			}
+			if handing != tc.handingOver || recording != tc.recording {
+				t.Errorf("handingOver %v, recording %v; want %v, %v", handing, recording, tc.handingOver, tc.recording)
+			}
+		})
+	}
+}
