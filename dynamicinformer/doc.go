@@ -1,7 +1,8 @@
 // Package dynamicinformer runs kreact's informers: one client-go dynamic
-// informer per Key (resource, namespace, label selector, field selector),
-// shared by every rule that watches the same key, started when the resource
-// is served and stopped when it is not, or when the last rule lets go.
+// informer per resource, namespace, field selector and sharding (a Key
+// but for its label selector), shared by every rule that watches it,
+// started when the resource is served and stopped when it is not, or when
+// the last rule lets go.
 //
 // # Why not client-go's DynamicSharedInformerFactory
 //
@@ -13,9 +14,15 @@
 // go, so it manages informers itself, as kro (pkg/watch) and
 // controller-runtime (pkg/cache/internal) do:
 //
-//   - Each informer is built with client-go's NewFilteredDynamicInformer
-//     (selectors go to the server) and runs under its own context, so it
-//     can be stopped alone. A resource that disappears and comes back gets
+//   - Each informer runs under its own context, so it can be stopped
+//     alone. Its field selector goes to the server, and so does its label
+//     selector when all its Watches have the same one; when they differ,
+//     it lists and watches every object once and each Watch selects its
+//     objects in Go (selects, on the labels every projection keeps),
+//     before its handler is called: fifty rules with fifty label
+//     selectors on a resource cost one watch and one cache, and a
+//     script is called only for the objects its selector selects, with
+//     the API server's meaning (see Manager.WatchFields). A resource that disappears and comes back gets
 //     a new informer; the same Watch handles carry on, and their handlers
 //     receive the objects of the new informer's initial list as adds.
 //   - Informers are started only for resources in the discovery snapshot
@@ -63,8 +70,9 @@
 //
 // # Guarantees
 //
-//   - A handler's methods are called from one goroutine per Watch, in the
-//     order the informer saw the changes, never two at a time, also across
+//   - A handler's methods are called in the order the informer saw the
+//     changes, never two at a time (from one goroutine per Watch, but for
+//     the deletes a handover sends when its informer restarts), also across
 //     a resource's disappearance and return (the old informer's handler
 //     goroutine has returned before the new informer starts).
 //   - A Watch joining a running informer first receives every cached object
@@ -83,6 +91,14 @@
 //     deletes are usually delivered, but not when the informer was
 //     re-establishing its watch at that moment. When the resource comes
 //     back, the new informer's initial list is the truth.
+//   - A Watch joining an informer whose label selector went to the server,
+//     with another selector, restarts it without one; its other Watches
+//     are handed over (see handover) and lose and repeat nothing: the
+//     new informer's initial list gives them what changed meanwhile, and
+//     the deletes they missed (objects deleted, or relabelled out of
+//     their selector, while the informers were switched). This costs a
+//     map entry per object and Watch of an informer that selects on the
+//     server.
 //   - A sharded informer (Key.Sharded) restarts on every change of the
 //     replica's range. Its handlers are handed over (see handover): from
 //     the new informer's initial list they receive the objects they were

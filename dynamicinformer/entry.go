@@ -26,7 +26,9 @@ import (
 	"github.com/kreact/kreact/projection"
 )
 
-// entry is the state kept for one Key: its subscribers and, while the
+// entry is the state kept for one informer Key (Key.informerKey: Watches
+// that differ only in their label selectors share it): its subscribers
+// and, while the
 // resource is served and readable, one running informer (instance). Its
 // goroutine (run) owns the informer's life: it alone starts and stops
 // instances, so at most one exists at a time.
@@ -48,6 +50,10 @@ type entry struct {
 	inst    *instance
 	// noShard is set while a sharded entry waits for a range to own.
 	noShard bool
+	// carry says that the last instance stopped for a watch with another
+	// label selector or more fields: its handlers' records are handed
+	// over to the next (see Watch.registeredHandler).
+	carry bool
 }
 
 // instance is one informer's life. Informers cannot be restarted, so a
@@ -70,6 +76,10 @@ type instance struct {
 	// fields is the union of the fields of the watches when the instance
 	// started: what its cache holds of each object.
 	fields projection.Fields
+	// labelSelector is what the instance sends to the server: the
+	// watches' label selector when they all had the same one at its
+	// start, else "" (they select locally).
+	labelSelector string
 
 	// warnings logs the list and watch failures retried, at Warn at
 	// most once per RetryPeriod.
@@ -101,17 +111,18 @@ func (e *entry) pending() bool {
 	return e.phase == PhasePending
 }
 
-// add subscribes w. If an informer is running and caches the fields w
-// reads, w's handler joins it and is replayed the cache; if it does not,
-// the entry's goroutine is woken to restart it with the wider union (see
+// add subscribes w. If an informer is running, caches the fields w reads
+// and holds every object w selects, w's handler joins it and is replayed
+// the cache; if it does not, the entry's goroutine is woken to restart it
+// with the wider union or without a server-side label selector (see
 // supervise), and w's handler joins the new one.
 func (e *entry) add(w *Watch) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.inst != nil && !e.inst.fields.Covers(w.fields) {
+	if e.inst != nil && (!e.inst.fields.Covers(w.fields) || !e.inst.serves(w)) {
 		e.poke()
 	} else if e.inst != nil {
-		reg, err := e.inst.informer.AddEventHandlerWithOptions(w.registeredHandler(e.sharded()), e.handlerOptions())
+		reg, err := e.inst.informer.AddEventHandlerWithOptions(w.registeredHandler(e.inst, e.sharded(), false), e.handlerOptions())
 		if err != nil {
 			return err
 		}
@@ -153,7 +164,14 @@ func (e *entry) status() WatchStatus {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	s := WatchStatus{Key: e.key, Phase: e.phase, Err: e.err, Owners: e.ownersLocked()}
+	s.Key.LabelSelector = e.selectorLocked()
+	for w := range e.watches {
+		s.LabelSelectors = append(s.LabelSelectors, w.key.LabelSelector)
+	}
+	slices.Sort(s.LabelSelectors)
+	s.LabelSelectors = slices.Compact(s.LabelSelectors)
 	if e.inst != nil {
+		s.Key.LabelSelector = e.inst.labelSelector
 		s.Synced = e.inst.informer.HasSynced()
 		s.Objects = e.inst.lw.Len()
 		s.Shard = e.inst.shard.mode
@@ -183,8 +201,46 @@ func (e *entry) fieldsLocked() projection.Fields {
 	return u
 }
 
+// selectorLocked returns the label selector an instance started now
+// sends to the server: that of e's watches when they all have the same,
+// else "" (each selects its own objects).
+func (e *entry) selectorLocked() string {
+	sel, first := "", true
+	for w := range e.watches {
+		switch {
+		case first:
+			sel, first = w.key.LabelSelector, false
+		case w.key.LabelSelector != sel:
+			return ""
+		}
+	}
+	return sel
+}
+
+// selector is selectorLocked under e.mu.
+func (e *entry) selector() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.selectorLocked()
+}
+
+// serves reports whether inst's cache holds every object w selects: it
+// has no server-side label selector, or w's.
+func (inst *instance) serves(w *Watch) bool {
+	return inst.labelSelector == "" || inst.labelSelector == w.key.LabelSelector
+}
+
+// servesAllLocked reports whether inst serves every watch of e.
+func (e *entry) servesAllLocked(inst *instance) bool {
+	return inst.labelSelector == "" || inst.labelSelector == e.selectorLocked()
+}
+
 // errWiden says a watch needs fields the running instance does not cache.
 var errWiden = errors.New("watch needs more fields")
+
+// errUnselect says a watch selects objects the running instance's
+// server-side label selector leaves out.
+var errUnselect = errors.New("watch has another label selector")
 
 // errRemoved says discovery no longer lists the resource.
 var errRemoved = errors.New("resource removed from discovery")
@@ -245,7 +301,8 @@ func (e *entry) run() {
 		if !e.acquire(ctx) {
 			break
 		}
-		if err := e.preflight(ctx, res, &spec); err != nil {
+		sel := e.selector()
+		if err := e.preflight(ctx, res, sel, &spec); err != nil {
 			e.release()
 			if ctx.Err() != nil {
 				break
@@ -278,15 +335,24 @@ func (e *entry) run() {
 		if spec.selector != "" {
 			e.log.Info("sharded informer", "mode", spec.mode, "key", spec.key, "range", spec.rng.String())
 		}
-		inst := e.start(ctx, res, spec)
+		inst := e.start(ctx, res, sel, spec)
 		reason := e.supervise(ctx, inst, &r)
 		e.stopInstance(inst)
+		e.mu.Lock()
+		e.carry = errors.Is(reason, errUnselect) || errors.Is(reason, errWiden)
+		e.mu.Unlock()
 		lastWarn = ""
 		switch {
 		case ctx.Err() != nil:
 		case errors.Is(reason, errWiden):
 			e.setState(PhaseStarting, nil)
 			e.log.Info("a new watch reads more fields: informer restarts caching them", "fields", e.fields().String())
+		case errors.Is(reason, errUnselect):
+			// The watches already on it are handed over (see
+			// Watch.registeredHandler): they lose and repeat nothing.
+			e.setState(PhaseStarting, nil)
+			e.log.Info("watches of this informer have different label selectors: it restarts listing every object, and each selects its own",
+				"labelSelectors", e.status().LabelSelectors)
 		case errors.Is(reason, errReshard):
 			// Restart at once on the new range: objects gained arrive as
 			// initial adds; those lost are no longer delivered.
@@ -378,14 +444,15 @@ func (e *entry) acquire(ctx context.Context) bool {
 func (e *entry) release() { <-e.m.gate }
 
 // preflight lists one object and opens (and closes) a watch, with the
-// key's namespace and selectors, so that a missing permission, an unknown
+// key's namespace and field selector and the label selector labelSelector
+// (see selectorLocked), so that a missing permission, an unknown
 // resource or a bad selector is reported before an informer starts and
 // retries it forever. For a sharded key (spec.selector set) the list
 // carries the shardSelector, and the answer sets spec.mode: ShardServer
 // if the server echoed the selector in shardInfo, else ShardClient.
-func (e *entry) preflight(ctx context.Context, res apiresource.Resource, spec *shardSpec) error {
+func (e *entry) preflight(ctx context.Context, res apiresource.Resource, labelSelector string, spec *shardSpec) error {
 	ri := e.m.client.Resource(e.key.GVR).Namespace(e.key.Namespace)
-	opts := metav1.ListOptions{LabelSelector: e.key.LabelSelector, FieldSelector: e.key.FieldSelector, Limit: 1,
+	opts := metav1.ListOptions{LabelSelector: labelSelector, FieldSelector: e.key.FieldSelector, Limit: 1,
 		ShardSelector: spec.selector}
 	list, err := ri.List(ctx, opts)
 	if err != nil {
@@ -446,22 +513,23 @@ func indexers(key Key) cache.Indexers {
 	return cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
 }
 
-// start builds and runs a new informer for the key with every current
-// subscriber registered before it runs, so they all get the initial list
-// as it arrives.
-func (e *entry) start(ctx context.Context, res apiresource.Resource, spec shardSpec) *instance {
+// start builds and runs a new informer for the key, with labelSelector
+// sent to the server, and every current subscriber it serves registered
+// before it runs, so they all get the initial list as it arrives.
+func (e *entry) start(ctx context.Context, res apiresource.Resource, labelSelector string, spec shardSpec) *instance {
 	ictx, cancel := context.WithCancel(klog.NewContext(ctx, e.klogger()))
 	inst := &instance{
-		cancel:   cancel,
-		done:     make(chan struct{}),
-		failed:   make(chan error, 1),
-		shard:    spec,
-		warnings: &resume.Warnings{Log: e.log, Msg: "list/watch failed, retrying", Every: e.m.opts.RetryPeriod},
+		cancel:        cancel,
+		done:          make(chan struct{}),
+		failed:        make(chan error, 1),
+		shard:         spec,
+		labelSelector: labelSelector,
+		warnings:      &resume.Warnings{Log: e.log, Msg: "list/watch failed, retrying", Every: e.m.opts.RetryPeriod},
 	}
 	key := e.key
 	inst.fields = e.fields()
 	tweak := func(o *metav1.ListOptions) {
-		o.LabelSelector = key.LabelSelector
+		o.LabelSelector = labelSelector
 		o.FieldSelector = key.FieldSelector
 		if spec.mode == ShardServer {
 			o.ShardSelector = spec.selector
@@ -517,13 +585,16 @@ func (e *entry) start(ctx context.Context, res apiresource.Resource, spec shardS
 
 	e.mu.Lock()
 	for w := range e.watches {
-		if reg, err := inf.AddEventHandlerWithOptions(w.registeredHandler(e.sharded()), opts); err == nil {
+		if !inst.serves(w) {
+			continue // it joined since labelSelector was read: poked below
+		}
+		if reg, err := inf.AddEventHandlerWithOptions(w.registeredHandler(inst, e.sharded(), e.carry), opts); err == nil {
 			w.inst, w.reg = inst, reg
 		}
 	}
-	if !inst.fields.Covers(e.fieldsLocked()) {
+	if !inst.fields.Covers(e.fieldsLocked()) || !e.servesAllLocked(inst) {
 		// A watch joined while the instance was being built: restart
-		// with its fields too (supervise reads the wake-up).
+		// with its fields or selector too (supervise reads the wake-up).
 		e.poke()
 	}
 	e.inst = inst
@@ -562,7 +633,7 @@ func (e *entry) supervise(ctx context.Context, inst *instance, r *retrier) error
 			e.setState(PhaseSynced, nil)
 			r.reset()
 			e.log.Debug("informer synced", "objects", inst.lw.Len())
-			if e.sharded() {
+			if e.handingOver(inst) {
 				t := time.NewTicker(handoverPoll)
 				defer t.Stop()
 				handedOver = t.C
@@ -581,6 +652,12 @@ func (e *entry) supervise(ctx context.Context, inst *instance, r *retrier) error
 			if !inst.fields.Covers(e.fields()) {
 				return errWiden
 			}
+			e.mu.Lock()
+			all := e.servesAllLocked(inst)
+			e.mu.Unlock()
+			if !all {
+				return errUnselect
+			}
 			if e.sharded() {
 				if spec, owns := e.currentShard(res); !owns || spec.rng != inst.shard.rng {
 					return errReshard
@@ -596,13 +673,32 @@ func (e *entry) supervise(ctx context.Context, inst *instance, r *retrier) error
 // have caught up with a new instance's initial list (releaseHandovers).
 const handoverPoll = 100 * time.Millisecond
 
-// releaseHandovers lets the previous instance's record of every handler
-// of inst go once that handler has received inst's initial list. It
-// reports whether all have.
-func (e *entry) releaseHandovers(inst *instance) bool {
+// handingOver reports whether a handler of inst took a record over from
+// a previous instance (see handover), or may: sharded ones do at every
+// restart.
+func (e *entry) handingOver(inst *instance) bool {
+	if e.sharded() {
+		return true
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	for w := range e.watches {
+		if w.inst == inst && w.ho != nil && w.ho.handingOver() {
+			return true
+		}
+	}
+	return false
+}
+
+// releaseHandovers lets the previous instance's record of every handler
+// of inst go once that handler has received inst's initial list. It
+// reports whether all have. The handovers are released without e.mu:
+// releasing may call a handler (see handover.release), and handlers may
+// call Manager.Watch and the cache reads, which take it.
+func (e *entry) releaseHandovers(inst *instance) bool {
+	e.mu.Lock()
 	done := true
+	var ready []*Watch
 	for w := range e.watches {
 		if w.inst != inst || w.ho == nil {
 			continue
@@ -611,7 +707,23 @@ func (e *entry) releaseHandovers(inst *instance) bool {
 			done = false
 			continue
 		}
-		w.ho.release()
+		ready = append(ready, w)
+	}
+	hos := make([]*handover, len(ready))
+	for i, w := range ready {
+		hos[i] = w.ho
+	}
+	e.mu.Unlock()
+	idx := inst.informer.GetIndexer()
+	for i, ho := range hos {
+		ho.release(func(namespace, name string) (any, bool) {
+			k := name
+			if namespace != "" {
+				k = namespace + "/" + name
+			}
+			obj, ok, err := idx.GetByKey(k)
+			return obj, ok && err == nil
+		}, ready[i].sel)
 	}
 	return done
 }

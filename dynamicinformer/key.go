@@ -11,16 +11,20 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// Key identifies one informer. Every Watch with an equal Key (after
-// normalisation, see Manager.Watch) shares the same informer and cache.
+// Key is what a Watch watches. Every Watch whose Key is equal but for the
+// label selector (after normalisation, see Manager.Watch) shares the same
+// informer and cache (see informerKey).
 type Key struct {
 	// GVR is the resource to watch. Version and Resource are required.
 	GVR schema.GroupVersionResource
 	// Namespace limits the watch to one namespace; "" watches all
 	// namespaces (and is required for cluster-scoped resources).
 	Namespace string
-	// LabelSelector is sent to the server, in kubectl syntax ("app=web,tier!=db").
-	// "" selects everything.
+	// LabelSelector selects the objects by their labels, in kubectl
+	// syntax ("app=web,tier!=db"); "" selects everything. It is sent to the
+	// server when every Watch sharing the informer has the same one, and
+	// applied by the informer otherwise, with the same meaning (see
+	// Manager.WatchFields).
 	LabelSelector string
 	// FieldSelector is sent to the server ("metadata.name=x"). "" selects
 	// everything. Which fields a resource supports is up to the server;
@@ -53,6 +57,14 @@ func (k Key) normalize() (Key, error) {
 	}
 	k.FieldSelector = fs.String()
 	return k, nil
+}
+
+// informerKey returns the key of the informer serving k: k without its
+// label selector, which the informer's Watches apply themselves when
+// they differ (see entry.selectorLocked).
+func (k Key) informerKey() Key {
+	k.LabelSelector = ""
+	return k
 }
 
 // resource formats the GVR like kubectl's resource.version.group, e.g.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
@@ -88,8 +89,8 @@ const (
 	stopped
 )
 
-// Manager runs one informer per Key, shared by every Watch on that key and
-// stopped when the last of them stops. It starts informers only for
+// Manager runs one informer per Key but for the label selector, shared by
+// every Watch on that key and stopped when the last of them stops. It starts informers only for
 // resources that discovery reports, and stops them when discovery drops
 // the resource. See the package documentation.
 //
@@ -238,10 +239,11 @@ func (m *Manager) onReshard() {
 //
 // The key is normalised first (label selectors in canonical order), and an
 // invalid key or a nil handler is an error. If the informer is already
-// running, h first receives every cached object as OnAdd(obj, true).
+// running, h first receives every cached object that key's label selector
+// selects as OnAdd(obj, true).
 //
-// h's methods are called from one goroutine per Watch, in order, never
-// concurrently with each other; objects passed to them belong to the cache
+// h's methods are called in order, never concurrently with each other
+// (see the package doc); objects passed to them belong to the cache
 // and must not be modified. Watch may be called before Run; after Run has
 // returned it fails with ErrStopped.
 //
@@ -257,9 +259,28 @@ func (m *Manager) Watch(key Key, owner string, h cache.ResourceEventHandler) (*W
 // than it asked for, never less. When a watch needs fields that the
 // running informer does not cache, the informer restarts with the wider
 // union, and every handler on it receives its objects again as initial
-// adds, as after the resource went away and came back. A union never
+// adds, as after the resource went away and came back (but see below for
+// a handler that was on a server-selected informer). A union never
 // narrows while the informer runs: the fields of a watch that stops stay
 // cached until the informer next restarts.
+//
+// Watches that differ only in their label selectors share one informer.
+// When they all have the same selector, the informer sends it to the
+// server, which sends only the objects it selects; when they differ, the
+// informer lists and watches every object once and each Watch selects its
+// own (selects), with the server's meaning (the API server's watch cache,
+// cacher.cacheWatcher.convertToWatchEvent): an object that starts
+// matching is an OnAdd, one that matches before and after an OnUpdate,
+// one that stops matching an OnDelete of its last matching state; the
+// initial list, Watch.HasSynced, Get and List hold only the objects
+// the Watch's selector matches. A Watch joining a server-selected
+// informer with another selector restarts it without a selector; the
+// handlers already on it are handed over (see handover): they receive
+// only what changed while the informers were switched, and the deletes
+// they would have missed, never an object twice. The informer goes back
+// to a server-side selector only when it next restarts (a resource that
+// comes back, a wider projection, a new shard range) with Watches that
+// all have the same selector again.
 func (m *Manager) WatchFields(key Key, owner string, h cache.ResourceEventHandler, fields projection.Fields) (*Watch, error) {
 	if h == nil {
 		return nil, errors.New("dynamicinformer: nil handler")
@@ -273,12 +294,17 @@ func (m *Manager) WatchFields(key Key, owner string, h cache.ResourceEventHandle
 	if m.state == stopped {
 		return nil, ErrStopped
 	}
-	e := m.entries[key]
-	if e == nil {
-		e = newEntry(m, key)
-		m.entries[key] = e
+	sel, err := labels.Parse(key.LabelSelector)
+	if err != nil {
+		// normalize parsed it already.
+		return nil, fmt.Errorf("watch %s: %w", key, err)
 	}
-	w := &Watch{m: m, e: e, key: key, owner: owner, handler: h, fields: fields}
+	e := m.entries[key.informerKey()]
+	if e == nil {
+		e = newEntry(m, key.informerKey())
+		m.entries[e.key] = e
+	}
+	w := &Watch{m: m, e: e, key: key, sel: sel, owner: owner, handler: h, fields: fields}
 	if err := e.add(w); err != nil {
 		if len(e.watches) == 0 {
 			m.removeEntryLocked(e)
@@ -302,7 +328,13 @@ func (m *Manager) removeEntryLocked(e *entry) {
 
 // WatchStatus is one informer's state, for progress displays.
 type WatchStatus struct {
+	// Key is the informer's: its LabelSelector is what it sends to the
+	// server ("" when its Watches select locally, see LabelSelectors).
 	Key Key
+	// LabelSelectors are the distinct label selectors of the Watches
+	// sharing the informer, sorted ("" for a Watch that selects
+	// everything).
+	LabelSelectors []string
 	// Phase is the informer's phase (PhaseSynced once its initial list is
 	// in the cache, whether or not every handler has caught up).
 	Phase Phase

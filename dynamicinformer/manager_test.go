@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -79,6 +80,24 @@ type hookedClient struct {
 	// initialLists counts informer starts: lists other than the
 	// preflight's Limit=1, and streaming watch-lists.
 	initialLists atomic.Int32
+
+	mu sync.Mutex
+	// selectors are the label selectors of the initial lists, in order.
+	selectors []string
+}
+
+// listSelectors returns the label selectors the initial lists sent.
+func (c *hookedClient) listSelectors() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.selectors)
+}
+
+func (c *hookedClient) initialList(opts metav1.ListOptions) {
+	c.initialLists.Add(1)
+	c.mu.Lock()
+	c.selectors = append(c.selectors, opts.LabelSelector)
+	c.mu.Unlock()
 }
 
 // IsWatchListSemanticsUnSupported keeps the wrapped client's answer
@@ -126,7 +145,7 @@ func (r hookedResource) Watch(ctx context.Context, opts metav1.ListOptions) (wat
 
 func (c *hookedClient) watch(opts metav1.ListOptions) {
 	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
-		c.initialLists.Add(1)
+		c.initialList(opts)
 	}
 }
 
@@ -140,7 +159,7 @@ func (c *hookedClient) list(ctx context.Context, ri dynamic.ResourceInterface, o
 		}
 	}
 	if opts.Limit != 1 {
-		c.initialLists.Add(1)
+		c.initialList(opts)
 	}
 	if c.delay > 0 {
 		time.Sleep(c.delay)

@@ -16,9 +16,11 @@ import (
 // Watch is one subscriber's handle on a shared informer, returned by
 // Manager.Watch. Its methods are safe for concurrent use.
 type Watch struct {
-	m       *Manager
-	e       *entry
-	key     Key
+	m   *Manager
+	e   *entry
+	key Key
+	// sel is key.LabelSelector parsed: what selects (see selects) reads.
+	sel     labels.Selector
 	owner   string
 	handler cache.ResourceEventHandler
 	// fields is what the handler reads; the zero value is whole objects.
@@ -31,21 +33,46 @@ type Watch struct {
 	inst    *instance
 	reg     cache.ResourceEventHandlerRegistration
 	// ho is the handover registered in the handler's place on the
-	// instance of a sharded key; nil for others.
+	// instance of a sharded key or of one with a server-side label
+	// selector, or that took over the record of such an instance; nil
+	// for others.
 	ho *handover
 }
 
-// registeredHandler returns what to register on a new instance of a
-// sharded key or not: for a sharded one, a handover that takes over the
-// previous instance's record (see handover). Called under w.e.mu.
-func (w *Watch) registeredHandler(sharded bool) cache.ResourceEventHandler {
+// registeredHandler returns what to register on inst, a new instance:
+// w's handler, behind a handover when inst is sharded or selects on the
+// server (it may restart under the handler: see handover) or when w's
+// previous instance kept a record for it, and behind w's label selector
+// when it has one. Objects reach the handler decoded (expander). The
+// handover of a key that is not sharded takes the previous instance's
+// record over only when carry is set (a restart for another selector or
+// more fields): after any other restart (the resource gone and back,
+// permissions lost and regained) the new initial list is handed out
+// whole and synthesises no delete, as the package doc says. Called
+// under w.e.mu.
+func (w *Watch) registeredHandler(inst *instance, sharded, carry bool) cache.ResourceEventHandler {
 	h := cache.ResourceEventHandler(expander{w.handler})
-	if !sharded {
-		return h
+	prev := w.ho
+	if !sharded && !carry {
+		prev = nil
 	}
-	w.ho = newHandover(h, w.ho)
-	return w.ho
+	record := sharded || inst.labelSelector != ""
+	if record || (prev != nil && prev.recording()) {
+		w.ho = newHandover(h, prev, record, !sharded)
+		h = w.ho
+	} else {
+		w.ho = nil
+	}
+	if !w.sel.Empty() {
+		// Also when the server selects with the same selector: one test
+		// for every object, and it costs a label or two read per event.
+		h = cache.FilteringResourceEventHandler{FilterFunc: w.selects, Handler: h}
+	}
+	return h
 }
+
+// selects reports whether w's label selector selects obj, a cached object.
+func (w *Watch) selects(obj any) bool { return selects(w.sel, obj) }
 
 // Key returns the watch's key, normalised.
 func (w *Watch) Key() Key { return w.key }
@@ -101,7 +128,7 @@ func (w *Watch) Stop() {
 	}
 	w.stopped = true
 	delete(e.watches, w)
-	inst, reg := w.inst, w.reg
+	inst, reg, ho := w.inst, w.reg, w.ho
 	if inst != nil && e.inst == inst {
 		// Nothing else reads it, but keep inst free of stale entries.
 		w.inst = nil
@@ -118,6 +145,9 @@ func (w *Watch) Stop() {
 		// Errors only for foreign handles; ours are always from inst.
 		_ = cache.ShutDownEventHandler(inst.informer, reg)
 	}
+	if ho != nil {
+		ho.close()
+	}
 	if last && cancel != nil {
 		cancel()
 		<-done
@@ -133,12 +163,16 @@ func (w *Watch) indexer() (cache.Indexer, error) {
 		return nil, fmt.Errorf("watch %s: %w: stopped", w.key, ErrNoCache)
 	case w.e.inst == nil:
 		return nil, fmt.Errorf("watch %s: %w: %s", w.key, ErrNoCache, w.e.phase)
+	case !w.e.inst.serves(w):
+		// Its informer restarts without a server-side label selector.
+		return nil, fmt.Errorf("watch %s: %w: %s", w.key, ErrNoCache, PhaseStarting)
 	}
 	return w.e.inst.informer.GetIndexer(), nil
 }
 
 // Get returns the cached object namespace/name (namespace "" for
-// cluster-scoped resources) and whether it exists. The error wraps
+// cluster-scoped resources) and whether it exists and w's label selector
+// selects it. The error wraps
 // ErrNoCache when no informer is running. Before HasSynced the cache may be
 // incomplete. The object is decoded from the cache's compact form at each
 // call: its maps are the caller's, its strings share the cache's memory.
@@ -164,8 +198,8 @@ func (w *Watch) GetNewer(namespace, name string, uid types.UID, rv string) (obj 
 	return w.decoded(k, cached)
 }
 
-// lookup returns the cached form of namespace/name, nil if there is none,
-// and its key.
+// lookup returns the cached form of namespace/name, nil if there is none
+// or w does not select it, and its key.
 func (w *Watch) lookup(namespace, name string) (any, string, error) {
 	idx, err := w.indexer()
 	if err != nil {
@@ -176,7 +210,7 @@ func (w *Watch) lookup(namespace, name string) (any, string, error) {
 		k = namespace + "/" + name
 	}
 	obj, ok, err := idx.GetByKey(k)
-	if err != nil || !ok {
+	if err != nil || !ok || !w.selects(obj) {
 		return nil, k, err
 	}
 	return obj, k, nil
@@ -191,7 +225,7 @@ func (w *Watch) decoded(k string, cached any) (*unstructured.Unstructured, bool,
 }
 
 // List returns the cached objects in namespace ("" for all) that match sel
-// (nil for all), sorted by namespace and name. The error wraps ErrNoCache
+// (nil for all) and that w's label selector selects, sorted by namespace and name. The error wraps ErrNoCache
 // when no informer is running. Each object is decoded, as by Get.
 func (w *Watch) List(namespace string, sel labels.Selector) ([]*unstructured.Unstructured, error) {
 	idx, err := w.indexer()
@@ -205,6 +239,9 @@ func (w *Watch) List(namespace string, sel labels.Selector) ([]*unstructured.Uns
 	add := func(o any) {
 		// The labels are matched here, on the decoded object: client-go's
 		// ListAll would decode each object once more to read them.
+		if !w.selects(o) {
+			return
+		}
 		if u, ok := expand(o).(*unstructured.Unstructured); ok && sel.Matches(labels.Set(u.GetLabels())) {
 			out = append(out, u)
 		}

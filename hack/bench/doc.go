@@ -98,8 +98,8 @@
 // CRD's widgets; rule j watches resource j%3) against one of them alone
 // and against N bare controllers. The -many-objects objects carry a label
 // bench-group; each rule selects -many-per-write groups of its resource
-// (in its script: kreact runs one informer per distinct label selector,
-// so rules that share a watch select in their handler), keeps
+// with spec.watch[].labelSelector (the rules of a resource share one
+// watch, which selects for each of them in Go), keeps
 // spec.watch[].fields of its own (seq and one of five other fields),
 // ignores annotation changes, and mirrors seq into its own annotation
 // bench.kreact.dev/rJ by merge patch; every object is selected by exactly

@@ -85,6 +85,9 @@ func TestManyRuleParses(t *testing.T) {
 			t.Fatalf("rule %d: parsed %d rules", j, len(rs))
 		}
 		res := manyResources[p.resourceOf(j)]
+		if got := rs[0].Watch[0].LabelSelector; got != p.bareSpec(j).Selector {
+			t.Errorf("rule %d: labelSelector %q, want its bare controller's %q", j, got, p.bareSpec(j).Selector)
+		}
 		for _, want := range []string{"resource: " + res.name, manyAnnotation(j), res.top + ".seq", "ignoreChanges: [metadata.annotations]"} {
 			if !strings.Contains(src, want) {
 				t.Errorf("rule %d lacks %q:\n%s", j, want, src)
