@@ -134,6 +134,26 @@ func TestReportHasRatios(t *testing.T) {
 	}
 }
 
+// With -kreact-base and -controllers naming kreact-base, the whole-path
+// report has that build's ratios to the same bare controller too.
+func TestReportHasTheBaseBuild(t *testing.T) {
+	var b bytes.Buffer
+	report(&b, []result{
+		{phase: "40/s", controller: "kreact", writes: 1000, p50: 4 * time.Millisecond, p99: 20 * time.Millisecond, patches: 1000, cpu: 1.2, rss: 60 << 20},
+		{phase: "40/s", controller: "bare", writes: 1000, p50: 2 * time.Millisecond, p99: 10 * time.Millisecond, patches: 1000, cpu: 1.0, rss: 30 << 20},
+		{phase: "40/s", controller: "kreact-base", writes: 1000, p50: 3 * time.Millisecond, p99: 15 * time.Millisecond, patches: 1000, cpu: 1.5, rss: 45 << 20},
+	})
+	out := b.String()
+	for _, want := range []string{
+		"| 40/s | **kreact/bare** | | 2.00× | 2.00× | – | 1.00× | 1.20× | 1.20× | 2.00× |",
+		"| 40/s | **kreact-base/bare** | | 1.50× | 1.50× | – | 1.00× | 1.50× | 1.50× | 1.50× |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestProfileWritesTheControllersProfile(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/debug/pprof/profile" || r.URL.Query().Get("seconds") != "30" {

@@ -43,7 +43,9 @@
 //
 // With -kreact-base BIN, the sync phase also runs the kreact binary BIN
 // (controller kreact-base) in each repeat, with its own ratios to the bare
-// controller: a change measured before and after in one run.
+// controller: a change measured before and after in one run. The steady
+// phases run it too when -controllers names it (e.g.
+// -controllers kreact,bare,kreact-base), with kreact-base/bare ratios.
 //
 // The million phase (-million N, off by default; issue 39) measures kreact
 // on N ConfigMaps (1,000,000 is what it is for) against the bare

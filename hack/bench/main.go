@@ -24,8 +24,9 @@ import (
 type flags struct {
 	kreact string
 	// kreactBase, when set, is a second kreact binary the sync phase
-	// measures beside kreact (controller kreact-base): a before and an
-	// after in one run.
+	// measures beside kreact (controller kreact-base), and the steady
+	// phases when -controllers names it: a before and an after in one
+	// run.
 	kreactBase                 string
 	objects                    int
 	rates                      string
@@ -95,7 +96,7 @@ func main() {
 	flag.DurationVar(&f.drainTimeout, "drain-timeout", 5*time.Minute, "how long to wait for a controller to catch up after a phase")
 	flag.StringVar(&f.controllers, "controllers", "kreact,bare", "controllers to measure")
 	flag.StringVar(&f.profile, "profile", "", "directory for a CPU profile of each controller in each steady phase (empty: none)")
-	flag.StringVar(&f.kreactBase, "kreact-base", "", "a second kreact binary the sync phase also measures, as controller kreact-base (empty: none)")
+	flag.StringVar(&f.kreactBase, "kreact-base", "", "a second kreact binary, controller kreact-base: the sync phase measures it too, and the steady phases when -controllers names it (empty: none)")
 	flag.StringVar(&f.syncObjects, "sync-objects", "", "ConfigMaps of each initial sync phase, e.g. 10000,100000 (empty: no sync phase)")
 	flag.IntVar(&f.syncRepeats, "sync-repeats", 3, "runs of each controller in each sync phase")
 	flag.DurationVar(&f.syncWindow, "sync-window", 20*time.Second, "how long after ready the sync phase reads the steady RSS")
