@@ -233,21 +233,7 @@ func TestE2ERelistWaitsForTheStore(t *testing.T) {
 	lw := New(res, func(l *unstructured.UnstructuredList) *[]unstructured.Unstructured { return &l.Items },
 		Options[*unstructured.Unstructured]{})
 	informer := cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, cache.Indexers{})
-	reached, letGo := make(chan struct{}), make(chan struct{})
-	var holdB sync.Once
-	if err := informer.SetTransform(func(obj any) (any, error) {
-		if u, ok := obj.(*unstructured.Unstructured); ok && u.GetName() == "b" {
-			holdB.Do(func() {
-				close(reached)
-				<-letGo
-			})
-		}
-		return obj, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	var letGoOnce sync.Once
-	release := func() { letGoOnce.Do(func() { close(letGo) }) }
+	reached, release := holdInTransform(t, informer, "b")
 	defer release()
 	lw.SetStore(&readStore{Store: informer.GetIndexer(), read: release})
 	var mu sync.Mutex
@@ -419,21 +405,7 @@ func TestE2ERelistGivesWayToAStoreThatLags(t *testing.T) {
 		return slices.ContainsFunc(told, func(err error) bool { return errors.Is(err, ErrStoreBehind) })
 	}
 	informer := cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, cache.Indexers{})
-	reached, letGo := make(chan struct{}), make(chan struct{})
-	var holdB sync.Once
-	if err := informer.SetTransform(func(obj any) (any, error) {
-		if u, ok := obj.(*unstructured.Unstructured); ok && u.GetName() == "b" {
-			holdB.Do(func() {
-				close(reached)
-				<-letGo
-			})
-		}
-		return obj, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	var letGoOnce sync.Once
-	release := func() { letGoOnce.Do(func() { close(letGo) }) }
+	reached, release := holdInTransform(t, informer, "b")
 	defer release()
 	lw.SetStore(informer.GetIndexer())
 	ctx, cancel := context.WithCancel(t.Context())
@@ -463,4 +435,26 @@ func TestE2ERelistGivesWayToAStoreThatLags(t *testing.T) {
 	if _, found, _ := store.GetByKey(ns + "/a"); !found {
 		t.Errorf("a is not in the cache after the relist")
 	}
+}
+
+// holdInTransform holds the informer's reflector in its transform the
+// first time it hands over the object named name, before the informer
+// queues it: reached is closed then, and release lets it go (at most
+// once, any number of calls).
+func holdInTransform(t *testing.T, informer cache.SharedIndexInformer, name string) (reached <-chan struct{}, release func()) {
+	t.Helper()
+	held, letGo := make(chan struct{}), make(chan struct{})
+	var hold, letGoOnce sync.Once
+	if err := informer.SetTransform(func(obj any) (any, error) {
+		if u, ok := obj.(*unstructured.Unstructured); ok && u.GetName() == name {
+			hold.Do(func() {
+				close(held)
+				<-letGo
+			})
+		}
+		return obj, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return held, func() { letGoOnce.Do(func() { close(letGo) }) }
 }
