@@ -194,8 +194,11 @@ func TestE2ENewCRDAppearsAndDisappears(t *testing.T) {
 		}
 	}
 
-	if err := cl.dynamic.Resource(testcluster.CRDGVR).Delete(t.Context(), crd.Plural+"."+crd.Group, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
+	// The wait for the diff starts once the API server has deleted the
+	// CRD (its cleanup finalizer can take a while on a loaded machine),
+	// so that a failure says which of the two was late.
+	if err := testcluster.DeleteCRD(t.Context(), cl.dynamic, crd); err != nil {
+		t.Fatalf("the API server did not finish deleting the CRD: %v", err)
 	}
 	waitFor(t, "the deleted CRD in a diff", func() bool { return log.saw(crd.GVR(), false) })
 	if _, err := m.Resolve("gdg"); !errors.As(err, &nf) {
