@@ -233,9 +233,9 @@ func TestE2ERelistWaitsForTheStore(t *testing.T) {
 	lw := New(res, func(l *unstructured.UnstructuredList) *[]unstructured.Unstructured { return &l.Items },
 		Options[*unstructured.Unstructured]{})
 	informer := cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, cache.Indexers{})
-	reached, release := holdInTransform(t, informer, "b")
-	defer release()
-	lw.SetStore(&readStore{Store: informer.GetIndexer(), read: release})
+	held := holdInTransform(t, informer, "b")
+	defer held.release()
+	lw.SetStore(&readStore{Store: informer.GetIndexer(), read: held.release})
 	var mu sync.Mutex
 	deleted := map[string]int{}
 	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
@@ -248,21 +248,10 @@ func TestE2ERelistWaitsForTheStore(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	var running sync.WaitGroup
-	running.Go(func() { informer.RunWithContext(ctx) })
-	defer func() {
-		cancel()
-		running.Wait()
-	}()
-	testcluster.Eventually(t, "the informer to sync", informer.HasSynced)
+	runSynced(t, informer)
 
 	createCM("b")
-	select {
-	case <-reached:
-	case <-time.After(90 * time.Second):
-		t.Fatal("timed out waiting for the reflector to hand b over")
-	}
+	held.wait(t)
 	expireWhileDeleting(t, client, res, ns, "b")
 
 	testcluster.Eventually(t, "the relist after the expired watch", func() bool { return len(res.listed()) >= 2 })
@@ -343,38 +332,17 @@ func TestE2EExpiredWatchWithoutAtomicFIFO(t *testing.T) {
 	createConfigMap(t, cms, ns, "b")
 
 	res := newGatedResource(cms)
-	var mu sync.Mutex
-	var told []error
+	var told transientLog
 	lw := New(res, func(l *unstructured.UnstructuredList) *[]unstructured.Unstructured { return &l.Items },
-		Options[*unstructured.Unstructured]{Transient: func(err error) {
-			mu.Lock()
-			told = append(told, err)
-			mu.Unlock()
-		}})
+		Options[*unstructured.Unstructured]{Transient: told.add})
 	informer := cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, cache.Indexers{})
 	lw.SetStore(informer.GetIndexer())
-	ctx, cancel := context.WithCancel(t.Context())
-	var running sync.WaitGroup
-	running.Go(func() { informer.RunWithContext(ctx) })
-	defer func() {
-		cancel()
-		running.Wait()
-	}()
-	testcluster.Eventually(t, "the informer to sync", informer.HasSynced)
+	runSynced(t, informer)
 
 	expireWhileDeleting(t, client, res, ns, "b")
-	store := informer.GetStore()
-	testcluster.Eventually(t, "the reflector's relist to delete b", func() bool {
-		_, found, _ := store.GetByKey(ns + "/b")
-		return !found
-	})
-	if _, found, _ := store.GetByKey(ns + "/a"); !found {
-		t.Errorf("a is not in the cache after the relist")
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if !slices.ContainsFunc(told, func(err error) bool { return errors.Is(err, ErrNoStoreVersion) }) {
-		t.Errorf("Transient was told %v, want ErrNoStoreVersion", told)
+	waitReflectorRelisted(t, informer.GetStore(), ns)
+	if !told.saw(ErrNoStoreVersion) {
+		t.Errorf("Transient was told %v, want ErrNoStoreVersion", told.errs())
 	}
 }
 
@@ -390,44 +358,109 @@ func TestE2ERelistGivesWayToAStoreThatLags(t *testing.T) {
 	createConfigMap(t, cms, ns, "a")
 
 	res := newGatedResource(cms)
-	var mu sync.Mutex
-	var told []error
+	var told transientLog
 	lw := New(res, func(l *unstructured.UnstructuredList) *[]unstructured.Unstructured { return &l.Items },
-		Options[*unstructured.Unstructured]{Transient: func(err error) {
-			mu.Lock()
-			told = append(told, err)
-			mu.Unlock()
-		}})
+		Options[*unstructured.Unstructured]{Transient: told.add})
 	lw.storeWait = 200 * time.Millisecond
-	gaveWay := func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.ContainsFunc(told, func(err error) bool { return errors.Is(err, ErrStoreBehind) })
-	}
 	informer := cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, cache.Indexers{})
-	reached, release := holdInTransform(t, informer, "b")
-	defer release()
+	held := holdInTransform(t, informer, "b")
+	defer held.release()
 	lw.SetStore(informer.GetIndexer())
+	runSynced(t, informer)
+
+	createConfigMap(t, cms, ns, "b")
+	held.wait(t)
+	expireWhileDeleting(t, client, res, ns, "b")
+	testcluster.Eventually(t, "the relist to give way to the reflector's", func() bool { return told.saw(ErrStoreBehind) })
+	held.release()
+
+	waitReflectorRelisted(t, informer.GetStore(), ns)
+}
+
+// held is an object that holdInTransform holds in the informer's
+// transform.
+type held struct {
+	reached, letGo chan struct{}
+	once           sync.Once
+}
+
+// holdInTransform holds the informer's reflector in its transform the
+// first time it hands over the object named name, before the informer
+// queues it, until release.
+func holdInTransform(t *testing.T, informer cache.SharedIndexInformer, name string) *held {
+	t.Helper()
+	h := &held{reached: make(chan struct{}), letGo: make(chan struct{})}
+	var hold sync.Once
+	if err := informer.SetTransform(func(obj any) (any, error) {
+		if u, ok := obj.(*unstructured.Unstructured); ok && u.GetName() == name {
+			hold.Do(func() {
+				close(h.reached)
+				<-h.letGo
+			})
+		}
+		return obj, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// wait waits until the reflector is held.
+func (h *held) wait(t *testing.T) {
+	t.Helper()
+	select {
+	case <-h.reached:
+	case <-time.After(90 * time.Second):
+		t.Fatal("timed out waiting for the reflector to hand the object over")
+	}
+}
+
+// release lets the reflector go; later calls do nothing.
+func (h *held) release() { h.once.Do(func() { close(h.letGo) }) }
+
+// runSynced runs informer until the test ends and waits for it to sync.
+func runSynced(t *testing.T, informer cache.SharedIndexInformer) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	var running sync.WaitGroup
 	running.Go(func() { informer.RunWithContext(ctx) })
-	defer func() {
+	t.Cleanup(func() {
 		cancel()
 		running.Wait()
-	}()
+	})
 	testcluster.Eventually(t, "the informer to sync", informer.HasSynced)
+}
 
-	createConfigMap(t, cms, ns, "b")
-	select {
-	case <-reached:
-	case <-time.After(90 * time.Second):
-		t.Fatal("timed out waiting for the reflector to hand b over")
-	}
-	expireWhileDeleting(t, client, res, ns, "b")
-	testcluster.Eventually(t, "the relist to give way to the reflector's", gaveWay)
-	release()
+// transientLog records what a ListWatch's Options.Transient is told.
+type transientLog struct {
+	mu   sync.Mutex
+	told []error
+}
 
-	store := informer.GetStore()
+func (l *transientLog) add(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.told = append(l.told, err)
+}
+
+// saw reports whether an error that is target was told.
+func (l *transientLog) saw(target error) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.ContainsFunc(l.told, func(err error) bool { return errors.Is(err, target) })
+}
+
+func (l *transientLog) errs() []error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.told)
+}
+
+// waitReflectorRelisted waits until the reflector's own relist, after an
+// expired watch that deleted ns/b, has removed b from store, and checks
+// that ns/a is still there.
+func waitReflectorRelisted(t *testing.T, store cache.Store, ns string) {
+	t.Helper()
 	testcluster.Eventually(t, "the reflector's relist to delete b", func() bool {
 		_, found, _ := store.GetByKey(ns + "/b")
 		return !found
@@ -435,26 +468,4 @@ func TestE2ERelistGivesWayToAStoreThatLags(t *testing.T) {
 	if _, found, _ := store.GetByKey(ns + "/a"); !found {
 		t.Errorf("a is not in the cache after the relist")
 	}
-}
-
-// holdInTransform holds the informer's reflector in its transform the
-// first time it hands over the object named name, before the informer
-// queues it: reached is closed then, and release lets it go (at most
-// once, any number of calls).
-func holdInTransform(t *testing.T, informer cache.SharedIndexInformer, name string) (reached <-chan struct{}, release func()) {
-	t.Helper()
-	held, letGo := make(chan struct{}), make(chan struct{})
-	var hold, letGoOnce sync.Once
-	if err := informer.SetTransform(func(obj any) (any, error) {
-		if u, ok := obj.(*unstructured.Unstructured); ok && u.GetName() == name {
-			hold.Do(func() {
-				close(held)
-				<-letGo
-			})
-		}
-		return obj, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return held, func() { letGoOnce.Do(func() { close(letGo) }) }
 }
