@@ -41,54 +41,27 @@ var _ labels.Labels = compactLabels("")
 // labels returns o's labels, still encoded.
 func (o *compactObject) labels() compactLabels {
 	d := decoder{s: o.data}
-	if !d.enterMap() {
+	if !d.field("metadata") || !d.field("labels") {
 		return ""
 	}
-	for n := d.count(); n > 0 && d.err == nil; n-- {
-		if d.key() != "metadata" {
-			d.skip()
-			continue
-		}
-		if !d.enterMap() {
-			return ""
-		}
-		for m := d.count(); m > 0 && d.err == nil; m-- {
-			if d.key() != "labels" {
-				d.skip()
-				continue
-			}
-			start := d.off
-			d.skip()
-			if d.err != nil {
-				return ""
-			}
-			return compactLabels(d.s[start:d.off])
-		}
+	start := d.off
+	d.skip()
+	if d.err != nil {
 		return ""
 	}
-	return ""
+	return compactLabels(d.s[start:d.off])
 }
 
 // Lookup returns the value of label and whether the object has it.
 func (l compactLabels) Lookup(label string) (string, bool) {
 	d := decoder{s: string(l)}
-	if !d.enterMap() {
+	if !d.field(label) || d.off >= len(d.s) || d.s[d.off] != 's' {
+		// Absent, or not a string: the API server admits none, and a
+		// value that is not a string matches nothing.
 		return "", false
 	}
-	for n := d.count(); n > 0 && d.err == nil; n-- {
-		if d.key() != label {
-			d.skip()
-			continue
-		}
-		if d.off < len(d.s) && d.s[d.off] == 's' {
-			d.off++
-			return d.str(), true
-		}
-		// Not a string: the API server admits none, and a value that is
-		// not a string matches nothing.
-		return "", false
-	}
-	return "", false
+	d.off++
+	return d.str(), true
 }
 
 // Has reports whether the object has label.
@@ -103,12 +76,19 @@ func (l compactLabels) Get(label string) string {
 	return v
 }
 
-// enterMap reads the tag of a map; it reports false, reading nothing,
-// when the next value is not a map.
-func (d *decoder) enterMap() bool {
+// field moves d to the value of key in the map at d.off, and reports
+// whether there is one: false, with d anywhere, when the value at d.off
+// is not a map or has no key.
+func (d *decoder) field(key string) bool {
 	if d.off >= len(d.s) || d.s[d.off] != 'm' {
 		return false
 	}
 	d.off++
-	return true
+	for n := d.count(); n > 0 && d.err == nil; n-- {
+		if d.key() == key {
+			return d.err == nil
+		}
+		d.skip()
+	}
+	return false
 }
