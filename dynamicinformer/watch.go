@@ -43,13 +43,13 @@ type Watch struct {
 // w's handler, behind a handover when inst is sharded or selects on the
 // server (it may restart under the handler: see handover) or when w's
 // previous instance kept a record for it, and behind w's label selector
-// when it has one. Objects reach the handler decoded (expander). The
-// handover of a key that is not sharded takes the previous instance's
-// record over only when carry is set (a restart for another selector or
-// more fields): after any other restart (the resource gone and back,
-// permissions lost and regained) the new initial list is handed out
-// whole and synthesises no delete, as the package doc says. Called
-// under w.e.mu.
+// when it has one that the server does not apply. Objects reach the
+// handler decoded (expander). The handover of a key that is not sharded
+// takes the previous instance's record over only when carry is set (a
+// restart for another selector or more fields): after any other restart
+// (the resource gone and back, permissions lost and regained) the new
+// initial list is handed out whole and synthesises no delete, as the
+// package doc says. Called under w.e.mu.
 func (w *Watch) registeredHandler(inst *instance, sharded, carry bool) cache.ResourceEventHandler {
 	h := cache.ResourceEventHandler(expander{w.handler})
 	prev := w.ho
@@ -63,9 +63,11 @@ func (w *Watch) registeredHandler(inst *instance, sharded, carry bool) cache.Res
 	} else {
 		w.ho = nil
 	}
-	if !w.sel.Empty() {
-		// Also when the server selects with the same selector: one test
-		// for every object, and it costs a label or two read per event.
+	if !w.sel.Empty() && inst.labelSelector != w.key.LabelSelector {
+		// The informer holds objects w does not select. When the server
+		// selects with w's own selector, every event (its deletes of
+		// objects that stopped matching carry their last matching state,
+		// as do a relist's) is one w selects: no test per event.
 		h = cache.FilteringResourceEventHandler{FilterFunc: w.selects, Handler: h}
 	}
 	return h
