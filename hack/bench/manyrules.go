@@ -674,15 +674,19 @@ func measureMany(ctx context.Context, b *manyBench, variant string, repeat int) 
 	if err := sleep(ctx, b.settle); err != nil {
 		return r, err
 	}
-	if b.profile != "" && p.metricsAddr != "" && r.rules > 1 {
-		c := p.procs[0]
-		kp := &kreactProcess{metrics: c.metricsAddr}
-		stamp := fmt.Sprintf("many-%s-r%d", variant, repeat+1)
-		if err := os.MkdirAll(b.profile, 0o755); err == nil {
-			_ = kp.saveProfile(ctx, "/debug/pprof/heap?gc=1", filepath.Join(b.profile, stamp+"-heap.pprof"))
-			_ = kp.saveProfile(ctx, "/debug/pprof/heap?debug=1", filepath.Join(b.profile, stamp+"-heap.txt"))
-			_ = kp.saveProfile(ctx, "/debug/pprof/goroutine?debug=1", filepath.Join(b.profile, stamp+"-goroutines.txt"))
+	// The runtime's figures (heap live and goal, stacks, what it holds
+	// from the system) are saved before the memory is read, and the heap
+	// profile, which collects first, after: so that the RSS read is the
+	// one a run without profiles reads, and the figures are the same
+	// moment's.
+	var kp *kreactProcess
+	stamp := fmt.Sprintf("many-%s-r%d", variant, repeat+1)
+	if b.profile != "" && p.metricsAddr != "" {
+		kp = &kreactProcess{metrics: p.metricsAddr}
+		if err := os.MkdirAll(b.profile, 0o755); err != nil {
+			return r, err
 		}
+		_ = kp.saveProfile(ctx, "/metrics", filepath.Join(b.profile, stamp+"-metrics.txt"))
 	}
 	for _, pid := range p.pids() {
 		hwm, rss, err := benchstat.Memory(pid)
@@ -691,6 +695,11 @@ func measureMany(ctx context.Context, b *manyBench, variant string, repeat int) 
 		}
 		r.hwm += hwm
 		r.rss += rss
+	}
+	if kp != nil {
+		_ = kp.saveProfile(ctx, "/debug/pprof/heap?debug=1", filepath.Join(b.profile, stamp+"-heap.txt"))
+		_ = kp.saveProfile(ctx, "/debug/pprof/heap?gc=1", filepath.Join(b.profile, stamp+"-heap.pprof"))
+		_ = kp.saveProfile(ctx, "/debug/pprof/goroutine?debug=1", filepath.Join(b.profile, stamp+"-goroutines.txt"))
 	}
 	if p.metricsAddr != "" {
 		patches1, err := p.patches(false)
