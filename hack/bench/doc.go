@@ -126,7 +126,8 @@
 // over the load, and of every kreact variant its /metrics (the Go
 // runtime's heap, heap goal and stacks), fetched just before its RSS is
 // read, then heap and goroutine profiles (the heap profile collects
-// first, so it comes after the RSS).
+// first, so it comes after the RSS; its text's HeapAlloc is the live
+// heap).
 //
 // With -explain, kreact runs with --explain-address, which keeps each
 // rule's trace, and each sync phase times one kreact explain answer at

@@ -697,8 +697,10 @@ func measureMany(ctx context.Context, b *manyBench, variant string, repeat int) 
 		r.rss += rss
 	}
 	if kp != nil {
-		_ = kp.saveProfile(ctx, "/debug/pprof/heap?debug=1", filepath.Join(b.profile, stamp+"-heap.txt"))
-		_ = kp.saveProfile(ctx, "/debug/pprof/heap?gc=1", filepath.Join(b.profile, stamp+"-heap.pprof"))
+		// The text's MemStats are read after the collection, so that
+		// its HeapAlloc is the live heap; the profile follows it.
+		_ = kp.saveProfile(ctx, "/debug/pprof/heap?gc=1&debug=1", filepath.Join(b.profile, stamp+"-heap.txt"))
+		_ = kp.saveProfile(ctx, "/debug/pprof/heap", filepath.Join(b.profile, stamp+"-heap.pprof"))
 		_ = kp.saveProfile(ctx, "/debug/pprof/goroutine?debug=1", filepath.Join(b.profile, stamp+"-goroutines.txt"))
 	}
 	if p.metricsAddr != "" {
