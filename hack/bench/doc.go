@@ -120,10 +120,16 @@
 // (apiserver_longrunning_requests), its patches, CPU per reaction (CPU
 // seconds of the load and the drain over the patches), its peak RSS and
 // its RSS -many-settle after the drain (summed over the processes of
-// bareprocs-N), and writes left unreacted; then medians (min–max) and the
+// bareprocs-N) with the CPU used in between (what a process does once
+// the load is over, such as returning memory, is not in its CPU per
+// reaction), and writes left unreacted; then medians (min–max) and the
 // ratios, taken per repeat, and the memory per rule beyond the first.
 // With -many-profile DIR it writes a CPU profile of each N-rule kreact
-// over the load, and heap and goroutine profiles after.
+// over the load, and of every kreact variant its /metrics (the Go
+// runtime's heap, heap goal and stacks), fetched just before its RSS is
+// read, then heap and goroutine profiles (the heap profile collects
+// first, so it comes after the RSS; its text's HeapAlloc is the live
+// heap).
 //
 // With -explain, kreact runs with --explain-address, which keeps each
 // rule's trace, and each sync phase times one kreact explain answer at

@@ -126,7 +126,7 @@ func main() {
 	flag.StringVar(&f.manyVariants, "many-variants", "kreact-1,kreact-N,bare-N,bareprocs-N", "variants of the many-rules phase (N: -many-rules; base-1, base-N run -many-base)")
 	flag.StringVar(&f.manyBase, "many-base", "", "a second kreact binary for the base-1 and base-N variants")
 	flag.IntVar(&f.manyBareWorkers, "many-bare-workers", 1, "workers of each bare controller of the many-rules phase")
-	flag.StringVar(&f.manyProfile, "many-profile", "", "directory for a CPU profile of kreact with many rules over each load, and heap and goroutine profiles after (empty: none)")
+	flag.StringVar(&f.manyProfile, "many-profile", "", "directory for a CPU profile of kreact with many rules over each load, and for each kreact its /metrics (read with the steady RSS), heap and goroutine profiles after (empty: none)")
 	flag.StringVar(&f.bareMany, "bare-many", "", "run the many-rules phase's bare controllers of this file (internal)")
 	flag.StringVar(&f.bareOnly, "bare-only", "", "with -bare-many, the controllers to run (internal)")
 	flag.BoolVar(&f.bare, "bare", false, "run the bare controller (internal)")

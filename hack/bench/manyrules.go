@@ -246,6 +246,7 @@ type manyRun struct {
 	writes         int
 	patches        int64
 	cpu            float64 // load and drain
+	settleCPU      float64 // from the end of the drain to the steady RSS's reading
 	hwm, rss       int64   // VmHWM, and VmRSS after the settle
 	watches        int64   // watches of the three resources the variant opened
 	left           int
@@ -674,15 +675,26 @@ func measureMany(ctx context.Context, b *manyBench, variant string, repeat int) 
 	if err := sleep(ctx, b.settle); err != nil {
 		return r, err
 	}
-	if b.profile != "" && p.metricsAddr != "" && r.rules > 1 {
-		c := p.procs[0]
-		kp := &kreactProcess{metrics: c.metricsAddr}
-		stamp := fmt.Sprintf("many-%s-r%d", variant, repeat+1)
-		if err := os.MkdirAll(b.profile, 0o755); err == nil {
-			_ = kp.saveProfile(ctx, "/debug/pprof/heap?gc=1", filepath.Join(b.profile, stamp+"-heap.pprof"))
-			_ = kp.saveProfile(ctx, "/debug/pprof/heap?debug=1", filepath.Join(b.profile, stamp+"-heap.txt"))
-			_ = kp.saveProfile(ctx, "/debug/pprof/goroutine?debug=1", filepath.Join(b.profile, stamp+"-goroutines.txt"))
+	// What the process does once the load is over (returning memory,
+	// say) is not in the CPU per reaction; it is reported beside it.
+	cpu2, err := sumCPU(p.pids())
+	if err != nil {
+		return r, err
+	}
+	r.settleCPU = cpu2 - cpu1
+	// The runtime's figures (heap live and goal, stacks, what it holds
+	// from the system) are saved before the memory is read, and the heap
+	// profile, which collects first, after: so that the RSS read is the
+	// one a run without profiles reads, and the figures are the same
+	// moment's.
+	var kp *kreactProcess
+	stamp := fmt.Sprintf("many-%s-r%d", variant, repeat+1)
+	if b.profile != "" && p.metricsAddr != "" {
+		kp = &kreactProcess{metrics: p.metricsAddr}
+		if err := os.MkdirAll(b.profile, 0o755); err != nil {
+			return r, err
 		}
+		_ = kp.saveProfile(ctx, "/metrics", filepath.Join(b.profile, stamp+"-metrics.txt"))
 	}
 	for _, pid := range p.pids() {
 		hwm, rss, err := benchstat.Memory(pid)
@@ -691,6 +703,13 @@ func measureMany(ctx context.Context, b *manyBench, variant string, repeat int) 
 		}
 		r.hwm += hwm
 		r.rss += rss
+	}
+	if kp != nil {
+		// The text's MemStats are read after the collection, so that
+		// its HeapAlloc is the live heap; the profile follows it.
+		_ = kp.saveProfile(ctx, "/debug/pprof/heap?gc=1&debug=1", filepath.Join(b.profile, stamp+"-heap.txt"))
+		_ = kp.saveProfile(ctx, "/debug/pprof/heap", filepath.Join(b.profile, stamp+"-heap.pprof"))
+		_ = kp.saveProfile(ctx, "/debug/pprof/goroutine?debug=1", filepath.Join(b.profile, stamp+"-goroutines.txt"))
 	}
 	if p.metricsAddr != "" {
 		patches1, err := p.patches(false)
@@ -785,11 +804,11 @@ func (r manyRun) cpuPerReaction() float64 { return 1000 * ratio(r.cpu, float64(r
 // manyReport writes every run, then per variant the medians (min–max),
 // then the ratios that the issue asks for, taken per repeat.
 func manyReport(w io.Writer, b *manyBench, runs []manyRun) {
-	fmt.Fprintln(w, "| repeat | variant | processes | watches opened | to ready | writes | patches | left | p50 | p99 | CPU s | CPU ms / reaction | peak RSS | steady RSS |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| repeat | variant | processes | watches opened | to ready | writes | patches | left | p50 | p99 | CPU s | CPU ms / reaction | peak RSS | steady RSS | CPU ms after the drain |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range runs {
-		fmt.Fprintf(w, "| %d | %s | %d | %d | %s | %d | %d | %d | %s | %s | %.2f | %.3f | %s | %s |\n", r.repeat+1, r.variant, r.processes, r.watches,
-			r.startup.Round(10*time.Millisecond), r.writes, r.patches, r.left, round(r.p50), round(r.p99), r.cpu, r.cpuPerReaction(), mib(r.hwm), mib(r.rss))
+		fmt.Fprintf(w, "| %d | %s | %d | %d | %s | %d | %d | %d | %s | %s | %.2f | %.3f | %s | %s | %.0f |\n", r.repeat+1, r.variant, r.processes, r.watches,
+			r.startup.Round(10*time.Millisecond), r.writes, r.patches, r.left, round(r.p50), round(r.p99), r.cpu, r.cpuPerReaction(), mib(r.hwm), mib(r.rss), 1000*r.settleCPU)
 	}
 	by := map[string]map[int]manyRun{}
 	for _, r := range runs {
@@ -805,19 +824,20 @@ func manyReport(w io.Writer, b *manyBench, runs []manyRun) {
 	ms := func(v float64) string { return fmt.Sprintf("%.3f", v) }
 	mb := func(v float64) string { return fmt.Sprintf("%.1f MiB", v/(1<<20)) }
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| variant | CPU ms / reaction | peak RSS | steady RSS | watches opened | left unreacted | repeats |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| variant | CPU ms / reaction | peak RSS | steady RSS | watches opened | left unreacted | CPU ms after the drain | repeats |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	for _, v := range b.variants {
-		var cpu, hwm, rss, watches, left []float64
+		var cpu, hwm, rss, watches, left, settle []float64
 		for _, r := range by[v] {
 			cpu = append(cpu, r.cpuPerReaction())
+			settle = append(settle, 1000*r.settleCPU)
 			hwm = append(hwm, float64(r.hwm))
 			rss = append(rss, float64(r.rss))
 			watches = append(watches, float64(r.watches))
 			left = append(left, float64(r.left))
 		}
 		count := func(v float64) string { return fmt.Sprintf("%.0f", v) }
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %d |\n", v, cell(cpu, ms), cell(hwm, mb), cell(rss, mb), cell(watches, count), cell(left, count), len(by[v]))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %d |\n", v, cell(cpu, ms), cell(hwm, mb), cell(rss, mb), cell(watches, count), cell(left, count), cell(settle, count), len(by[v]))
 	}
 	n := strconv.Itoa(b.plan.rules)
 	pairs := [][2]string{

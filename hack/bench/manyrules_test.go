@@ -158,7 +158,7 @@ func TestParseManyVariants(t *testing.T) {
 func TestManyReport(t *testing.T) {
 	b := &manyBench{plan: manyPlan{rules: 50}, variants: []string{"kreact-1", "kreact-50", "bare-50"}}
 	run := func(v string, rep int, cpu float64, patches int64, rss int64) manyRun {
-		return manyRun{variant: v, repeat: rep, cpu: cpu, patches: patches + 7, reactionsAsked: int(patches), hwm: 2 * rss, rss: rss, watches: 3}
+		return manyRun{variant: v, repeat: rep, cpu: cpu, settleCPU: cpu / 100, patches: patches + 7, reactionsAsked: int(patches), hwm: 2 * rss, rss: rss, watches: 3}
 	}
 	var out bytes.Buffer
 	manyReport(&out, b, []manyRun{
@@ -170,6 +170,7 @@ func TestManyReport(t *testing.T) {
 		"| kreact-50 / kreact-1 | **1.75× (1.50×–2.00×)** | 2.13× (1.63×–2.63×) | **2.13× (1.63×–2.63×)** | 2 |",
 		"| kreact-50 / bare-50 | **0.75× (0.50×–1.00×)** |",
 		"| kreact-50 | 1.750 (1.500–2.000) |",
+		"| 0 (0–0) | 18 (15–20) | 2 |",
 		"kreact: memory per rule beyond the first, steady 711 KiB (397 KiB–1024 KiB)",
 	} {
 		if !strings.Contains(s, want) {

@@ -104,7 +104,12 @@
 //     operating system (Reclaim, which the caller asks for once the call's
 //     values are garbage): debug.FreeOSMemory, at most twice a second,
 //     not while the pacer spaces out collections, but when it stops.
-//     Calls that stay within their limits never cause one.
+//     Calls that stay within their limits never cause one for that.
+//   - Once script calls have stopped for a second, the heap is handed
+//     back the same way when it holds at least half the live heap more
+//     than the live heap, at most once every 10s (idleReturn): what Go's
+//     collector let the heap grow to under load stays resident otherwise
+//     until the next load, about 2.2 times the live heap.
 //   - Transparent huge pages are turned off for the process, at the
 //     first Meter (see above).
 //
@@ -137,5 +142,6 @@
 // used concurrently. The watchdog, the pacer and the reclaimer each run
 // on a goroutine of their own while they have work, and end by themselves
 // (100ms after the last call, 3s after the last misbehaving one, once no
-// reclaim is pending).
+// reclaim is pending); the idle return is a timer that the end of the
+// last call running sets, and nothing runs between its firings.
 package governor

@@ -19,7 +19,8 @@ const reclaimEvery = 500 * time.Millisecond
 // while Go's heap goal was 140 MiB. So after such a call ends, the
 // reclaimer runs debug.FreeOSMemory (a collection, then every free page
 // returned), at most once per reclaimEvery, on a goroutine of its own.
-// Calls that stay within their limits never cause one. While the pacer
+// Calls that stay within their limits never cause one that way (but see
+// idleReturn, which asks for one once calls have stopped). While the pacer
 // spaces out collections (gcPacer), a reclaim, itself a collection,
 // waits until it stops, and is asked for then.
 type reclaimer struct {

@@ -98,12 +98,15 @@ type allocWatch struct {
 	lastAt time.Time
 	// readings counts the readings made, for tests.
 	readings atomic.Int64
+	// idle hands the heap back once calls have stopped (idle.go).
+	idle idleReturn
 }
 
 // watchdog is the process's allocWatch.
 var watchdog = &allocWatch{
 	calls:  make(map[*Meter]struct{}),
 	sample: [1]metrics.Sample{{Name: allocsMetric}},
+	idle:   newIdleReturn(),
 }
 
 // pageSize is the size of the pages that threadFaults counts.
@@ -161,10 +164,15 @@ func (w *allocWatch) start(m *Meter, now time.Time) {
 func (w *allocWatch) stop(m *Meter) {
 	w.mu.Lock()
 	delete(w.calls, m)
-	if len(w.calls) == 0 && w.armed && w.timer != nil && w.timer.Stop() {
-		// Stopped before it fired. Had it fired, fire, waiting for
-		// w.mu, finds no call and leaves it unset.
-		w.armed = false
+	if len(w.calls) == 0 {
+		if w.armed && w.timer != nil && w.timer.Stop() {
+			// Stopped before it fired. Had it fired, fire, waiting for
+			// w.mu, finds no call and leaves it unset.
+			w.armed = false
+		}
+		if w.idle.ret != nil {
+			w.callsEnded(time.Now())
+		}
 	}
 	w.mu.Unlock()
 }
