@@ -126,6 +126,10 @@ type Core struct {
 
 	mu      sync.Mutex
 	pending map[objectKey]*entry
+	// spare holds entries that take emptied, for the next objects'
+	// changes (newEntryLocked): at low rates every change would
+	// otherwise allocate one.
+	spare []*entry
 	// ahead holds, per object, the resourceVersion of a state a call was
 	// given from the cache before its change was observed (see freshen):
 	// changes up to that version have been seen and are not delivered.
