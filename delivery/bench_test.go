@@ -14,8 +14,8 @@ import (
 // call taken, and the one patch the call asks for committed to a sink
 // that finishes it on the worker's goroutine, as actions.Queue.Execute
 // usually does. Each op is a different object of a thousand, as at a
-// steady rate. Its allocations per op, less the one of patchCaller's
-// Outcome, are what delivery allocates per event.
+// steady rate. Its allocations per op, less two of its own (the worker
+// and patchCaller's Outcome), are what delivery allocates per event.
 func BenchmarkReaction(b *testing.B) {
 	d := New(testRule(), allHandlers{}, discardSink{}, Options{Logger: quiet(), BaseDelay: -1, Observer: discardObserver{}})
 	b.Cleanup(d.ShutDown)

@@ -193,6 +193,16 @@ func (d *Core) commit(ctx context.Context, key objectKey, ev event.Event, asked 
 		hand(last, asked[last], settled)
 		return c.finishedChan()
 	}
+	d.commitEach(ctx, c, ev, asked, hand)
+	return c.finishedChan()
+}
+
+// commitEach hands asked over for commit when something needs to know
+// how each action ended: the trace, spec.recordEvents or a once marker.
+// It is apart from commit because its callbacks keep ev, which would
+// otherwise be moved to the heap for every call.
+func (d *Core) commitEach(ctx context.Context, c *commitment, ev event.Event, asked []actions.Action, hand func(int, actions.Action, func(error))) {
+	key := c.key
 	start := d.now()
 	for i, a := range asked {
 		var traced func(error)
@@ -212,7 +222,6 @@ func (d *Core) commit(ctx context.Context, key objectKey, ev event.Event, asked 
 			c.settled(err)
 		})
 	}
-	return c.finishedChan()
 }
 
 // closedChan is what commit returns when its key is already released.
