@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -159,36 +160,19 @@ func (d *Core) traceTurn(t turn, c called, err error, result string) {
 // which waits for the actions anyway: the others, handed over first,
 // proceed on the sink's workers meanwhile.
 func (d *Core) commit(ctx context.Context, key objectKey, ev event.Event, asked []actions.Action, marker *actions.Action) <-chan struct{} {
-	finished := make(chan struct{})
-	release := func() {
+	if len(asked) == 0 && marker == nil {
 		d.queue.Done(key)
-		close(finished)
+		return closedChan
 	}
-	var failed atomic.Bool
-	// all runs once every action is finished.
-	all := func() {
-		if marker == nil || failed.Load() {
-			release()
-			return
-		}
-		d.sink.EnqueueResult(*marker, func(err error) {
-			if err == nil {
-				d.markedOnce(key, marker.UID)
-			}
-			release()
-		})
-	}
+	// One commitment holds what the callbacks share, so that a call's
+	// actions cost one allocation here, not one per closure and per
+	// shared variable (at 40 writes/s each is paid on cold caches).
+	c := &commitment{d: d, key: key, marker: marker}
 	if len(asked) == 0 {
-		all()
-		return finished
+		c.all()
+		return c.finishedChan()
 	}
-	var left atomic.Int32
-	left.Store(int32(len(asked)))
-	settled := func(error) {
-		if left.Add(-1) == 0 {
-			all()
-		}
-	}
+	c.left.Store(int32(len(asked)))
 	last := len(asked) - 1
 	hand := func(i int, a actions.Action, done func(error)) {
 		if i == last {
@@ -199,11 +183,26 @@ func (d *Core) commit(ctx context.Context, key objectKey, ev event.Event, asked 
 	}
 	if !d.traced() && !d.rule.RecordEvents && marker == nil {
 		// Nothing needs to know how each action ended.
-		for i, a := range asked {
+		settled := c.settled
+		for i, a := range asked[:last] {
 			hand(i, a, settled)
 		}
-		return finished
+		// The last action's first attempt is usually made, and finished,
+		// on this goroutine (Sink.Execute): then nothing waits, and no
+		// channel is needed.
+		hand(last, asked[last], settled)
+		return c.finishedChan()
 	}
+	d.commitEach(ctx, c, ev, asked, hand)
+	return c.finishedChan()
+}
+
+// commitEach hands asked over for commit when something needs to know
+// how each action ended: the trace, spec.recordEvents or a once marker.
+// It is apart from commit because its callbacks keep ev, which would
+// otherwise be moved to the heap for every call.
+func (d *Core) commitEach(ctx context.Context, c *commitment, ev event.Event, asked []actions.Action, hand func(int, actions.Action, func(error))) {
+	key := c.key
 	start := d.now()
 	for i, a := range asked {
 		var traced func(error)
@@ -215,15 +214,83 @@ func (d *Core) commit(ctx context.Context, key objectKey, ev event.Event, asked 
 				traced(err)
 			}
 			if err != nil {
-				failed.Store(true)
+				c.failed.Store(true)
 				if a.Verb != actions.Event && !errors.Is(err, actions.ErrStopped) {
 					d.recordEvent(key, ev, ReasonActionFailed, fmt.Sprintf("rule %s: %s %s failed: %v", d.rule.Name, a.Verb, actionTarget(a), err))
 				}
 			}
-			settled(err)
+			c.settled(err)
 		})
 	}
-	return finished
+}
+
+// closedChan is what commit returns when its key is already released.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// commitment is one commit's state, shared by the callbacks of its
+// actions.
+type commitment struct {
+	d      *Core
+	key    objectKey
+	marker *actions.Action
+	failed atomic.Bool
+	left   atomic.Int32
+
+	mu       sync.Mutex
+	finished chan struct{}
+	released bool
+}
+
+// settled is the done of each action: the last one to finish calls all.
+func (c *commitment) settled(error) {
+	if c.left.Add(-1) == 0 {
+		c.all()
+	}
+}
+
+// all runs once every action is finished: it sends the once marker, if
+// there is one and every action succeeded, then releases the key.
+func (c *commitment) all() {
+	if c.marker == nil || c.failed.Load() {
+		c.release()
+		return
+	}
+	c.d.sink.EnqueueResult(*c.marker, func(err error) {
+		if err == nil {
+			c.d.markedOnce(c.key, c.marker.UID)
+		}
+		c.release()
+	})
+}
+
+// release frees the key, and closes the channel commit returned.
+func (c *commitment) release() {
+	c.d.queue.Done(c.key)
+	c.mu.Lock()
+	c.released = true
+	if c.finished != nil {
+		close(c.finished)
+	}
+	c.mu.Unlock()
+}
+
+// finishedChan returns the channel that is closed on release:
+// closedChan if that has happened, else one made now, which release
+// closes.
+func (c *commitment) finishedChan() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.released {
+		return closedChan
+	}
+	if c.finished == nil {
+		c.finished = make(chan struct{})
+	}
+	return c.finished
 }
 
 // callAttrs are the log attributes of a failed call: handler, resource,

@@ -82,6 +82,36 @@ type entry struct {
 	timer
 }
 
+// maxSpare bounds Core.spare: objects that wait at once beyond it
+// allocate their entries, as without spares. It is small because every
+// rule keeps its own (8 spares are 2.5 KiB; a thousand rules keep that
+// each), and at the rates where an allocation per change counts, few
+// objects wait at once.
+const maxSpare = 8
+
+// newEntryLocked returns an empty entry for an object of resource, a
+// spare one if there is one.
+func (d *Core) newEntryLocked(resource apiresource.Resource) *entry {
+	n := len(d.spare)
+	if n == 0 {
+		return &entry{resource: resource}
+	}
+	e := d.spare[n-1]
+	d.spare[n-1] = nil
+	d.spare = d.spare[:n-1]
+	e.resource = resource
+	return e
+}
+
+// spareLocked keeps e, an entry no longer in pending that nothing else
+// refers to, for newEntryLocked.
+func (d *Core) spareLocked(e *entry) {
+	if len(d.spare) < maxSpare {
+		*e = entry{}
+		d.spare = append(d.spare, e)
+	}
+}
+
 // empty reports whether the entry holds nothing, not even a timer.
 func (e *entry) empty() bool {
 	return !e.hasChange() && !e.timer.set()

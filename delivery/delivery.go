@@ -126,6 +126,10 @@ type Core struct {
 
 	mu      sync.Mutex
 	pending map[objectKey]*entry
+	// spare holds entries that take emptied, for the next objects'
+	// changes (newEntryLocked): at low rates every change would
+	// otherwise allocate one.
+	spare []*entry
 	// ahead holds, per object, the resourceVersion of a state a call was
 	// given from the cache before its change was observed (see freshen):
 	// changes up to that version have been seen and are not delivered.
@@ -200,9 +204,20 @@ func New(rule *rules.Rule, handlers Handlers, sink Sink, opts Options) *Core {
 	}
 	// kreact.once's marker, which kreact writes, calls nothing either.
 	d.ignore = append(d.ignore, rules.FieldPath{"metadata", "annotations", event.OnceAnnotation(rule.Name)}.String())
+	// client-go's queues as NewTypedRateLimitingQueueWithConfig builds
+	// them, but on a ring (fifo).
+	queueName, queueClock := "kreact_rule_changes_"+rule.Name, queueclock.Slow(opts.Clock)
 	d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[objectKey](base, maxDelay),
-		workqueue.TypedRateLimitingQueueConfig[objectKey]{Name: "kreact_rule_changes_" + rule.Name, MetricsProvider: opts.MetricsProvider, Clock: queueclock.Slow(opts.Clock)},
+		workqueue.TypedRateLimitingQueueConfig[objectKey]{
+			Name: queueName, MetricsProvider: opts.MetricsProvider, Clock: queueClock,
+			DelayingQueue: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[objectKey]{
+				Name: queueName, MetricsProvider: opts.MetricsProvider, Clock: queueClock,
+				Queue: workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[objectKey]{
+					Name: queueName, MetricsProvider: opts.MetricsProvider, Clock: queueClock, Queue: &fifo[objectKey]{},
+				}),
+			}),
+		},
 	)
 	if d.tick {
 		d.ticks = tickSchedule(rule, d.log)

@@ -189,6 +189,7 @@
 // Beside that way: timer.go (kreact.after, and the ticks of spec.every
 // and spec.schedule), finalize.go (spec.finalizer), once.go
 // (kreact.once's marker), events.go (spec.recordEvents), faillog.go (the
-// failures' log, rate-limited), trace.go (Trace). plan.go (Plan, Reader)
+// failures' log, rate-limited), trace.go (Trace), fifo.go (the ring
+// that holds the workqueue's keys). plan.go (Plan, Reader)
 // and watches.go (Watches) read the rule alone, before any Core.
 package delivery

@@ -95,9 +95,9 @@ func (d *Core) Observe(source int, c Change) {
 	if d.sources[source].Resource == "" {
 		d.sources[source] = c.Resource.GVR.GroupResource()
 	}
-	e := d.pending[key]
+	e, isNew := d.pending[key], false
 	if e == nil {
-		e = &entry{resource: c.Resource}
+		e, isNew = d.newEntryLocked(c.Resource), true
 	}
 	had := e.hasChange()
 	e.timer.note(c)
@@ -121,12 +121,15 @@ func (d *Core) Observe(source int, c Change) {
 	if d.traced() {
 		d.traceObserved(key, c, had, e)
 	}
-	if e.empty() {
-		delete(d.pending, key)
-	} else {
-		d.pending[key] = e
-	}
 	queue := e.hasChange()
+	switch {
+	case !e.empty():
+		d.pending[key] = e
+	case isNew:
+		d.spareLocked(e)
+	default:
+		delete(d.pending, key)
+	}
 	d.mu.Unlock()
 	if queue {
 		d.queue.Add(key)

@@ -73,6 +73,7 @@ func (d *Core) takeLocked(key objectKey) (event.Event, Change, bool) {
 	switch {
 	case e.empty():
 		delete(d.pending, key)
+		d.spareLocked(e)
 	case e.hasCall(now):
 		d.queue.Add(key)
 	case !e.timer.at.IsZero():

@@ -72,12 +72,12 @@ func TestHandoverOfASelectorRestart(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &recorder{}
-			first := newHandover(expander{rec}, nil, true, tc.deletes)
+			first := newHandover(newExpander(rec), nil, true, tc.deletes)
 			for _, o := range given {
 				first.OnAdd(o, true)
 			}
 			rec.events = nil
-			ho := newHandover(expander{rec}, first, false, tc.deletes)
+			ho := newHandover(newExpander(rec), first, false, tc.deletes)
 			if !ho.handingOver() || ho.recording() {
 				t.Fatalf("handingOver %v, recording %v; want true, false", ho.handingOver(), ho.recording())
 			}
@@ -108,9 +108,9 @@ func TestHandoverOfASelectorRestart(t *testing.T) {
 // handler no more.
 func TestHandoverClosed(t *testing.T) {
 	rec := &recorder{}
-	first := newHandover(expander{rec}, nil, true, true)
+	first := newHandover(newExpander(rec), nil, true, true)
 	first.OnAdd(cached("gone", "u1", "1", nil), true)
-	ho := newHandover(expander{rec}, first, false, true)
+	ho := newHandover(newExpander(rec), first, false, true)
 	ho.close()
 	ho.release(func(string, string) (any, bool) { return nil, false }, labels.Everything())
 	if got := rec.snapshot(); len(got) != 1 {

@@ -51,7 +51,7 @@ type Watch struct {
 // initial list is handed out whole and synthesises no delete, as the
 // package doc says. Called under w.e.mu.
 func (w *Watch) registeredHandler(inst *instance, sharded, carry bool) cache.ResourceEventHandler {
-	h := cache.ResourceEventHandler(expander{w.handler})
+	h := cache.ResourceEventHandler(newExpander(w.handler))
 	prev := w.ho
 	if !sharded && !carry {
 		prev = nil
