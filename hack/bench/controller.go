@@ -149,7 +149,7 @@ func (c *controller) pollReady(health string) {
 
 // startBare runs this program as the bare controller on namespace.
 func startBare(namespace string, s settings) (*controller, error) {
-	self, err := os.Executable()
+	self, err := bareBinary()
 	if err != nil {
 		return nil, err
 	}

@@ -498,7 +498,7 @@ func crdSettingsLine(n, repeats int, window time.Duration, s settings, cores int
 // startBareDiscovery runs this program as the bare discovery client on
 // namespace.
 func startBareDiscovery(namespace string, s settings) (*controller, error) {
-	self, err := os.Executable()
+	self, err := bareBinary()
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,14 @@
 // phases run it too when -controllers names it (e.g.
 // -controllers kreact,bare,kreact-base), with kreact-base/bare ratios.
 //
+// Before anything runs, every binary it measures (-kreact, -kreact-base,
+// -many-base and this program, which runs the bare controllers) is
+// copied into a temporary directory, one after the other, and run from
+// there: a file as the Go linker wrote it gave a higher peak RSS than a
+// byte-identical copy, and an older file more CPU than a newer one (see
+// docs/design/performance-history.md), so the copies compare the code,
+// not the files.
+//
 // The million phase (-million N, off by default; issue 39) measures kreact
 // on N ConfigMaps (1,000,000 is what it is for) against the bare
 // controller on -million-bare of them (100,000: a bare informer at a

@@ -191,6 +191,14 @@ func run(f flags) error {
 	if _, err := os.Stat(f.kreact); err != nil {
 		return fmt.Errorf("kreact binary: %w (run make build)", err)
 	}
+	binDir, err := os.MkdirTemp("", "kreact-bench-bin-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(binDir)
+	if err := copyBinaries(binDir, &f); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 

@@ -534,7 +534,7 @@ func (b *manyBench) startManyKreact(bin, dir string) (*manyProcess, error) {
 // startManyBare runs the bare controllers of rules 0..n-1: all in this
 // program re-executed once, or one process each.
 func (b *manyBench) startManyBare(n int, separate bool) (*manyProcess, error) {
-	self, err := os.Executable()
+	self, err := bareBinary()
 	if err != nil {
 		return nil, err
 	}
