@@ -464,8 +464,11 @@ func selectorSelects(h *History) []string {
 // initial add), the calls about an object go add, updates, delete, add…:
 // no update or delete of an object the rule does not hold (it never
 // entered the selector, or left it), and no second add of one it holds
-// (a repeat). With --shards an object that moves to another replica and
-// back is added again; the check rests within a fault window there.
+// (a repeat). A repeat is allowed within a fault window of the rule's, as
+// everywhere ("a restart"): an edit of p-sel2, which hands p-sel over, is
+// none of p-sel's. With --shards an object that moves to another replica
+// and back is added again, and the whole check rests within a fault
+// window.
 func selectorEntersAndLeaves(h *History) []string {
 	type key struct {
 		proc int
@@ -484,7 +487,7 @@ func selectorEntersAndLeaves(h *History) []string {
 		bad := ""
 		switch c.Handler {
 		case "onAdd":
-			if holds {
+			if holds && !h.faultNear(c.Rule, c.At.Add(-time.Second), c.At) {
 				bad = "is an add of an object the rule holds"
 			}
 			held[k] = c

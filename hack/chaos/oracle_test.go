@@ -365,6 +365,13 @@ func TestSelectorOracle(t *testing.T) {
 			h.Calls[2].Initial = true
 			h.Final.ConfigMaps = final("a")
 		}, []string{"entering a selector is an add, leaving it a delete"}},
+		{"an add repeated across an API server restart", func(h *History) {
+			h.Faults = append(h.Faults, Fault{Kind: APIDown, From: at(60), To: at(62)})
+			h.Writes = []Write{create(10, 50)}
+			h.Calls = []Call{call("p-sel", "onAdd", 10, "a", 50.1), call("p-sel2", "onAdd", 10, "a", 50.1), call("p-sel2", "onAdd", 10, "a", 62.5)}
+			h.Calls[2].Initial = true
+			h.Final.ConfigMaps = final("a")
+		}, nil},
 		{"a delete of an object the rule never saw", func(h *History) {
 			// Moved out before p-sel2's call: coalesced to nothing.
 			h.Writes = []Write{create(10, 50), label("c", 12, 50.05)}
