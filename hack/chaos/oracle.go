@@ -61,7 +61,7 @@ var guarantees = []guarantee{
 	{"actions stay within spec.permissions", `rules.md: "A call that throws, times out, asks for more than maxActions actions or for one its permissions refuse queues none"`, permissionsHold},
 	{"a label selector selects as the API server would", `rules.md, spec.watch "labelSelector": "a rule's handlers are called for the objects its selector selects and no others, as if the API server had selected them"; "one that stops matching an onDelete with its last matching state"`, selectorSelects},
 	{"entering a selector is an add, leaving it a delete", `rules.md, spec.watch "labelSelector": "An object whose labels change to match is an onAdd, one that stops matching an onDelete with its last matching state"; when a rule with another selector joins, "the rules already on it lose and repeat no event"`, selectorEntersAndLeaves},
-	{"delivery every sees each move across a selector", `delivery.md, "Coalesced per object": "spec.delivery: every: one call per change"; rules.md, spec.watch "labelSelector": "An object whose labels change to match is an onAdd, one that stops matching an onDelete", and a hand-over loses "no event"`, selectorEveryMove},
+	{"delivery every sees each move across a selector", `delivery.md, "Coalesced per object": "spec.delivery: every: one call per change", "…, delete → onDelete(last known state)"; rules.md, spec.watch "labelSelector": "An object whose labels change to match is an onAdd, one that stops matching an onDelete", and a hand-over loses "no event"`, selectorEveryMove},
 	{"a selector's rule ends holding what it selects", `rules.md, spec.watch "labelSelector": "a rule's handlers are called for the objects its selector selects and no others"; delivery.md, "What a restart replays": "every existing object as an initial add", "Nothing is replayed for objects deleted while it was not running"; "API server outages": "the informer lists and delivers the difference: updates, adds, and the deletes that happened meanwhile"`, selectorFinalView},
 	{"one tick at a time, and ticks go on", `delivery.md, "Periodic calls": "spec.every calls onTick(ctx) at that interval"; "With --shards, a tick runs once for the cluster"; rules.md, spec.tickScope: "While the replicas notice a change of members … a tick may run on two replicas or on none"`, ticksOnce},
 }
@@ -515,32 +515,19 @@ func selectorEntersAndLeaves(h *History) []string {
 }
 
 // selectorEveryMove: p-sel (delivery every) is called once for each change
-// after which its selector selects the object, with exactly that state,
-// and once with onDelete for each change that takes the object out of
-// it, with the state before (the API server's selector gives that state
-// the change's resourceVersion; kreact's own, its own), when no fault
-// touching p-sel was near. An edit of p-sel2, which restarts the shared
-// informer under p-sel, is no fault of p-sel's.
+// after which its selector selects the object, with exactly that state;
+// once with onDelete for each change that takes the object out of it,
+// with the state before (the API server's selector gives that state the
+// change's resourceVersion; kreact's own, its own); and with an onDelete
+// after the delete of an object it selects; when no fault touching p-sel
+// was near. An edit of p-sel2, which restarts the shared informer under
+// p-sel, is no fault of p-sel's.
 func selectorEveryMove(h *History) []string {
 	const rule = "p-sel"
 	sel := strings.Join(selectorOf(rule, 0), ",")
 	var out []string
 	for i, w := range h.Writes {
-		if w.Resource != "configmaps" || w.Kind == Delete || h.faultNear(rule, w.At.Add(-2*time.Second), w.At.Add(slack)) || w.At.Add(slack).After(h.OpsEnd) {
-			continue
-		}
-		l, _ := h.labelAt(w.UID, w.RV)
-		calls := h.calls(rule, w.UID, "")
-		if selects(sel, l) {
-			n := 0
-			for _, c := range calls {
-				if c.RV == w.RV && c.Handler != "onDelete" {
-					n++
-				}
-			}
-			if n != 1 {
-				out = append(out, fmt.Sprintf("%s %s/%s=%s at %s (resourceVersion %d, l=%s): %d calls of %s saw it, want 1", w.Kind, w.Resource, w.Name, w.Value, h.at(w.At), w.RV, l, n, rule))
-			}
+		if w.Resource != "configmaps" || h.faultNear(rule, w.At.Add(-2*time.Second), w.At.Add(slack)) || w.At.Add(slack).After(h.OpsEnd) {
 			continue
 		}
 		// The checker's write before w: the state before w has its label.
@@ -550,18 +537,33 @@ func selectorEveryMove(h *History) []string {
 				prev = p
 			}
 		}
-		if pl, _ := h.labelAt(w.UID, prev.RV); prev.UID == "" || !selects(sel, pl) {
-			continue
-		}
-		n := 0
-		for _, c := range calls {
-			if c.Handler == "onDelete" && c.RV >= prev.RV && c.RV <= w.RV {
-				n++
+		pl, _ := h.labelAt(w.UID, prev.RV)
+		wasIn := prev.UID != "" && selects(sel, pl)
+		calls := h.calls(rule, w.UID, "")
+		count := func(match func(c Call) bool) int {
+			n := 0
+			for _, c := range calls {
+				if match(c) {
+					n++
+				}
 			}
+			return n
 		}
-		if n != 1 {
-			out = append(out, fmt.Sprintf("%s %s/%s=%s at %s (resourceVersion %d) took it out of l in (%s): %d onDelete of %s with a state from resourceVersion %d to %d, want 1",
-				w.Kind, w.Resource, w.Name, w.Value, h.at(w.At), w.RV, sel, n, rule, prev.RV, w.RV))
+		l, _ := h.labelAt(w.UID, w.RV)
+		switch {
+		case w.Kind == Delete:
+			if n := count(func(c Call) bool { return c.Handler == "onDelete" && c.RV > prev.RV }); wasIn && n == 0 {
+				out = append(out, fmt.Sprintf("delete configmaps/%s at %s (l=%s): no onDelete of %s after resourceVersion %d", w.Name, h.at(w.At), pl, rule, prev.RV))
+			}
+		case selects(sel, l):
+			if n := count(func(c Call) bool { return c.RV == w.RV && c.Handler != "onDelete" }); n != 1 {
+				out = append(out, fmt.Sprintf("%s %s/%s=%s at %s (resourceVersion %d, l=%s): %d calls of %s saw it, want 1", w.Kind, w.Resource, w.Name, w.Value, h.at(w.At), w.RV, l, n, rule))
+			}
+		case wasIn:
+			if n := count(func(c Call) bool { return c.Handler == "onDelete" && c.RV >= prev.RV && c.RV <= w.RV }); n != 1 {
+				out = append(out, fmt.Sprintf("%s %s/%s=%s at %s (resourceVersion %d) took it out of l in (%s): %d onDelete of %s with a state from resourceVersion %d to %d, want 1",
+					w.Kind, w.Resource, w.Name, w.Value, h.at(w.At), w.RV, sel, n, rule, prev.RV, w.RV))
+			}
 		}
 	}
 	return out

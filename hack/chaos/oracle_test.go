@@ -22,12 +22,16 @@ func TestOracle(t *testing.T) {
 		return &History{Start: t0, OpsEnd: at(100), End: at(120), Procs: []Proc{{Start: t0, End: at(50)}, {Start: at(50)}}}
 	}
 	// pselSaw gives p-sel, with delivery every, its call for each of
-	// writes, all in its selector: the histories here are about other
-	// probes.
+	// writes, all in its selector, and an onDelete after the last of an
+	// object deleted (held by p-fin's finalizer until then): the
+	// histories here are about other probes.
 	pselSaw := func(writes []Write) []Call {
 		var out []Call
 		for _, w := range writes {
 			if w.Kind == Delete {
+				last := slices.MaxFunc(writes, func(a, b Write) int { return a.At.Compare(b.At) })
+				out = append(out, Call{Rule: "p-sel", Handler: "onDelete", UID: w.UID, RV: slices.MaxFunc(writes, func(a, b Write) int { return int(a.RV - b.RV) }).RV + 1,
+					L: "a", Sel: "a,b", At: last.At.Add(200 * time.Millisecond)})
 				continue
 			}
 			c := Call{Rule: "p-sel", Handler: "onUpdate", UID: w.UID, RV: w.RV, L: "a", OldL: "a", Sel: "a,b", Changed: "data.v", At: w.At.Add(100 * time.Millisecond)}
@@ -58,6 +62,7 @@ func TestOracle(t *testing.T) {
 			h.Final.ConfigMaps = []Object{{Name: "a", UID: "u1", Annotations: map[string]string{"once.kreact.dev/p-fin": ""}, Data: map[string]string{"v": "1"}}}
 			h.Final.Copies = []Object{{Name: "copy-a", Data: map[string]string{"v": "1"}}}
 			h.Calls = append(h.Calls, pselSaw(h.Writes)...)
+			slices.SortStableFunc(h.Calls, func(a, b Call) int { return a.At.Compare(b.At) })
 		}, nil},
 		{"bug 1: the once marker calls onUpdate", func(h *History) {
 			h.Writes = []Write{cm(Create, 10, "", 1)}
@@ -67,6 +72,7 @@ func TestOracle(t *testing.T) {
 				{Rule: "p-fin", Handler: "onUpdate", UID: "u1", OldRV: 10, RV: 11, Changed: "metadata.annotations", At: at(1.2)},
 			}
 			h.Calls = append(h.Calls, pselSaw(h.Writes)...)
+			slices.SortStableFunc(h.Calls, func(a, b Call) int { return a.At.Compare(b.At) })
 		}, []string{"onUpdate only for a change the rule sees"}},
 		{"bug 3: two onDelete for one delete", func(h *History) {
 			h.Writes = []Write{cm(Create, 10, "", 1), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: true, At: at(5)}}
@@ -77,6 +83,7 @@ func TestOracle(t *testing.T) {
 				{Rule: "p-fin", Handler: "onDelete", UID: "u1", RV: 13, At: at(5.2)},
 			}
 			h.Calls = append(h.Calls, pselSaw(h.Writes)...)
+			slices.SortStableFunc(h.Calls, func(a, b Call) int { return a.At.Compare(b.At) })
 		}, []string{"one onDelete per delete"}},
 		{"two onDelete across a kill are allowed", func(h *History) {
 			h.Writes = []Write{cm(Create, 10, "", 1), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: true, At: at(5)}}
@@ -91,6 +98,7 @@ func TestOracle(t *testing.T) {
 			h.Writes = []Write{cm(Create, 10, "", 1), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: true, At: at(5)}}
 			h.Calls = []Call{{Rule: "p-fin", Handler: "onAdd", UID: "u1", RV: 10, At: at(1.1)}, {Rule: "p-every", Handler: "onAdd", UID: "u1", RV: 10, At: at(1.1)}}
 			h.Calls = append(h.Calls, pselSaw(h.Writes)...)
+			slices.SortStableFunc(h.Calls, func(a, b Call) int { return a.At.Compare(b.At) })
 		}, []string{"one onDelete per delete"}},
 		{"a call after onDelete", func(h *History) {
 			h.Calls = []Call{
@@ -107,6 +115,7 @@ func TestOracle(t *testing.T) {
 			h.Calls = []Call{{Rule: "p-fin", Handler: "onAdd", UID: "u1", RV: 10, At: at(1.1)}, {Rule: "p-every", Handler: "onAdd", UID: "u1", RV: 10, At: at(1.1)},
 				{Rule: "p-every", Handler: "onUpdate", UID: "u1", OldRV: 10, RV: 12, Changed: `metadata.annotations["chaos/ignored"]`, At: at(2.1)}}
 			h.Calls = append(h.Calls, pselSaw(h.Writes)...)
+			slices.SortStableFunc(h.Calls, func(a, b Call) int { return a.At.Compare(b.At) })
 		}, nil},
 		{"a projected rule called for a path it does not keep", func(h *History) {
 			h.Calls = []Call{{Rule: "p-every", Handler: "onUpdate", UID: "u1", OldRV: 10, RV: 12, Changed: "metadata.generation", At: at(2.1)}}
@@ -121,6 +130,7 @@ func TestOracle(t *testing.T) {
 				{Rule: "p-every", Handler: "onDelete", UID: "u1", RV: 14, At: at(5.4)},
 			}
 			h.Calls = append(h.Calls, pselSaw(h.Writes)...)
+			slices.SortStableFunc(h.Calls, func(a, b Call) int { return a.At.Compare(b.At) })
 		}, nil},
 		{"a change before a held delete must reach onDelete", func(h *History) {
 			h.Writes = []Write{cm(Create, 10, "", 1), cm(SetData, 12, "data", 4), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: true, At: at(5)}}
@@ -365,6 +375,16 @@ func TestSelectorOracle(t *testing.T) {
 			h.Calls[2].Initial = true
 			h.Final.ConfigMaps = final("a")
 		}, []string{"entering a selector is an add, leaving it a delete"}},
+		{"a delete of a selected object", func(h *History) {
+			h.Writes = []Write{create(10, 50), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: true, At: at(51)}}
+			h.Calls = []Call{call("p-sel", "onAdd", 10, "a", 50.1), call("p-sel", "onUpdate", 13, "a", 51.1), call("p-sel", "onDelete", 14, "a", 51.5),
+				call("p-sel2", "onAdd", 10, "a", 50.1), call("p-sel2", "onDelete", 14, "a", 51.5)}
+		}, nil},
+		{"the delete of a selected object lost", func(h *History) {
+			h.Writes = []Write{create(10, 50), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: true, At: at(51)}}
+			h.Calls = []Call{call("p-sel", "onAdd", 10, "a", 50.1), call("p-sel", "onUpdate", 13, "a", 51.1),
+				call("p-sel2", "onAdd", 10, "a", 50.1), call("p-sel2", "onDelete", 14, "a", 51.5)}
+		}, []string{"delivery every sees each move across a selector", "a selector's rule ends holding what it selects"}},
 		{"an add repeated across an API server restart", func(h *History) {
 			h.Faults = append(h.Faults, Fault{Kind: APIDown, From: at(60), To: at(62)})
 			h.Writes = []Write{create(10, 50)}
