@@ -115,10 +115,12 @@ func (g *Generator) Next() Op {
 		return Op{Kind: Wait, Down: ms(1000, 3500)}
 	}
 	// p-sel2's edits switch its selector (selectorOf): besides the
-	// fault bag's edits, one operation in 50 is one, amid the writes,
+	// fault bag's edits, one operation in 25 is one, amid the writes,
 	// so that p-sel's informer is restarted without a selector (a
-	// hand-over) several times a minute, under load.
-	if g.faults.Edits && r.IntN(100) < 2 {
+	// hand-over) under load: an edit to an odd revision does it when
+	// the informer still takes the selector to the server (no switch
+	// since kreact started), which the kills bring back.
+	if g.faults.Edits && r.IntN(100) < 4 {
 		return Op{Kind: Edit, Rule: "p-sel2", Pause: ms(0, 250)}
 	}
 	op := Op{Name: names[r.IntN(len(names))], Pause: ms(0, 250)}
