@@ -63,6 +63,7 @@ var guarantees = []guarantee{
 	{"entering a selector is an add, leaving it a delete", `rules.md, spec.watch "labelSelector": "An object whose labels change to match is an onAdd, one that stops matching an onDelete with its last matching state"; when a rule with another selector joins, "the rules already on it lose and repeat no event"`, selectorEntersAndLeaves},
 	{"delivery every sees each move across a selector", `delivery.md, "Coalesced per object": "spec.delivery: every: one call per change", "…, delete → onDelete(last known state)"; rules.md, spec.watch "labelSelector": "An object whose labels change to match is an onAdd, one that stops matching an onDelete", and a hand-over loses "no event"`, selectorEveryMove},
 	{"a selector's rule ends holding what it selects", `rules.md, spec.watch "labelSelector": "a rule's handlers are called for the objects its selector selects and no others"; delivery.md, "What a restart replays": "every existing object as an initial add", "Nothing is replayed for objects deleted while it was not running"; "API server outages": "the informer lists and delivers the difference: updates, adds, and the deletes that happened meanwhile"`, selectorFinalView},
+	{"ctx.initial only for what was there when the rule started", `script-api.md, ctx: "initial: true for an add from the initial list (kreact started, the rule was edited, a leader took over, the rule moved process)"; rules.md, spec.watch "labelSelector": when a rule with another selector starts, "the rules already on it lose and repeat no event"`, initialOnlyAtStart},
 	{"one tick at a time, and ticks go on", `delivery.md, "Periodic calls": "spec.every calls onTick(ctx) at that interval"; "With --shards, a tick runs once for the cluster"; rules.md, spec.tickScope: "While the replicas notice a change of members … a tick may run on two replicas or on none"`, ticksOnce},
 }
 
@@ -404,6 +405,46 @@ func ticksOnce(h *History) []string {
 		if gap > 2*period+slack && !h.faultNear("p-tick", a.At, b.At) {
 			out = append(out, fmt.Sprintf("no tick for %v, from %s to %s", gap.Round(time.Millisecond), h.at(a.At), h.at(b.At)))
 		}
+	}
+	return out
+}
+
+// initialOnlyAtStart: an add with ctx.initial true is of an object that
+// existed when the rule started: not of one the checker created after
+// the rule, in that process and revision, had made a call that was not
+// from its initial list (so it had listed), with no fault touching the
+// rule (a restart, an edit of it, a shard move) between the create and
+// the call. An edit of p-sel2, which restarts the informer it shares
+// with p-sel, is none of p-sel's.
+func initialOnlyAtStart(h *History) []string {
+	type key struct {
+		proc int
+		rule string
+		rev  int
+	}
+	listed := map[key]time.Time{} // the first call not from the initial list
+	for _, c := range h.Calls {
+		k := key{c.Proc, c.Rule, c.Rev}
+		if _, ok := listed[k]; !ok && c.UID != "" && !c.Initial && c.Handler != "onTimer" {
+			listed[k] = c.At
+		}
+	}
+	var out []string
+	for _, c := range h.Calls {
+		if c.Handler != "onAdd" || !c.Initial {
+			continue
+		}
+		i := slices.IndexFunc(h.Writes, func(w Write) bool { return w.UID == c.UID && w.Kind == Create })
+		if i < 0 {
+			continue
+		}
+		w := h.Writes[i]
+		since, ok := listed[key{c.Proc, c.Rule, c.Rev}]
+		if !ok || !w.At.After(since) || w.At.After(c.At) || h.faultNear(c.Rule, w.At, c.At) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: onAdd(%s) at %s has ctx.initial true, but the checker created it at %s (resourceVersion %d), after the rule's first call that was not from its initial list (%s, process %d), and the rule did not restart between",
+			c.Rule, c.Name, h.at(c.At), h.at(w.At), w.RV, h.at(since), c.Proc))
 	}
 	return out
 }

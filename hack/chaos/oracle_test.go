@@ -385,6 +385,23 @@ func TestSelectorOracle(t *testing.T) {
 			h.Calls = []Call{call("p-sel", "onAdd", 10, "a", 50.1), call("p-sel", "onUpdate", 13, "a", 51.1),
 				call("p-sel2", "onAdd", 10, "a", 50.1), call("p-sel2", "onDelete", 14, "a", 51.5)}
 		}, []string{"delivery every sees each move across a selector", "a selector's rule ends holding what it selects"}},
+		{"an object created during a hand-over is no initial add", func(h *History) {
+			// p-sel2's edit restarts the informer under p-sel: no
+			// restart of p-sel's.
+			h.Ops = []Op{{Kind: Edit, Rule: "p-sel2"}}
+			h.Faults = append(h.Faults, Fault{Kind: Edit, Rule: "p-sel2", From: at(55), To: at(55)})
+			h.Writes = []Write{{Kind: Create, Resource: "configmaps", Name: "b", UID: "u0", RV: 8, At: at(50)}, create(10, 55.1)}
+			h.Calls = []Call{call("p-sel", "onAdd", 8, "a", 50.1), call("p-sel", "onAdd", 10, "a", 55.5), call("p-sel2", "onAdd", 8, "a", 50.1), call("p-sel2", "onAdd", 10, "a", 55.5)}
+			h.Calls[0].UID, h.Calls[2].UID, h.Calls[0].Name, h.Calls[2].Name = "u0", "u0", "b", "b"
+			h.Calls[1].Initial = true
+			h.Final.ConfigMaps = []Object{{Name: "a", UID: "u1", Labels: map[string]string{"l": "a"}}, {Name: "b", UID: "u0", Labels: map[string]string{"l": "a"}}}
+		}, []string{"ctx.initial only for what was there when the rule started"}},
+		{"an object created before a restart is an initial add", func(h *History) {
+			h.Writes = []Write{create(10, 44)}
+			h.Calls = []Call{call("p-sel", "onAdd", 10, "a", 46.5), call("p-sel2", "onAdd", 10, "a", 46.5)}
+			h.Calls[0].Initial, h.Calls[1].Initial = true, true
+			h.Final.ConfigMaps = final("a")
+		}, nil},
 		{"an add repeated across an API server restart", func(h *History) {
 			h.Faults = append(h.Faults, Fault{Kind: APIDown, From: at(60), To: at(62)})
 			h.Writes = []Write{create(10, 50)}
@@ -449,7 +466,7 @@ func TestSelectorOracle(t *testing.T) {
 	// and two that treat its calls apart.
 	checked := []string{"a label selector selects as the API server would", "entering a selector is an add, leaving it a delete",
 		"delivery every sees each move across a selector", "a selector's rule ends holding what it selects",
-		"nothing follows onDelete", "onUpdate only for a change the rule sees"}
+		"nothing follows onDelete", "onUpdate only for a change the rule sees", "ctx.initial only for what was there when the rule started"}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := base()
