@@ -5,7 +5,10 @@
 // A run is a seed. The seed picks a sequence of operations (ops.go):
 // ConfigMaps and custom resources created, updated (data, labels,
 // annotations, spec, status), deleted and created again under the same
-// name; rule files edited, or broken and mended; kreact stopped with
+// name, ConfigMaps relabelled into and out of the probes' label
+// selectors; rule files edited (among them, often and amid the writes,
+// the one that switches an informer from the API server's label selector
+// to selecting in kreact), or broken and mended; kreact stopped with
 // SIGTERM or killed with SIGKILL and started again; the API server
 // restarted; with -shards, replicas added, killed and restarted; pauses
 // that let timers fall due. The same seed gives the same operations in the
@@ -14,9 +17,13 @@
 // kreact runs as a separate process with probe rules (probes.go) that use
 // every feature at once: spec.finalizer with onDelete, kreact.once,
 // kreact.after and onTimer, setCondition, owner references, ignoreChanges,
-// spec.watch[].fields, delivery latest and every, spec.every and refused
-// permissions. Each call logs one line (rule, handler, object uid, the
-// resourceVersion it saw) to kreact's log file, which the checker owns:
+// spec.watch[].fields, spec.watch[].labelSelector (two rules on one
+// informer: p-sel, with delivery every, and p-sel2, whose edits change
+// its selector, so that the informer restarts from the server's selector
+// to none under p-sel and hands it over), delivery latest and every,
+// spec.every and refused permissions. Each call logs one line (rule,
+// handler, object uid, the resourceVersion it saw, and the label the
+// selectors select on) to kreact's log file, which the checker owns:
 // those lines survive a SIGKILL. The checker records what it wrote, with
 // the resourceVersion the API server gave each write, and when each fault
 // happened (world.go).

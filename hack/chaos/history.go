@@ -40,6 +40,11 @@ type Call struct {
 	Deadline time.Time // of the timer it armed (p-fin)
 	At       time.Time
 	Changed  string
+	Rev      int // the revision of the rule's file that made the call
+	// L and OldL are the label l of the object, and of the old one of an
+	// onUpdate; Sel is the values of l a selector probe's selector
+	// selects, comma-separated ("" for the other probes).
+	L, OldL, Sel string
 }
 
 // Write is one change the checker made, with the resourceVersion the API
@@ -145,12 +150,16 @@ func readCalls(path string, p int) ([]Call, error) {
 			Deadline int64  `json:"deadline"`
 			At       int64  `json:"at"`
 			Changed  string `json:"changed"`
+			Rev      int    `json:"rev"`
+			L        string `json:"l"`
+			OldL     string `json:"oldl"`
+			Sel      string `json:"sel"`
 		}
 		if json.Unmarshal(sc.Bytes(), &l) != nil || l.Msg != "probe" {
 			continue
 		}
 		c := Call{Proc: p, Rule: l.Rule, Handler: l.H, Name: l.Obj, UID: l.UID, RV: rv(l.RV), OldRV: rv(l.OldRV),
-			Initial: l.Initial, Once: l.Once, At: time.UnixMilli(l.At), Changed: l.Changed}
+			Initial: l.Initial, Once: l.Once, At: time.UnixMilli(l.At), Changed: l.Changed, Rev: l.Rev, L: l.L, OldL: l.OldL, Sel: l.Sel}
 		if l.Deadline > 0 {
 			c.Deadline = time.UnixMilli(l.Deadline)
 		}

@@ -15,7 +15,7 @@ type Kind string
 const (
 	Create   Kind = "create"
 	SetData  Kind = "set-data"     // ConfigMap data.v, or a widget's spec.n
-	SetLabel Kind = "set-label"    // label l
+	SetLabel Kind = "set-label"    // label l, which the selector probes select on
 	Annotate Kind = "annotate"     // annotation chaos/ignored (p-fin ignores it)
 	SetReady Kind = "set-ready"    // a widget's spec.ready
 	SetState Kind = "set-status"   // a widget's status.note, through the status subresource
@@ -114,6 +114,15 @@ func (g *Generator) Next() Op {
 	if r.IntN(100) < 3 {
 		return Op{Kind: Wait, Down: ms(1000, 3500)}
 	}
+	// p-sel2's edits switch its selector (selectorOf): besides the
+	// fault bag's edits, one operation in 25 is one, amid the writes,
+	// so that p-sel's informer is restarted without a selector (a
+	// hand-over) under load: an edit to an odd revision does it when
+	// the informer still takes the selector to the server (no switch
+	// since kreact started), which the kills bring back.
+	if g.faults.Edits && r.IntN(100) < 4 {
+		return Op{Kind: Edit, Rule: "p-sel2", Pause: ms(0, 250)}
+	}
 	op := Op{Name: names[r.IntN(len(names))], Pause: ms(0, 250)}
 	switch r.IntN(6) {
 	case 0, 1:
@@ -126,13 +135,17 @@ func (g *Generator) Next() Op {
 		op.Kind = []Kind{Create, Create, SetData, SetLabel, SetReady, SetReady, Delete}[r.IntN(7)]
 	default:
 		op.Resource = "configmaps"
-		op.Kind = []Kind{Create, Create, SetData, SetData, SetLabel, Annotate, Delete}[r.IntN(7)]
+		// Label writes twice as often as others: half of them move the
+		// object into or out of p-sel's selector.
+		op.Kind = []Kind{Create, Create, SetData, SetData, SetLabel, SetLabel, Annotate, Delete}[r.IntN(8)]
 	}
 	switch op.Kind {
 	case SetData, SetState:
 		op.Value = fmt.Sprint(r.IntN(1000))
 	case SetLabel:
-		op.Value = []string{"a", "b", "c", "x"}[r.IntN(4)] // x: p-perm's copy is refused
+		// x: p-perm's copy is refused; a and b are in p-sel's
+		// selector, c and x out (selectorOf).
+		op.Value = []string{"a", "b", "c", "x"}[r.IntN(4)]
 	case Annotate:
 		op.Value = fmt.Sprint(r.IntN(1000))
 	case SetReady, Create:

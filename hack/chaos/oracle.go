@@ -59,6 +59,11 @@ var guarantees = []guarantee{
 	{"conditions follow the object", `script-api.md: kreact.setCondition sets "one condition in the target's status.conditions the Kubernetes way" (lastTransitionTime moves only when the status changes; observedGeneration is the generation the call saw); a rule that ignores status does not write for ever`, conditionsFollow},
 	{"owned objects point at their owner", `script-api.md, kreact.create: "{owner: obj} makes obj its controller owner"; kreact.apply takes the same {owner}`, ownersPoint},
 	{"actions stay within spec.permissions", `rules.md: "A call that throws, times out, asks for more than maxActions actions or for one its permissions refuse queues none"`, permissionsHold},
+	{"a label selector selects as the API server would", `rules.md, spec.watch "labelSelector": "a rule's handlers are called for the objects its selector selects and no others, as if the API server had selected them"; "one that stops matching an onDelete with its last matching state"`, selectorSelects},
+	{"entering a selector is an add, leaving it a delete", `rules.md, spec.watch "labelSelector": "An object whose labels change to match is an onAdd, one that stops matching an onDelete with its last matching state"; when a rule with another selector joins, "the rules already on it lose and repeat no event"`, selectorEntersAndLeaves},
+	{"delivery every sees each move across a selector", `delivery.md, "Coalesced per object": "spec.delivery: every: one call per change", "…, delete → onDelete(last known state)"; rules.md, spec.watch "labelSelector": "An object whose labels change to match is an onAdd, one that stops matching an onDelete", and a hand-over loses "no event"`, selectorEveryMove},
+	{"a selector's rule ends holding what it selects", `rules.md, spec.watch "labelSelector": "a rule's handlers are called for the objects its selector selects and no others"; delivery.md, "What a restart replays": "every existing object as an initial add", "Nothing is replayed for objects deleted while it was not running"; "API server outages": "the informer lists and delivers the difference: updates, adds, and the deletes that happened meanwhile"`, selectorFinalView},
+	{"ctx.initial only for what was there when the rule started", `script-api.md, ctx: "initial: true for an add from the initial list (kreact started, the rule was edited, a leader took over, the rule moved process)"; rules.md, spec.watch "labelSelector": when a rule with another selector starts, "the rules already on it lose and repeat no event"`, initialOnlyAtStart},
 	{"one tick at a time, and ticks go on", `delivery.md, "Periodic calls": "spec.every calls onTick(ctx) at that interval"; "With --shards, a tick runs once for the cluster"; rules.md, spec.tickScope: "While the replicas notice a change of members … a tick may run on two replicas or on none"`, ticksOnce},
 }
 
@@ -99,7 +104,10 @@ func onDeletePerDelete(h *History) []string {
 }
 
 // nothingAfterDelete: in one process, no call of a rule about an object
-// follows that rule's onDelete of it, but another onDelete.
+// follows that rule's onDelete of it, but another onDelete; for a rule
+// with a label selector, the onDelete of an object that left it is
+// followed by the onAdd of its coming back (selectorEntersAndLeaves
+// checks those).
 func nothingAfterDelete(h *History) []string {
 	var out []string
 	deleted := map[[3]string]Call{} // proc, rule, uid
@@ -108,6 +116,9 @@ func nothingAfterDelete(h *History) []string {
 		if c.Handler == "onDelete" {
 			deleted[k] = c
 			continue
+		}
+		if c.Sel != "" && c.Handler == "onAdd" {
+			delete(deleted, k)
 		}
 		if d, ok := deleted[k]; ok && c.UID != "" {
 			out = append(out, fmt.Sprintf("%s: %s(%s, uid %s) at %s follows onDelete at %s in the same process", c.Rule, c.Handler, c.Name, c.UID, h.at(c.At), h.at(d.At)))
@@ -193,6 +204,15 @@ func updatesHaveACause(h *History) []string {
 	var out []string
 	for _, c := range h.Calls {
 		if c.Handler != "onUpdate" {
+			continue
+		}
+		if c.Sel != "" {
+			// A selector probe sees every rule's writes to the whole
+			// object (p-fin's finalizer and once marker among them):
+			// only some path must have changed.
+			if strings.TrimSpace(c.Changed) == "" {
+				out = append(out, fmt.Sprintf("%s: onUpdate(%s) at %s (resourceVersion %d → %d) with no path changed", c.Rule, c.Name, h.at(c.At), c.OldRV, c.RV))
+			}
 			continue
 		}
 		if kept, ok := projections[c.Rule]; ok {
@@ -387,6 +407,297 @@ func ticksOnce(h *History) []string {
 		}
 	}
 	return out
+}
+
+// initialOnlyAtStart: an add with ctx.initial true is of an object that
+// existed when the rule started: not of one the checker created after
+// the rule, in that process and revision, had made a call that was not
+// from its initial list (so it had listed), with no fault touching the
+// rule (a restart, an edit of it, a shard move) between the create and
+// the call. An edit of p-sel2, which restarts the informer it shares
+// with p-sel, is none of p-sel's.
+func initialOnlyAtStart(h *History) []string {
+	type key struct {
+		proc int
+		rule string
+		rev  int
+	}
+	listed := map[key]time.Time{} // the first call not from the initial list
+	for _, c := range h.Calls {
+		k := key{c.Proc, c.Rule, c.Rev}
+		if _, ok := listed[k]; !ok && c.UID != "" && !c.Initial && c.Handler != "onTimer" {
+			listed[k] = c.At
+		}
+	}
+	var out []string
+	for _, c := range h.Calls {
+		if c.Handler != "onAdd" || !c.Initial {
+			continue
+		}
+		i := slices.IndexFunc(h.Writes, func(w Write) bool { return w.UID == c.UID && w.Kind == Create })
+		if i < 0 {
+			continue
+		}
+		w := h.Writes[i]
+		since, ok := listed[key{c.Proc, c.Rule, c.Rev}]
+		if !ok || !w.At.After(since) || w.At.After(c.At) || h.faultNear(c.Rule, w.At, c.At) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: onAdd(%s) at %s has ctx.initial true, but the checker created it at %s (resourceVersion %d), after the rule's first call that was not from its initial list (%s, process %d), and the rule did not restart between",
+			c.Rule, c.Name, h.at(c.At), h.at(w.At), w.RV, h.at(since), c.Proc))
+	}
+	return out
+}
+
+// The selector probes (probes.go) log their selector as the values of
+// label l it selects (Call.Sel) and the label l of the object they saw
+// (Call.L, Call.OldL). The checker's writes are the only ones that set l:
+// a ConfigMap is created with l=a, and SetLabel sets it.
+
+// selects reports whether a selector probe's selector, its values
+// comma-separated, selects label value l.
+func selects(sel, l string) bool { return slices.Contains(strings.Split(sel, ","), l) }
+
+// labelAt is the label l of uid in its state at resourceVersion rv, as
+// the checker's writes left it, and whether the checker wrote uid by then.
+func (h *History) labelAt(uid string, rv int64) (string, bool) {
+	l, ok := "", false
+	for _, w := range h.Writes {
+		if w.UID != uid || w.RV > rv {
+			continue
+		}
+		switch w.Kind {
+		case Create:
+			l, ok = "a", true
+		case SetLabel:
+			l, ok = w.Value, true
+		}
+	}
+	return l, ok
+}
+
+// selectorSelects: every state a selector probe is called with, the old
+// one of an onUpdate and the last matching one of an onDelete included,
+// is one its selector selects; and the state of an onAdd or onUpdate has
+// the label the checker had given the object at that resourceVersion.
+// So an object that never matches is never delivered.
+func selectorSelects(h *History) []string {
+	var out []string
+	for _, c := range h.Calls {
+		if c.Sel == "" || c.UID == "" {
+			continue
+		}
+		if !selects(c.Sel, c.L) {
+			out = append(out, fmt.Sprintf("%s: %s(%s) at %s saw l=%q (resourceVersion %d), which its selector l in (%s) does not select", c.Rule, c.Handler, c.Name, h.at(c.At), c.L, c.RV, c.Sel))
+		}
+		if c.Handler == "onUpdate" && !selects(c.Sel, c.OldL) {
+			out = append(out, fmt.Sprintf("%s: onUpdate(%s) at %s: the old object has l=%q (resourceVersion %d), which its selector l in (%s) does not select", c.Rule, c.Name, h.at(c.At), c.OldL, c.OldRV, c.Sel))
+		}
+		if l, ok := h.labelAt(c.UID, c.RV); ok && c.Handler != "onDelete" && l != c.L {
+			out = append(out, fmt.Sprintf("%s: %s(%s) at %s saw l=%q at resourceVersion %d, where the checker had set l=%q", c.Rule, c.Handler, c.Name, h.at(c.At), c.L, c.RV, l))
+		}
+	}
+	return out
+}
+
+// selectorEntersAndLeaves: in one process, for one revision of a
+// selector probe (a rule's restart sends every object it selects as an
+// initial add), the calls about an object go add, updates, delete, add…:
+// no update or delete of an object the rule does not hold (it never
+// entered the selector, or left it), and no second add of one it holds
+// (a repeat). A repeat is allowed within a fault window of the rule's, as
+// everywhere ("a restart"): an edit of p-sel2, which hands p-sel over, is
+// none of p-sel's. With --shards an object that moves to another replica
+// and back is added again, and the whole check rests within a fault
+// window.
+func selectorEntersAndLeaves(h *History) []string {
+	type key struct {
+		proc int
+		rule string
+		rev  int
+		uid  string
+	}
+	var out []string
+	held := map[key]Call{}
+	for _, c := range h.Calls {
+		if c.Sel == "" || c.UID == "" {
+			continue
+		}
+		k := key{c.Proc, c.Rule, c.Rev, c.UID}
+		last, holds := held[k]
+		bad := ""
+		switch c.Handler {
+		case "onAdd":
+			if holds && !h.faultNear(c.Rule, c.At.Add(-time.Second), c.At) {
+				bad = "is an add of an object the rule holds"
+			}
+			held[k] = c
+		case "onUpdate":
+			if !holds {
+				bad = "is an update of an object the rule does not hold: entering the selector is an onAdd"
+			}
+			held[k] = c
+		case "onDelete":
+			if !holds {
+				bad = "is a delete of an object the rule does not hold"
+			}
+			delete(held, k)
+		}
+		if bad == "" || (h.Shards && h.faultNear(c.Rule, c.At.Add(-time.Second), c.At)) {
+			continue
+		}
+		before := "no call before it"
+		if holds {
+			before = fmt.Sprintf("its last call was %s at %s (l=%q)", last.Handler, h.at(last.At), last.L)
+		}
+		out = append(out, fmt.Sprintf("%s: %s(%s) at %s (l=%q, resourceVersion %d, initial %v) %s; %s", c.Rule, c.Handler, c.Name, h.at(c.At), c.L, c.RV, c.Initial, bad, before))
+	}
+	return out
+}
+
+// selectorEveryMove: p-sel (delivery every) is called once for each change
+// after which its selector selects the object, with exactly that state;
+// once with onDelete for each change that takes the object out of it,
+// with the state before (the API server's selector gives that state the
+// change's resourceVersion; kreact's own, its own); and with an onDelete
+// after the delete of an object it selects; when no fault touching p-sel
+// was near. An edit of p-sel2, which restarts the shared informer under
+// p-sel, is no fault of p-sel's.
+func selectorEveryMove(h *History) []string {
+	const rule = "p-sel"
+	sel := strings.Join(selectorOf(rule, 0), ",")
+	var out []string
+	for i, w := range h.Writes {
+		if w.Resource != "configmaps" || h.faultNear(rule, w.At.Add(-2*time.Second), w.At.Add(slack)) || w.At.Add(slack).After(h.OpsEnd) {
+			continue
+		}
+		// The checker's write before w: the state before w has its label.
+		var prev Write
+		for _, p := range h.Writes[:i] {
+			if p.UID == w.UID && p.Kind != Delete {
+				prev = p
+			}
+		}
+		pl, _ := h.labelAt(w.UID, prev.RV)
+		wasIn := prev.UID != "" && selects(sel, pl)
+		calls := h.calls(rule, w.UID, "")
+		count := func(match func(c Call) bool) int {
+			n := 0
+			for _, c := range calls {
+				if match(c) {
+					n++
+				}
+			}
+			return n
+		}
+		l, _ := h.labelAt(w.UID, w.RV)
+		switch {
+		case w.Kind == Delete:
+			if n := count(func(c Call) bool { return c.Handler == "onDelete" && c.RV > prev.RV }); wasIn && n == 0 {
+				out = append(out, fmt.Sprintf("delete configmaps/%s at %s (l=%s): no onDelete of %s after resourceVersion %d", w.Name, h.at(w.At), pl, rule, prev.RV))
+			}
+		case selects(sel, l):
+			if n := count(func(c Call) bool { return c.RV == w.RV && c.Handler != "onDelete" }); n != 1 {
+				out = append(out, fmt.Sprintf("%s %s/%s=%s at %s (resourceVersion %d, l=%s): %d calls of %s saw it, want 1", w.Kind, w.Resource, w.Name, w.Value, h.at(w.At), w.RV, l, n, rule))
+			}
+		case wasIn:
+			if n := count(func(c Call) bool { return c.Handler == "onDelete" && c.RV >= prev.RV && c.RV <= w.RV }); n != 1 {
+				out = append(out, fmt.Sprintf("%s %s/%s=%s at %s (resourceVersion %d) took it out of l in (%s): %d onDelete of %s with a state from resourceVersion %d to %d, want 1",
+					w.Kind, w.Resource, w.Name, w.Value, h.at(w.At), w.RV, sel, n, rule, prev.RV, w.RV))
+			}
+		}
+	}
+	return out
+}
+
+// selectorFinalView: once kreact has settled, what each selector probe's
+// running revision holds, by its calls in the processes still running
+// (an add or update holds an object, a delete lets it go), is what its
+// selector selects: every object it selects, in its last state the
+// checker wrote or a newer one, and (with one replica; with --shards an
+// object that moved away is not let go) nothing else. So no move into or
+// out of the selector is lost across kills, restarts, API server
+// restarts and hand-overs, and an object that left the selector while
+// kreact was down is not held.
+func selectorFinalView(h *History) []string {
+	var out []string
+	live := func(p int) bool { return h.Procs[p].End.IsZero() || !h.Procs[p].End.Before(h.End) }
+	for _, rule := range []string{"p-sel", "p-sel2"} {
+		rev := 0
+		for _, op := range h.Ops {
+			if op.Kind == Edit && op.Rule == rule {
+				rev++
+			}
+		}
+		sel := strings.Join(selectorOf(rule, rev), ",")
+		holds := map[int]map[string]Call{} // proc, uid
+		for _, c := range h.Calls {
+			if c.Rule != rule || c.Rev != rev || c.UID == "" || !live(c.Proc) {
+				continue
+			}
+			if holds[c.Proc] == nil {
+				holds[c.Proc] = map[string]Call{}
+			}
+			if c.Handler == "onDelete" {
+				delete(holds[c.Proc], c.UID)
+			} else {
+				holds[c.Proc][c.UID] = c
+			}
+		}
+		selected := map[string]Object{}
+		for _, o := range h.Final.ConfigMaps {
+			if selects(sel, o.Labels["l"]) {
+				selected[o.UID] = o
+			}
+		}
+		for uid, o := range selected {
+			if o.Terminating {
+				continue
+			}
+			var lastRV int64
+			for _, w := range h.Writes {
+				if w.UID == uid && w.Kind != Delete {
+					lastRV = w.RV
+				}
+			}
+			if !slices.ContainsFunc(slices.Collect(maps.Values(holds)), func(m map[string]Call) bool { return m[uid].RV >= lastRV && m[uid].UID != "" }) {
+				out = append(out, fmt.Sprintf("%s (revision %d, l in (%s)): ConfigMap %s (uid %s, l=%s) is selected at the end, but the rule does not hold it in the state the checker last wrote (resourceVersion %d): %s",
+					rule, rev, sel, o.Name, uid, o.Labels["l"], lastRV, h.heldBy(holds, uid)))
+			}
+		}
+		if h.Shards {
+			continue
+		}
+		for _, m := range holds {
+			for uid, c := range m {
+				if _, ok := selected[uid]; ok {
+					continue
+				}
+				now := "is gone"
+				if i := slices.IndexFunc(h.Final.ConfigMaps, func(o Object) bool { return o.UID == uid }); i >= 0 {
+					now = fmt.Sprintf("has l=%s", h.Final.ConfigMaps[i].Labels["l"])
+				}
+				out = append(out, fmt.Sprintf("%s (revision %d, l in (%s)): the rule still holds ConfigMap %s (uid %s), whose last call was %s at %s (l=%s); it %s, and no onDelete came",
+					rule, rev, sel, c.Name, uid, c.Handler, h.at(c.At), c.L, now))
+			}
+		}
+	}
+	return out
+}
+
+// heldBy says what the processes of holds hold of uid.
+func (h *History) heldBy(holds map[int]map[string]Call, uid string) string {
+	var parts []string
+	for p, m := range holds {
+		if c, ok := m[uid]; ok {
+			parts = append(parts, fmt.Sprintf("process %d's last call was %s at %s (resourceVersion %d)", p, c.Handler, h.at(c.At), c.RV))
+		}
+	}
+	if len(parts) == 0 {
+		return "no call of a running process holds it"
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, "; ")
 }
 
 // calls returns the calls of rule about uid, in the order they were made

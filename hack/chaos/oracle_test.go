@@ -16,7 +16,31 @@ func TestOracle(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	base := func() *History {
-		return &History{Start: t0, OpsEnd: at(100), End: at(120), Procs: []Proc{{Start: t0}, {Start: at(50)}}}
+		// Process 0 ended when 1 started: the selector probes' calls
+		// of pselSaw are in 0, so that the final state (which these
+		// histories leave out) is not checked against them.
+		return &History{Start: t0, OpsEnd: at(100), End: at(120), Procs: []Proc{{Start: t0, End: at(50)}, {Start: at(50)}}}
+	}
+	// pselSaw gives p-sel, with delivery every, its call for each of
+	// writes, all in its selector, and an onDelete after the last of an
+	// object deleted (held by p-fin's finalizer until then): the
+	// histories here are about other probes.
+	pselSaw := func(writes []Write) []Call {
+		var out []Call
+		for _, w := range writes {
+			if w.Kind == Delete {
+				last := slices.MaxFunc(writes, func(a, b Write) int { return a.At.Compare(b.At) })
+				out = append(out, Call{Rule: "p-sel", Handler: "onDelete", UID: w.UID, RV: slices.MaxFunc(writes, func(a, b Write) int { return int(a.RV - b.RV) }).RV + 1,
+					L: "a", Sel: "a,b", At: last.At.Add(200 * time.Millisecond)})
+				continue
+			}
+			c := Call{Rule: "p-sel", Handler: "onUpdate", UID: w.UID, RV: w.RV, L: "a", OldL: "a", Sel: "a,b", Changed: "data.v", At: w.At.Add(100 * time.Millisecond)}
+			if w.Kind == Create {
+				c.Handler = "onAdd"
+			}
+			out = append(out, c)
+		}
+		return out
 	}
 	cm := func(kind Kind, rv int64, path string, s float64) Write {
 		return Write{Kind: kind, Resource: "configmaps", Name: "a", UID: "u1", RV: rv, Path: path, At: at(s)}
@@ -37,6 +61,8 @@ func TestOracle(t *testing.T) {
 			}
 			h.Final.ConfigMaps = []Object{{Name: "a", UID: "u1", Annotations: map[string]string{"once.kreact.dev/p-fin": ""}, Data: map[string]string{"v": "1"}}}
 			h.Final.Copies = []Object{{Name: "copy-a", Data: map[string]string{"v": "1"}}}
+			h.Calls = append(h.Calls, pselSaw(h.Writes)...)
+			slices.SortStableFunc(h.Calls, func(a, b Call) int { return a.At.Compare(b.At) })
 		}, nil},
 		{"bug 1: the once marker calls onUpdate", func(h *History) {
 			h.Writes = []Write{cm(Create, 10, "", 1)}
@@ -45,6 +71,8 @@ func TestOracle(t *testing.T) {
 				{Rule: "p-fin", Handler: "onAdd", UID: "u1", RV: 10, Once: true, At: at(1.1)},
 				{Rule: "p-fin", Handler: "onUpdate", UID: "u1", OldRV: 10, RV: 11, Changed: "metadata.annotations", At: at(1.2)},
 			}
+			h.Calls = append(h.Calls, pselSaw(h.Writes)...)
+			slices.SortStableFunc(h.Calls, func(a, b Call) int { return a.At.Compare(b.At) })
 		}, []string{"onUpdate only for a change the rule sees"}},
 		{"bug 3: two onDelete for one delete", func(h *History) {
 			h.Writes = []Write{cm(Create, 10, "", 1), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: true, At: at(5)}}
@@ -54,6 +82,8 @@ func TestOracle(t *testing.T) {
 				{Rule: "p-fin", Handler: "onDelete", UID: "u1", RV: 13, At: at(5.1)},
 				{Rule: "p-fin", Handler: "onDelete", UID: "u1", RV: 13, At: at(5.2)},
 			}
+			h.Calls = append(h.Calls, pselSaw(h.Writes)...)
+			slices.SortStableFunc(h.Calls, func(a, b Call) int { return a.At.Compare(b.At) })
 		}, []string{"one onDelete per delete"}},
 		{"two onDelete across a kill are allowed", func(h *History) {
 			h.Writes = []Write{cm(Create, 10, "", 1), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: true, At: at(5)}}
@@ -67,6 +97,8 @@ func TestOracle(t *testing.T) {
 		{"a held delete never called", func(h *History) {
 			h.Writes = []Write{cm(Create, 10, "", 1), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: true, At: at(5)}}
 			h.Calls = []Call{{Rule: "p-fin", Handler: "onAdd", UID: "u1", RV: 10, At: at(1.1)}, {Rule: "p-every", Handler: "onAdd", UID: "u1", RV: 10, At: at(1.1)}}
+			h.Calls = append(h.Calls, pselSaw(h.Writes)...)
+			slices.SortStableFunc(h.Calls, func(a, b Call) int { return a.At.Compare(b.At) })
 		}, []string{"one onDelete per delete"}},
 		{"a call after onDelete", func(h *History) {
 			h.Calls = []Call{
@@ -77,11 +109,13 @@ func TestOracle(t *testing.T) {
 		{"a change that never arrives", func(h *History) {
 			h.Writes = []Write{cm(Create, 10, "", 1), cm(SetData, 12, "data", 2)}
 			h.Calls = []Call{{Rule: "p-fin", Handler: "onAdd", UID: "u1", RV: 10, Once: true, At: at(1.1)}}
-		}, []string{"every change reaches the rule", "delivery every calls once per change"}},
+		}, []string{"every change reaches the rule", "delivery every calls once per change", "delivery every sees each move across a selector"}},
 		{"an annotation p-fin ignores reaches p-every only", func(h *History) {
 			h.Writes = []Write{cm(Create, 10, "", 1), cm(Annotate, 12, "metadata.annotations", 2)}
 			h.Calls = []Call{{Rule: "p-fin", Handler: "onAdd", UID: "u1", RV: 10, At: at(1.1)}, {Rule: "p-every", Handler: "onAdd", UID: "u1", RV: 10, At: at(1.1)},
 				{Rule: "p-every", Handler: "onUpdate", UID: "u1", OldRV: 10, RV: 12, Changed: `metadata.annotations["chaos/ignored"]`, At: at(2.1)}}
+			h.Calls = append(h.Calls, pselSaw(h.Writes)...)
+			slices.SortStableFunc(h.Calls, func(a, b Call) int { return a.At.Compare(b.At) })
 		}, nil},
 		{"a projected rule called for a path it does not keep", func(h *History) {
 			h.Calls = []Call{{Rule: "p-every", Handler: "onUpdate", UID: "u1", OldRV: 10, RV: 12, Changed: "metadata.generation", At: at(2.1)}}
@@ -95,6 +129,8 @@ func TestOracle(t *testing.T) {
 				{Rule: "p-every", Handler: "onUpdate", UID: "u1", OldRV: 10, RV: 14, Changed: "data.v", At: at(5.3)},
 				{Rule: "p-every", Handler: "onDelete", UID: "u1", RV: 14, At: at(5.4)},
 			}
+			h.Calls = append(h.Calls, pselSaw(h.Writes)...)
+			slices.SortStableFunc(h.Calls, func(a, b Call) int { return a.At.Compare(b.At) })
 		}, nil},
 		{"a change before a held delete must reach onDelete", func(h *History) {
 			h.Writes = []Write{cm(Create, 10, "", 1), cm(SetData, 12, "data", 4), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: true, At: at(5)}}
@@ -186,6 +222,51 @@ func TestGeneratorIsSeeded(t *testing.T) {
 	}
 }
 
+// The seeded mix moves ConfigMaps into and out of p-sel's selector, and
+// edits p-sel2 (which switches the shared informer's selector) amid the
+// writes, not only among the rare faults.
+func TestGeneratorMovesAcrossSelectors(t *testing.T) {
+	g := NewGenerator(7, Faults{Restarts: true, APIServer: true, Edits: true})
+	in, out, edits := 0, 0, 0
+	for range 2000 {
+		switch op := g.Next(); {
+		case op.Kind == SetLabel && op.Resource == "configmaps" && slices.Contains(selectorOf("p-sel", 0), op.Value):
+			in++
+		case op.Kind == SetLabel && op.Resource == "configmaps":
+			out++
+		case op.Kind == Edit && op.Rule == "p-sel2":
+			edits++
+		}
+	}
+	// Expected: about 150, 150 and 80.
+	if in < 75 || out < 75 || edits < 40 {
+		t.Errorf("2000 operations: %d label writes into p-sel's selector, %d out of it, %d edits of p-sel2; want at least 75, 75, 40", in, out, edits)
+	}
+}
+
+// Each selector probe's selector is a valid label selector, and p-sel2's
+// revisions alternate between p-sel's selector and another.
+func TestSelectorProbes(t *testing.T) {
+	if !slices.Equal(selectorOf("p-sel2", 0), selectorOf("p-sel", 0)) || slices.Equal(selectorOf("p-sel2", 1), selectorOf("p-sel", 0)) ||
+		!slices.Equal(selectorOf("p-sel2", 2), selectorOf("p-sel", 0)) {
+		t.Errorf("p-sel2's selectors %v, %v, %v: want p-sel's (%v), another, p-sel's", selectorOf("p-sel2", 0), selectorOf("p-sel2", 1), selectorOf("p-sel2", 2), selectorOf("p-sel", 0))
+	}
+	ns := namespacesOf("chaos-1-1")
+	for _, rev := range []int{0, 1} {
+		files := probes(ns, map[string]int{"p-sel2": rev}, "")
+		for _, name := range []string{"p-sel", "p-sel2"} {
+			rs, err := rules.Parse(name+".yaml", []byte(files[name]))
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			want := "l in (" + strings.Join(selectorOf(name, map[string]int{"p-sel2": rev}[name]), ",") + ")"
+			if got := rs[0].Watch[0].LabelSelector; got != want {
+				t.Errorf("%s at revision %d: labelSelector %q, want %q", name, rev, got, want)
+			}
+		}
+	}
+}
+
 // The probe rules are valid rules, and a broken one does not compile.
 func TestProbesParse(t *testing.T) {
 	ns := namespacesOf("chaos-1-1")
@@ -219,5 +300,190 @@ func TestHolds(t *testing.T) {
 		if got := holds(obj, tt.p); got != tt.want {
 			t.Errorf("holds(%v) = %v, want %v", tt.p, got, tt.want)
 		}
+	}
+}
+
+// The guarantees of the label selector probes flag the histories of the
+// bugs they look for (a move into or out of a selector lost, delivered as
+// the wrong handler, or repeated across a hand-over; an object outside
+// the selector delivered) and pass what the docs allow.
+func TestSelectorOracle(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	// Process 0 was killed at 45; process 1 runs from then on.
+	base := func() *History {
+		return &History{Start: t0, OpsEnd: at(100), End: at(120), Procs: []Proc{{Start: t0, End: at(45), Killed: true}, {Start: at(45)}},
+			Faults: []Fault{{Kind: Kill, From: at(45), To: at(46)}}}
+	}
+	create := func(rv int64, s float64) Write {
+		return Write{Kind: Create, Resource: "configmaps", Name: "a", UID: "u1", RV: rv, At: at(s)}
+	}
+	label := func(l string, rv int64, s float64) Write {
+		return Write{Kind: SetLabel, Resource: "configmaps", Name: "a", UID: "u1", RV: rv, Path: "metadata.labels", Value: l, At: at(s)}
+	}
+	// call is a call of process 1 about u1, with revision 0's selector.
+	call := func(rule, handler string, rv int64, l string, s float64) Call {
+		c := Call{Proc: 1, Rule: rule, Handler: handler, Name: "a", UID: "u1", RV: rv, L: l, Sel: "a,b", At: at(s)}
+		if handler == "onUpdate" {
+			c.OldL, c.OldRV, c.Changed = l, rv-2, "metadata.labels.l"
+		}
+		return c
+	}
+	final := func(l string) []Object {
+		return []Object{{Name: "a", UID: "u1", Labels: map[string]string{"l": l}}}
+	}
+	// inOut is a ConfigMap created (l=a), moved out (l=c) and back in
+	// (l=b), and both probes' calls for it as the docs want them: p-sel's
+	// onDelete has the last matching state with the change's
+	// resourceVersion, as the API server's selector sends it.
+	inOut := func(h *History) {
+		h.Writes = []Write{create(10, 50), label("c", 12, 51), label("b", 14, 52)}
+		h.Calls = []Call{
+			call("p-sel", "onAdd", 10, "a", 50.1), call("p-sel", "onDelete", 12, "a", 51.1), call("p-sel", "onAdd", 14, "b", 52.1),
+			call("p-sel2", "onAdd", 10, "a", 50.1), call("p-sel2", "onDelete", 10, "a", 51.1), call("p-sel2", "onAdd", 14, "b", 52.1),
+		}
+		h.Final.ConfigMaps = final("b")
+	}
+	tests := []struct {
+		name string
+		h    func(h *History)
+		want []string
+	}{
+		{"moves into and out of both selectors", inOut, nil},
+		{"leaving the selector delivered as an update", func(h *History) {
+			inOut(h)
+			h.Writes = h.Writes[:2]
+			h.Calls[1] = call("p-sel", "onUpdate", 12, "c", 51.1)
+			h.Calls[1].OldL = "a"
+			h.Calls = slices.Delete(h.Calls, 2, 3)
+			h.Calls = slices.Delete(h.Calls, 4, 5)
+			h.Final.ConfigMaps = final("c")
+		}, []string{"a label selector selects as the API server would", "delivery every sees each move across a selector", "a selector's rule ends holding what it selects"}},
+		{"the delete of a move out lost in a hand-over", func(h *History) {
+			inOut(h)
+			h.Calls[1] = call("p-sel", "onUpdate", 14, "b", 52.1)
+			h.Calls = slices.Delete(h.Calls, 2, 3)
+		}, []string{"delivery every sees each move across a selector"}},
+		{"entering the selector delivered as an update", func(h *History) {
+			inOut(h)
+			h.Calls[5] = call("p-sel2", "onUpdate", 14, "b", 52.1)
+		}, []string{"entering a selector is an add, leaving it a delete", "nothing follows onDelete"}},
+		{"an add repeated across a hand-over", func(h *History) {
+			inOut(h)
+			h.Writes = h.Writes[:1]
+			h.Calls = []Call{call("p-sel", "onAdd", 10, "a", 50.1), call("p-sel2", "onAdd", 10, "a", 50.1), call("p-sel2", "onAdd", 10, "a", 50.5)}
+			h.Calls[2].Initial = true
+			h.Final.ConfigMaps = final("a")
+		}, []string{"entering a selector is an add, leaving it a delete"}},
+		{"a delete of a selected object", func(h *History) {
+			h.Writes = []Write{create(10, 50), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: true, At: at(51)}}
+			h.Calls = []Call{call("p-sel", "onAdd", 10, "a", 50.1), call("p-sel", "onUpdate", 13, "a", 51.1), call("p-sel", "onDelete", 14, "a", 51.5),
+				call("p-sel2", "onAdd", 10, "a", 50.1), call("p-sel2", "onDelete", 14, "a", 51.5)}
+		}, nil},
+		{"the delete of a selected object lost", func(h *History) {
+			h.Writes = []Write{create(10, 50), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: true, At: at(51)}}
+			h.Calls = []Call{call("p-sel", "onAdd", 10, "a", 50.1), call("p-sel", "onUpdate", 13, "a", 51.1),
+				call("p-sel2", "onAdd", 10, "a", 50.1), call("p-sel2", "onDelete", 14, "a", 51.5)}
+		}, []string{"delivery every sees each move across a selector", "a selector's rule ends holding what it selects"}},
+		{"an object created during a hand-over is no initial add", func(h *History) {
+			// p-sel2's edit restarts the informer under p-sel: no
+			// restart of p-sel's.
+			h.Ops = []Op{{Kind: Edit, Rule: "p-sel2"}}
+			h.Faults = append(h.Faults, Fault{Kind: Edit, Rule: "p-sel2", From: at(55), To: at(55)})
+			h.Writes = []Write{{Kind: Create, Resource: "configmaps", Name: "b", UID: "u0", RV: 8, At: at(50)}, create(10, 55.1)}
+			h.Calls = []Call{call("p-sel", "onAdd", 8, "a", 50.1), call("p-sel", "onAdd", 10, "a", 55.5), call("p-sel2", "onAdd", 8, "a", 50.1), call("p-sel2", "onAdd", 10, "a", 55.5)}
+			h.Calls[0].UID, h.Calls[2].UID, h.Calls[0].Name, h.Calls[2].Name = "u0", "u0", "b", "b"
+			h.Calls[1].Initial = true
+			h.Final.ConfigMaps = []Object{{Name: "a", UID: "u1", Labels: map[string]string{"l": "a"}}, {Name: "b", UID: "u0", Labels: map[string]string{"l": "a"}}}
+		}, []string{"ctx.initial only for what was there when the rule started"}},
+		{"an object created before a restart is an initial add", func(h *History) {
+			h.Writes = []Write{create(10, 44)}
+			h.Calls = []Call{call("p-sel", "onAdd", 10, "a", 46.5), call("p-sel2", "onAdd", 10, "a", 46.5)}
+			h.Calls[0].Initial, h.Calls[1].Initial = true, true
+			h.Final.ConfigMaps = final("a")
+		}, nil},
+		{"an add repeated across an API server restart", func(h *History) {
+			h.Faults = append(h.Faults, Fault{Kind: APIDown, From: at(60), To: at(62)})
+			h.Writes = []Write{create(10, 50)}
+			h.Calls = []Call{call("p-sel", "onAdd", 10, "a", 50.1), call("p-sel2", "onAdd", 10, "a", 50.1), call("p-sel2", "onAdd", 10, "a", 62.5)}
+			h.Calls[2].Initial = true
+			h.Final.ConfigMaps = final("a")
+		}, nil},
+		{"a delete of an object the rule never saw", func(h *History) {
+			// Moved out before p-sel2's call: coalesced to nothing.
+			h.Writes = []Write{create(10, 50), label("c", 12, 50.05)}
+			h.Calls = []Call{call("p-sel", "onAdd", 10, "a", 50.1), call("p-sel", "onDelete", 12, "a", 50.2), call("p-sel2", "onDelete", 10, "a", 50.2)}
+			h.Final.ConfigMaps = final("c")
+		}, []string{"entering a selector is an add, leaving it a delete"}},
+		{"an object that left while kreact was down is not replayed", func(h *History) {
+			h.Writes = []Write{create(10, 40), label("c", 12, 45.5)}
+			h.Calls = []Call{call("p-sel", "onAdd", 10, "a", 40.1), call("p-sel2", "onAdd", 10, "a", 40.1)}
+			h.Calls[0].Proc, h.Calls[1].Proc = 0, 0
+			h.Final.ConfigMaps = final("c")
+		}, nil},
+		{"an object outside the selector delivered after a restart", func(h *History) {
+			h.Writes = []Write{create(10, 40), label("c", 12, 45.5)}
+			h.Calls = []Call{call("p-sel", "onAdd", 10, "a", 40.1), call("p-sel2", "onAdd", 10, "a", 40.1), call("p-sel2", "onAdd", 12, "c", 46)}
+			h.Calls[0].Proc, h.Calls[1].Proc, h.Calls[2].Initial = 0, 0, true
+			h.Final.ConfigMaps = final("c")
+		}, []string{"a label selector selects as the API server would", "a selector's rule ends holding what it selects"}},
+		{"a label the object did not have", func(h *History) {
+			inOut(h)
+			h.Calls[2].L = "a"
+		}, []string{"a label selector selects as the API server would"}},
+		{"a move out lost across an API server restart", func(h *History) {
+			h.Faults = append(h.Faults, Fault{Kind: APIDown, From: at(60), To: at(62)})
+			h.Writes = []Write{create(10, 50), label("c", 12, 61)}
+			h.Calls = []Call{call("p-sel", "onAdd", 10, "a", 50.1), call("p-sel2", "onAdd", 10, "a", 50.1), call("p-sel2", "onDelete", 10, "a", 62.5)}
+			h.Final.ConfigMaps = final("c")
+		}, []string{"a selector's rule ends holding what it selects"}},
+		{"a move in lost across an API server restart", func(h *History) {
+			h.Faults = append(h.Faults, Fault{Kind: APIDown, From: at(60), To: at(62)})
+			h.Writes = []Write{create(10, 50), label("c", 12, 51), label("b", 14, 61)}
+			h.Calls = []Call{call("p-sel", "onAdd", 10, "a", 50.1), call("p-sel", "onDelete", 12, "a", 51.1),
+				call("p-sel2", "onAdd", 10, "a", 50.1), call("p-sel2", "onDelete", 10, "a", 51.1), call("p-sel2", "onAdd", 14, "b", 62.5)}
+			h.Final.ConfigMaps = final("b")
+		}, []string{"a selector's rule ends holding what it selects"}},
+		{"p-sel2's last edit chose its selector", func(h *History) {
+			// Revision 1 selects b and c; revision 0's calls no longer count.
+			h.Ops = []Op{{Kind: Edit, Rule: "p-sel2"}}
+			h.Faults = append(h.Faults, Fault{Kind: Edit, Rule: "p-sel2", From: at(55), To: at(55)})
+			h.Writes = []Write{create(10, 50), label("c", 12, 56)}
+			sel2 := call("p-sel2", "onAdd", 12, "c", 55.5)
+			sel2.Rev, sel2.Sel, sel2.Initial = 1, "b,c", true
+			h.Calls = []Call{call("p-sel", "onAdd", 10, "a", 50.1), call("p-sel", "onDelete", 12, "a", 56.1), call("p-sel2", "onAdd", 10, "a", 50.1), sel2}
+			h.Final.ConfigMaps = final("c")
+		}, nil},
+		{"p-sel2's running revision lost a move in", func(h *History) {
+			h.Ops = []Op{{Kind: Edit, Rule: "p-sel2"}}
+			h.Faults = append(h.Faults, Fault{Kind: Edit, Rule: "p-sel2", From: at(55), To: at(55)})
+			h.Writes = []Write{create(10, 50), label("c", 12, 56)}
+			h.Calls = []Call{call("p-sel", "onAdd", 10, "a", 50.1), call("p-sel", "onDelete", 12, "a", 56.1), call("p-sel2", "onAdd", 10, "a", 50.1)}
+			h.Final.ConfigMaps = final("c")
+		}, []string{"a selector's rule ends holding what it selects"}},
+	}
+	// The guarantees a selector probe's calls meet: the four of its own,
+	// and two that treat its calls apart.
+	checked := []string{"a label selector selects as the API server would", "entering a selector is an add, leaving it a delete",
+		"delivery every sees each move across a selector", "a selector's rule ends holding what it selects",
+		"nothing follows onDelete", "onUpdate only for a change the rule sees", "ctx.initial only for what was there when the rule started"}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := base()
+			tt.h(h)
+			var got []string
+			for _, v := range Check(h) {
+				if slices.Contains(checked, v.Guarantee) && !slices.Contains(got, v.Guarantee) {
+					got = append(got, v.Guarantee)
+				}
+				t.Log(v)
+			}
+			slices.Sort(got)
+			want := slices.Clone(tt.want)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("broken guarantees = %q, want %q", got, want)
+			}
+		})
 	}
 }

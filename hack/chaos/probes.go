@@ -11,8 +11,29 @@ import (
 // restarts that rule only. Every call logs one line "probe" with the
 // handler (h), the object's uid and resourceVersion (rv), and what the
 // oracle needs besides (oldrv, initial, once, deadline); at is kreact's
-// clock in milliseconds.
-var probeNames = []string{"p-fin", "p-every", "p-cond", "p-perm", "p-tick"}
+// clock in milliseconds, rev the revision of the rule's file, l (and oldl)
+// the label l of the object (and of the old one).
+var probeNames = []string{"p-fin", "p-every", "p-cond", "p-perm", "p-tick", "p-sel", "p-sel2"}
+
+// selectorOf is the values of label l that selector probe rule selects
+// (labelSelector "l in (…)") at revision rev; nil for a probe without a
+// label selector. p-sel and p-sel2 watch the same resource, namespace
+// and field selector, so they share one informer. p-sel2's even
+// revisions select what p-sel does, so that a kreact that starts with
+// them takes the selector to the API server; its odd ones select
+// others, so that the edit of p-sel2 that comes next restarts that
+// informer without a selector under p-sel (a hand-over), while the
+// checker writes on. Label values a and b are in p-sel, c and x out;
+// b is in both of p-sel2's.
+func selectorOf(rule string, rev int) []string {
+	switch {
+	case rule == "p-sel", rule == "p-sel2" && rev%2 == 0:
+		return []string{"a", "b"}
+	case rule == "p-sel2":
+		return []string{"b", "c"}
+	}
+	return nil
+}
 
 // recordJS is the recording function every probe script starts with.
 const recordJS = `
@@ -20,14 +41,24 @@ const recordJS = `
       f = f || {};
       f.h = h;
       f.at = kreact.now().getTime();
+      f.rev = REV;
       if (obj) {
         f.uid = obj.metadata.uid;
         f.rv = obj.metadata.resourceVersion;
         f.obj = obj.metadata.name;
+        f.l = (obj.metadata.labels || {}).l || "";
       }
       kreact.log("probe", f);
     }
-    function upd(old, ctx) { return {oldrv: old.metadata.resourceVersion, changed: ctx.changed.join(" ")}; }`
+    function upd(old, ctx) { return {oldrv: old.metadata.resourceVersion, oldl: (old.metadata.labels || {}).l || "", changed: ctx.changed.join(" ")}; }`
+
+// selectorJS is the handlers of the selector probes, which log their
+// selector (sel) with every call.
+const selectorJS = `
+    var SEL = "SELSET";
+    function onAdd(cm, ctx) { rec("onAdd", cm, {initial: ctx.initial, sel: SEL}); }
+    function onUpdate(old, cm, ctx) { var f = upd(old, ctx); f.sel = SEL; rec("onUpdate", cm, f); }
+    function onDelete(cm) { rec("onDelete", cm, {sel: SEL}); }`
 
 // probes returns the probe rule files of a run whose objects live in the
 // namespaces of ns, the script of each carrying revision rev[name]; a
@@ -109,6 +140,27 @@ func probes(ns Namespaces, rev map[string]int, broken string) map[string]string 
     }
     function onAdd(cm) { copy(cm); }
     function onUpdate(old, cm) { copy(cm); }`,
+		// Label selectors, on the ConfigMaps the others watch, through
+		// an informer of their own (the field selector, which selects
+		// them all): every change one call, so that each move into and
+		// out of the selector is a call of its own.
+		"p-sel": `
+  watch:
+    - resource: configmaps
+      namespaces: [MAIN]
+      labelSelector: "SELECTOR"
+      fieldSelector: "metadata.name!=none"
+  delivery: every
+  script: |` + recordJS + selectorJS,
+		// Another selector on the same informer, which its edits change
+		// (selectorOf); changes coalesced (delivery latest).
+		"p-sel2": `
+  watch:
+    - resource: configmaps
+      namespaces: [MAIN]
+      labelSelector: "SELECTOR"
+      fieldSelector: "metadata.name!=none"
+  script: |` + recordJS + selectorJS,
 		// One tick every 2s, once for the cluster.
 		"p-tick": `
   watch:
@@ -120,12 +172,14 @@ func probes(ns Namespaces, rev map[string]int, broken string) map[string]string 
 	}
 	out := map[string]string{}
 	for name, spec := range files {
-		script := fmt.Sprintf("\n    // revision %d", rev[name])
+		script := fmt.Sprintf("\n    var REV = %d;", rev[name])
 		if name == broken {
 			script += "\n    function broken( {"
 		}
 		body := strings.Replace(spec, "  script: |", "  script: |"+script, 1)
-		body = strings.NewReplacer("MAIN", ns.Main, "WIDGETS", ns.Widgets, "COPIES", ns.Copies, "FORBIDDEN", ns.Forbidden).Replace(body)
+		sel := selectorOf(name, rev[name])
+		body = strings.NewReplacer("SELECTOR", "l in ("+strings.Join(sel, ",")+")", "SELSET", strings.Join(sel, ","),
+			"MAIN", ns.Main, "WIDGETS", ns.Widgets, "COPIES", ns.Copies, "FORBIDDEN", ns.Forbidden).Replace(body)
 		out[name] = "apiVersion: kreact.dev/v1alpha1\nkind: Rule\nmetadata:\n  name: " + name + "\nspec:" + body + "\n"
 	}
 	return out
