@@ -98,9 +98,12 @@
 //   - A Watch joining an informer whose label selector went to the server,
 //     with another selector, restarts it without one; its other Watches
 //     are handed over (see handover) and lose and repeat nothing: the
-//     new informer's initial list gives them what changed meanwhile, and
-//     the deletes they missed (objects deleted, or relabelled out of
-//     their selector, while the informers were switched). This costs a
+//     new informer's initial list gives them what changed meanwhile (as
+//     a relist does: an object's states in between reach them as one
+//     change, to its state then; an object created meanwhile as an add
+//     that is not initial), and the deletes they missed (objects
+//     deleted, or relabelled out of their selector, while the informers
+//     were switched). This costs a
 //     map entry per object and Watch of an informer that selects on the
 //     server.
 //   - A sharded informer (Key.Sharded) restarts on every change of the

@@ -25,7 +25,11 @@ import (
 //     resourceVersion (same UID): it has seen that state;
 //   - an update from the state it was given, for an object that changed
 //     while the informers were switched;
-//   - an initial add, for an object it was not given (gained, or new).
+//   - an add for an object it was not given (gained, or new): an initial
+//     add, but for a Watch that had received the previous instance's
+//     whole initial list on an informer that is not sharded (resumed):
+//     the object was created, or came to match, while the informers
+//     were switched, which is no initial list of the rule's (ctx.initial).
 //
 // It records what the handler was given, not what the old informer's
 // cache held: client-go drops the notifications still buffered for a
@@ -41,6 +45,10 @@ type handover struct {
 	// for informers that are not sharded, whose new instance holds every
 	// object the old one held (see release).
 	deletes bool
+	// resumed says that the handler had received the previous instance's
+	// whole initial list: what it was not given is new to it, not part
+	// of an initial list.
+	resumed bool
 
 	// calls serialises the calls of h: the informer's, and release's.
 	calls sync.Mutex
@@ -72,9 +80,10 @@ type identified interface {
 // instance before it, or nil. Its calls must have returned (the instance
 // stopped): the new one takes its record over. record says whether the
 // new one keeps a record for the instance after it; deletes is as in the
-// type.
-func newHandover(h cache.ResourceEventHandler, previous *handover, record, deletes bool) *handover {
-	ho := &handover{h: h, deletes: deletes}
+// type; resumed, that h had received previous's instance's whole initial
+// list.
+func newHandover(h cache.ResourceEventHandler, previous *handover, record, deletes, resumed bool) *handover {
+	ho := &handover{h: h, deletes: deletes, resumed: resumed && previous != nil}
 	if record {
 		ho.seen = map[types.UID]identified{}
 	}
@@ -108,7 +117,7 @@ func (ho *handover) OnAdd(obj any, initial bool) {
 	ho.mu.Unlock()
 	switch {
 	case !had:
-		ho.h.OnAdd(obj, initial)
+		ho.h.OnAdd(obj, initial && !ho.resumed)
 	case !initial && !ho.deletes:
 		// Sharded: it came back into the range; it was never deleted.
 		ho.h.OnAdd(obj, initial)

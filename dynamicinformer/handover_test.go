@@ -23,8 +23,11 @@ func cached(name, uid, rv string, lbls map[string]string) *compactObject {
 // an object at the state it was given, an update for one that changed,
 // and at release the deletes it missed (an object deleted, or relabelled
 // out of its selector, meanwhile), but none for an object whose name a
-// new incarnation that it selects holds. A sharded handover sends no
-// deletes.
+// new incarnation that it selects holds. An object it was not given is an
+// add, initial only if the handler had not received the first instance's
+// whole initial list (it was not resumed): else it was created, or came
+// to match, while the informers were switched. A sharded handover sends
+// no deletes.
 func TestHandoverOfASelectorRestart(t *testing.T) {
 	x := map[string]string{"app": "x"}
 	sel, err := labels.Parse("app=x")
@@ -52,11 +55,19 @@ func TestHandoverOfASelectorRestart(t *testing.T) {
 		return o, ok
 	}
 	for _, tc := range []struct {
-		name    string
-		deletes bool
-		want    []event
+		name             string
+		deletes, resumed bool
+		want             []event
 	}{
-		{"not sharded", true, []event{
+		{"not sharded", true, true, []event{
+			{Type: "update", Namespace: "ns", Name: "changed", RV: "12"},
+			{Type: "add", Namespace: "ns", Name: "recreated", RV: "15"},
+			{Type: "delete", Namespace: "ns", Name: "back", RV: "6"},
+			{Type: "add", Namespace: "ns", Name: "back", RV: "16"},
+			{Type: "delete", Namespace: "ns", Name: "deleted", RV: "3"},
+			{Type: "delete", Namespace: "ns", Name: "relabelled", RV: "4"},
+		}},
+		{"not sharded, before its initial list was whole", true, false, []event{
 			{Type: "update", Namespace: "ns", Name: "changed", RV: "12"},
 			{Type: "add", Namespace: "ns", Name: "recreated", Initial: true, RV: "15"},
 			{Type: "delete", Namespace: "ns", Name: "back", RV: "6"},
@@ -64,7 +75,7 @@ func TestHandoverOfASelectorRestart(t *testing.T) {
 			{Type: "delete", Namespace: "ns", Name: "deleted", RV: "3"},
 			{Type: "delete", Namespace: "ns", Name: "relabelled", RV: "4"},
 		}},
-		{"sharded", false, []event{
+		{"sharded", false, false, []event{
 			{Type: "update", Namespace: "ns", Name: "changed", RV: "12"},
 			{Type: "add", Namespace: "ns", Name: "recreated", Initial: true, RV: "15"},
 			{Type: "add", Namespace: "ns", Name: "back", RV: "16"},
@@ -72,12 +83,12 @@ func TestHandoverOfASelectorRestart(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &recorder{}
-			first := newHandover(newExpander(rec), nil, true, tc.deletes)
+			first := newHandover(newExpander(rec), nil, true, tc.deletes, false)
 			for _, o := range given {
 				first.OnAdd(o, true)
 			}
 			rec.events = nil
-			ho := newHandover(newExpander(rec), first, false, tc.deletes)
+			ho := newHandover(newExpander(rec), first, false, tc.deletes, tc.resumed)
 			if !ho.handingOver() || ho.recording() {
 				t.Fatalf("handingOver %v, recording %v; want true, false", ho.handingOver(), ho.recording())
 			}
@@ -108,9 +119,9 @@ func TestHandoverOfASelectorRestart(t *testing.T) {
 // handler no more.
 func TestHandoverClosed(t *testing.T) {
 	rec := &recorder{}
-	first := newHandover(newExpander(rec), nil, true, true)
+	first := newHandover(newExpander(rec), nil, true, true, false)
 	first.OnAdd(cached("gone", "u1", "1", nil), true)
-	ho := newHandover(newExpander(rec), first, false, true)
+	ho := newHandover(newExpander(rec), first, false, true, true)
 	ho.close()
 	ho.release(func(string, string) (any, bool) { return nil, false }, labels.Everything())
 	if got := rec.snapshot(); len(got) != 1 {

@@ -58,7 +58,11 @@ func (w *Watch) registeredHandler(inst *instance, sharded, carry bool) cache.Res
 	}
 	record := sharded || inst.labelSelector != ""
 	if record || (prev != nil && prev.recording()) {
-		w.ho = newHandover(h, prev, record, !sharded)
+		// A Watch that had its initial list, on an informer that is not
+		// sharded, is resumed: what the new list holds that it was not
+		// given is no initial add (see handover).
+		resumed := !sharded && w.reg != nil && w.reg.HasSynced()
+		w.ho = newHandover(h, prev, record, !sharded, resumed)
 		h = w.ho
 	} else {
 		w.ho = nil
