@@ -371,7 +371,9 @@ func (e *Engine) release(ctx context.Context, r *runner) {
 	var targets []finalizers.Target
 	for _, inf := range r.plan {
 		if inf.Handled {
-			targets = append(targets, finalizers.Target{Resource: inf.Resource, Namespace: inf.Key.Namespace, LabelSelector: inf.Key.LabelSelector})
+			// Every object of its namespaces, whatever the selectors:
+			// one that left them while kreact was away still carries it.
+			targets = append(targets, finalizers.Target{Resource: inf.Resource, Namespace: inf.Key.Namespace})
 		}
 	}
 	n, err := finalizers.Release(ctx, dynamic.New(e.client), r.rule.Name, targets, finalizers.ReleaseOptions{})

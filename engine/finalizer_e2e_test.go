@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/engine"
@@ -179,5 +182,116 @@ func within(t *testing.T, d time.Duration, what string, cond func() bool) {
 			t.Fatalf("not within %v: %s", d, what)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// A rule that selects by label holds its finalizer only on what it
+// selects. An object whose labels left the selector while kreact was away
+// (no watch tells the next process of it), or that a narrower version of
+// the rule no longer selects, loses the finalizer when the rule starts,
+// without an onDelete, and one deleted meanwhile goes; otherwise nothing
+// would ever let it go.
+func TestFinalizerLetsGoOfWhatTheSelectorLeft(t *testing.T) {
+	h := start(t, engine.Options{})
+	h.namespace("fin-sel")
+	logs := &testcluster.LogBuffer{}
+	defer func() {
+		if t.Failed() {
+			t.Logf("kreact logs:\n%s", logs.String())
+		}
+	}()
+	ctx := t.Context()
+	cms := h.client.Resource(configMaps).Namespace("fin-sel")
+	const fin = "kreact.dev/held"
+	rule := func(selector string) string {
+		return `apiVersion: kreact.dev/v1alpha1
+kind: Rule
+metadata:
+  name: held
+spec:
+  watch:
+    - resource: configmaps
+      namespaces: [fin-sel]
+      labelSelector: "` + selector + `"
+  finalizer: true
+  permissions:
+    - resources: [configmaps]
+      verbs: [patch]
+      namespaces: [fin-sel]
+  script: |
+    function onDelete(cm, ctx) {
+      kreact.patch({apiVersion: "v1", kind: "ConfigMap", metadata: {name: "deletes", namespace: "fin-sel"}}, {data: {[cm.metadata.name]: "called"}});
+    }
+`
+	}
+	carries := func(name string) (held, exists bool) {
+		cm, err := cms.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, false
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Contains(cm.GetFinalizers(), fin), true
+	}
+	h.configMap("fin-sel", "deletes", nil, map[string]string{"x": "y"})
+	for _, name := range []string{"stays", "leaves", "leaves-and-goes"} {
+		h.configMap("fin-sel", name, map[string]string{"team": "a", "tier": "web"}, nil)
+	}
+
+	_, stop := runEngine(t, logs, rule("team in (a)"))
+	testcluster.Eventually(t, "the three selected ConfigMaps to carry the finalizer", func() bool {
+		for _, name := range []string{"stays", "leaves", "leaves-and-goes"} {
+			if held, _ := carries(name); !held {
+				return false
+			}
+		}
+		return true
+	})
+	stop()
+
+	relabel := func(name, team string) {
+		patch := []byte(`{"metadata":{"labels":{"team":"` + team + `"}}}`)
+		if _, err := cms.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	relabel("leaves", "b")
+	relabel("leaves-and-goes", "b")
+	if err := cms.Delete(ctx, "leaves-and-goes", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	e, _ := runEngine(t, logs, rule("team in (a)"))
+	within(t, 30*time.Second, "the ConfigMaps that left the selector to lose the finalizer", func() bool {
+		held, _ := carries("leaves")
+		_, exists := carries("leaves-and-goes")
+		return !held && !exists
+	})
+	if held, _ := carries("stays"); !held {
+		t.Fatal("the ConfigMap still selected lost the finalizer")
+	}
+
+	// A version of the rule that selects less lets go of the rest.
+	rs, err := rules.Parse("rules.yaml", []byte(rule("team in (a),tier!=web")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Load(ctx, rs); err != nil {
+		t.Fatal(err)
+	}
+	within(t, 30*time.Second, "the ConfigMap the new selector leaves out to lose the finalizer", func() bool {
+		held, _ := carries("stays")
+		return !held
+	})
+	d, err := cms.Get(ctx, "deletes", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _, _ := unstructured.NestedStringMap(d.Object, "data"); len(data) != 1 {
+		t.Errorf("onDelete was called for %v; an object that leaves the selector while kreact is away, or by an edit, gets none", data)
+	}
+	if !strings.Contains(logs.String(), "finalizers released from objects the rule no longer selects") {
+		t.Error("no log line says the finalizers were released")
 	}
 }

@@ -6,12 +6,14 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/delivery"
 	"github.com/kreact/kreact/discovery"
 	"github.com/kreact/kreact/dynamicinformer"
+	"github.com/kreact/kreact/finalizers"
 	"github.com/kreact/kreact/rules"
 	"github.com/kreact/kreact/scripting"
 )
@@ -138,7 +140,33 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 		run.watches = append(run.watches, watch)
 	}
 	run.deliveryDone.Go(func() { run.delivery.Run(deliveryCtx, callers) })
+	if r.Finalizer && !dryRun {
+		run.deliveryDone.Go(func() { run.releaseStrays(deliveryCtx) })
+	}
 	return run, nil
+}
+
+// releaseStrays removes the rule's finalizer from the objects that carry
+// it and that its watches no longer select: their labels left the
+// selector while kreact was away, or this version of the rule selects
+// less than the one before. Nothing would ever call onDelete for them or
+// let them go. It runs beside the delivery at every start of the rule,
+// with kreact's own identity, as the release of a removed rule does.
+func (run *runner) releaseStrays(ctx context.Context) {
+	var targets []finalizers.Target
+	for _, inf := range run.plan {
+		if inf.Handled {
+			targets = append(targets, finalizers.Target{Resource: inf.Resource, Namespace: inf.Key.Namespace, LabelSelector: inf.Key.LabelSelector, FieldSelector: inf.Key.FieldSelector})
+		}
+	}
+	e, name := run.engine, run.rule.Name
+	n, err := finalizers.ReleaseStrays(ctx, dynamic.New(e.client), name, targets, finalizers.ReleaseOptions{})
+	switch {
+	case err != nil && ctx.Err() == nil:
+		e.log.Error("finalizers of objects the rule no longer selects not all released; release them with kreact finalizers release RULE", "rule", name, "finalizer", finalizers.Name(name), "released", n, "error", err)
+	case n > 0:
+		e.log.Info("finalizers released from objects the rule no longer selects", "rule", name, "finalizer", finalizers.Name(name), "objects", n)
+	}
 }
 
 // askedSink is the action queue of a rule, telling Options.Asked of each

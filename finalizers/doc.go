@@ -14,7 +14,11 @@
 // Package delivery decides when to add and remove (it is the one place
 // that knows when onDelete has succeeded); Release removes a rule's
 // finalizers from every object, for a rule that is removed or turns the
-// option off (package engine), and for `kreact finalizers release`, the
+// option off (package engine; every object of the rule's namespaces,
+// whatever its selectors), ReleaseStrays those the running version of
+// the rule does not select, at every start of the rule (objects whose labels left
+// the selector while kreact was away, or that an edit no longer selects),
+// and Release serves `kreact finalizers release`, the
 // escape when kreact itself is gone: the command finds the resources a
 // rule watches in its files (rules.Find), and Targets turns resource names
 // into what Release scans, every object of each resource whatever the

@@ -93,11 +93,12 @@ func Action(rule string, res apiresource.Resource, obj *unstructured.Unstructure
 }
 
 // Target is what Release scans: a resource, in a namespace ("" for all),
-// with an optional label selector.
+// with optional label and field selectors.
 type Target struct {
 	Resource      apiresource.Resource
 	Namespace     string
 	LabelSelector string
+	FieldSelector string
 }
 
 // ReleaseOptions configure Release. The zero value releases silently.
@@ -143,7 +144,7 @@ func each(ctx context.Context, client dynamic.Interface, targets []Target, fn fu
 		if t.Resource.Namespaced && t.Namespace != "" {
 			rc = client.Resource(t.Resource.GVR).Namespace(t.Namespace)
 		}
-		listOpts := metav1.ListOptions{LabelSelector: t.LabelSelector, Limit: 500}
+		listOpts := metav1.ListOptions{LabelSelector: t.LabelSelector, FieldSelector: t.FieldSelector, Limit: 500}
 		for {
 			list, err := rc.List(ctx, listOpts)
 			if err != nil {
