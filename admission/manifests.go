@@ -10,9 +10,9 @@ import (
 )
 
 // RulesOf returns the rules of resolved whose scripts declare admission
-// handlers, with them, in the order of resolved. Each script is compiled
-// again (package validate keeps no program); one that does not compile
-// is an error, scripting.CompileRule's diag.ErrorList.
+// handlers, with them, in the order of resolved. Each script's program is
+// the one its check compiled (scripting.CompileRule shares it); one that
+// does not compile is an error, scripting.CompileRule's diag.ErrorList.
 func RulesOf(resolved []*rules.Resolved) ([]Rule, error) {
 	var rs []Rule
 	for _, res := range resolved {

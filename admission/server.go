@@ -174,7 +174,7 @@ func (s *Server) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 			errs = append(errs, err)
 			continue
 		}
-		hd, err := newHandler(Rule{Resolved: res, Handlers: h}, prog, s.opts.Mapper, s.opts.Informers, s.log, s.opts.Now)
+		hd, err := newHandler(Rule{Resolved: res, Handlers: h}, prog, fp, s.opts.Mapper, s.opts.Informers, s.log, s.opts.Now)
 		if err != nil {
 			errs = append(errs, r.Errors(err))
 			continue
