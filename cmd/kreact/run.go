@@ -150,7 +150,7 @@ func admissionServer(o *cmdline.RunOptions, isolatedChild bool, stack *clientsta
 	}
 	adm, err := admission.NewServer(admission.ServerOptions{Addr: a.Addr, Certificates: certs, Config: opts, Applier: applier,
 		Mapper: stack.Mapper, Informers: stack.Informers, Observer: rec, Logger: logger, RuleObjects: check})
-	reload.Reloaded = func(err error) { logAdmission(logger, err) }
+	reload.Reloaded = func(err error) { admission.LogLoad(logger, err) }
 	// With --rule-objects, the rule objects' handlers too, on every
 	// replica: the webhooks' Service may send a review to any of them.
 	parts := engine.Combine(adm, 2)
@@ -160,23 +160,6 @@ func admissionServer(o *cmdline.RunOptions, isolatedChild bool, stack *clientsta
 		follow = append(follow, lifecycle.Func(func(ctx context.Context) error { return ruleobjects.Run(ctx, objects) }))
 	}
 	return adm, follow, err
-}
-
-// logAdmission logs each problem of a load of the admission server
-// (admission.Server.Load) as what it is: a rule not served, configurations
-// not applied, or no rule served (no certificate, no address).
-func logAdmission(logger *slog.Logger, err error) {
-	for _, p := range diag.Problems(err) {
-		var e *diag.Error
-		switch {
-		case errors.As(p, &e) && e.Pos.Rule != "":
-			logger.Error("admission: rule not served", "rule", e.Pos.Rule, "error", p.Error())
-		case errors.As(p, new(*admission.NotAppliedError)):
-			logger.Error("admission: webhook configurations not applied", "error", p.Error())
-		default:
-			logger.Error("admission: rules not served", "error", p.Error())
-		}
-	}
 }
 
 // readRules reads the rule files with read, and logs their errors once:
