@@ -2,6 +2,8 @@ package admission
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 
 	"sigs.k8s.io/yaml"
 
@@ -59,4 +61,33 @@ func RuleObjectsConfigurationYAML(opts Options) ([]byte, error) {
 		return nil, err
 	}
 	return append([]byte("---\n"), data...), nil
+}
+
+// WriteConfigurations is kreact webhooks: the Configurations of rs
+// (ConfigurationsYAML) on stdout, with ruleObjects the rule objects'
+// configuration after them (RuleObjectsConfigurationYAML), and on stderr
+// the warnings of each rule (Warnings), or that there is nothing to print.
+func WriteConfigurations(stdout, stderr io.Writer, rs []Rule, opts Options, ruleObjects bool) error {
+	if len(rs) == 0 && !ruleObjects {
+		fmt.Fprintln(stderr, "kreact webhooks: no rule declares onValidate or onMutate: there is nothing to print")
+		return nil
+	}
+	for _, r := range rs {
+		for _, w := range Warnings(r.Resolved.Rule) {
+			fmt.Fprintln(stderr, w)
+		}
+	}
+	out, err := ConfigurationsYAML(rs, opts)
+	if err != nil {
+		return err
+	}
+	if ruleObjects {
+		objects, err := RuleObjectsConfigurationYAML(opts)
+		if err != nil {
+			return err
+		}
+		out = append(out, objects...)
+	}
+	_, err = stdout.Write(out)
+	return err
 }

@@ -248,3 +248,19 @@ func count(n int, word string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
+
+// CheckValid is Check for the commands that print what a rule set needs,
+// kreact rbac and webhooks: what validate refuses they refuse, with every
+// error (the warnings refuse nothing). It returns the rules with
+// admission handlers too (admission.RulesOf).
+func CheckValid(ctx context.Context, paths []string, mapper apiresource.Resolver, opts Options) (*Result, []admission.Rule, error) {
+	c, err := Check(ctx, paths, mapper, opts)
+	if err == nil {
+		err = c.Problems.Errors().Err()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	admitting, err := admission.RulesOf(c.Resolved)
+	return c, admitting, err
+}

@@ -311,3 +311,22 @@ func TestWriteProblems(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckValid: rbac and webhooks refuse what validate refuses, every
+// error at once, and not what it only warns about; the rules with
+// admission handlers come with the result.
+func TestCheckValid(t *testing.T) {
+	dir := t.TempDir()
+	warned := write(t, dir, "warned.yaml", header+"warned\nspec:\n  watch: [{resource: configmaps}]\n  events: [add]\n  script: |\n    function onAdd(obj, ctx) {}\n    function onUpate(o, n, ctx) {}\n")
+	admits := write(t, dir, "admits.yaml", header+"admits\nspec:\n  watch: [{resource: configmaps}]\n  script: |\n    function onValidate(req, ctx) {}\n")
+	c, admitting, err := CheckValid(t.Context(), []string{warned, admits}, builtinMapper(), Options{})
+	if err != nil || len(c.Resolved) != 2 || len(admitting) != 1 || admitting[0].Resolved.Rule.Name != "admits" {
+		t.Errorf("CheckValid of a warned and an admitting rule = %v, %d admitting, %v; want both resolved, admits admitting", c, len(admitting), err)
+	}
+	broken := write(t, dir, "broken.yaml", header+"broken\nspec:\n  watch: [{resource: confgimaps}]\n  script: |\n    function onAdd(obj, ctx) { let x = ; }\n")
+	_, _, err = CheckValid(t.Context(), []string{warned, broken}, builtinMapper(), Options{})
+	var list diag.ErrorList
+	if !errors.As(err, &list) || len(list) != 2 {
+		t.Errorf("CheckValid of a broken rule = %v, want its two errors", err)
+	}
+}
