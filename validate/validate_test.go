@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/restmapper"
 )
 
@@ -328,5 +329,26 @@ func TestCheckValid(t *testing.T) {
 	var list diag.ErrorList
 	if !errors.As(err, &list) || len(list) != 2 {
 		t.Errorf("CheckValid of a broken rule = %v, want its two errors", err)
+	}
+}
+
+// TestCheckRunnable: record and preview take the rules that run, and
+// refuse a rule set with an error, or with no rule at all.
+func TestCheckRunnable(t *testing.T) {
+	dir := t.TempDir()
+	ok := write(t, dir, "ok.yaml", header+"ok\nspec:\n  watch: [{resource: configmaps}]\n  events: [add]\n  script: |\n    function onAdd(obj, ctx) {}\n")
+	rs, err := CheckRunnable(t.Context(), []string{ok}, builtinMapper())
+	if err != nil || len(rs) != 1 || rs[0].Name != "ok" {
+		t.Errorf("CheckRunnable of a good rule = %v, %v", rs, err)
+	}
+	broken := write(t, dir, "broken.yaml", header+"broken\nspec:\n  watch: [{resource: confgimaps}]\n  script: |\n    function onAdd(obj, ctx) {}\n")
+	var list diag.ErrorList
+	if _, err := CheckRunnable(t.Context(), []string{ok, broken}, builtinMapper()); !errors.As(err, &list) {
+		t.Errorf("CheckRunnable with a broken rule = %v, want its errors", err)
+	}
+	empty := write(t, filepath.Join(dir, "empty"), "none.yaml", "# no rule here\n")
+	var none *engine.NoRulesError
+	if _, err := CheckRunnable(t.Context(), []string{filepath.Dir(empty)}, builtinMapper()); !errors.As(err, &none) {
+		t.Errorf("CheckRunnable of a folder without rules = %v, want an engine.NoRulesError", err)
 	}
 }
