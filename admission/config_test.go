@@ -3,6 +3,7 @@ package admission
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"maps"
 	"os"
 	"reflect"
@@ -160,5 +161,51 @@ func TestMutatingHasTheValidatingFields(t *testing.T) {
 	}
 	if p := m.FieldByName("ReinvocationPolicy").Interface().(*admregv1.ReinvocationPolicyType); p == nil || *p != admregv1.NeverReinvocationPolicy {
 		t.Errorf("ReinvocationPolicy = %v, want Never", p)
+	}
+}
+
+// TestWriteConfigurations: kreact webhooks prints the configurations of
+// the rules with admission handlers, with the rule objects' after them
+// when asked, and says so on stderr when there is nothing to print.
+func TestWriteConfigurations(t *testing.T) {
+	rs := loadRules(t, "testdata/rules.yaml")
+	opts := Options{Namespace: "kreact-system", Service: "kreact", CABundle: []byte("CA")}
+	want, err := ConfigurationsYAML(rs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects, err := RuleObjectsConfigurationYAML(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warnings strings.Builder
+	for _, r := range rs {
+		for _, w := range Warnings(r.Resolved.Rule) {
+			fmt.Fprintln(&warnings, w)
+		}
+	}
+	if warnings.Len() == 0 {
+		t.Fatal("testdata/rules.yaml has no rule with a warning: the test would not see them printed")
+	}
+	for _, tt := range []struct {
+		name                   string
+		rs                     []Rule
+		ruleObjects            bool
+		wantStdout, wantStderr string
+	}{
+		{"rules", rs, false, string(want), warnings.String()},
+		{"rules and rule objects", rs, true, string(want) + string(objects), warnings.String()},
+		{"rule objects only", nil, true, string(objects), ""},
+		{"nothing", nil, false, "", "kreact webhooks: no rule declares onValidate or onMutate: there is nothing to print\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if err := WriteConfigurations(&stdout, &stderr, tt.rs, opts, tt.ruleObjects); err != nil {
+				t.Fatal(err)
+			}
+			if stdout.String() != tt.wantStdout || stderr.String() != tt.wantStderr {
+				t.Errorf("stdout:\n%s\nstderr:\n%s\nwant stdout:\n%s\nstderr:\n%s", &stdout, &stderr, tt.wantStdout, tt.wantStderr)
+			}
+		})
 	}
 }

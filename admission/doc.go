@@ -21,7 +21,8 @@
 // send (admissionregistration.k8s.io, a resource nobody writes), a
 // webhook cannot select (a field selector) or the webhooks never
 // intercept (one of those namespaces).
-// `kreact webhooks` prints the configurations; `kreact run` applies them.
+// `kreact webhooks` prints the configurations (WriteConfigurations, with
+// each rule's Warnings); `kreact run` applies them.
 //
 // # Answers
 //
@@ -68,7 +69,9 @@
 // sandbox; requests wait for a free one until the API server's timeout.
 // Handlers read the caches of spec.reads, which every replica then keeps;
 // until they have synced, the rule answers by its failure policy and the
-// replica is not ready (Synced).
+// replica is not ready (Synced). LogLoad logs the problems of a load
+// as what they are: a rule not served, configurations not applied, no
+// rule served.
 //
 // The certificate comes from files, read again when they change
 // (LoadCertificates: cert-manager, a mounted Secret), or is generated

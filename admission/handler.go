@@ -51,13 +51,14 @@ type handler struct {
 	closed bool
 }
 
-// newHandler builds the handler of a rule and subscribes to the caches of
-// its spec.reads; informers may be nil, and then reads fail.
-func newHandler(r Rule, prog *scripting.Program, mapper apiresource.Resolver, informers dynamicinformer.Watcher, logger *slog.Logger, now func() time.Time) (*handler, error) {
+// newHandler builds the handler of a rule, whose Fingerprint is fp (the
+// caller computed it to compare versions), and subscribes to the caches
+// of its spec.reads; informers may be nil, and then reads fail.
+func newHandler(r Rule, prog *scripting.Program, fp string, mapper apiresource.Resolver, informers dynamicinformer.Watcher, logger *slog.Logger, now func() time.Time) (*handler, error) {
 	res := r.Resolved
 	h := &handler{
 		rule: res.Rule, resolved: res, prog: prog, handlers: r.Handlers,
-		fingerprint: res.Rule.Fingerprint(),
+		fingerprint: fp,
 		mapper:      mapper,
 		logger:      logger.With("rule", res.Rule.Name),
 		now:         now,

@@ -2,6 +2,8 @@ package admission
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 
 	"sigs.k8s.io/yaml"
 
@@ -10,9 +12,9 @@ import (
 )
 
 // RulesOf returns the rules of resolved whose scripts declare admission
-// handlers, with them, in the order of resolved. Each script is compiled
-// again (package validate keeps no program); one that does not compile
-// is an error, scripting.CompileRule's diag.ErrorList.
+// handlers, with them, in the order of resolved. Each script's program is
+// the one its check compiled (scripting.CompileRule shares it); one that
+// does not compile is an error, scripting.CompileRule's diag.ErrorList.
 func RulesOf(resolved []*rules.Resolved) ([]Rule, error) {
 	var rs []Rule
 	for _, res := range resolved {
@@ -59,4 +61,33 @@ func RuleObjectsConfigurationYAML(opts Options) ([]byte, error) {
 		return nil, err
 	}
 	return append([]byte("---\n"), data...), nil
+}
+
+// WriteConfigurations is kreact webhooks: the Configurations of rs
+// (ConfigurationsYAML) on stdout, with ruleObjects the rule objects'
+// configuration after them (RuleObjectsConfigurationYAML), and on stderr
+// the warnings of each rule (Warnings), or that there is nothing to print.
+func WriteConfigurations(stdout, stderr io.Writer, rs []Rule, opts Options, ruleObjects bool) error {
+	if len(rs) == 0 && !ruleObjects {
+		fmt.Fprintln(stderr, "kreact webhooks: no rule declares onValidate or onMutate: there is nothing to print")
+		return nil
+	}
+	for _, r := range rs {
+		for _, w := range Warnings(r.Resolved.Rule) {
+			fmt.Fprintln(stderr, w)
+		}
+	}
+	out, err := ConfigurationsYAML(rs, opts)
+	if err != nil {
+		return err
+	}
+	if ruleObjects {
+		objects, err := RuleObjectsConfigurationYAML(opts)
+		if err != nil {
+			return err
+		}
+		out = append(out, objects...)
+	}
+	_, err = stdout.Write(out)
+	return err
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kreact/kreact/apiresource"
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/dynamicinformer"
 	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/rules"
@@ -174,7 +175,7 @@ func (s *Server) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 			errs = append(errs, err)
 			continue
 		}
-		hd, err := newHandler(Rule{Resolved: res, Handlers: h}, prog, s.opts.Mapper, s.opts.Informers, s.log, s.opts.Now)
+		hd, err := newHandler(Rule{Resolved: res, Handlers: h}, prog, fp, s.opts.Mapper, s.opts.Informers, s.log, s.opts.Now)
 		if err != nil {
 			errs = append(errs, r.Errors(err))
 			continue
@@ -211,6 +212,24 @@ func (s *Server) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// LogLoad logs each problem of a load of the server (Server.Load) as
+// what it is: a rule not served (with the rule's name), configurations not
+// applied, or no rule served (no certificate, no address); nothing for a
+// load without problems.
+func LogLoad(logger *slog.Logger, err error) {
+	for _, p := range diag.Problems(err) {
+		var e *diag.Error
+		switch {
+		case errors.As(p, &e) && e.Pos.Rule != "":
+			logger.Error("admission: rule not served", "rule", e.Pos.Rule, "error", p.Error())
+		case errors.As(p, new(*NotAppliedError)):
+			logger.Error("admission: webhook configurations not applied", "error", p.Error())
+		default:
+			logger.Error("admission: rules not served", "error", p.Error())
+		}
+	}
 }
 
 // NotAppliedError is Server.Load's error when the webhook configurations

@@ -15,5 +15,7 @@
 // function) and Stack.Start run the discovery cache and the informer
 // manager until their context ends, and return, or let Wait return, only
 // once both have stopped. Connect starts nothing: its Stack has no
-// Informers and its discovery is not refreshed.
+// Informers and its discovery is not refreshed. Stack.Served tells
+// whether the server serves a resource as discovery last saw it, and
+// Stack.Refresh asks again, for a CRD created a moment ago.
 package clientstack

@@ -21,5 +21,6 @@
 // the rules' needs are merged into roles: what kreact run asks the API
 // server about when the rule starts (package engine). Every policy rule carries a
 // comment naming the rules that need it and for what, and the output is
-// deterministic: sorted by namespace, API group and resource.
+// deterministic: sorted by namespace, API group and resource. Write
+// prints it as `kreact rbac` does, after the warnings of WideActions.
 package rbac

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"io"
 	"maps"
 	"regexp"
 	"slices"
@@ -42,6 +43,20 @@ type Options struct {
 	// keeps the CA of the generated admission certificates (kreact run
 	// --admission-ca-secret).
 	AdmissionCASecret string
+}
+
+// Write is kreact rbac: the warnings of the rules whose actions reach
+// wide (WideActions) on stderr, and what Generate makes of rs on stdout.
+func Write(stdout, stderr io.Writer, rs []*rules.Rule, resolved []*rules.Resolved, opts Options) error {
+	for _, w := range WideActions(resolved...) {
+		fmt.Fprintln(stderr, w)
+	}
+	out, err := Generate(rs, resolved, opts)
+	if err != nil {
+		return err
+	}
+	_, err = stdout.Write(out)
+	return err
 }
 
 // Generate returns, as YAML documents, the least-privilege RBAC that

@@ -397,3 +397,22 @@ spec:
 		t.Errorf("kreact is granted what the team's ServiceAccount does (create, events):\n%s", role)
 	}
 }
+
+// TestWrite: kreact rbac prints the warnings of WideActions on stderr and
+// what Generate makes on stdout.
+func TestWrite(t *testing.T) {
+	wide := strings.NewReplacer("name: labeller", "name: everywhere", "      namespaces: [team-a]\n", "").Replace(namespacedRule)
+	rs, resolved := resolve(t, namespacedRule+"---\n"+wide)
+	opts := Options{Name: "kreact", Namespace: "kreact-system"}
+	want, err := Generate(rs, resolved, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	if err := Write(&stdout, &stderr, rs, resolved, opts); err != nil {
+		t.Fatal(err)
+	}
+	if wantErr := strings.Join(WideActions(resolved...), "\n") + "\n"; stdout.String() != string(want) || stderr.String() != wantErr {
+		t.Errorf("stdout:\n%s\nstderr:\n%s\nwant stderr:\n%s", stdout.String(), stderr.String(), wantErr)
+	}
+}

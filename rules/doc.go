@@ -91,7 +91,9 @@
 // the file the user edits; for inline scripts written as literal blocks
 // (script: |) it is exact, because every line of such a block is indented
 // by the same amount. This package does not compile scripts; the scripting
-// package does (scripting.CompileRule).
+// package does (scripting.CompileRule), and keeps the program in the Rule
+// (Rule.Compiled), so that each version of a rule is compiled once
+// however many checks and components need it.
 //
 // # Use
 //

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/kreact/kreact/actions"
@@ -231,6 +232,12 @@ type Rule struct {
 	// kreact run's --default-service-account names (package engine,
 	// Identity).
 	ServiceAccountName string
+
+	// compiled is the script as package scripting compiled it
+	// (Compiled), shared by everything that holds this version of the
+	// rule. Unexported, so that Fingerprint and the JSON of a rule leave
+	// it out.
+	compiled atomic.Value // *compiledScript
 }
 
 // FailurePolicy is what the API server does when an admission handler

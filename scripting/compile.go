@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/ast"
@@ -15,6 +16,16 @@ import (
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/event"
 )
+
+// compiles counts the calls of Compile in this process (Compiles).
+var compiles atomic.Int64
+
+// Compiles returns how many scripts this process has compiled (calls of
+// Compile, whatever their outcome), so that tests can hold kreact to one
+// compile per version of a rule (CompileRule). It is the package's one
+// process-wide value: a count, which only grows, and which nothing
+// branches on.
+func Compiles() int64 { return compiles.Load() }
 
 // CompileOptions places a script inside the file it was read from, so that
 // reported positions point into that file.
@@ -89,6 +100,7 @@ func (p *Program) HasHandler(t event.Type) bool {
 //
 // Compile is safe for concurrent use.
 func Compile(name, script string, opts CompileOptions) (*Program, error) {
+	compiles.Add(1)
 	configureRegexp()
 	if opts.LineOffset < 0 || opts.ColumnOffset < 0 {
 		return nil, fmt.Errorf("compile %s: negative offset", name)

@@ -40,7 +40,10 @@
 //
 // # Compile once, one runtime per goroutine
 //
-// Compile parses and compiles a script once into an immutable Program. A
+// Compile parses and compiles a script once into an immutable Program;
+// CompileRule compiles a rule's once per version of the rule, whichever
+// of validate, the engine, the admission server or rbac asks first, and
+// hands the others the same Program (rules.Rule.Compiled keeps it). A
 // goja.Runtime is single-threaded, so every worker goroutine builds its own
 // Runtime with NewRuntime, which runs the shared Program's top level once
 // and looks the handlers up once; Runtime.Call then costs a function call

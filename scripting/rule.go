@@ -130,17 +130,26 @@ func misspeltHandlers(r *rules.Rule, prog *Program) diag.ErrorList {
 // diag.ErrorList whose errors name the rule. CheckScript compiles and
 // checks a rule the way every command does; CompileRule is the part of
 // it that makes the program.
+//
+// A rule is compiled once (rules.Rule.Compiled): every later call with
+// the same *rules.Rule, and the same script, returns the same Program,
+// which is immutable and shared by every runtime, and an error list of
+// its own (the callers may change it). So the checks of validate and of
+// the engine, the admission server and the plans of rbac and Warm share
+// one compile of each version of a rule.
 func CompileRule(r *rules.Rule) (*Program, error) {
-	opts := CompileOptions{TypeScript: r.ScriptLang == rules.ScriptTypeScript}
-	if r.ScriptFile == "" {
-		opts.LineOffset = max(0, r.ScriptPos.Line-1)
-		opts.ColumnOffset = max(0, r.ScriptPos.Col-1)
-	}
-	prog, err := Compile(r.ScriptPos.File, r.Script, opts)
+	prog, err := r.Compiled(func() (any, error) {
+		opts := CompileOptions{TypeScript: r.ScriptLang == rules.ScriptTypeScript}
+		if r.ScriptFile == "" {
+			opts.LineOffset = max(0, r.ScriptPos.Line-1)
+			opts.ColumnOffset = max(0, r.ScriptPos.Col-1)
+		}
+		return Compile(r.ScriptPos.File, r.Script, opts)
+	})
 	if err != nil {
 		return nil, scriptErrors(r, err)
 	}
-	return prog, nil
+	return prog.(*Program), nil
 }
 
 // scriptErrors returns the errors of a script that does not compile,

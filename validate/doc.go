@@ -34,4 +34,12 @@
 // NewMapper builds the resolver Check takes from a set of resources (a
 // cluster's: Discover) and CRD files; Result.Summary is validate's last
 // line, after its problems (Result.WriteProblems).
+//
+// The commands take Check in the shape they need, here rather than in
+// cmd/kreact, so that they keep taking it the same way: Reader is kreact
+// run's reader of its rule files, at start and at each reload, which
+// asks discovery again before it calls an unknown resource a typo;
+// ObjectChecker is the admission server's check of rule objects at
+// apply; CheckValid refuses, for rbac and webhooks, what validate
+// refuses; CheckRunnable gives record and preview the rules that run.
 package validate

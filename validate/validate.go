@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -247,4 +248,38 @@ func count(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// CheckValid is Check for the commands that print what a rule set needs,
+// kreact rbac and webhooks: what validate refuses they refuse, with every
+// error (the warnings refuse nothing). It returns the rules with
+// admission handlers too (admission.RulesOf).
+func CheckValid(ctx context.Context, paths []string, mapper apiresource.Resolver, opts Options) (*Result, []admission.Rule, error) {
+	c, err := Check(ctx, paths, mapper, opts)
+	if err == nil {
+		err = c.Problems.Errors().Err()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	admitting, err := admission.RulesOf(c.Resolved)
+	return c, admitting, err
+}
+
+// CheckRunnable is Check for the commands that run the rules of paths
+// (kreact record and preview, with options' zero value): the rules that
+// run, or an error when any rule has one (kreact test refuses a rule with
+// errors, and so does what records a test case; a rule kreact run would
+// not load has nothing to preview) or when the files hold no rule
+// (engine.RuleFiles.NoRules).
+func CheckRunnable(ctx context.Context, paths []string, mapper apiresource.Resolver) ([]*rules.Rule, error) {
+	c, err := Check(ctx, paths, mapper, Options{})
+	if err != nil {
+		return nil, err
+	}
+	files := c.RuleFiles()
+	if err := cmp.Or(files.Err, files.NoRules(paths)); err != nil {
+		return nil, err
+	}
+	return files.Rules, nil
 }

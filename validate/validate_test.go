@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kreact/kreact/diag"
+	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/restmapper"
 )
 
@@ -309,5 +310,45 @@ func TestWriteProblems(t *testing.T) {
 		if out.String() != c.want {
 			t.Errorf("WriteProblems(live %v) =\n%s\nwant\n%s", c.live, out.String(), c.want)
 		}
+	}
+}
+
+// TestCheckValid: rbac and webhooks refuse what validate refuses, every
+// error at once, and not what it only warns about; the rules with
+// admission handlers come with the result.
+func TestCheckValid(t *testing.T) {
+	dir := t.TempDir()
+	warned := write(t, dir, "warned.yaml", header+"warned\nspec:\n  watch: [{resource: configmaps}]\n  events: [add]\n  script: |\n    function onAdd(obj, ctx) {}\n    function onUpate(o, n, ctx) {}\n")
+	admits := write(t, dir, "admits.yaml", header+"admits\nspec:\n  watch: [{resource: configmaps}]\n  script: |\n    function onValidate(req, ctx) {}\n")
+	c, admitting, err := CheckValid(t.Context(), []string{warned, admits}, builtinMapper(), Options{})
+	if err != nil || len(c.Resolved) != 2 || len(admitting) != 1 || admitting[0].Resolved.Rule.Name != "admits" {
+		t.Errorf("CheckValid of a warned and an admitting rule = %v, %d admitting, %v; want both resolved, admits admitting", c, len(admitting), err)
+	}
+	broken := write(t, dir, "broken.yaml", header+"broken\nspec:\n  watch: [{resource: confgimaps}]\n  script: |\n    function onAdd(obj, ctx) { let x = ; }\n")
+	_, _, err = CheckValid(t.Context(), []string{warned, broken}, builtinMapper(), Options{})
+	var list diag.ErrorList
+	if !errors.As(err, &list) || len(list) != 2 {
+		t.Errorf("CheckValid of a broken rule = %v, want its two errors", err)
+	}
+}
+
+// TestCheckRunnable: record and preview take the rules that run, and
+// refuse a rule set with an error, or with no rule at all.
+func TestCheckRunnable(t *testing.T) {
+	dir := t.TempDir()
+	ok := write(t, dir, "ok.yaml", header+"ok\nspec:\n  watch: [{resource: configmaps}]\n  events: [add]\n  script: |\n    function onAdd(obj, ctx) {}\n")
+	rs, err := CheckRunnable(t.Context(), []string{ok}, builtinMapper())
+	if err != nil || len(rs) != 1 || rs[0].Name != "ok" {
+		t.Errorf("CheckRunnable of a good rule = %v, %v", rs, err)
+	}
+	broken := write(t, dir, "broken.yaml", header+"broken\nspec:\n  watch: [{resource: confgimaps}]\n  script: |\n    function onAdd(obj, ctx) {}\n")
+	var list diag.ErrorList
+	if _, err := CheckRunnable(t.Context(), []string{ok, broken}, builtinMapper()); !errors.As(err, &list) {
+		t.Errorf("CheckRunnable with a broken rule = %v, want its errors", err)
+	}
+	empty := write(t, filepath.Join(dir, "empty"), "none.yaml", "# no rule here\n")
+	var none *engine.NoRulesError
+	if _, err := CheckRunnable(t.Context(), []string{filepath.Dir(empty)}, builtinMapper()); !errors.As(err, &none) {
+		t.Errorf("CheckRunnable of a folder without rules = %v, want an engine.NoRulesError", err)
 	}
 }

@@ -4,13 +4,16 @@
 // The command only parses flags, builds components and prints. Each
 // command's flags and their checks are its options in cmd/kreact/cmdline,
 // its --help text a file in help/. kreact run builds the watch stack
-// (internal/kube), the engine and what follows the rule files (engine),
-// this replica (replica; leader or shard decide whether it runs the
-// rules), the isolated rules' process (isolation), the admission server
-// (admission) and the endpoints (metrics), and runs them as components
-// (lifecycle). The other commands call the package they are named for,
-// but watch (cmd/kreact/tail), test (ruletest), webhooks (admission) and
-// preview (record); rbac and webhooks refuse what validate refuses. Every
+// (clientstack), the reader of its rule files (validate.Reader), the
+// engine and what follows the rule files (engine), this replica (replica;
+// leader or shard decide whether it runs the rules), the isolated rules'
+// process (isolation), the admission server (admission) and the endpoints
+// (metrics), and runs them as components (lifecycle). The other commands
+// call the package they are named for, but watch (cmd/kreact/tail), test
+// (ruletest), webhooks (admission), preview (record) and version
+// (internal/buildinfo); rbac and webhooks refuse what validate refuses
+// (validate.CheckValid), record and preview run what run would
+// (validate.CheckRunnable). Every
 // goroutine a command starts has stopped when it returns, except a rule
 // load abandoned on a signal (lifecycle.Interruptible). Errors map to exit
 // codes in one place, cmdline.ExitCode.

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"io"
-	"log/slog"
 
 	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
@@ -18,37 +16,26 @@ func previewCmd(ctx context.Context, o *cmdline.PreviewOptions, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	rulesLogger := logger
-	var level slog.Level
-	if level.UnmarshalText([]byte(o.Log.Level)) == nil && level == slog.LevelInfo {
-		// A line per dry-run action, and the scripts' own info lines,
-		// would bury the preview's progress: stdout has the actions.
-		quiet := o.Log
-		quiet.Level = "warn"
-		if rulesLogger, err = quiet.Logger(stderr); err != nil {
-			return err
-		}
+	// A line per dry-run action, and the scripts' own info lines, would
+	// bury the preview's progress: stdout has the actions.
+	rulesLogger, err := o.Log.QuietLogger(stderr)
+	if err != nil {
+		return err
 	}
 	stack, _, err := connect(ctx, &o.Cluster, logger, clientstack.New)
 	if err != nil {
 		return err
 	}
-	// The one check of every command, against the cluster's resources: a
-	// rule kreact run would not load has nothing to preview.
 	sets := [][]*rules.Rule{}
 	for _, files := range [][]string{o.Against, o.Files} {
 		if len(files) == 0 {
 			continue
 		}
-		checked, err := validate.Check(ctx, files, stack.Mapper, validate.Options{})
+		rs, err := validate.CheckRunnable(ctx, files, stack.Mapper)
 		if err != nil {
 			return err
 		}
-		rf := checked.RuleFiles()
-		if err := cmp.Or(rf.Err, rf.NoRules(files)); err != nil {
-			return err
-		}
-		sets = append(sets, rf.Rules)
+		sets = append(sets, rs)
 	}
 	logger.Info("previewing: the rules are handed every object they watch, in dry-run", "host", stack.Config.Host)
 	plans, err := record.Preview(ctx, stack, sets, record.PreviewOptions{Namespace: o.Namespace, LabelSelector: o.LabelSelector, Logger: logger, RulesLogger: rulesLogger})

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,14 +32,8 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	// The one check of every command, against the cluster's resources:
-	// kreact test refuses a rule with errors, so does its recording.
-	checked, err := validate.Check(ctx, o.Files, stack.Mapper, validate.Options{})
+	rs, err := validate.CheckRunnable(ctx, o.Files, stack.Mapper)
 	if err != nil {
-		return err
-	}
-	files := checked.RuleFiles()
-	if err := cmp.Or(files.Err, files.NoRules(o.Files)); err != nil {
 		return err
 	}
 	var resources []apiresource.Resource
@@ -55,7 +48,7 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		resources = append(resources, res)
 	}
-	r, err := record.Run(ctx, stack, files.Rules, resources, record.RunOptions{Refs: o.Refs, For: o.Duration, Logger: logger,
+	r, err := record.Run(ctx, stack, rs, resources, record.RunOptions{Refs: o.Refs, For: o.Duration, Logger: logger,
 		Options: record.Options{Names: o.Names, Namespace: cmdline.NamespaceFor(o.Namespace, o.AllNamespaces, contextNS), LabelSelector: o.LabelSelector}})
 	if err != nil {
 		return err

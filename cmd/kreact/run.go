@@ -8,9 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"time"
-
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/clientstack"
@@ -68,7 +65,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return &cmdline.ClusterError{Err: err}
 	}
-	read := ruleReader(stack, o.AdmissionConfig)
+	read := validate.Reader(stack, validate.Options{Admission: o.AdmissionConfig})
 	files, err := readRules(ctx, read, o.Files, logger, child)
 	if err != nil {
 		return err
@@ -147,35 +144,22 @@ func admissionServer(o *cmdline.RunOptions, isolatedChild bool, stack *clientsta
 	if a.Apply {
 		applier = admission.NewApplier(stack.Client)
 	}
+	var check admission.RuleObjectChecker
+	if a.ValidateRules {
+		check = validate.ObjectChecker(stack, validate.Options{Admission: opts}, o.Tenants.Limits)
+	}
 	adm, err := admission.NewServer(admission.ServerOptions{Addr: a.Addr, Certificates: certs, Config: opts, Applier: applier,
-		Mapper: stack.Mapper, Informers: stack.Informers, Observer: rec, Logger: logger, RuleObjects: ruleObjectChecker(a.ValidateRules, stack, opts, o.Tenants.Limits)})
-	reload.Reloaded = func(err error) { logAdmission(logger, err) }
+		Mapper: stack.Mapper, Informers: stack.Informers, Observer: rec, Logger: logger, RuleObjects: check})
+	reload.Reloaded = func(err error) { admission.LogLoad(logger, err) }
 	// With --rule-objects, the rule objects' handlers too, on every
 	// replica: the webhooks' Service may send a review to any of them.
 	parts := engine.Combine(adm, 2)
 	follow := []lifecycle.Runnable{adm, engine.Follow(parts.Part(0), files, reload)}
 	if o.RuleObjects {
-		objects := ruleobjects.Options{Informers: stack.Informers, Loader: parts.Part(1), Admission: true, Limits: o.Tenants.Limits, Served: served(stack), Logger: logger}
+		objects := ruleobjects.Options{Informers: stack.Informers, Loader: parts.Part(1), Admission: true, Limits: o.Tenants.Limits, Served: stack.Served, Logger: logger}
 		follow = append(follow, lifecycle.Func(func(ctx context.Context) error { return ruleobjects.Run(ctx, objects) }))
 	}
 	return adm, follow, err
-}
-
-// logAdmission logs each problem of a load of the admission server
-// (admission.Server.Load) as what it is: a rule not served, configurations
-// not applied, or no rule served (no certificate, no address).
-func logAdmission(logger *slog.Logger, err error) {
-	for _, p := range diag.Problems(err) {
-		var e *diag.Error
-		switch {
-		case errors.As(p, &e) && e.Pos.Rule != "":
-			logger.Error("admission: rule not served", "rule", e.Pos.Rule, "error", p.Error())
-		case errors.As(p, new(*admission.NotAppliedError)):
-			logger.Error("admission: webhook configurations not applied", "error", p.Error())
-		default:
-			logger.Error("admission: rules not served", "error", p.Error())
-		}
-	}
 }
 
 // readRules reads the rule files with read, and logs their errors once:
@@ -196,48 +180,6 @@ func readRules(ctx context.Context, read engine.Reader, paths []string, logger *
 	return files, nil
 }
 
-// ruleReader is kreact run's engine.Reader, at start and at each reload:
-// validate.Check, the one check of every command, against the resources
-// of stack (a CRD not installed yet is waited for) and the webhooks of
-// adm. A resource that discovery does not know is looked up again
-// before it is called a typo: a CRD created a moment ago may not be in
-// its snapshot yet.
-func ruleReader(stack *clientstack.Stack, adm admission.Options) engine.Reader {
-	opts := validate.Options{Admission: adm, WaitForResources: true}
-	return func(ctx context.Context, what string, paths []string) (engine.RuleFiles, error) {
-		return lifecycle.Interruptible(ctx, what, func() engine.RuleFiles {
-			since := engine.Fingerprint(paths)
-			res, err := validate.Check(ctx, paths, stack.Mapper, opts)
-			if err == nil && res.NotFound && refreshDiscovery(ctx, stack) {
-				res, err = validate.Check(ctx, paths, stack.Mapper, opts)
-			}
-			if err != nil {
-				return engine.RuleFiles{} // ctx ended: Interruptible returns its error
-			}
-			files := res.RuleFiles()
-			files.Since = since
-			return files
-		})
-	}
-}
-
-// served tells whether the API server serves a resource now, as
-// discovery last saw it.
-func served(stack *clientstack.Stack) func(schema.GroupVersionResource) bool {
-	return func(gvr schema.GroupVersionResource) bool {
-		_, err := stack.Mapper.Resolve(gvr.Resource + "." + gvr.Group)
-		return err == nil
-	}
-}
-
-// refreshDiscovery asks the API server for its resources now, and
-// reports whether it answered within 10s.
-func refreshDiscovery(ctx context.Context, stack *clientstack.Stack) bool {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	return stack.Discovery.Refresh(ctx) == nil
-}
-
 // ruleSet is what runs only while this replica leads: the engine, the
 // rule set (this process's side of it, counted for readiness with loaded),
 // iso, and with --rule-objects the rule objects, loaded with the files'
@@ -255,7 +197,7 @@ func ruleSet(o *cmdline.RunOptions, child bool, files engine.RuleFiles, reload e
 	lead := lifecycle.Group{lifecycle.Func(eng.Run), set, iso}
 	if o.RuleObjects {
 		objects := ruleobjects.Options{Informers: stack.Informers, Loader: combined.Part(1), Client: stack.Client,
-			Served: served(stack), Loaded: func() { objectsLoaded(); set.Recount() },
+			Served: stack.Served, Loaded: func() { objectsLoaded(); set.Recount() },
 			Counts: rec.RuleCounts, Actions: eng.ActionStats, Elsewhere: iso.RulesElsewhere, Refresh: o.StatusInterval, Limits: o.Tenants.Limits, Logger: logger}
 		if child || o.Shards.Enabled {
 			objects.Client = nil // the parent writes; shards would each write their own counts

@@ -75,22 +75,13 @@ func validateCmd(ctx context.Context, o *cmdline.ValidateOptions, stdout, stderr
 }
 
 // checkedRules checks the rule files of r for rbac and webhooks, with
-// opts: what validate refuses is refused, with every error (its warnings
-// refuse nothing). It returns the rules with admission handlers too.
+// opts, as validate.CheckValid does.
 func checkedRules(ctx context.Context, r *cmdline.InputFlags, opts validate.Options) (*validate.Result, []admission.Rule, error) {
 	ruleFiles, mapper, _, err := inputs(ctx, r)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := validate.Check(ctx, ruleFiles, mapper, opts)
-	if err == nil {
-		err = c.Problems.Errors().Err()
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	admitting, err := admission.RulesOf(c.Resolved)
-	return c, admitting, err
+	return validate.CheckValid(ctx, ruleFiles, mapper, opts)
 }
 
 func rbacCmd(ctx context.Context, o *cmdline.RBACOptions, stdout, stderr io.Writer) error {
@@ -101,20 +92,12 @@ func rbacCmd(ctx context.Context, o *cmdline.RBACOptions, stdout, stderr io.Writ
 			return err
 		}
 	}
-	for _, w := range rbac.WideActions(c.Resolved...) {
-		fmt.Fprintln(stderr, w)
-	}
 	var names []string
 	for _, r := range admitting {
 		names = append(names, r.Resolved.Rule.Name)
 	}
-	out, err := rbac.Generate(c.Rules, c.Resolved, rbac.Options{Name: o.Name, Namespace: o.Namespace, LeaderElect: o.LeaderElect, Shards: o.Shards,
+	return rbac.Write(stdout, stderr, c.Rules, c.Resolved, rbac.Options{Name: o.Name, Namespace: o.Namespace, LeaderElect: o.LeaderElect, Shards: o.Shards,
 		OmitNamespace: !o.CreateNamespace, Admission: names, AdmissionCASecret: o.CASecret, RuleObjects: o.RuleObjects})
-	if err != nil {
-		return err
-	}
-	_, err = stdout.Write(out)
-	return err
 }
 
 func webhooksCmd(ctx context.Context, o *cmdline.WebhooksOptions, stdout, stderr io.Writer) error {
@@ -122,26 +105,5 @@ func webhooksCmd(ctx context.Context, o *cmdline.WebhooksOptions, stdout, stderr
 	if err != nil {
 		return err
 	}
-	if len(rs) == 0 && !o.ValidateRules {
-		fmt.Fprintln(stderr, "kreact webhooks: no rule declares onValidate or onMutate: there is nothing to print")
-		return nil
-	}
-	for _, r := range rs {
-		for _, w := range admission.Warnings(r.Resolved.Rule) {
-			fmt.Fprintln(stderr, w)
-		}
-	}
-	out, err := admission.ConfigurationsYAML(rs, o.Config)
-	if err != nil {
-		return err
-	}
-	if o.ValidateRules {
-		objects, err := admission.RuleObjectsConfigurationYAML(o.Config)
-		if err != nil {
-			return err
-		}
-		out = append(out, objects...)
-	}
-	_, err = stdout.Write(out)
-	return err
+	return admission.WriteConfigurations(stdout, stderr, rs, o.Config, o.ValidateRules)
 }

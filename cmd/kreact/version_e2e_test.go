@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kreact/kreact/internal/buildinfo"
 	"github.com/kreact/kreact/internal/testcluster"
 )
 
@@ -24,7 +25,7 @@ func TestMakeBuildStampsTheVersion(t *testing.T) {
 	if out, err := exec.Command("make", "-C", root, "--no-print-directory", "build", "BIN="+bin).CombinedOutput(); err != nil {
 		t.Fatalf("make build: %v\n%s", err, out)
 	}
-	want := buildInfo{
+	want := buildinfo.Build{
 		Version:   gitOut(t, "describe", "--tags", "--always", "--dirty"),
 		Commit:    gitOut(t, "rev-parse", "HEAD"),
 		GoVersion: runtime.Version(),
@@ -32,7 +33,7 @@ func TestMakeBuildStampsTheVersion(t *testing.T) {
 	}
 	kreact := filepath.Join(bin, "kreact")
 	out, err := exec.Command(kreact, "version", "-o", "json").Output()
-	var got buildInfo
+	var got buildinfo.Build
 	if err == nil {
 		err = json.Unmarshal(out, &got)
 	}

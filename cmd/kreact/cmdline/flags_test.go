@@ -2,6 +2,7 @@ package cmdline
 
 import (
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -98,5 +99,34 @@ func TestLogFlags(t *testing.T) {
 				t.Errorf("%q: debug logged = %v", tt.args, debug)
 			}
 		}
+	}
+}
+
+// TestQuietLogger: at the info level the quiet logger leaves out info and
+// keeps warnings; at any other level it logs as Logger does.
+func TestQuietLogger(t *testing.T) {
+	for _, tt := range []struct {
+		level         string
+		info, warning bool
+	}{
+		{"info", false, true},
+		{"INFO", false, true},
+		{"debug", true, true},
+		{"error", false, false},
+	} {
+		l := LogFlags{Format: "text", Level: tt.level}
+		var out strings.Builder
+		logger, err := l.QuietLogger(&out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logger.Info("an info line")
+		logger.Warn("a warning")
+		if info, warning := strings.Contains(out.String(), "an info line"), strings.Contains(out.String(), "a warning"); info != tt.info || warning != tt.warning {
+			t.Errorf("--log-level %s: info logged %v, warning %v; want %v, %v", tt.level, info, warning, tt.info, tt.warning)
+		}
+	}
+	if _, err := (&LogFlags{Format: "xml", Level: "info"}).QuietLogger(io.Discard); err == nil {
+		t.Errorf("QuietLogger of --log-format xml: no error")
 	}
 }

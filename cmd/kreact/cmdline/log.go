@@ -38,3 +38,16 @@ func (l *LogFlags) Logger(stderr io.Writer) (*slog.Logger, error) {
 	routeKlog(logger.With("source", "client-go").Handler())
 	return logger, nil
 }
+
+// QuietLogger is Logger, but at the info level it logs at warn: for what
+// would bury a command's progress (kreact preview: a line per dry-run
+// action, and the scripts' own info lines, whose output has the actions).
+// Like Logger, it routes client-go's klog into the logger it returns.
+func (l *LogFlags) QuietLogger(stderr io.Writer) (*slog.Logger, error) {
+	quiet := *l
+	var level slog.Level
+	if level.UnmarshalText([]byte(l.Level)) == nil && level == slog.LevelInfo {
+		quiet.Level = "warn"
+	}
+	return quiet.Logger(stderr)
+}

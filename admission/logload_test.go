@@ -1,4 +1,4 @@
-package main
+package admission
 
 import (
 	"errors"
@@ -6,18 +6,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/diag"
 )
 
-// TestLogAdmission: each problem of the admission server's load is logged
+// TestLogLoad: each problem of the server's load is logged
 // as what it is, with the rule it concerns; a load without problems logs
 // nothing (issue 37: a broken rule file, even with no admission rule at
 // all, was logged as rules not served).
-func TestLogAdmission(t *testing.T) {
+func TestLogLoad(t *testing.T) {
 	var rule diag.ErrorList
 	rule.Addf(diag.Position{File: "r.yaml", Line: 7, Col: 17, Rule: "owner"}, "spec.watch[0].resource: \"confgimaps\": no such resource")
-	err := errors.Join(rule, &admission.NotAppliedError{Err: errors.New("admission: apply webhook configurations: forbidden")},
+	err := errors.Join(rule, &NotAppliedError{Err: errors.New("admission: apply webhook configurations: forbidden")},
 		errors.New("admission: listen: address in use"))
 	for _, tt := range []struct {
 		err  error
@@ -31,7 +30,7 @@ func TestLogAdmission(t *testing.T) {
 		}},
 	} {
 		var out strings.Builder
-		logAdmission(slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		LogLoad(slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			if a.Key == slog.TimeKey {
 				return slog.Attr{}
 			}
