@@ -165,7 +165,8 @@ func over(d time.Duration) string {
 }
 
 // flushFailures runs the failure log's flush every failureLogEvery until
-// ctx ends (Run flushes the rest once its workers have stopped).
+// ctx ends; Run calls it, and flushes the rest once its workers have
+// stopped.
 func (d *Core) flushFailures(ctx context.Context) {
 	t := d.clock.NewTicker(failureLogEvery)
 	defer t.Stop()

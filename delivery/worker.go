@@ -78,7 +78,6 @@ func (d *Core) Run(ctx context.Context, callers []Caller) {
 	if d.fin != nil {
 		wg.Go(func() { d.watchFinalizers(ctx) })
 	}
-	wg.Go(func() { d.flushFailures(ctx) })
 	for _, c := range callers {
 		wg.Go(func() {
 			w := &worker{}
@@ -93,7 +92,9 @@ func (d *Core) Run(ctx context.Context, callers []Caller) {
 			})
 		})
 	}
-	<-ctx.Done()
+	// Run's own goroutine would only wait: it flushes the failure log
+	// meanwhile, which spares each rule a goroutine of its own for it.
+	d.flushFailures(ctx)
 	d.stopping.Store(true)
 	d.queue.ShutDown()
 	wg.Wait()
