@@ -116,22 +116,34 @@ type ReleaseOptions struct {
 // kreact does for a rule that is removed, and what `kreact finalizers
 // release` does by hand.
 func Release(ctx context.Context, client dynamic.Interface, rule string, targets []Target, opts ReleaseOptions) (int, error) {
-	f := Name(rule)
-	released := 0
-	var errs []error
-	listErr := each(ctx, client, targets, func(t Target, obj *unstructured.Unstructured) {
-		obj, err := release(ctx, client.Resource(t.Resource.GVR), obj, f)
-		if err != nil {
-			errs = append(errs, err)
+	r := releasing{client: client, f: Name(rule), opts: opts}
+	listErr := each(ctx, client, targets, func(t Target, obj *unstructured.Unstructured) { r.release(ctx, t, obj) })
+	return r.released, errors.Join(append(r.errs, listErr)...)
+}
+
+// releasing removes one finalizer from object after object, counting
+// what it released and collecting the errors.
+type releasing struct {
+	client   dynamic.Interface
+	f        string
+	opts     ReleaseOptions
+	released int
+	errs     []error
+}
+
+// release removes r.f from obj, an object of t, and reports it to
+// opts.Released.
+func (r *releasing) release(ctx context.Context, t Target, obj *unstructured.Unstructured) {
+	obj, err := release(ctx, r.client.Resource(t.Resource.GVR), obj, r.f)
+	if err != nil {
+		r.errs = append(r.errs, err)
+	}
+	if obj != nil {
+		r.released++
+		if r.opts.Released != nil {
+			r.opts.Released(t, obj)
 		}
-		if obj != nil {
-			released++
-			if opts.Released != nil {
-				opts.Released(t, obj)
-			}
-		}
-	})
-	return released, errors.Join(append(errs, listErr)...)
+	}
 }
 
 // each calls fn with every object of the targets, page by page. A list

@@ -27,7 +27,7 @@ import (
 // lists may lose the finalizer; the rule, which sees it enter, puts it
 // back, as for any live object that lost it.
 func ReleaseStrays(ctx context.Context, client dynamic.Interface, rule string, targets []Target, opts ReleaseOptions) (int, error) {
-	f := Name(rule)
+	r := releasing{client: client, f: Name(rule), opts: opts}
 	var order []schema.GroupVersionResource
 	byResource := map[schema.GroupVersionResource][]Target{}
 	for _, t := range targets {
@@ -36,8 +36,6 @@ func ReleaseStrays(ctx context.Context, client dynamic.Interface, rule string, t
 		}
 		byResource[t.Resource.GVR] = append(byResource[t.Resource.GVR], t)
 	}
-	released := 0
-	var errs []error
 	for _, gvr := range order {
 		group := byResource[gvr]
 		selects, whole := false, map[string]bool{}
@@ -57,25 +55,15 @@ func ReleaseStrays(ctx context.Context, client dynamic.Interface, rule string, t
 		}
 		selected := map[types.UID]bool{}
 		if err := each(ctx, client, group, func(_ Target, obj *unstructured.Unstructured) { selected[obj.GetUID()] = true }); err != nil {
-			errs = append(errs, fmt.Errorf("what the rule selects, so nothing of it released: %w", err))
+			r.errs = append(r.errs, fmt.Errorf("what the rule selects, so nothing of it released: %w", err))
 			continue
 		}
 		err := each(ctx, client, scopes, func(t Target, obj *unstructured.Unstructured) {
-			if selected[obj.GetUID()] || !Has(obj, f) {
-				return
-			}
-			obj, err := release(ctx, client.Resource(gvr), obj, f)
-			if err != nil {
-				errs = append(errs, err)
-			}
-			if obj != nil {
-				released++
-				if opts.Released != nil {
-					opts.Released(t, obj)
-				}
+			if !selected[obj.GetUID()] && Has(obj, r.f) {
+				r.release(ctx, t, obj)
 			}
 		})
-		errs = append(errs, err)
+		r.errs = append(r.errs, err)
 	}
-	return released, errors.Join(errs...)
+	return r.released, errors.Join(r.errs...)
 }
