@@ -737,14 +737,13 @@ func (h *History) lastRV(rule, uid string) int64 {
 	return rv
 }
 
-// faultNear reports whether a fault that touches rule overlaps [from, to]
-// extended by the grace period.
 // switching reports whether the shared informer of the selector probes
 // may have been restarting at t, for an edit of p-sel2 (up to switchTime
 // after it, or a second before: what the old informer had not yet handed
-// its handlers when it stopped is handed over too): rules.md says that what changed while it restarted reaches
-// the rules already on it as the difference, one call per object to its
-// state then, even with delivery: every. Nothing is lost or repeated:
+// its handlers when it stopped is handed over too): rules.md says that
+// what changed while it restarted reaches the rules already on it as the
+// difference, one call per object to its state then, even with delivery:
+// every. Nothing is lost or repeated:
 // the other selector checks still hold across it.
 func (h *History) switching(t time.Time) bool {
 	return slices.ContainsFunc(h.Faults, func(f Fault) bool {
@@ -752,6 +751,8 @@ func (h *History) switching(t time.Time) bool {
 	})
 }
 
+// faultNear reports whether a fault that touches rule overlaps [from, to]
+// extended by the grace period.
 func (h *History) faultNear(rule string, from, to time.Time) bool {
 	g := grace
 	if h.Shards {

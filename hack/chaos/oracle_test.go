@@ -45,6 +45,25 @@ func TestOracle(t *testing.T) {
 	cm := func(kind Kind, rv int64, path string, s float64) Write {
 		return Write{Kind: kind, Resource: "configmaps", Name: "a", UID: "u1", RV: rv, Path: path, At: at(s)}
 	}
+	// redelivery is a clean history, a kill at 49 s and p-every's second
+	// call for the last change, an initial add by process proc at when.
+	redelivery := func(h *History, proc int, when time.Time) {
+		h.Writes = []Write{cm(Create, 10, "", 1), cm(SetData, 12, "data", 2)}
+		h.Procs[0].End, h.Procs[0].Killed = at(49), true
+		h.Faults = []Fault{{Kind: Kill, From: at(49), To: at(50)}}
+		h.Calls = []Call{
+			{Rule: "p-fin", Handler: "onAdd", UID: "u1", RV: 11, Once: true, At: at(1.1)},
+			{Rule: "p-fin", Handler: "onUpdate", UID: "u1", OldRV: 11, RV: 12, At: at(2.1)},
+			{Rule: "p-every", Handler: "onAdd", UID: "u1", RV: 10, At: at(1.1)},
+			{Rule: "p-every", Handler: "onUpdate", UID: "u1", OldRV: 10, RV: 12, Changed: "data.v", At: at(2.1)},
+			{Proc: proc, Rule: "p-every", Handler: "onAdd", UID: "u1", RV: 12, Initial: true, At: when},
+		}
+		h.Final.ConfigMaps = []Object{{Name: "a", UID: "u1", Annotations: map[string]string{"once.kreact.dev/p-fin": ""}, Data: map[string]string{"v": "1"}}}
+		h.Final.Copies = []Object{{Name: "copy-a", Data: map[string]string{"v": "1"}}}
+		h.Calls = append(h.Calls, Call{Rule: "p-sel", Handler: "onAdd", UID: "u1", RV: 10, L: "a", Sel: "a,b", At: at(1.1)},
+			Call{Rule: "p-sel", Handler: "onUpdate", UID: "u1", RV: 12, L: "a", OldL: "a", Sel: "a,b", Changed: "data.v", At: at(2.1)})
+		slices.SortStableFunc(h.Calls, func(a, b Call) int { return a.At.Compare(b.At) })
+	}
 	tests := []struct {
 		name string
 		h    func(h *History)
@@ -67,10 +86,10 @@ func TestOracle(t *testing.T) {
 		// Seed 6205: kreact killed 13.6 s after a write, past slack; the
 		// next process gives the object's state again as its initial add.
 		{"a start long after a change gives its state again", func(h *History) {
-			redelivery(h, at, 1, at(51))
+			redelivery(h, 1, at(51))
 		}, nil},
 		{"the same process calls twice for a change", func(h *History) {
-			redelivery(h, at, 0, at(30))
+			redelivery(h, 0, at(30))
 		}, []string{"delivery every calls once per change"}},
 		{"bug 1: the once marker calls onUpdate", func(h *History) {
 			h.Writes = []Write{cm(Create, 10, "", 1)}
@@ -183,29 +202,6 @@ func TestOracle(t *testing.T) {
 			wantBroken(t, h, nil, tt.want)
 		})
 	}
-}
-
-// redelivery is a clean history, a kill at 49 s and p-every's second
-// call for the last change, an initial add by process proc at when.
-func redelivery(h *History, at func(float64) time.Time, proc int, when time.Time) {
-	cm := func(kind Kind, rv int64, path string, s float64) Write {
-		return Write{Kind: kind, Resource: "configmaps", Name: "a", UID: "u1", RV: rv, Path: path, At: at(s)}
-	}
-	h.Writes = []Write{cm(Create, 10, "", 1), cm(SetData, 12, "data", 2)}
-	h.Procs[0].End, h.Procs[0].Killed = at(49), true
-	h.Faults = []Fault{{Kind: Kill, From: at(49), To: at(50)}}
-	h.Calls = []Call{
-		{Rule: "p-fin", Handler: "onAdd", UID: "u1", RV: 11, Once: true, At: at(1.1)},
-		{Rule: "p-fin", Handler: "onUpdate", UID: "u1", OldRV: 11, RV: 12, At: at(2.1)},
-		{Rule: "p-every", Handler: "onAdd", UID: "u1", RV: 10, At: at(1.1)},
-		{Rule: "p-every", Handler: "onUpdate", UID: "u1", OldRV: 10, RV: 12, Changed: "data.v", At: at(2.1)},
-		{Proc: proc, Rule: "p-every", Handler: "onAdd", UID: "u1", RV: 12, Initial: true, At: when},
-	}
-	h.Final.ConfigMaps = []Object{{Name: "a", UID: "u1", Annotations: map[string]string{"once.kreact.dev/p-fin": ""}, Data: map[string]string{"v": "1"}}}
-	h.Final.Copies = []Object{{Name: "copy-a", Data: map[string]string{"v": "1"}}}
-	h.Calls = append(h.Calls, Call{Rule: "p-sel", Handler: "onAdd", UID: "u1", RV: 10, L: "a", Sel: "a,b", At: at(1.1)},
-		Call{Rule: "p-sel", Handler: "onUpdate", UID: "u1", RV: 12, L: "a", OldL: "a", Sel: "a,b", Changed: "data.v", At: at(2.1)})
-	slices.SortStableFunc(h.Calls, func(a, b Call) int { return a.At.Compare(b.At) })
 }
 
 // Every guarantee names the docs that make it, so that a reader can
