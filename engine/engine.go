@@ -368,15 +368,9 @@ func (e *Engine) Load(ctx context.Context, rs []*rules.Rule, keepSources ...stri
 // left undeletable. It is not called when kreact stops: the finalizers are
 // what makes onDelete run for objects deleted until it is back.
 func (e *Engine) release(ctx context.Context, r *runner) {
-	var targets []finalizers.Target
-	for _, inf := range r.plan {
-		if inf.Handled {
-			// Every object of its namespaces, whatever the selectors:
-			// one that left them while kreact was away still carries it.
-			targets = append(targets, finalizers.Target{Resource: inf.Resource, Namespace: inf.Key.Namespace})
-		}
-	}
-	n, err := finalizers.Release(ctx, dynamic.New(e.client), r.rule.Name, targets, finalizers.ReleaseOptions{})
+	// Every object of its namespaces, whatever the selectors: one that
+	// left them while kreact was away still carries it.
+	n, err := finalizers.Release(ctx, dynamic.New(e.client), r.rule.Name, r.finalizerTargets(false), finalizers.ReleaseOptions{})
 	if err != nil {
 		e.log.Error("finalizers of a removed rule not all released; release the rest with kreact finalizers release RULE", "rule", r.rule.Name, "finalizer", finalizers.Name(r.rule.Name), "released", n, "error", err)
 		return

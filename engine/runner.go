@@ -153,20 +153,32 @@ func startRunner(ctx context.Context, e *Engine, r *rules.Rule, prog *scripting.
 // let them go. It runs beside the delivery at every start of the rule,
 // with kreact's own identity, as the release of a removed rule does.
 func (run *runner) releaseStrays(ctx context.Context) {
-	var targets []finalizers.Target
-	for _, inf := range run.plan {
-		if inf.Handled {
-			targets = append(targets, finalizers.Target{Resource: inf.Resource, Namespace: inf.Key.Namespace, LabelSelector: inf.Key.LabelSelector, FieldSelector: inf.Key.FieldSelector})
-		}
-	}
 	e, name := run.engine, run.rule.Name
-	n, err := finalizers.ReleaseStrays(ctx, dynamic.New(e.client), name, targets, finalizers.ReleaseOptions{})
+	n, err := finalizers.ReleaseStrays(ctx, dynamic.New(e.client), name, run.finalizerTargets(true), finalizers.ReleaseOptions{})
 	switch {
 	case err != nil && ctx.Err() == nil:
 		e.log.Error("finalizers of objects the rule no longer selects not all released; release them with kreact finalizers release RULE", "rule", name, "finalizer", finalizers.Name(name), "released", n, "error", err)
 	case n > 0:
 		e.log.Info("finalizers released from objects the rule no longer selects", "rule", name, "finalizer", finalizers.Name(name), "objects", n)
 	}
+}
+
+// finalizerTargets is where the rule's finalizer may be: the resource and
+// namespace of each of its watches, with the watch's selectors if
+// selected.
+func (run *runner) finalizerTargets(selected bool) []finalizers.Target {
+	var targets []finalizers.Target
+	for _, inf := range run.plan {
+		if !inf.Handled {
+			continue
+		}
+		t := finalizers.Target{Resource: inf.Resource, Namespace: inf.Key.Namespace}
+		if selected {
+			t.LabelSelector, t.FieldSelector = inf.Key.LabelSelector, inf.Key.FieldSelector
+		}
+		targets = append(targets, t)
+	}
+	return targets
 }
 
 // askedSink is the action queue of a rule, telling Options.Asked of each

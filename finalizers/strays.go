@@ -38,19 +38,19 @@ func ReleaseStrays(ctx context.Context, client dynamic.Interface, rule string, t
 	}
 	for _, gvr := range order {
 		group := byResource[gvr]
-		selects, whole := false, map[string]bool{}
+		selects, scoped := false, map[string]bool{}
 		var scopes []Target
 		for _, t := range group {
 			selects = selects || t.LabelSelector != "" || t.FieldSelector != ""
-			if !whole[t.Namespace] {
-				whole[t.Namespace] = true
+			if !scoped[t.Namespace] {
+				scoped[t.Namespace] = true
 				scopes = append(scopes, Target{Resource: t.Resource, Namespace: t.Namespace})
 			}
 		}
 		if !selects {
 			continue
 		}
-		if whole[""] {
+		if scoped[""] { // every namespace
 			scopes = []Target{{Resource: group[0].Resource}}
 		}
 		selected := map[types.UID]bool{}

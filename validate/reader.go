@@ -24,10 +24,7 @@ func Reader(stack *clientstack.Stack, opts Options) engine.Reader {
 	return func(ctx context.Context, what string, paths []string) (engine.RuleFiles, error) {
 		return lifecycle.Interruptible(ctx, what, func() engine.RuleFiles {
 			since := engine.Fingerprint(paths)
-			res, err := Check(ctx, paths, stack.Mapper, opts)
-			if err == nil && res.NotFound && stack.Refresh(ctx) {
-				res, err = Check(ctx, paths, stack.Mapper, opts)
-			}
+			res, err := lookingUpAgain(ctx, stack, func() (*Result, error) { return Check(ctx, paths, stack.Mapper, opts) })
 			if err != nil {
 				return engine.RuleFiles{} // ctx ended: Interruptible returns its error
 			}
@@ -49,10 +46,7 @@ func Reader(stack *clientstack.Stack, opts Options) engine.Reader {
 // so that what is admitted runs.
 func ObjectChecker(stack *clientstack.Stack, opts Options, limits rules.TenantLimits) admission.RuleObjectChecker {
 	return func(ctx context.Context, content map[string]any) (diag.ErrorList, error) {
-		res, err := CheckObject(ctx, content, stack.Mapper, opts)
-		if err == nil && res.NotFound && stack.Refresh(ctx) {
-			res, err = CheckObject(ctx, content, stack.Mapper, opts)
-		}
+		res, err := lookingUpAgain(ctx, stack, func() (*Result, error) { return CheckObject(ctx, content, stack.Mapper, opts) })
 		if err != nil {
 			return nil, err
 		}
@@ -63,4 +57,15 @@ func ObjectChecker(stack *clientstack.Stack, opts Options, limits rules.TenantLi
 		}
 		return problems, nil
 	}
+}
+
+// lookingUpAgain runs check, and once more if it found a resource that
+// discovery does not know and stack's discovery answers when asked again:
+// a CRD created a moment ago may not be in its snapshot yet.
+func lookingUpAgain(ctx context.Context, stack *clientstack.Stack, check func() (*Result, error)) (*Result, error) {
+	res, err := check()
+	if err == nil && res.NotFound && stack.Refresh(ctx) {
+		res, err = check()
+	}
+	return res, err
 }
