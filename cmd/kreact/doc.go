@@ -4,7 +4,8 @@
 // The command only parses flags, builds components and prints. Each
 // command's flags and their checks are its options in cmd/kreact/cmdline,
 // its --help text a file in help/. kreact run builds the watch stack
-// (clientstack), the reader of its rule files (validate.Reader), the
+// (clientstack), the reader of its rule files (validate.Reader, read
+// once at the start as the process's isolation.Role has it), the
 // engine and what follows the rule files (engine), this replica (replica;
 // leader or shard decide whether it runs the rules), the isolated rules'
 // process (isolation), the admission server (admission) and the endpoints

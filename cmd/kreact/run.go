@@ -12,7 +12,6 @@ import (
 	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
-	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/explain"
 	"github.com/kreact/kreact/internal/memlimit"
@@ -66,7 +65,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return &cmdline.ClusterError{Err: err}
 	}
 	read := validate.Reader(stack, validate.Options{Admission: o.AdmissionConfig})
-	files, err := readRules(ctx, read, o.Files, logger, child)
+	files, err := child.ReadRules(ctx, read, o.Files, logger)
 	if err != nil {
 		return err
 	}
@@ -160,24 +159,6 @@ func admissionServer(o *cmdline.RunOptions, isolatedChild bool, stack *clientsta
 		follow = append(follow, lifecycle.Func(func(ctx context.Context) error { return ruleobjects.Run(ctx, objects) }))
 	}
 	return adm, follow, err
-}
-
-// readRules reads the rule files with read, and logs their errors once:
-// a rule with errors does not run, the others do; with none left, kreact
-// run exits 3 with every error. The isolated rules' process reads the
-// same files, and leaves their errors to this one.
-func readRules(ctx context.Context, read engine.Reader, paths []string, logger *slog.Logger, child isolation.Role) (engine.RuleFiles, error) {
-	if len(paths) == 0 {
-		return engine.RuleFiles{}, nil // --rule-objects alone
-	}
-	files, err := read(ctx, "run: loading rules", paths)
-	if err = cmp.Or(err, files.NoRules(paths)); err != nil {
-		return files, child.Ended(err)
-	}
-	if !child.Child {
-		diag.Log(logger, "rules with errors are not running", files.Err)
-	}
-	return files, nil
 }
 
 // ruleSet is what runs only while this replica leads: the engine, the
