@@ -1,5 +1,6 @@
 // Package cmdline is the command line of the kreact command: every
-// command's flags and arguments and their checks, and nothing that runs.
+// command's flags and arguments, their checks and what they turn into;
+// it starts nothing that runs.
 //
 // The flag machinery follows kubectl's conventions: flags may follow
 // positional arguments, a flag may have a one-letter short name (-n and
@@ -18,7 +19,9 @@
 // (package shard) and ServeFlags (package metrics), for kreact run and
 // webhooks AdmissionFlags (package admission). Each turns into the
 // options of its package; ClusterFlags.Load into the client config, read
-// from the kubeconfig as kubectl reads it, and LogFlags.Logger into the
+// from the kubeconfig as kubectl reads it, InputFlags.Load into the rule
+// files and the resolver of their resource names (the cluster's
+// discovery, asked once, when Live), and LogFlags.Logger into the
 // logger, which client-go's klog logs to. The command builds and runs
 // the components (cmd/kreact and the packages).
 //
