@@ -47,7 +47,7 @@ func releaseCmd(ctx context.Context, o *cmdline.ReleaseOptions, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	stack, _, err := connect(ctx, &o.Cluster, logger, clientstack.Connect)
+	stack, _, err := o.Cluster.Connect(ctx, userAgent(), logger, clientstack.Connect)
 	if err != nil {
 		return err
 	}

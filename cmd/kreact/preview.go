@@ -22,7 +22,7 @@ func previewCmd(ctx context.Context, o *cmdline.PreviewOptions, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	stack, _, err := connect(ctx, &o.Cluster, logger, clientstack.New)
+	stack, _, err := o.Cluster.Connect(ctx, userAgent(), logger, clientstack.New)
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	stack, contextNS, err := connect(ctx, &o.Cluster, logger, clientstack.New)
+	stack, contextNS, err := o.Cluster.Connect(ctx, userAgent(), logger, clientstack.New)
 	if err != nil {
 		return err
 	}

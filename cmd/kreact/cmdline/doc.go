@@ -19,9 +19,10 @@
 // (package shard) and ServeFlags (package metrics), for kreact run and
 // webhooks AdmissionFlags (package admission). Each turns into the
 // options of its package; ClusterFlags.Load into the client config, read
-// from the kubeconfig as kubectl reads it, InputFlags.Load into the rule
-// files and the resolver of their resource names (the cluster's
-// discovery, asked once, when Live), and LogFlags.Logger into the
+// from the kubeconfig as kubectl reads it, and ClusterFlags.Connect into
+// the client stack (package clientstack, not started); InputFlags.Load
+// into the rule files and the resolver of their resource names (the
+// cluster's discovery, asked once, when Live); LogFlags.Logger into the
 // logger, which client-go's klog logs to. The command builds and runs
 // the components (cmd/kreact and the packages).
 //
