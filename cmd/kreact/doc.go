@@ -16,6 +16,7 @@
 // (validate.CheckValid), record and preview run what run would
 // (validate.CheckRunnable). Every
 // goroutine a command starts has stopped when it returns, except a rule
-// load abandoned on a signal (lifecycle.Interruptible). Errors map to exit
-// codes in one place, cmdline.ExitCode.
+// load abandoned on a signal (lifecycle.Interruptible). main lists the
+// commands; cmdline.Main runs the one named and maps its error to an exit
+// code in one place, cmdline.ExitCode.
 package main

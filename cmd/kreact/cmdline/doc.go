@@ -1,6 +1,7 @@
-// Package cmdline is the command line of the kreact command: every
+// Package cmdline is the command line of the kreact command: which
+// command the arguments name (Main, with help and the overview), every
 // command's flags and arguments, their checks and what they turn into;
-// it starts nothing that runs.
+// it starts nothing that runs, but the command it is given.
 //
 // The flag machinery follows kubectl's conventions: flags may follow
 // positional arguments, a flag may have a one-letter short name (-n and
@@ -34,5 +35,5 @@
 // diag.ErrorList, an engine.NoRulesError, a record.LoadError, a
 // finalizers.UnknownRuleError); a cluster that cannot be configured a
 // ClusterError. ExitCode maps each to its exit code, in one
-// place for every command.
+// place for every command: Main returns it.
 package cmdline
