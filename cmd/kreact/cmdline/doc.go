@@ -24,9 +24,10 @@
 // the client stack (package clientstack, not started); InputFlags.Load
 // into the rule files and the resolver of their resource names (the
 // cluster's discovery, asked once, when Live); LogFlags.Logger into the
-// logger, which client-go's klog logs to; and kreact explain's resource
-// into the cluster's name of it (ExplainOptions.Resolve). The command
-// builds and runs the components (cmd/kreact and the packages).
+// logger, which client-go's klog logs to; kreact explain's resource
+// into the cluster's name of it (ExplainOptions.Resolve), and kreact
+// record's into the cluster's resources (RecordOptions.Resources). The
+// command builds and runs the components (cmd/kreact and the packages).
 //
 // A mistake in the command line is a UsageError; a mistake in what the
 // user names (a selector that does not parse, a certificate file that
