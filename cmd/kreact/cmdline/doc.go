@@ -25,9 +25,11 @@
 // into the rule files and the resolver of their resource names (the
 // cluster's discovery, asked once, when Live); LogFlags.Logger into the
 // logger, which client-go's klog logs to; kreact explain's resource
-// into the cluster's name of it (ExplainOptions.Resolve), and kreact
-// record's into the cluster's resources (RecordOptions.Resources). The
-// command builds and runs the components (cmd/kreact and the packages).
+// into the cluster's name of it (ExplainOptions.Resolve), kreact
+// record's into the cluster's resources (RecordOptions.Resources), and
+// kreact finalizers release's, named or read from the rule's files, into
+// the resources to scan (ReleaseOptions.Resources). The command builds
+// and runs the components (cmd/kreact and the packages).
 //
 // A mistake in the command line is a UsageError; a mistake in what the
 // user names (a selector that does not parse, a certificate file that
