@@ -167,11 +167,7 @@ func admissionServer(o *cmdline.RunOptions, isolatedChild bool, stack *clientsta
 // rules as one set; and with --leader-elect the standby, which fills the
 // caches so that taking over the lease costs no initial list.
 func ruleSet(o *cmdline.RunOptions, child bool, files engine.RuleFiles, reload engine.ReloadOptions, iso *isolation.Isolation, eng *engine.Engine, stack *clientstack.Stack, rec *metrics.Recorder, loaded func(int), objectsLoaded func(), logger *slog.Logger) (lifecycle.Group, []lifecycle.Runnable) {
-	reload.Reloaded = func(err error) {
-		if err != nil {
-			rec.ReloadFailed()
-		}
-	}
+	reload.Reloaded = rec.Reloaded
 	combined := engine.Combine(iso.Loader(eng), 2)
 	set := &engine.RuleSet{Engine: combined.Part(0), Elsewhere: iso.Elsewhere(), Informers: stack.Informers.Status, Rules: files.Rules, Failed: files.Failed, Err: files.Err, Logger: logger,
 		Options: reload, Loaded: loaded, Attrs: []any{"dryRun", o.DryRun}}
