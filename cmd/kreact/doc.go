@@ -1,9 +1,11 @@
 // Command kreact watches Kubernetes resources and runs JavaScript reaction
 // rules on every change. See `kreact help`.
 //
-// The command only parses flags, builds components and prints. Each
-// command's flags and their checks are its options in cmd/kreact/cmdline,
-// its --help text a file in help/. kreact run builds the watch stack
+// The command only lists commands, builds components and prints. Each
+// command's flags, their checks and what they turn into (the client
+// config and stack, the rule files and what their names resolve against,
+// the resources named) are its options in cmd/kreact/cmdline, its --help
+// text a file in help/. kreact run builds the watch stack
 // (clientstack), the reader of its rule files (validate.Reader, read
 // once at the start as the process's isolation.Role has it), the
 // engine and what follows the rule files (engine), this replica (replica;
