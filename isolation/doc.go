@@ -13,7 +13,9 @@
 // priority (see docs/performance.md).
 //
 // Each kreact run process reads its Role from its environment (RoleOf:
-// the child, started with Command, or not), and builds one Isolation
+// the child, started with Command, or not), reads its rule files as its
+// role has it (Role.ReadRules: the parent logs their problems, the child
+// leaves them to it), and builds one Isolation
 // (New): it holds the Split and, in kreact run, the Supervisor; it gives
 // the engine its options (CPULimit, RunsElsewhere, and itself as its
 // Failures, which delivery tells of every failed call) and the

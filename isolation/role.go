@@ -1,11 +1,15 @@
 package isolation
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 
+	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/engine"
 )
 
@@ -53,6 +57,26 @@ func (r Role) Ended(err error) error {
 		r.Reporter.Invalid(err)
 	}
 	return err
+}
+
+// ReadRules reads kreact run's rule files at paths with read, and logs
+// their errors once: a rule with errors does not run, the others do; with
+// none left, it returns an engine.NoRulesError with every error (Ended:
+// the child reports it). The child reads the same files as its parent,
+// and leaves their errors to the parent to log. With no paths
+// (--rule-objects alone) there is nothing to read.
+func (r Role) ReadRules(ctx context.Context, read engine.Reader, paths []string, logger *slog.Logger) (engine.RuleFiles, error) {
+	if len(paths) == 0 {
+		return engine.RuleFiles{}, nil
+	}
+	files, err := read(ctx, "run: loading rules", paths)
+	if err = cmp.Or(err, files.NoRules(paths)); err != nil {
+		return files, r.Ended(err)
+	}
+	if !r.Child {
+		diag.Log(logger, "rules with errors are not running", files.Err)
+	}
+	return files, nil
 }
 
 // Command returns the kreact run of the isolated rules (Options.Command):

@@ -2,12 +2,16 @@ package isolation
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/kreact/kreact/engine"
+	"github.com/kreact/kreact/rules"
 )
 
 // The environment that Command sets makes the child's role: the replica
@@ -45,6 +49,54 @@ func TestRoleEnded(t *testing.T) {
 	}
 	if err := (Role{}).Ended(none); err != none {
 		t.Errorf("outside the child, Ended = %v", err)
+	}
+}
+
+// ReadRules runs what it can: the parent logs the problems of the files
+// once and the child leaves them to it; with no rule left it is the
+// NoRulesError that Ended reports; with no files it reads nothing.
+func TestRoleReadRules(t *testing.T) {
+	bad := errors.New("b.yaml:1:1: bad")
+	reader := func(f engine.RuleFiles, err error) engine.Reader {
+		return func(context.Context, string, []string) (engine.RuleFiles, error) { return f, err }
+	}
+	some := reader(engine.RuleFiles{Rules: []*rules.Rule{{Name: "a"}}, Failed: []string{"b.yaml"}, Err: bad}, nil)
+	for _, tc := range []struct {
+		name     string
+		role     Role
+		read     engine.Reader
+		paths    []string
+		wantErr  func(error) bool
+		wantRule int
+		wantLog  string // a substring of the log; "" for none
+		wantSent string // what the child reports
+	}{
+		{name: "no files", read: func(context.Context, string, []string) (engine.RuleFiles, error) {
+			t.Error("read with no paths")
+			return engine.RuleFiles{}, nil
+		}, wantErr: func(err error) bool { return err == nil }},
+		{name: "parent logs", read: some, paths: []string{"a.yaml", "b.yaml"}, wantErr: func(err error) bool { return err == nil }, wantRule: 1, wantLog: "rules with errors are not running"},
+		{name: "child does not", role: Role{Child: true}, read: some, paths: []string{"a.yaml", "b.yaml"}, wantErr: func(err error) bool { return err == nil }, wantRule: 1},
+		{name: "none left", role: Role{Child: true}, read: reader(engine.RuleFiles{Err: bad}, nil), paths: []string{"b.yaml"},
+			wantErr: func(err error) bool { return errors.As(err, new(*engine.NoRulesError)) && errors.Is(err, bad) }, wantSent: `"invalid":"b.yaml:1:1: bad"`},
+		{name: "interrupted", read: reader(engine.RuleFiles{}, context.Canceled), paths: []string{"a.yaml"}, wantErr: func(err error) bool { return errors.Is(err, context.Canceled) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log, sent bytes.Buffer
+			if tc.role.Child {
+				tc.role.Reporter = &Reporter{w: nopCloser{&sent}}
+			}
+			files, err := tc.role.ReadRules(t.Context(), tc.read, tc.paths, slog.New(slog.NewTextHandler(&log, nil)))
+			if !tc.wantErr(err) || len(files.Rules) != tc.wantRule {
+				t.Errorf("ReadRules = %d rules, %v", len(files.Rules), err)
+			}
+			if got := log.String(); (tc.wantLog == "") != (got == "") || !strings.Contains(got, tc.wantLog) {
+				t.Errorf("logged %q, want %q", got, tc.wantLog)
+			}
+			if got := sent.String(); (tc.wantSent == "") != (got == "") || !strings.Contains(got, tc.wantSent) {
+				t.Errorf("reported %q, want %q", got, tc.wantSent)
+			}
+		})
 	}
 }
 

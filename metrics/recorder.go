@@ -246,6 +246,15 @@ func (r *Recorder) RulesLoaded(n int) { r.rulesLoaded.Set(float64(n)) }
 // ReloadFailed counts a refused reload.
 func (r *Recorder) ReloadFailed() { r.reloadFailures.Inc() }
 
+// Reloaded is the rule set's engine.ReloadOptions.Reloaded: it counts a
+// load of the rule files that failed (ReloadFailed), and nothing of one
+// that did not.
+func (r *Recorder) Reloaded(err error) {
+	if err != nil {
+		r.ReloadFailed()
+	}
+}
+
 // Leading records whether this replica runs the rules: true when it has
 // become the leader (or leader election is off), false while it stands by.
 // kreact_leader is absent until the first call.

@@ -259,6 +259,16 @@ func TestFinalizerGaugesAreCollectedAtScrapeTime(t *testing.T) {
 	expect(t, reg, "kreact_finalizer_waiting_objects", map[string]string{"rule": "idle"}, -1)
 }
 
+// Reloaded counts the loads that failed, not the others.
+func TestReloaded(t *testing.T) {
+	rec := metrics.New()
+	rec.Reloaded(nil)
+	expect(t, rec.Registry(), "kreact_rule_reload_failures_total", nil, 0)
+	rec.Reloaded(errors.New("r.yaml:1:1: bad"))
+	rec.Reloaded(nil)
+	expect(t, rec.Registry(), "kreact_rule_reload_failures_total", nil, 1)
+}
+
 func TestMetricNamesFollowPrometheusConventions(t *testing.T) {
 	rec := metrics.New()
 	rec.Event("r", "configmaps", event.Add)

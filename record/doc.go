@@ -98,5 +98,7 @@
 // A preview of an edit runs the running version's rules, then the new
 // version's, one engine after the other on the same started informers;
 // Compare tells their actions apart, object by object, along the longest
-// common sequence of each object's actions.
+// common sequence of each object's actions. WritePreview prints the one
+// Plan or the Comparison of two, and says whether the rules would act
+// (otherwise), for kreact preview --exit-code.
 package record

@@ -356,3 +356,36 @@ func TestWriteActionSaysWhyThereIsNoDiff(t *testing.T) {
 		})
 	}
 }
+
+// WritePreview writes one plan, or the comparison of two, as their own
+// Write does, and says whether the rules would act (otherwise).
+func TestWritePreview(t *testing.T) {
+	a := planned(patch("a", `{"metadata":{"labels":{"seen":"yes"}}}`))
+	b := planned(patch("b", `{"metadata":{"labels":{"seen":"yes"}}}`))
+	for _, c := range []struct {
+		name  string
+		plans []Plan
+		want  bool
+	}{
+		{name: "nothing to do", plans: []Plan{{Objects: 2}}},
+		{name: "an action", plans: []Plan{{Actions: []Planned{a}}}, want: true},
+		{name: "a call that fails", plans: []Plan{{Errors: []string{"r.yaml:1:1: boom"}}}, want: true},
+		{name: "an edit that acts the same", plans: []Plan{{Actions: []Planned{a}}, {Actions: []Planned{a}}}},
+		{name: "an edit that acts otherwise", plans: []Plan{{Actions: []Planned{a}}, {Actions: []Planned{a, b}}}, want: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, format := range []string{"", "json", "yaml"} {
+				var got, want bytes.Buffer
+				changes, err := WritePreview(&got, c.plans, format)
+				if len(c.plans) == 2 {
+					_ = Compare(c.plans[0], c.plans[1]).Write(&want, format)
+				} else {
+					_ = c.plans[0].Write(&want, format)
+				}
+				if err != nil || changes != c.want || got.String() != want.String() {
+					t.Errorf("-o %q: WritePreview = %v, %v, wrote %q; want %v, %q", format, changes, err, got.String(), c.want, want.String())
+				}
+			}
+		})
+	}
+}

@@ -282,6 +282,24 @@ func (p Plan) Write(w io.Writer, format string) error {
 	return writeDoc(w, format, p.doc())
 }
 
+// Changes reports whether p's rules would act: an action, or a handler
+// call that fails.
+func (p Plan) Changes() bool { return len(p.Actions) > 0 || len(p.Errors) > 0 }
+
+// WritePreview writes the preview of plans in format (Write): one rule
+// set's Plan, or with two, the running version's and an edit's, their
+// Comparison. It reports whether the rules would act (Plan.Changes), with
+// two whether the edit acts otherwise than the running version
+// (Comparison.Same), even when the writing fails: kreact preview
+// --exit-code tells them apart.
+func WritePreview(w io.Writer, plans []Plan, format string) (changes bool, err error) {
+	if len(plans) == 2 {
+		c := Compare(plans[0], plans[1])
+		return !c.Same(), c.Write(w, format)
+	}
+	return plans[0].Changes(), plans[0].Write(w, format)
+}
+
 // Write writes c in format: "json", "yaml", or "" for WriteText.
 func (c Comparison) Write(w io.Writer, format string) error {
 	if format == "" {

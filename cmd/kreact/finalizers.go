@@ -9,7 +9,6 @@ import (
 	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
 	"github.com/kreact/kreact/finalizers"
-	"github.com/kreact/kreact/rules"
 )
 
 // finalizersCmd is `kreact finalizers SUBCOMMAND`.
@@ -33,21 +32,15 @@ func finalizersCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 // resources whatever the rule's namespaces and selectors, because an
 // object keeps the finalizer after it leaves them.
 func releaseCmd(ctx context.Context, o *cmdline.ReleaseOptions, stdout, stderr io.Writer) error {
-	rule, refs := o.Rule, o.Refs
-	if len(o.Files) > 0 {
-		r, err := rules.Find(rule, o.Files...)
-		if err != nil {
-			return &cmdline.InvalidError{Err: err}
-		}
-		for _, w := range r.Watch {
-			refs = append(refs, w.Resource)
-		}
+	refs, err := o.Resources()
+	if err != nil {
+		return err
 	}
 	logger, err := o.Log.Logger(stderr)
 	if err != nil {
 		return err
 	}
-	stack, _, err := connect(ctx, &o.Cluster, logger, clientstack.Connect)
+	stack, _, err := o.Cluster.Connect(ctx, userAgent(), logger, clientstack.Connect)
 	if err != nil {
 		return err
 	}
@@ -55,5 +48,5 @@ func releaseCmd(ctx context.Context, o *cmdline.ReleaseOptions, stdout, stderr i
 	if err != nil {
 		return &cmdline.InvalidError{Err: err}
 	}
-	return finalizers.Run(ctx, stack.Client, rule, targets, stdout, finalizers.RunOptions{Name: stack.Mapper.Name, Where: o.Where(), FromFiles: len(o.Files) > 0, Wait: o.Wait})
+	return finalizers.Run(ctx, stack.Client, o.Rule, targets, stdout, finalizers.RunOptions{Name: stack.Mapper.Name, Where: o.Where(), FromFiles: len(o.Files) > 0, Wait: o.Wait})
 }

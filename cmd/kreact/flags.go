@@ -4,12 +4,8 @@ import (
 	"context"
 	"embed"
 	"io"
-	"log/slog"
 	"strings"
 
-	"k8s.io/client-go/rest"
-
-	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
 )
 
@@ -54,18 +50,4 @@ func helpText(name string) string {
 		panic(err) // the files are embedded: a missing one is a bug TestHelp finds
 	}
 	return strings.TrimSuffix(string(data), "\n")
-}
-
-// connect dials (clientstack.New or clientstack.Connect) the cluster of c, and returns
-// the stack and the namespace of the kubeconfig's context.
-func connect(ctx context.Context, c *cmdline.ClusterFlags, logger *slog.Logger, dial func(context.Context, *rest.Config, clientstack.Options) (*clientstack.Stack, error)) (*clientstack.Stack, string, error) {
-	cfg, namespace, err := c.Load(userAgent())
-	if err != nil {
-		return nil, "", err
-	}
-	stack, err := dial(ctx, cfg, clientstack.Options{Logger: logger})
-	if err != nil {
-		return nil, "", &cmdline.ClusterError{Err: err}
-	}
-	return stack, namespace, nil
 }

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
@@ -16,25 +14,20 @@ import (
 	_ "time/tzdata"
 )
 
-// command is one subcommand.
-type command struct {
-	name, summary string
-	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
-}
-
-func commands() []command {
-	return []command{
-		{"run", "run reaction rules against a cluster", runCmd},
-		{"watch", "print add/update/delete events of resources", parsed("watch", watchCmd)},
-		{"validate", "check rule files without running them", parsed("validate", validateCmd)},
-		{"test", "run rule tests offline, without a cluster", parsed("test", testCmd)},
-		{"record", "record live changes and the rules' actions as a test case", recordCmd},
-		{"preview", "show what rules would do to the cluster's objects now, without doing it", parsed("preview", previewCmd)},
-		{"rbac", "print the least-privilege RBAC a rule set needs", parsed("rbac", rbacCmd)},
-		{"webhooks", "print the admission webhook configurations a rule set needs", parsed("webhooks", webhooksCmd)},
-		{"finalizers", "release RULE: remove a rule's finalizer from every object", finalizersCmd},
-		{"explain", "ask a running kreact why its rules acted on an object, or not", parsed("explain", explainCmd)},
-		{"version", "print the version, commit and Go version of this build", parsed("version", versionCmd)},
+// commands are kreact's commands, in the order the overview lists them.
+func commands() []cmdline.Command {
+	return []cmdline.Command{
+		{Name: "run", Summary: "run reaction rules against a cluster", Run: runCmd},
+		{Name: "watch", Summary: "print add/update/delete events of resources", Run: parsed("watch", watchCmd)},
+		{Name: "validate", Summary: "check rule files without running them", Run: parsed("validate", validateCmd)},
+		{Name: "test", Summary: "run rule tests offline, without a cluster", Run: parsed("test", testCmd)},
+		{Name: "record", Summary: "record live changes and the rules' actions as a test case", Run: recordCmd},
+		{Name: "preview", Summary: "show what rules would do to the cluster's objects now, without doing it", Run: parsed("preview", previewCmd)},
+		{Name: "rbac", Summary: "print the least-privilege RBAC a rule set needs", Run: parsed("rbac", rbacCmd)},
+		{Name: "webhooks", Summary: "print the admission webhook configurations a rule set needs", Run: parsed("webhooks", webhooksCmd)},
+		{Name: "finalizers", Summary: "release RULE: remove a rule's finalizer from every object", Run: finalizersCmd},
+		{Name: "explain", Summary: "ask a running kreact why its rules acted on an object, or not", Run: parsed("explain", explainCmd)},
+		{Name: "version", Summary: "print the version, commit and Go version of this build", Run: parsed("version", versionCmd)},
 	}
 }
 
@@ -45,39 +38,8 @@ func main() {
 	os.Exit(code)
 }
 
-// runMain dispatches to a subcommand and maps its error to an exit code.
+// runMain runs the command that args name (cmdline.Main), with the
+// overview of help/kreact.txt, and returns its exit code.
 func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || isHelp(args[0]) {
-		// `kreact help run` is `kreact run --help`; `kreact help --help`
-		// is the overview, not a loop.
-		if len(args) > 1 && !isHelp(args[1]) {
-			return runMain(ctx, []string{args[1], "--help"}, stdout, stderr)
-		}
-		printHelp(stdout)
-		if len(args) == 0 {
-			return cmdline.ExitUsage
-		}
-		return cmdline.ExitOK
-	}
-	if args[0] == "--version" {
-		args[0] = "version"
-	}
-	for _, c := range commands() {
-		if c.name == args[0] {
-			return cmdline.ExitCode(c.run(ctx, args[1:], stdout, stderr), stderr)
-		}
-	}
-	fmt.Fprintf(stderr, "kreact: unknown command %q; see `kreact help`\n", args[0])
-	return cmdline.ExitUsage
-}
-
-// isHelp reports whether arg asks for help rather than naming a command.
-func isHelp(arg string) bool { return arg == "help" || arg == "-h" || arg == "--help" }
-
-func printHelp(w io.Writer) {
-	var list strings.Builder
-	for _, c := range commands() {
-		fmt.Fprintf(&list, "  %-11s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintf(w, helpText("kreact")+"\n", list.String())
+	return cmdline.Main(ctx, commands(), helpText("kreact"), args, stdout, stderr)
 }

@@ -22,7 +22,7 @@ func previewCmd(ctx context.Context, o *cmdline.PreviewOptions, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	stack, _, err := connect(ctx, &o.Cluster, logger, clientstack.New)
+	stack, _, err := o.Cluster.Connect(ctx, userAgent(), logger, clientstack.New)
 	if err != nil {
 		return err
 	}
@@ -42,14 +42,7 @@ func previewCmd(ctx context.Context, o *cmdline.PreviewOptions, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	changes := false
-	if len(plans) == 2 {
-		c := record.Compare(plans[0], plans[1])
-		err, changes = c.Write(stdout, o.Output), !c.Same()
-	} else {
-		p := plans[0]
-		err, changes = p.Write(stdout, o.Output), len(p.Actions) > 0 || len(p.Errors) > 0
-	}
+	changes, err := record.WritePreview(stdout, plans, o.Output)
 	if err == nil && changes && o.ExitCode {
 		return cmdline.ErrChanges
 	}

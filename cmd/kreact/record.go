@@ -2,16 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 
-	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
 	"github.com/kreact/kreact/record"
-	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/validate"
 )
 
@@ -28,7 +25,7 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	stack, contextNS, err := connect(ctx, &o.Cluster, logger, clientstack.New)
+	stack, contextNS, err := o.Cluster.Connect(ctx, userAgent(), logger, clientstack.New)
 	if err != nil {
 		return err
 	}
@@ -36,17 +33,9 @@ func recordCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	var resources []apiresource.Resource
-	for _, ref := range o.Refs {
-		res, err := stack.Mapper.Resolve(ref)
-		var nf *restmapper.NotFoundError
-		switch {
-		case errors.As(err, &nf):
-			return &cmdline.UsageError{Msg: "record: " + err.Error()}
-		case err != nil:
-			return &cmdline.InvalidError{Err: err}
-		}
-		resources = append(resources, res)
+	resources, err := o.Resources(stack.Mapper.Resolve)
+	if err != nil {
+		return err
 	}
 	r, err := record.Run(ctx, stack, rs, resources, record.RunOptions{Refs: o.Refs, For: o.Duration, Logger: logger,
 		Options: record.Options{Names: o.Names, Namespace: cmdline.NamespaceFor(o.Namespace, o.AllNamespaces, contextNS), LabelSelector: o.LabelSelector}})

@@ -12,7 +12,6 @@ import (
 	"github.com/kreact/kreact/admission"
 	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
-	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/engine"
 	"github.com/kreact/kreact/explain"
 	"github.com/kreact/kreact/internal/memlimit"
@@ -66,7 +65,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return &cmdline.ClusterError{Err: err}
 	}
 	read := validate.Reader(stack, validate.Options{Admission: o.AdmissionConfig})
-	files, err := readRules(ctx, read, o.Files, logger, child)
+	files, err := child.ReadRules(ctx, read, o.Files, logger)
 	if err != nil {
 		return err
 	}
@@ -162,35 +161,13 @@ func admissionServer(o *cmdline.RunOptions, isolatedChild bool, stack *clientsta
 	return adm, follow, err
 }
 
-// readRules reads the rule files with read, and logs their errors once:
-// a rule with errors does not run, the others do; with none left, kreact
-// run exits 3 with every error. The isolated rules' process reads the
-// same files, and leaves their errors to this one.
-func readRules(ctx context.Context, read engine.Reader, paths []string, logger *slog.Logger, child isolation.Role) (engine.RuleFiles, error) {
-	if len(paths) == 0 {
-		return engine.RuleFiles{}, nil // --rule-objects alone
-	}
-	files, err := read(ctx, "run: loading rules", paths)
-	if err = cmp.Or(err, files.NoRules(paths)); err != nil {
-		return files, child.Ended(err)
-	}
-	if !child.Child {
-		diag.Log(logger, "rules with errors are not running", files.Err)
-	}
-	return files, nil
-}
-
 // ruleSet is what runs only while this replica leads: the engine, the
 // rule set (this process's side of it, counted for readiness with loaded),
 // iso, and with --rule-objects the rule objects, loaded with the files'
 // rules as one set; and with --leader-elect the standby, which fills the
 // caches so that taking over the lease costs no initial list.
 func ruleSet(o *cmdline.RunOptions, child bool, files engine.RuleFiles, reload engine.ReloadOptions, iso *isolation.Isolation, eng *engine.Engine, stack *clientstack.Stack, rec *metrics.Recorder, loaded func(int), objectsLoaded func(), logger *slog.Logger) (lifecycle.Group, []lifecycle.Runnable) {
-	reload.Reloaded = func(err error) {
-		if err != nil {
-			rec.ReloadFailed()
-		}
-	}
+	reload.Reloaded = rec.Reloaded
 	combined := engine.Combine(iso.Loader(eng), 2)
 	set := &engine.RuleSet{Engine: combined.Part(0), Elsewhere: iso.Elsewhere(), Informers: stack.Informers.Status, Rules: files.Rules, Failed: files.Failed, Err: files.Err, Logger: logger,
 		Options: reload, Loaded: loaded, Attrs: []any{"dryRun", o.DryRun}}

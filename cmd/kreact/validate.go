@@ -7,41 +7,15 @@ import (
 	"fmt"
 	"io"
 
-	"k8s.io/client-go/rest"
-
 	"github.com/kreact/kreact/admission"
-	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
 	"github.com/kreact/kreact/lifecycle"
 	"github.com/kreact/kreact/rbac"
-	"github.com/kreact/kreact/restmapper"
 	"github.com/kreact/kreact/validate"
 )
 
-// inputs sorts the files of r into rule files and CRD files
-// (validate.Inputs), and returns the rule files and the resolver of
-// resource names of r with those CRDs: a standard API server's, or with
-// --kubeconfig or --context the cluster's, whose config it returns too.
-func inputs(ctx context.Context, r *cmdline.InputFlags) (files []string, mapper *restmapper.Mapper, cfg *rest.Config, err error) {
-	files, crds := validate.Inputs(r.Files)
-	var resources []apiresource.Resource
-	if r.Live() {
-		if cfg, _, err = r.Cluster.Load(userAgent()); err != nil {
-			return nil, nil, nil, err
-		}
-		if resources, err = validate.Discover(ctx, cfg); err != nil {
-			return nil, nil, nil, &cmdline.ClusterError{Err: err}
-		}
-	}
-	mapper, errs := validate.NewMapper(resources, append(r.CRDs, crds...))
-	if len(errs) > 0 {
-		return nil, nil, nil, errs
-	}
-	return files, mapper, cfg, nil
-}
-
 func validateCmd(ctx context.Context, o *cmdline.ValidateOptions, stdout, stderr io.Writer) error {
-	files, mapper, cfg, err := inputs(ctx, &o.InputFlags)
+	files, mapper, cfg, err := o.InputFlags.Load(ctx, userAgent())
 	if err != nil {
 		return err
 	}
@@ -77,7 +51,7 @@ func validateCmd(ctx context.Context, o *cmdline.ValidateOptions, stdout, stderr
 // checkedRules checks the rule files of r for rbac and webhooks, with
 // opts, as validate.CheckValid does.
 func checkedRules(ctx context.Context, r *cmdline.InputFlags, opts validate.Options) (*validate.Result, []admission.Rule, error) {
-	ruleFiles, mapper, _, err := inputs(ctx, r)
+	ruleFiles, mapper, _, err := r.Load(ctx, userAgent())
 	if err != nil {
 		return nil, nil, err
 	}

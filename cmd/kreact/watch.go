@@ -15,7 +15,7 @@ func watchCmd(ctx context.Context, o *cmdline.WatchOptions, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
-	stack, namespace, err := connect(ctx, &o.Cluster, logger, clientstack.New)
+	stack, namespace, err := o.Cluster.Connect(ctx, userAgent(), logger, clientstack.New)
 	if err != nil {
 		return err
 	}

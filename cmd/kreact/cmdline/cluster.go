@@ -1,10 +1,13 @@
 package cmdline
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 
 	"k8s.io/client-go/rest"
 
+	"github.com/kreact/kreact/clientstack"
 	"github.com/kreact/kreact/internal/kubeconfig"
 )
 
@@ -59,4 +62,21 @@ func (c *ClusterFlags) Load(userAgent string) (*rest.Config, string, error) {
 	}
 	c.Source = l.Source
 	return l.Config, l.Namespace, nil
+}
+
+// Connect dials the cluster the flags name with dial (clientstack.New, or
+// clientstack.Connect for a stack without informers), its client config
+// sending userAgent and logging to logger, and returns the stack and the
+// namespace of the kubeconfig's context. A cluster that cannot be
+// configured or reached is a ClusterError, a bad limit a UsageError (Load).
+func (c *ClusterFlags) Connect(ctx context.Context, userAgent string, logger *slog.Logger, dial func(context.Context, *rest.Config, clientstack.Options) (*clientstack.Stack, error)) (*clientstack.Stack, string, error) {
+	cfg, namespace, err := c.Load(userAgent)
+	if err != nil {
+		return nil, "", err
+	}
+	stack, err := dial(ctx, cfg, clientstack.Options{Logger: logger})
+	if err != nil {
+		return nil, "", &ClusterError{Err: err}
+	}
+	return stack, namespace, nil
 }

@@ -1,10 +1,17 @@
 package cmdline
 
 import (
+	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/kreact/kreact/clientstack"
 )
 
 func TestClientLimitFlags(t *testing.T) {
@@ -58,5 +65,33 @@ current-context: x
 				t.Errorf("source = %q, want %q", c.Source, kubeconfig)
 			}
 		})
+	}
+}
+
+// Connect dials with the config the flags load, sending the user agent
+// and logging to the logger it is given; a server that cannot be reached
+// is a ClusterError, and a bad limit a UsageError, dialling nothing.
+func TestClusterFlagsConnect(t *testing.T) {
+	logger := slog.New(slog.DiscardHandler)
+	c := ClusterFlags{Kubeconfig: unreachableKubeconfig(t), QPS: DefaultQPS, Burst: DefaultBurst}
+	var dialled *rest.Config
+	var opts clientstack.Options
+	want := &clientstack.Stack{}
+	stack, _, err := c.Connect(t.Context(), "kreact/test", logger, func(_ context.Context, cfg *rest.Config, o clientstack.Options) (*clientstack.Stack, error) {
+		dialled, opts = cfg, o
+		return want, nil
+	})
+	if err != nil || stack != want || dialled == nil || dialled.UserAgent != "kreact/test" || opts.Logger != logger {
+		t.Errorf("Connect = %v, %v; dialled %+v with %+v; want the stack dialled with the user agent and the logger", stack, err, dialled, opts)
+	}
+	if _, _, err := c.Connect(t.Context(), "kreact/test", logger, clientstack.Connect); ExitCode(err, io.Discard) != ExitCluster {
+		t.Errorf("Connect to a server that cannot be reached = %v, want a ClusterError", err)
+	}
+	c.Burst = 0
+	if _, _, err := c.Connect(t.Context(), "kreact/test", logger, func(context.Context, *rest.Config, clientstack.Options) (*clientstack.Stack, error) {
+		t.Error("dialled with --kube-api-burst 0")
+		return nil, nil
+	}); ExitCode(err, io.Discard) != ExitUsage {
+		t.Errorf("Connect with --kube-api-burst 0 = %v, want a UsageError", err)
 	}
 }

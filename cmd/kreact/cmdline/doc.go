@@ -1,5 +1,7 @@
-// Package cmdline is the command line of the kreact command: every
-// command's flags and arguments and their checks, and nothing that runs.
+// Package cmdline is the command line of the kreact command: which
+// command the arguments name (Main, with help and the overview), every
+// command's flags and arguments, their checks and what they turn into;
+// it starts nothing that runs, but the command it is given.
 //
 // The flag machinery follows kubectl's conventions: flags may follow
 // positional arguments, a flag may have a one-letter short name (-n and
@@ -18,9 +20,16 @@
 // (package shard) and ServeFlags (package metrics), for kreact run and
 // webhooks AdmissionFlags (package admission). Each turns into the
 // options of its package; ClusterFlags.Load into the client config, read
-// from the kubeconfig as kubectl reads it, and LogFlags.Logger into the
-// logger, which client-go's klog logs to. The command builds and runs
-// the components (cmd/kreact and the packages).
+// from the kubeconfig as kubectl reads it, and ClusterFlags.Connect into
+// the client stack (package clientstack, not started); InputFlags.Load
+// into the rule files and the resolver of their resource names (the
+// cluster's discovery, asked once, when Live); LogFlags.Logger into the
+// logger, which client-go's klog logs to; kreact explain's resource
+// into the cluster's name of it (ExplainOptions.Resolve), kreact
+// record's into the cluster's resources (RecordOptions.Resources), and
+// kreact finalizers release's, named or read from the rule's files, into
+// the resources to scan (ReleaseOptions.Resources). The command builds
+// and runs the components (cmd/kreact and the packages).
 //
 // A mistake in the command line is a UsageError; a mistake in what the
 // user names (a selector that does not parse, a certificate file that
@@ -29,5 +38,5 @@
 // diag.ErrorList, an engine.NoRulesError, a record.LoadError, a
 // finalizers.UnknownRuleError); a cluster that cannot be configured a
 // ClusterError. ExitCode maps each to its exit code, in one
-// place for every command.
+// place for every command: Main returns it.
 package cmdline

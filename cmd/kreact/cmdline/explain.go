@@ -1,10 +1,15 @@
 package cmdline
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/kreact/kreact/explain"
+	"github.com/kreact/kreact/restmapper"
+	"github.com/kreact/kreact/validate"
 )
 
 // ExplainOptions are kreact explain's flags and arguments.
@@ -51,4 +56,45 @@ func (o *ExplainOptions) Validate() error {
 		return &UsageError{Msg: fmt.Sprintf("explain: -o %s: want yaml or json", o.Output)}
 	}
 	return nil
+}
+
+// explainDiscoveryTimeout bounds the discovery that resolves the resource
+// before kreact is asked.
+const explainDiscoveryTimeout = 10 * time.Second
+
+// Resolve resolves Resource against the API server, its client config
+// sending userAgent, before kreact is asked, so that a misspelt one is a
+// UsageError with the names that come close whether or not a kreact
+// answers; it returns the resource as the cluster names it
+// ("deployments.apps"). Without --kubeconfig or --context, a cluster that
+// cannot be configured or reached leaves the name to the kreact asked,
+// which resolves it against the same API server: Resolve returns Resource
+// as it is. With them, it is a ClusterError.
+func (o *ExplainOptions) Resolve(ctx context.Context, userAgent string) (string, error) {
+	cfg, _, err := o.Cluster.Load(userAgent)
+	var cluster *ClusterError
+	switch {
+	case errors.As(err, &cluster) && !o.Cluster.Named():
+		return o.Resource, nil
+	case err != nil:
+		return "", err
+	}
+	dctx, cancel := context.WithTimeout(ctx, explainDiscoveryTimeout)
+	defer cancel()
+	resources, err := validate.Discover(dctx, cfg)
+	switch {
+	case err != nil && !o.Cluster.Named():
+		return o.Resource, nil
+	case err != nil:
+		return "", &ClusterError{Err: err}
+	}
+	mapper := restmapper.New(restmapper.NewStatic(resources), restmapper.Options{})
+	res, err := explain.Resolve(mapper.Resolve, o.Resource)
+	switch {
+	case errors.Is(err, explain.ErrUnknownResource):
+		return "", &UsageError{Msg: "explain: " + err.Error()}
+	case err != nil:
+		return "", &InvalidError{Err: fmt.Errorf("explain: %w", err)}
+	}
+	return res.GVR.GroupResource().String(), nil
 }

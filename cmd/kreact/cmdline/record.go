@@ -1,12 +1,15 @@
 package cmdline
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/cmd/kreact/tail"
+	"github.com/kreact/kreact/restmapper"
 )
 
 // RecordOptions are kreact record's flags and arguments.
@@ -58,4 +61,23 @@ func (o *RecordOptions) Validate() error {
 		return &UsageError{Msg: fmt.Sprintf("record: -l %q: %v", o.LabelSelector, err)}
 	}
 	return nil
+}
+
+// Resources resolves the resources named (Refs) with resolve, the
+// cluster's mapper: one the cluster does not serve is a UsageError, with
+// the names that come close; any other failure an InvalidError.
+func (o *RecordOptions) Resources(resolve func(string) (apiresource.Resource, error)) ([]apiresource.Resource, error) {
+	var resources []apiresource.Resource
+	for _, ref := range o.Refs {
+		res, err := resolve(ref)
+		var nf *restmapper.NotFoundError
+		switch {
+		case errors.As(err, &nf):
+			return nil, &UsageError{Msg: "record: " + err.Error()}
+		case err != nil:
+			return nil, &InvalidError{Err: err}
+		}
+		resources = append(resources, res)
+	}
+	return resources, nil
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kreact/kreact/cmd/kreact/tail"
+	"github.com/kreact/kreact/rules"
 )
 
 // ReleaseOptions are kreact finalizers release's flags and arguments.
@@ -71,4 +72,22 @@ func (o *ReleaseOptions) Where() string {
 		return "in namespace " + o.Namespace
 	}
 	return "in every namespace"
+}
+
+// Resources returns the resources to scan: those named (Refs), or with
+// -f those the rule watches, from its rule files (rules.Find); a rule
+// that is not in them, or files that do not load, an InvalidError.
+func (o *ReleaseOptions) Resources() ([]string, error) {
+	if len(o.Files) == 0 {
+		return o.Refs, nil
+	}
+	r, err := rules.Find(o.Rule, o.Files...)
+	if err != nil {
+		return nil, &InvalidError{Err: err}
+	}
+	var refs []string
+	for _, w := range r.Watch {
+		refs = append(refs, w.Resource)
+	}
+	return refs, nil
 }
