@@ -101,6 +101,12 @@ type Action struct {
 	// kreact asks for itself (removing its finalizer), File says so
 	// ("finalizer NAME") and Line is 0.
 	Origin diag.Position
+	// Guarded marks kreact's own patch that tests the object's state
+	// first (its finalizer's place in the list, a resourceVersion): the
+	// API server refuses it when another client changed the object
+	// meanwhile, and whoever asked for it makes it again from the newer
+	// state. Such a refusal is logged at Info, not as an error.
+	Guarded bool
 }
 
 // HTTPRequest is the request of an HTTP action.

@@ -13,6 +13,7 @@ import (
 	"github.com/kreact/kreact/diag"
 	"github.com/kreact/kreact/internal/queueclock"
 	"golang.org/x/time/rate"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 )
@@ -494,7 +495,11 @@ func (q *Queue) settle(ctx context.Context, key targetKey, a Action, err error) 
 	case class == permanent:
 		q.failed.Add(1)
 		q.report(a, Failed, err)
-		q.log.Error("action refused", append(actionAttrs(a), "error", err)...)
+		if a.Guarded && (apierrors.IsInvalid(err) || apierrors.IsConflict(err)) {
+			q.log.Info("kreact's own patch found the object changed meanwhile (another client wrote it first); kreact makes it again from a newer state", append(actionAttrs(a), "error", err)...)
+		} else {
+			q.log.Error("action refused", append(actionAttrs(a), "error", err)...)
+		}
 		q.pop(key, err)
 	default:
 		msg := "action gave up after retries"

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -200,6 +201,29 @@ func TestFailuresAreCountedAndDoNotBlockOthers(t *testing.T) {
 	st := q.Stats()
 	if st.GaveUp != 1 || st.Failed != 1 || st.Succeeded != 1 || st.Retried != 3 {
 		t.Errorf("stats = %+v, want 1 gave up, 1 failed, 1 succeeded, 3 retried", st)
+	}
+}
+
+// kreact's own patches test the object's state first (Action.Guarded):
+// a refusal because another client changed the object is expected, and
+// is made again by whoever asked, so it is no error in the log. The same
+// refusal of a script's patch still is.
+func TestGuardedPatchRefusalIsNoError(t *testing.T) {
+	createNamespace(t, "guarded")
+	var logs testcluster.LogBuffer
+	q, res := startQueue(t, actions.Options{Name: "guarded", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	q.Enqueue(actions.Action{Verb: actions.Create, Resource: configMaps, Namespace: "guarded", Name: "cm", Object: configMap("guarded", "cm", map[string]any{"v": "1"})})
+	testcluster.Eventually(t, "the ConfigMap to be created", func() bool { return res.count(actions.Succeeded) == 1 })
+	stale := []byte(`[{"op":"test","path":"/data/v","value":"0"},{"op":"replace","path":"/data/v","value":"2"}]`)
+	for _, guarded := range []bool{true, false} {
+		q.Enqueue(actions.Action{Verb: actions.Patch, Resource: configMaps, Namespace: "guarded", Name: "cm", PatchType: types.JSONPatchType, PatchData: stale, Guarded: guarded})
+	}
+	testcluster.Eventually(t, "both patches to be refused", func() bool { return res.count(actions.Failed) == 2 })
+	if got := logs.Count("level=ERROR msg=\"action refused\""); got != 1 {
+		t.Errorf("%d errors logged, want 1 (the unguarded patch):\n%s", got, logs.String())
+	}
+	if got := logs.Count("level=INFO msg=\"kreact's own patch found the object changed meanwhile"); got != 1 {
+		t.Errorf("the guarded patch's refusal logged %d times at INFO, want 1:\n%s", got, logs.String())
 	}
 }
 

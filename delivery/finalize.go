@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kreact/kreact/actions"
+	"github.com/kreact/kreact/apiresource"
 	"github.com/kreact/kreact/event"
 	"github.com/kreact/kreact/finalizers"
 )
@@ -122,22 +123,85 @@ func (d *Core) finish(ctx context.Context, key objectKey, ev event.Event, asked 
 	d.fin.finalized[key] = uid
 	d.dropFinalizeLocked(key, uid)
 	d.mu.Unlock()
-	if patch := finalizers.RemovePatch(obj, d.fin.name); patch != nil {
-		err := d.run(ctx, []actions.Action{finalizers.Action(d.rule.Name, ev.Resource, obj, patch)})
-		if err != nil && !apierrors.IsNotFound(err) {
-			d.mu.Lock()
-			if d.fin.finalized[key] == uid {
-				delete(d.fin.finalized, key)
-			}
-			d.mu.Unlock()
-			return err
+	if err := d.removeFinalizer(ctx, key, ev.Resource, obj); err != nil {
+		d.mu.Lock()
+		if d.fin.finalized[key] == uid {
+			delete(d.fin.finalized, key)
 		}
+		d.mu.Unlock()
+		return err
 	}
 	d.mu.Lock()
 	delete(d.fin.waiting, key)
 	delete(d.fin.longWaits, key)
 	d.mu.Unlock()
 	return nil
+}
+
+// removeTries bounds how many times removeFinalizer patches one object,
+// and newerWait how long it waits each time for the cache to hold the
+// state that refused its patch.
+const (
+	removeTries = 5
+	newerWait   = 5 * time.Second
+)
+
+// removeFinalizer removes the rule's finalizer from obj, the newest state
+// the cache held, once its onDelete succeeded. The patch is guarded by the
+// finalizer's place in the list (finalizers.RemovePatch), so the API server
+// refuses it (422, or 409) when another client changed the list first: a
+// controller removing its own finalizer from the same deleted object at the
+// same moment, or onDelete's own actions, whose watch events may not have
+// reached the cache yet. onDelete succeeded, and one delete is one
+// onDelete: the removal alone is tried again, from the state that refused
+// it, once the cache holds it. Only when that state does not come (the
+// informer is behind by newerWait) does the error make the whole
+// finalization fail and be retried, onDelete included.
+func (d *Core) removeFinalizer(ctx context.Context, key objectKey, res apiresource.Resource, obj *unstructured.Unstructured) error {
+	for try := 1; ; try++ {
+		patch := finalizers.RemovePatch(obj, d.fin.name)
+		if patch == nil {
+			return nil
+		}
+		err := d.run(ctx, []actions.Action{finalizers.Action(d.rule.Name, res, obj, patch)})
+		switch {
+		case err == nil, apierrors.IsNotFound(err):
+			return nil
+		case !apierrors.IsInvalid(err) && !apierrors.IsConflict(err), try == removeTries, d.opts.Cache == nil:
+			return err
+		}
+		newer, gone := d.newerState(ctx, key, obj)
+		switch {
+		case gone:
+			return nil
+		case newer == nil:
+			return err
+		}
+		obj = newer
+	}
+}
+
+// newerState waits, up to newerWait, for the cache to hold another state of
+// obj's incarnation than obj. gone reports that it holds none: the object
+// was deleted, so no finalizer is left to remove.
+func (d *Core) newerState(ctx context.Context, key objectKey, obj *unstructured.Unstructured) (newer *unstructured.Unstructured, gone bool) {
+	deadline := time.Now().Add(newerWait)
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		if cur, ok := d.opts.Cache.Newer(key.source, key.namespace, key.name, obj.GetUID(), obj.GetResourceVersion()); ok {
+			return cur, false
+		}
+		if cur, ok := d.opts.Cache.Get(key.source, key.namespace, key.name); !ok || cur.GetUID() != obj.GetUID() {
+			return nil, true
+		}
+		if time.Now().After(deadline) {
+			return nil, false
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false
+		case <-time.After(wait):
+		}
+	}
 }
 
 // dropFinalizeLocked drops the finalization of uid that waits in key's

@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kreact/kreact/actions"
 	"github.com/kreact/kreact/event"
@@ -195,6 +197,59 @@ func TestFinalizer(t *testing.T) {
 		}
 		if got := sink.recorded(); !slices.Equal(got, []string{remove}) {
 			t.Errorf("actions = %q", got)
+		}
+	})
+
+	// refused deletes a held object whose other finalizer goes (the cache
+	// then holds released) while the first removal is under way, which
+	// the API server refuses; it returns the calls and the actions.
+	refused := func(t *testing.T, refusal error, cache mapCache, released *unstructured.Unstructured) ([]string, []string) {
+		t.Helper()
+		first := true
+		sink := &resultSink{fail: func(a actions.Action) error {
+			if strings.HasPrefix(a.Origin.File, "finalizer ") && first {
+				first = false
+				if released != nil {
+					cache["a"] = released
+				} else {
+					delete(cache, "a")
+				}
+				return refusal
+			}
+			return nil
+		}}
+		rec := &recorder{}
+		d := New(testRule(fin), allHandlers{}, sink, Options{Logger: quiet(), BaseDelay: -1, Cache: cache})
+		t.Cleanup(d.ShutDown)
+		gone := withRV(held(cm("a", "2"), true), "8")
+		cache["a"] = gone
+		d.Observe(0, add(gone))
+		d.Drain(t.Context(), rec)
+		d.Drain(t.Context(), rec)
+		return rec.recorded(), sink.recorded()
+	}
+	outOfPlace := apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "a", nil)
+
+	t.Run("a removal refused because another finalizer went first is made again from the newer state, without a second onDelete", func(t *testing.T) {
+		released := withRV(held(cm("a", "2"), true), "9")
+		released.SetFinalizers([]string{"kreact.dev/r"})
+		calls, got := refused(t, outOfPlace, mapCache{}, released)
+		if want := []string{"onDelete(a=2)"}; !slices.Equal(calls, want) {
+			t.Errorf("calls = %q, want %q", calls, want)
+		}
+		removeFirst := `patch a [{"op":"test","path":"/metadata/finalizers/0","value":"kreact.dev/r"},{"op":"remove","path":"/metadata/finalizers/0"}]`
+		if want := []string{"patch onDelete", remove, removeFirst}; !slices.Equal(got, want) {
+			t.Errorf("actions = %q, want %q", got, want)
+		}
+	})
+
+	t.Run("a removal refused because the object went meanwhile is done", func(t *testing.T) {
+		calls, got := refused(t, apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, "a", nil), mapCache{}, nil)
+		if want := []string{"onDelete(a=2)"}; !slices.Equal(calls, want) {
+			t.Errorf("calls = %q, want %q", calls, want)
+		}
+		if want := []string{"patch onDelete", remove}; !slices.Equal(got, want) {
+			t.Errorf("actions = %q, want %q", got, want)
 		}
 	})
 

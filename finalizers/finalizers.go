@@ -89,6 +89,7 @@ func Action(rule string, res apiresource.Resource, obj *unstructured.Unstructure
 		PatchType:  types.JSONPatchType,
 		PatchData:  patch,
 		Origin:     diag.Position{Rule: rule, File: "finalizer " + Name(rule)},
+		Guarded:    true,
 	}
 }
 
