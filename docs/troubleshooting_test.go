@@ -24,7 +24,6 @@ func TestTroubleshootingLogLines(t *testing.T) {
 	table := section(string(data), "## By log line")
 	code := productCode(t)
 	quote := regexp.MustCompile("`([^`]+)`")
-	gap := regexp.MustCompile(`…|"[^"]*"|\{[^}]*\}`)
 	checked := 0
 	for _, row := range strings.Split(table, "\n") {
 		cells := strings.Split(row, " | ")
@@ -32,23 +31,68 @@ func TestTroubleshootingLogLines(t *testing.T) {
 			continue
 		}
 		for _, q := range quote.FindAllStringSubmatch(strings.TrimPrefix(cells[0], "| "), -1) {
-			for _, part := range gap.Split(q[1], -1) {
-				for _, piece := range strings.Split(part, "; ") {
-					words := strings.Fields(strings.Trim(piece, " :;,"))
-					if len(words) < 3 {
-						continue
-					}
-					checked++
-					if !wordsIn(code, words) {
-						t.Errorf("docs/troubleshooting.md quotes %q, which no Go file outside tests and hack/ writes", strings.Join(words, " "))
-					}
-				}
-			}
+			checked += checkLogLine(t, code, "docs/troubleshooting.md", q[1])
 		}
 	}
 	if checked < 10 {
 		t.Errorf("only %d log lines found in the table: the table parser is broken", checked)
 	}
+}
+
+// TestLogLinesInDocs checks, as TestTroubleshootingLogLines does, the log
+// lines that the prose of the user docs quotes: "the log line `…`",
+// "logs `…`", "logged as `…`".
+func TestLogLinesInDocs(t *testing.T) {
+	code := productCode(t)
+	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, filepath.Join(root, "README.md"))
+	// A quote may be broken across lines.
+	space := regexp.MustCompile(`\s*\n\s*`)
+	quoted := regexp.MustCompile("(?:log lines?|logs|logged as) `([^`]+)`")
+	checked := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range quoted.FindAllStringSubmatch(space.ReplaceAllString(string(data), " "), -1) {
+			checked += checkLogLine(t, code, filepath.ToSlash(f[len(root)+1:]), m[1])
+		}
+	}
+	if checked < 5 {
+		t.Errorf("only %d quoted log lines found in the docs: the pattern is broken", checked)
+	}
+}
+
+// checkLogLine checks that code writes the log line that file quotes,
+// and returns how many parts of it were checked: the parts of three words
+// or more, between the gaps (…, "x", {…}) and the "; " of a composed
+// message, without the attributes (key=value) a quote may show.
+func checkLogLine(t *testing.T, code, file, quote string) int {
+	t.Helper()
+	gap := regexp.MustCompile(`…|"[^"]*"|\{[^}]*\}`)
+	checked := 0
+	for _, part := range gap.Split(quote, -1) {
+		for _, piece := range strings.Split(part, "; ") {
+			var words []string
+			for _, w := range strings.Fields(strings.Trim(piece, " :;,")) {
+				if !strings.Contains(w, "=") {
+					words = append(words, w)
+				}
+			}
+			if len(words) < 3 {
+				continue
+			}
+			checked++
+			if !wordsIn(code, words) {
+				t.Errorf("%s quotes %q, which no Go file outside tests and hack/ writes", file, strings.Join(words, " "))
+			}
+		}
+	}
+	return checked
 }
 
 // wordsIn reports whether code holds words, separated by spaces, each
