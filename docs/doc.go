@@ -12,7 +12,7 @@
 // console objects (packages event and scripting); operations.md's metrics
 // table every metric kreact registers, with its labels (package metrics),
 // and no doc names a kreact_ metric that is not registered; every log line
-// troubleshooting.md quotes is written by the code; every test the docs
-// name exists. The checks need no network and no cluster, so `make unit`
+// the docs quote (troubleshooting.md's table, and "the log line `…`" in
+// any) is written by the code; every test the docs name exists. The checks need no network and no cluster, so `make unit`
 // runs them; links to other sites are not checked.
 package docs
