@@ -13,6 +13,7 @@
 // table every metric kreact registers, with its labels (package metrics),
 // and no doc names a kreact_ metric that is not registered; every log line
 // the docs quote (troubleshooting.md's table, and "the log line `…`" in
-// any) is written by the code; every test the docs name exists. The checks need no network and no cluster, so `make unit`
+// any) is written by the code; every test the docs name exists; every
+// whole rule the docs show validates without a warning. The checks need no network and no cluster, so `make unit`
 // runs them; links to other sites are not checked.
 package docs
