@@ -58,9 +58,6 @@ func TestRuleFieldNamesInDocs(t *testing.T) {
 	files = append(files, filepath.Join(root, "README.md"))
 	ref := regexp.MustCompile("`spec\\.([a-zA-Z]+(?:\\[\\])?(?:\\.[a-zA-Z]+)?)")
 	for _, f := range files {
-		if slices.Contains([]string{"performance.md", "delivery.md"}, filepath.Base(f)) && filepath.Base(filepath.Dir(f)) == "docs" {
-			continue // not a user reference this test keeps
-		}
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
