@@ -14,6 +14,7 @@
 // and no doc names a kreact_ metric that is not registered; every log line
 // the docs quote (troubleshooting.md's table, and "the log line `…`" in
 // any) is written by the code; every test the docs name exists; every
-// whole rule the docs show validates without a warning. The checks need no network and no cluster, so `make unit`
+// whole rule the docs show validates without a warning, and testing.md's
+// RuleTest passes beside the examples' tests. The checks need no network and no cluster, so `make unit`
 // runs them; links to other sites are not checked.
 package docs

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kreact/kreact/cmd/kreact/cmdline"
+	"github.com/kreact/kreact/ruletest"
 	"github.com/kreact/kreact/validate"
 )
 
@@ -69,5 +70,39 @@ func TestRuleExamplesValidate(t *testing.T) {
 	}
 	if found < 3 {
 		t.Errorf("only %d example rules found in the docs: the block parser is broken", found)
+	}
+}
+
+// TestRuleTestExamplesPass runs the RuleTest files that testing.md shows
+// as `kreact test` does, from where their paths say they are: beside the
+// examples' tests, in a copy of examples/. Every case must pass.
+func TestRuleTestExamplesPass(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root, "docs", "testing.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples := filepath.Join(t.TempDir(), "examples")
+	if err := os.CopyFS(examples, os.DirFS(filepath.Join(root, "examples"))); err != nil {
+		t.Fatal(err)
+	}
+	block := regexp.MustCompile("(?ms)^```ya?ml\n(.*?)^```")
+	var files []string
+	for _, m := range block.FindAllStringSubmatch(string(data), -1) {
+		if !strings.Contains(m[1], "\nkind: RuleTest\n") {
+			continue
+		}
+		file := filepath.Join(examples, "tests", fmt.Sprintf("docs-example-%d.yaml", len(files)+1))
+		if err := os.WriteFile(file, []byte(m[1]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, file)
+	}
+	if len(files) == 0 {
+		t.Fatal("docs/testing.md shows no RuleTest: the block parser is broken")
+	}
+	var out strings.Builder
+	sum, err := ruletest.Run(t.Context(), files, &out, ruletest.Options{})
+	if err != nil || sum.Failed > 0 || sum.Cases == 0 {
+		t.Errorf("the RuleTest examples of docs/testing.md do not pass (error %v, %d of %d cases failed):\n%s", err, sum.Failed, sum.Cases, out.String())
 	}
 }
