@@ -11,10 +11,10 @@ import (
 )
 
 // TestScriptAPIDocumented checks that script-api.md names every handler
-// and every value of ctx.event (package event), and every function of
-// the kreact and console objects that package scripting installs: a
-// function may be named alone (kreact.patch) or in a list
-// (kreact.log/warn/error).
+// and every value of ctx.event (package event), every key of ctx, and
+// every function of the kreact and console objects that package
+// scripting installs: a function may be named alone (kreact.patch) or in
+// a list (kreact.log/warn/error).
 func TestScriptAPIDocumented(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(root, "docs", "script-api.md"))
 	if err != nil {
@@ -56,5 +56,24 @@ func TestScriptAPIDocumented(t *testing.T) {
 	}
 	if found < 20 {
 		t.Errorf("found only %d functions installed in scripting: the pattern is out of date", found)
+	}
+
+	// ctx's keys are scripting's ctxKeys, the keys its view of ctx has.
+	view, err := os.ReadFile(filepath.Join(root, "scripting", "view.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`var ctxKeys = \[\]string\{([^}]*)\}`).FindStringSubmatch(string(view))
+	if m == nil {
+		t.Fatal("scripting/view.go has no ctxKeys: the pattern is out of date")
+	}
+	for _, key := range strings.Split(m[1], ",") {
+		key = strings.Trim(strings.TrimSpace(key), `"`)
+		if !strings.Contains(doc, "- `"+key+"`:") {
+			t.Errorf("docs/script-api.md does not say what ctx.%s is", key)
+		}
+		if !regexp.MustCompile(`\{[^}]*\b` + key + `\b[^}]*\}`).MatchString(doc) {
+			t.Errorf("docs/script-api.md does not list %s among ctx's keys", key)
+		}
 	}
 }
