@@ -21,17 +21,28 @@
 // informer: p-sel, with delivery every, and p-sel2, whose edits change
 // its selector, so that the informer restarts from the server's selector
 // to none under p-sel and hands it over), delivery latest and every,
-// spec.every and refused permissions. Each call logs one line (rule,
-// handler, object uid, the resourceVersion it saw, and the label the
-// selectors select on) to kreact's log file, which the checker owns:
-// those lines survive a SIGKILL. The checker records what it wrote, with
-// the resourceVersion the API server gave each write, and when each fault
-// happened (world.go).
+// spec.every and refused permissions. Two probes hold finalizers: p-fin
+// on every ConfigMap, and p-sel2 on those its selector selects, so that
+// its edits and the checker's relabels take objects out from under its
+// finalizer, while it runs and while kreact is away. Each call logs one
+// line (rule, handler, object uid, the resourceVersion it saw, the label
+// the selectors select on, the finalizers and whether it is being
+// deleted) to kreact's log file, which the checker owns: those lines
+// survive a SIGKILL. The checker records what it wrote, with the
+// resourceVersion the API server gave each write, the finalizers each
+// deleted object carried, and when each fault happened (world.go).
 //
 // When the operations are done, the checker mends every fault, waits for
 // kreact to settle, reads the objects' final state and hands the whole
 // history to the oracle (oracle.go), which was written from the docs,
-// guarantee by guarantee, not from the code. Each violation is printed
+// guarantee by guarantee, not from the code (the list of guarantees,
+// each with the sentence of the docs it checks, is its guarantees
+// table). Among them, for the finalizers: one onDelete per delete the
+// finalizer held (p-sel2's only while it still selected the object);
+// every deleted object goes; and a finalizer follows its rule's
+// selector: every live object carries the finalizer of each probe that
+// selects it and of no other, and what p-sel2 let go because it no
+// longer selected it got no onDelete. Each violation is printed
 // with the seed; then the run is shrunk (shrink.go): operations are
 // dropped and the rest run again, on fresh namespaces, for as long as the
 // violation still shows, and the shortest sequence found is printed and

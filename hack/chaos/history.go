@@ -45,6 +45,11 @@ type Call struct {
 	// onUpdate; Sel is the values of l a selector probe's selector
 	// selects, comma-separated ("" for the other probes).
 	L, OldL, Sel string
+	// Fin and OldFin are the finalizers of the object, and of the old
+	// one of an onUpdate, comma-separated; Deleting is whether the object
+	// had a deletionTimestamp.
+	Fin, OldFin string
+	Deleting    bool
 }
 
 // Write is one change the checker made, with the resourceVersion the API
@@ -58,9 +63,10 @@ type Write struct {
 	RV       int64
 	Path     string
 	Value    string
-	// Held is, for a delete, whether the object carried p-fin's
-	// finalizer just before: onDelete is owed.
-	Held bool
+	// Held is, for a delete, the probes whose finalizer the object
+	// carried just before: each owes it an onDelete, p-sel2 only if its
+	// selector still selects the object (onDeletePerDelete).
+	Held []string
 	At   time.Time
 }
 
@@ -154,12 +160,16 @@ func readCalls(path string, p int) ([]Call, error) {
 			L        string `json:"l"`
 			OldL     string `json:"oldl"`
 			Sel      string `json:"sel"`
+			Fin      string `json:"fin"`
+			OldFin   string `json:"oldfin"`
+			Deleting bool   `json:"deleting"`
 		}
 		if json.Unmarshal(sc.Bytes(), &l) != nil || l.Msg != "probe" {
 			continue
 		}
 		c := Call{Proc: p, Rule: l.Rule, Handler: l.H, Name: l.Obj, UID: l.UID, RV: rv(l.RV), OldRV: rv(l.OldRV),
-			Initial: l.Initial, Once: l.Once, At: time.UnixMilli(l.At), Changed: l.Changed, Rev: l.Rev, L: l.L, OldL: l.OldL, Sel: l.Sel}
+			Initial: l.Initial, Once: l.Once, At: time.UnixMilli(l.At), Changed: l.Changed, Rev: l.Rev, L: l.L, OldL: l.OldL, Sel: l.Sel,
+			Fin: l.Fin, OldFin: l.OldFin, Deleting: l.Deleting}
 		if l.Deadline > 0 {
 			c.Deadline = time.UnixMilli(l.Deadline)
 		}

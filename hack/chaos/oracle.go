@@ -55,6 +55,8 @@ type guarantee struct {
 
 var guarantees = []guarantee{
 	{"one onDelete per delete", `delivery.md, "Guaranteed deletes: finalizers": the API server keeps a deleted object "until kreact has called onDelete with it and every action of that call has succeeded"; "Idempotent scripts": a call repeats only on "a retry after a timeout, a restart, two leaders overlapping for a moment"`, onDeletePerDelete},
+	{"every deleted object goes", `delivery.md, "Guaranteed deletes: finalizers": the API server keeps a deleted object "until kreact has called onDelete with it and every action of that call has succeeded; then kreact removes its finalizer, and the object goes"; an object the rule no longer selects "loses the finalizer when the rule starts"`, deletesGo},
+	{"a finalizer follows its rule's selector", `delivery.md, "Guaranteed deletes: finalizers": kreact adds the finalizer "to every object the rule watches when it first sees it"; "An object that leaves the rule's selector or namespaces gets onDelete and loses the finalizer at once"; one whose labels leave the selector while kreact is away, or that an edit no longer selects, "gets no onDelete (no watch reports the move); it loses the finalizer when the rule starts"`, finalizersFollowSelectors},
 	{"nothing follows onDelete", `delivery.md, "Coalesced per object": "…, delete → onDelete(last known state)"; "Timers": "Deleting the object drops its timer"`, nothingAfterDelete},
 	{"every change reaches the rule", `delivery.md, "Coalesced per object": the waiting changes "are merged into one call with the latest state"; "What a restart replays": "every existing object as an initial add", and deleted objects held by the finalizer "get their onDelete"`, everyChangeReaches},
 	{"delivery every calls once per change", `delivery.md, "Coalesced per object": "spec.delivery: every: one call per change"`, everyChangeOnce},
@@ -83,29 +85,185 @@ func Check(h *History) []Violation {
 	return out
 }
 
-// onDeletePerDelete: each delete of a ConfigMap held by p-fin's finalizer
-// gets p-fin's onDelete; more than once only within a fault window; no
-// object stays held once kreact has settled.
+// onDeletePerDelete: each delete of a ConfigMap held by a finalizer
+// probe's finalizer gets that probe's onDelete; more than once only
+// within a fault window. p-fin watches every ConfigMap, so every delete
+// it held is owed. p-sel2 owes the delete of what it held only when its
+// selector still selected the object until the call was due (owes): an
+// object that its labels or an edit took out of the selector is let go
+// without one (finalizersFollowSelectors checks that); its onDelete of a
+// delete is the one with the deletionTimestamp, not that of a move out
+// of the selector before it.
 func onDeletePerDelete(h *History) []string {
 	var out []string
 	for _, w := range h.Writes {
 		if w.Kind != Delete || w.Resource != "configmaps" {
 			continue
 		}
-		calls := h.calls("p-fin", w.UID, "onDelete")
-		switch {
-		case len(calls) == 0 && w.Held:
-			out = append(out, fmt.Sprintf("%s (uid %s) was deleted at %s holding the finalizer; onDelete was never called", w.Name, w.UID, h.at(w.At)))
-		case len(calls) > 1 && !h.faultNear("p-fin", calls[0].At.Add(-time.Second), calls[len(calls)-1].At):
-			out = append(out, fmt.Sprintf("%s (uid %s): onDelete called %d times (%s) for one delete, with no fault near", w.Name, w.UID, len(calls), h.times(calls)))
-		}
-	}
-	for _, o := range h.Final.ConfigMaps {
-		if o.Terminating {
-			out = append(out, fmt.Sprintf("%s (uid %s) is still held (finalizers %v) after kreact settled", o.Name, o.UID, o.Finalizers))
+		for _, rule := range finalizerProbes {
+			var calls []Call
+			for _, c := range h.calls(rule, w.UID, "onDelete") {
+				if rule == "p-fin" || c.Deleting {
+					calls = append(calls, c)
+				}
+			}
+			switch {
+			case len(calls) == 0 && h.owes(rule, w):
+				out = append(out, fmt.Sprintf("%s: %s (uid %s) was deleted at %s holding the finalizer; onDelete was never called", rule, w.Name, w.UID, h.at(w.At)))
+			case len(calls) > 1 && !h.faultNear(rule, calls[0].At.Add(-time.Second), calls[len(calls)-1].At):
+				out = append(out, fmt.Sprintf("%s: %s (uid %s): onDelete called %d times (%s) for one delete, with no fault near", rule, w.Name, w.UID, len(calls), h.times(calls)))
+			}
 		}
 	}
 	return out
+}
+
+// deletesGo: once kreact has settled, no object the checker deleted is
+// still there, and nothing is stuck in deletion; for each one that is,
+// what holds it.
+func deletesGo(h *History) []string {
+	var out []string
+	for _, o := range h.Final.ConfigMaps {
+		i := slices.IndexFunc(h.Writes, func(w Write) bool { return w.Kind == Delete && w.UID == o.UID })
+		switch {
+		case i >= 0:
+			out = append(out, fmt.Sprintf("%s (uid %s, l=%s) was deleted at %s and is still there after kreact settled, held by the finalizers %v",
+				o.Name, o.UID, o.Labels["l"], h.at(h.Writes[i].At), o.Finalizers))
+		case o.Terminating:
+			out = append(out, fmt.Sprintf("%s (uid %s, l=%s) is still held (finalizers %v) after kreact settled", o.Name, o.UID, o.Labels["l"], o.Finalizers))
+		}
+	}
+	return out
+}
+
+// finalizersFollowSelectors: once kreact has settled, every live
+// ConfigMap carries the finalizer of each finalizer probe whose running
+// revision selects it (added "when it first sees it"), and no other
+// probe's: an object that left p-sel2's selector, by a relabel or an
+// edit, while the rule ran or while it was away, has lost it by the
+// rule's next start at the latest. And an object that p-sel2 held but
+// no longer selected when it was deleted (a relabel while kreact was
+// away, or an edit, before the delete reached the rule) is let go
+// without onDelete: "no watch reports the move".
+func finalizersFollowSelectors(h *History) []string {
+	var out []string
+	for _, o := range h.Final.ConfigMaps {
+		if o.Terminating {
+			continue
+		}
+		for _, rule := range finalizerProbes {
+			rev := h.revAt(rule, h.End)
+			sel := selectorOf(rule, rev)
+			want := sel == nil || slices.Contains(sel, o.Labels["l"])
+			if has := slices.Contains(o.Finalizers, "kreact.dev/"+rule); has != want {
+				what := "carries its finalizer, but its selector l in (%s) does not select it"
+				if want {
+					what = "is selected by l in (%s), but does not carry its finalizer"
+				}
+				if sel == nil {
+					what = "watches it%s, but it does not carry its finalizer"
+				}
+				out = append(out, fmt.Sprintf("%s (revision %d): ConfigMap %s (uid %s, l=%s, finalizers %v) "+what,
+					rule, rev, o.Name, o.UID, o.Labels["l"], o.Finalizers, strings.Join(sel, ",")))
+			}
+		}
+	}
+	for _, w := range h.Writes {
+		if w.Kind != Delete || !slices.Contains(w.Held, "p-sel2") {
+			continue
+		}
+		for _, c := range h.calls("p-sel2", w.UID, "onDelete") {
+			if c.Deleting && !h.selectedSome("p-sel2", w.UID, w.At, c.At) {
+				out = append(out, fmt.Sprintf("p-sel2: onDelete(%s) at %s (uid %s, l=%s) of a delete at %s, when no revision of the rule from the delete to the call selected the object: it is let go without onDelete",
+					c.Name, h.at(c.At), c.UID, c.L, h.at(w.At)))
+			}
+		}
+	}
+	return out
+}
+
+// revAt is the revision of rule's file at t: the edits of it before.
+func (h *History) revAt(rule string, t time.Time) int {
+	n := 0
+	for _, f := range h.Faults {
+		if f.Kind == Edit && f.Rule == rule && !f.From.After(t) {
+			n++
+		}
+	}
+	return n
+}
+
+// selection is what may have decided whether rule selects uid from
+// to to: the labels the checker gave it (the one it had at from, and
+// those set after it up to to) and the revisions of the rule (the one
+// at from, switchTime earlier, as a reload takes that long, and those
+// edited in up to to).
+func (h *History) selection(rule, uid string, from, to time.Time) (labels []string, revs []int) {
+	labels = []string{h.labelBy(uid, from)}
+	for _, w := range h.Writes {
+		if w.UID == uid && w.Kind == SetLabel && w.At.After(from) && !w.At.After(to) {
+			labels = append(labels, w.Value)
+		}
+	}
+	for r := h.revAt(rule, from.Add(-switchTime)); r <= h.revAt(rule, to); r++ {
+		revs = append(revs, r)
+	}
+	return labels, revs
+}
+
+// owes reports whether finalizer probe rule owes an onDelete for delete
+// w: it held the object, and (for a probe with a selector) every label
+// the object had and every revision of the rule, from the delete until
+// the call was due, select it.
+func (h *History) owes(rule string, w Write) bool {
+	if !slices.Contains(w.Held, rule) {
+		return false
+	}
+	labels, revs := h.selection(rule, w.UID, w.At, h.due(rule, w.At))
+	for _, r := range revs {
+		sel := selectorOf(rule, r)
+		for _, l := range labels {
+			if sel != nil && !slices.Contains(sel, l) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// selectedSome reports whether some label uid had and some revision of
+// rule from to to select it.
+func (h *History) selectedSome(rule, uid string, from, to time.Time) bool {
+	labels, revs := h.selection(rule, uid, from, to)
+	for _, r := range revs {
+		sel := selectorOf(rule, r)
+		for _, l := range labels {
+			if sel == nil || slices.Contains(sel, l) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// due is when a change at t has reached rule at the latest: slack after
+// it, and after each fault touching the rule that overlaps that span,
+// its end, the grace period and slack again.
+func (h *History) due(rule string, t time.Time) time.Time {
+	g := grace
+	if h.Shards {
+		g = shardGrace
+	}
+	d := t.Add(slack)
+	for moved := true; moved; {
+		moved = false
+		for _, f := range h.Faults {
+			if (f.Rule == "" || f.Rule == rule) && !f.From.After(d) && !f.To.Add(g).Before(t) && f.To.Add(g+slack).After(d) {
+				d, moved = f.To.Add(g+slack), true
+			}
+		}
+	}
+	return d
 }
 
 // nothingAfterDelete: in one process, no call of a rule about an object
@@ -163,7 +321,7 @@ func everyChangeReaches(h *History) []string {
 				continue
 			}
 			del, after := h.deleteAfter(i)
-			if (after && !(rule == "p-fin" && del.Held)) || h.deletedBefore(w.UID, w.At) {
+			if (after && !(rule == "p-fin" && slices.Contains(del.Held, "p-fin"))) || h.deletedBefore(w.UID, w.At) {
 				continue
 			}
 			if !slices.ContainsFunc(h.Calls, func(c Call) bool { return c.Rule == rule && c.UID == w.UID && c.RV >= w.RV }) {
@@ -210,8 +368,10 @@ func everyChangeOnce(h *History) []string {
 
 // updatesHaveACause: every onUpdate(old, new) of a rule that keeps whole
 // objects follows a change the checker made between old and new, to a path
-// the rule looks at: kreact's own writes for the rule (its finalizer, its
-// once markers, conditions under an ignored status) call nothing. A rule
+// the rule looks at, or a change of another rule's finalizer (p-sel2's,
+// which p-fin sees come and go): kreact's own writes for the rule (its
+// finalizer, its once markers, conditions under an ignored status) call
+// nothing. A rule
 // with spec.watch[].fields also sees the changes other rules make to the
 // identity it keeps, so its onUpdate is checked by ctx.changed instead:
 // some path it keeps changed.
@@ -238,12 +398,32 @@ func updatesHaveACause(h *History) []string {
 		}
 		if !slices.ContainsFunc(h.Writes, func(w Write) bool {
 			return w.UID == c.UID && w.RV > c.OldRV && w.RV <= c.RV && relevant(c.Rule, w)
-		}) {
+		}) && !othersFinalizersMoved(c) {
 			out = append(out, fmt.Sprintf("%s: onUpdate(%s) at %s (resourceVersion %d → %d, changed %q) has no change of the checker's behind it",
 				c.Rule, c.Name, h.at(c.At), c.OldRV, c.RV, c.Changed))
 		}
 	}
 	return out
+}
+
+// othersFinalizersMoved reports whether the finalizers of other rules
+// differ between the old and the new object of onUpdate c: another
+// rule's finalizer, added or removed, is a change of metadata.finalizers
+// like any other (rules.md, spec.ignoreChanges: an update is delivered
+// "if it changes something outside all of these paths"); only the rule's
+// own finalizer patch calls nothing.
+func othersFinalizersMoved(c Call) bool {
+	others := func(fin string) []string {
+		var out []string
+		for _, f := range strings.Split(fin, ",") {
+			if f != "" && f != "kreact.dev/"+c.Rule {
+				out = append(out, f)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	return !slices.Equal(others(c.Fin), others(c.OldFin))
 }
 
 // projections are the paths each rule with spec.watch[].fields keeps: its
@@ -491,6 +671,23 @@ func (h *History) labelAt(uid string, rv int64) (string, bool) {
 	return l, ok
 }
 
+// labelBy is the label l the checker's writes had given uid by t.
+func (h *History) labelBy(uid string, t time.Time) string {
+	l := ""
+	for _, w := range h.Writes {
+		if w.UID != uid || w.At.After(t) {
+			continue
+		}
+		switch w.Kind {
+		case Create:
+			l = "a"
+		case SetLabel:
+			l = w.Value
+		}
+	}
+	return l
+}
+
 // selectorSelects: every state a selector probe is called with, the old
 // one of an onUpdate and the last matching one of an onDelete included,
 // is one its selector selects; and the state of an onAdd or onUpdate has
@@ -553,7 +750,10 @@ func selectorEntersAndLeaves(h *History) []string {
 			}
 			held[k] = c
 		case "onDelete":
-			if !holds {
+			// delivery.md, "What a restart replays": a deleted object
+			// held by the rule's finalizer gets its onDelete when the
+			// rule starts, with no add before it.
+			if !holds && !(c.Deleting && slices.Contains(strings.Split(c.Fin, ","), "kreact.dev/"+c.Rule)) {
 				bad = "is a delete of an object the rule does not hold"
 			}
 			delete(held, k)

@@ -58,7 +58,7 @@ func TestOracle(t *testing.T) {
 			{Rule: "p-every", Handler: "onUpdate", UID: "u1", OldRV: 10, RV: 12, Changed: "data.v", At: at(2.1)},
 			{Proc: proc, Rule: "p-every", Handler: "onAdd", UID: "u1", RV: 12, Initial: true, At: when},
 		}
-		h.Final.ConfigMaps = []Object{{Name: "a", UID: "u1", Annotations: map[string]string{"once.kreact.dev/p-fin": ""}, Data: map[string]string{"v": "1"}}}
+		h.Final.ConfigMaps = []Object{{Name: "a", UID: "u1", Annotations: map[string]string{"once.kreact.dev/p-fin": ""}, Finalizers: []string{"kreact.dev/p-fin"}, Data: map[string]string{"v": "1"}}}
 		h.Final.Copies = []Object{{Name: "copy-a", Data: map[string]string{"v": "1"}}}
 		h.Calls = append(h.Calls, Call{Rule: "p-sel", Handler: "onAdd", UID: "u1", RV: 10, L: "a", Sel: "a,b", At: at(1.1)},
 			Call{Rule: "p-sel", Handler: "onUpdate", UID: "u1", RV: 12, L: "a", OldL: "a", Sel: "a,b", Changed: "data.v", At: at(2.1)})
@@ -78,7 +78,7 @@ func TestOracle(t *testing.T) {
 				{Rule: "p-every", Handler: "onAdd", UID: "u1", RV: 10, At: at(1.1)},
 				{Rule: "p-every", Handler: "onUpdate", UID: "u1", OldRV: 10, RV: 12, Changed: "data.v", At: at(2.1)},
 			}
-			h.Final.ConfigMaps = []Object{{Name: "a", UID: "u1", Annotations: map[string]string{"once.kreact.dev/p-fin": ""}, Data: map[string]string{"v": "1"}}}
+			h.Final.ConfigMaps = []Object{{Name: "a", UID: "u1", Annotations: map[string]string{"once.kreact.dev/p-fin": ""}, Finalizers: []string{"kreact.dev/p-fin"}, Data: map[string]string{"v": "1"}}}
 			h.Final.Copies = []Object{{Name: "copy-a", Data: map[string]string{"v": "1"}}}
 			h.Calls = append(h.Calls, pselSaw(h.Writes)...)
 			slices.SortStableFunc(h.Calls, func(a, b Call) int { return a.At.Compare(b.At) })
@@ -102,7 +102,7 @@ func TestOracle(t *testing.T) {
 			slices.SortStableFunc(h.Calls, func(a, b Call) int { return a.At.Compare(b.At) })
 		}, []string{"onUpdate only for a change the rule sees"}},
 		{"bug 3: two onDelete for one delete", func(h *History) {
-			h.Writes = []Write{cm(Create, 10, "", 1), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: true, At: at(5)}}
+			h.Writes = []Write{cm(Create, 10, "", 1), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: []string{"p-fin"}, At: at(5)}}
 			h.Calls = []Call{
 				{Rule: "p-every", Handler: "onAdd", UID: "u1", RV: 10, At: at(1.1)},
 				{Rule: "p-fin", Handler: "onAdd", UID: "u1", RV: 10, At: at(1.1)},
@@ -113,7 +113,7 @@ func TestOracle(t *testing.T) {
 			slices.SortStableFunc(h.Calls, func(a, b Call) int { return a.At.Compare(b.At) })
 		}, []string{"one onDelete per delete"}},
 		{"two onDelete across a kill are allowed", func(h *History) {
-			h.Writes = []Write{cm(Create, 10, "", 1), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: true, At: at(5)}}
+			h.Writes = []Write{cm(Create, 10, "", 1), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: []string{"p-fin"}, At: at(5)}}
 			h.Faults = []Fault{{Kind: Kill, From: at(5.15), To: at(6)}}
 			h.Calls = []Call{
 				{Rule: "p-fin", Handler: "onAdd", UID: "u1", RV: 10, At: at(1.1)},
@@ -122,7 +122,7 @@ func TestOracle(t *testing.T) {
 			}
 		}, nil},
 		{"a held delete never called", func(h *History) {
-			h.Writes = []Write{cm(Create, 10, "", 1), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: true, At: at(5)}}
+			h.Writes = []Write{cm(Create, 10, "", 1), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: []string{"p-fin"}, At: at(5)}}
 			h.Calls = []Call{{Rule: "p-fin", Handler: "onAdd", UID: "u1", RV: 10, At: at(1.1)}, {Rule: "p-every", Handler: "onAdd", UID: "u1", RV: 10, At: at(1.1)}}
 			h.Calls = append(h.Calls, pselSaw(h.Writes)...)
 			slices.SortStableFunc(h.Calls, func(a, b Call) int { return a.At.Compare(b.At) })
@@ -148,7 +148,7 @@ func TestOracle(t *testing.T) {
 			h.Calls = []Call{{Rule: "p-every", Handler: "onUpdate", UID: "u1", OldRV: 10, RV: 12, Changed: "metadata.generation", At: at(2.1)}}
 		}, []string{"onUpdate only for a change the rule sees"}},
 		{"a change of an object being deleted may come after its onDelete", func(h *History) {
-			h.Writes = []Write{cm(Create, 10, "", 1), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: true, At: at(5)}, cm(SetData, 14, "data", 5.2)}
+			h.Writes = []Write{cm(Create, 10, "", 1), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: []string{"p-fin"}, At: at(5)}, cm(SetData, 14, "data", 5.2)}
 			h.Calls = []Call{
 				{Rule: "p-every", Handler: "onAdd", UID: "u1", RV: 10, At: at(1.1)},
 				{Rule: "p-fin", Handler: "onAdd", UID: "u1", RV: 10, At: at(1.1)},
@@ -160,7 +160,7 @@ func TestOracle(t *testing.T) {
 			slices.SortStableFunc(h.Calls, func(a, b Call) int { return a.At.Compare(b.At) })
 		}, nil},
 		{"a change before a held delete must reach onDelete", func(h *History) {
-			h.Writes = []Write{cm(Create, 10, "", 1), cm(SetData, 12, "data", 4), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: true, At: at(5)}}
+			h.Writes = []Write{cm(Create, 10, "", 1), cm(SetData, 12, "data", 4), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: []string{"p-fin"}, At: at(5)}}
 			h.Faults = []Fault{{Kind: Kill, From: at(3), To: at(8)}}
 			h.Calls = []Call{
 				{Rule: "p-fin", Handler: "onAdd", UID: "u1", RV: 10, At: at(1.1)},
@@ -421,12 +421,12 @@ func TestSelectorOracle(t *testing.T) {
 			h.Final.ConfigMaps = final("a")
 		}, []string{"entering a selector is an add, leaving it a delete"}},
 		{"a delete of a selected object", func(h *History) {
-			h.Writes = []Write{create(10, 50), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: true, At: at(51)}}
+			h.Writes = []Write{create(10, 50), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: []string{"p-fin"}, At: at(51)}}
 			h.Calls = []Call{call("p-sel", "onAdd", 10, "a", 50.1), call("p-sel", "onUpdate", 13, "a", 51.1), call("p-sel", "onDelete", 14, "a", 51.5),
 				call("p-sel2", "onAdd", 10, "a", 50.1), call("p-sel2", "onDelete", 14, "a", 51.5)}
 		}, nil},
 		{"the delete of a selected object lost", func(h *History) {
-			h.Writes = []Write{create(10, 50), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: true, At: at(51)}}
+			h.Writes = []Write{create(10, 50), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: []string{"p-fin"}, At: at(51)}}
 			h.Calls = []Call{call("p-sel", "onAdd", 10, "a", 50.1), call("p-sel", "onUpdate", 13, "a", 51.1),
 				call("p-sel2", "onAdd", 10, "a", 50.1), call("p-sel2", "onDelete", 14, "a", 51.5)}
 		}, []string{"delivery every sees each move across a selector", "a selector's rule ends holding what it selects"}},
@@ -518,6 +518,145 @@ func TestSelectorOracle(t *testing.T) {
 	checked := []string{"a label selector selects as the API server would", "entering a selector is an add, leaving it a delete",
 		"delivery every sees each move across a selector", "a selector's rule ends holding what it selects",
 		"nothing follows onDelete", "onUpdate only for a change the rule sees", "ctx.initial only for what was there when the rule started"}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := base()
+			tt.h(h)
+			wantBroken(t, h, checked, tt.want)
+		})
+	}
+}
+
+// The guarantees where a finalizer meets a label selector (p-sel2's)
+// flag the histories of the bugs they look for (a delete p-sel2 held and
+// selected lost, an object stuck in deletion, a finalizer kept on what
+// the selector left, an onDelete for what it let go, a rule called for
+// its own finalizer patch) and pass what the docs allow (another rule's
+// finalizer seen as an update, an object released without onDelete, an
+// onDelete replayed at start).
+func TestFinalizerSelectorOracle(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	// Process 0 was killed at 45; process 1 runs from 46 on.
+	base := func() *History {
+		return &History{Start: t0, OpsEnd: at(100), End: at(120), Procs: []Proc{{Start: t0, End: at(45), Killed: true}, {Start: at(46)}},
+			Faults: []Fault{{Kind: Kill, From: at(45), To: at(46)}}}
+	}
+	const both = "kreact.dev/p-fin,kreact.dev/p-sel2"
+	create := func(rv int64, s float64) Write {
+		return Write{Kind: Create, Resource: "configmaps", Name: "a", UID: "u1", RV: rv, At: at(s)}
+	}
+	label := func(l string, rv int64, s float64) Write {
+		return Write{Kind: SetLabel, Resource: "configmaps", Name: "a", UID: "u1", RV: rv, Path: "metadata.labels", Value: l, At: at(s)}
+	}
+	del := func(s float64) Write {
+		return Write{Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: []string{"p-fin", "p-sel2"}, At: at(s)}
+	}
+	call := func(proc int, rule, handler string, rv int64, l string, s float64) Call {
+		c := Call{Proc: proc, Rule: rule, Handler: handler, Name: "a", UID: "u1", RV: rv, L: l, Fin: both, At: at(s)}
+		if rule == "p-sel2" {
+			c.Sel = "a,b"
+		}
+		c.Deleting = handler == "onDelete" && rv >= 20
+		return c
+	}
+	live := func(l string, fin ...string) []Object {
+		return []Object{{Name: "a", UID: "u1", Labels: map[string]string{"l": l}, Finalizers: fin}}
+	}
+	// selectedDelete is a ConfigMap (l=a) that both probes hold, deleted
+	// at 55: each calls onDelete once, with the deletionTimestamp; p-fin
+	// saw p-sel2's finalizer come as an update.
+	selectedDelete := func(h *History) {
+		h.Writes = []Write{create(10, 50), del(55)}
+		finUpdate := call(1, "p-fin", "onUpdate", 11, "a", 50.3)
+		finUpdate.OldRV, finUpdate.Fin, finUpdate.OldFin = 10, "kreact.dev/p-sel2", ""
+		h.Calls = []Call{call(1, "p-fin", "onAdd", 10, "a", 50.1), call(1, "p-sel2", "onAdd", 10, "a", 50.1), finUpdate,
+			call(1, "p-fin", "onDelete", 20, "a", 55.1), call(1, "p-sel2", "onDelete", 20, "a", 55.1)}
+	}
+	// awayStray is a ConfigMap that both probes held, relabelled out of
+	// p-sel2's selector (l=c) and deleted while kreact was down: p-fin
+	// calls onDelete when it starts, p-sel2 lets it go without one.
+	awayStray := func(h *History) {
+		h.Writes = []Write{create(10, 40), label("c", 13, 45.3), del(45.5)}
+		h.Calls = []Call{call(0, "p-fin", "onAdd", 10, "a", 40.1), call(0, "p-sel2", "onAdd", 10, "a", 40.1), call(1, "p-fin", "onDelete", 20, "c", 46.5)}
+	}
+	tests := []struct {
+		name string
+		h    func(h *History)
+		want []string
+	}{
+		{"a selected object's delete reaches both onDelete", selectedDelete, nil},
+		{"p-sel2's onDelete of a selected delete lost", func(h *History) {
+			selectedDelete(h)
+			h.Calls = h.Calls[:4]
+		}, []string{"one onDelete per delete"}},
+		{"p-sel2's onDelete twice for one delete", func(h *History) {
+			selectedDelete(h)
+			h.Calls = append(h.Calls, call(1, "p-sel2", "onDelete", 20, "a", 55.3))
+		}, []string{"one onDelete per delete"}},
+		{"a deleted object stuck on p-sel2's finalizer", func(h *History) {
+			selectedDelete(h)
+			h.Calls = h.Calls[:4]
+			h.Final.ConfigMaps = []Object{{Name: "a", UID: "u1", Terminating: true, Labels: map[string]string{"l": "a"}, Finalizers: []string{"kreact.dev/p-sel2"}}}
+		}, []string{"one onDelete per delete", "every deleted object goes"}},
+		{"a rule called for its own finalizer patch", func(h *History) {
+			selectedDelete(h)
+			h.Calls[2].Fin, h.Calls[2].OldFin = "kreact.dev/p-fin", ""
+		}, []string{"onUpdate only for a change the rule sees"}},
+		{"an object that left the selector while kreact was away goes without onDelete", awayStray, nil},
+		{"an object that left the selector while kreact was away gets onDelete", func(h *History) {
+			awayStray(h)
+			h.Calls = append(h.Calls, call(1, "p-sel2", "onDelete", 20, "c", 46.5))
+		}, []string{"a finalizer follows its rule's selector"}},
+		{"a deleted object held by the finalizer gets onDelete at start", func(h *History) {
+			h.Writes = []Write{create(10, 40), del(45.5)}
+			h.Calls = []Call{call(0, "p-fin", "onAdd", 10, "a", 40.1), call(0, "p-sel2", "onAdd", 10, "a", 40.1),
+				call(1, "p-fin", "onDelete", 20, "a", 46.5), call(1, "p-sel2", "onDelete", 20, "a", 46.5)}
+		}, nil},
+		{"an onDelete at start of a deleted object the rule did not hold", func(h *History) {
+			h.Writes = []Write{create(10, 40), {Kind: Delete, Resource: "configmaps", Name: "a", UID: "u1", Held: []string{"p-fin"}, At: at(45.5)}}
+			h.Calls = []Call{call(0, "p-fin", "onAdd", 10, "a", 40.1), call(1, "p-fin", "onDelete", 20, "a", 46.5), call(1, "p-sel2", "onDelete", 20, "a", 46.5)}
+			h.Calls[2].Fin = "kreact.dev/p-fin"
+		}, []string{"entering a selector is an add, leaving it a delete"}},
+		{"a move out of the selector while the rule runs releases the finalizer", func(h *History) {
+			h.Writes = []Write{create(10, 50), label("c", 13, 52)}
+			h.Calls = []Call{call(1, "p-fin", "onAdd", 10, "a", 50.1), call(1, "p-sel2", "onAdd", 10, "a", 50.1), call(1, "p-sel2", "onDelete", 13, "a", 52.1)}
+			h.Final.ConfigMaps = live("c", "kreact.dev/p-fin")
+		}, nil},
+		{"a move out of the selector keeps the finalizer", func(h *History) {
+			h.Writes = []Write{create(10, 50), label("c", 13, 52)}
+			h.Calls = []Call{call(1, "p-fin", "onAdd", 10, "a", 50.1), call(1, "p-sel2", "onAdd", 10, "a", 50.1), call(1, "p-sel2", "onDelete", 13, "a", 52.1)}
+			h.Final.ConfigMaps = live("c", "kreact.dev/p-fin", "kreact.dev/p-sel2")
+		}, []string{"a finalizer follows its rule's selector"}},
+		{"an edit that no longer selects the object releases it", func(h *History) {
+			// Revision 1 selects b and c.
+			h.Ops = []Op{{Kind: Edit, Rule: "p-sel2"}}
+			h.Faults = append(h.Faults, Fault{Kind: Edit, Rule: "p-sel2", From: at(55), To: at(55)})
+			h.Writes = []Write{create(10, 50)}
+			h.Calls = []Call{call(1, "p-fin", "onAdd", 10, "a", 50.1), call(1, "p-sel2", "onAdd", 10, "a", 50.1)}
+			h.Final.ConfigMaps = live("a", "kreact.dev/p-fin")
+		}, nil},
+		{"an edit that no longer selects the object keeps the finalizer", func(h *History) {
+			h.Ops = []Op{{Kind: Edit, Rule: "p-sel2"}}
+			h.Faults = append(h.Faults, Fault{Kind: Edit, Rule: "p-sel2", From: at(55), To: at(55)})
+			h.Writes = []Write{create(10, 50)}
+			h.Calls = []Call{call(1, "p-fin", "onAdd", 10, "a", 50.1), call(1, "p-sel2", "onAdd", 10, "a", 50.1)}
+			h.Final.ConfigMaps = live("a", "kreact.dev/p-fin", "kreact.dev/p-sel2")
+		}, []string{"a finalizer follows its rule's selector"}},
+		{"a selected object without the finalizer", func(h *History) {
+			h.Writes = []Write{create(10, 50)}
+			h.Calls = []Call{call(1, "p-fin", "onAdd", 10, "a", 50.1), call(1, "p-sel2", "onAdd", 10, "a", 50.1)}
+			h.Final.ConfigMaps = live("a", "kreact.dev/p-fin")
+		}, []string{"a finalizer follows its rule's selector"}},
+		{"a delete whose object an edit took out of the selector owes no onDelete", func(h *History) {
+			h.Ops = []Op{{Kind: Edit, Rule: "p-sel2"}}
+			h.Faults = append(h.Faults, Fault{Kind: Edit, Rule: "p-sel2", From: at(55), To: at(55)})
+			h.Writes = []Write{create(10, 50), del(55.1)}
+			h.Calls = []Call{call(1, "p-fin", "onAdd", 10, "a", 50.1), call(1, "p-sel2", "onAdd", 10, "a", 50.1), call(1, "p-fin", "onDelete", 20, "a", 55.2)}
+		}, nil},
+	}
+	checked := []string{"one onDelete per delete", "every deleted object goes", "a finalizer follows its rule's selector",
+		"onUpdate only for a change the rule sees", "entering a selector is an add, leaving it a delete"}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := base()

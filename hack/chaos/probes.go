@@ -12,8 +12,15 @@ import (
 // handler (h), the object's uid and resourceVersion (rv), and what the
 // oracle needs besides (oldrv, initial, once, deadline); at is kreact's
 // clock in milliseconds, rev the revision of the rule's file, l (and oldl)
-// the label l of the object (and of the old one).
+// the label l of the object (and of the old one), fin (and oldfin) its
+// finalizers, deleting whether it has a deletionTimestamp.
 var probeNames = []string{"p-fin", "p-every", "p-cond", "p-perm", "p-tick", "p-sel", "p-sel2"}
+
+// finalizerProbes are the probes with spec.finalizer: p-fin, which
+// watches every ConfigMap, and p-sel2, whose selector its edits change
+// and the checker's relabels leave, so that its finalizer meets a
+// selector (docs/delivery.md, "Guaranteed deletes").
+var finalizerProbes = []string{"p-fin", "p-sel2"}
 
 // selectorOf is the values of label l that selector probe rule selects
 // (labelSelector "l in (…)") at revision rev; nil for a probe without a
@@ -47,10 +54,12 @@ const recordJS = `
         f.rv = obj.metadata.resourceVersion;
         f.obj = obj.metadata.name;
         f.l = (obj.metadata.labels || {}).l || "";
+        f.fin = (obj.metadata.finalizers || []).join(",");
+        f.deleting = !!obj.metadata.deletionTimestamp;
       }
       kreact.log("probe", f);
     }
-    function upd(old, ctx) { return {oldrv: old.metadata.resourceVersion, oldl: (old.metadata.labels || {}).l || "", changed: ctx.changed.join(" ")}; }`
+    function upd(old, ctx) { return {oldrv: old.metadata.resourceVersion, oldl: (old.metadata.labels || {}).l || "", oldfin: (old.metadata.finalizers || []).join(","), changed: ctx.changed.join(" ")}; }`
 
 // selectorJS is the handlers of the selector probes, which log their
 // selector (sel) with every call.
@@ -153,13 +162,18 @@ func probes(ns Namespaces, rev map[string]int, broken string) map[string]string 
   delivery: every
   script: |` + recordJS + selectorJS,
 		// Another selector on the same informer, which its edits change
-		// (selectorOf); changes coalesced (delivery latest).
+		// (selectorOf); changes coalesced (delivery latest). Its
+		// finalizer is on what its selector selects only: an object
+		// that leaves it (a relabel, or an edit) must lose it, with
+		// onDelete while the rule runs, without one when it happened
+		// while the rule was away.
 		"p-sel2": `
   watch:
     - resource: configmaps
       namespaces: [MAIN]
       labelSelector: "SELECTOR"
       fieldSelector: "metadata.name!=none"
+  finalizer: true
   script: |` + recordJS + selectorJS,
 		// One tick every 2s, once for the cluster.
 		"p-tick": `

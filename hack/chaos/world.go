@@ -374,8 +374,13 @@ func (w *world) write(ctx context.Context, op Op) error {
 		uid := cur.GetUID()
 		err = res.Delete(ctx, op.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 		if err == nil {
-			w.h.Writes = append(w.h.Writes, Write{Kind: Delete, Resource: op.Resource, Name: op.Name, UID: string(uid),
-				Held: slices.Contains(cur.GetFinalizers(), "kreact.dev/p-fin"), At: time.Now()})
+			var held []string
+			for _, rule := range finalizerProbes {
+				if slices.Contains(cur.GetFinalizers(), "kreact.dev/"+rule) {
+					held = append(held, rule)
+				}
+			}
+			w.h.Writes = append(w.h.Writes, Write{Kind: Delete, Resource: op.Resource, Name: op.Name, UID: string(uid), Held: held, At: time.Now()})
 		}
 		return ignoreMissing(err)
 	default:
