@@ -111,7 +111,7 @@ func (fs *FlagSet) PrintUsage(w io.Writer) {
 			name = "-" + s + ", --" + f.Name
 		}
 		def := ""
-		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "[]" {
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "0s" && f.DefValue != "[]" {
 			def = fmt.Sprintf(" (default %s)", f.DefValue)
 		}
 		fmt.Fprintf(w, "  %-36s %s%s\n", name, f.Usage, def)

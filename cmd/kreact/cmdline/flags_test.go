@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func testFlags() (*FlagSet, *string, *bool, *[]string) {
@@ -56,7 +57,9 @@ func TestHelpPrintsTheUsage(t *testing.T) {
 	var out strings.Builder
 	fs.Out = &out
 	var level string
+	var wait time.Duration
 	fs.StringVarP(&level, "level", "", "info", "the level")
+	fs.DurationVar(&wait, "wait", 0, "how long to wait (0: for ever)")
 	if err := fs.Parse([]string{"--help"}); !errors.Is(err, ErrHelp) {
 		t.Fatalf("Parse = %v, want ErrHelp", err)
 	}
@@ -64,7 +67,8 @@ func TestHelpPrintsTheUsage(t *testing.T) {
 		"  -A, --all-namespaces                 every namespace\n" +
 		"  -f, --filename                       rule file (repeatable)\n" +
 		"      --level                          the level (default info)\n" +
-		"  -n, --namespace                      the namespace\n"
+		"  -n, --namespace                      the namespace\n" +
+		"      --wait                           how long to wait (0: for ever)\n"
 	if out.String() != want {
 		t.Errorf("usage:\n%s\nwant:\n%s", out.String(), want)
 	}
