@@ -33,7 +33,7 @@ func (e *env) install() {
 	// Code built from strings at run time (eval, the Function
 	// constructors, reachable from any function's .constructor) would
 	// escape every check Compile makes on a script; rules do not need it.
-	if _, err := vm.RunString(noDynamicCode); err != nil {
+	if _, err := vm.RunProgram(noDynamicCodeProgram()); err != nil {
 		panic(fmt.Sprintf("scripting: disabling dynamic code: %v", err))
 	}
 	e.boundJSONParse()

@@ -3,6 +3,7 @@ package scripting
 import (
 	"fmt"
 	"reflect"
+	"sync"
 
 	"github.com/dop251/goja"
 )
@@ -101,6 +102,13 @@ func (e *env) lockViewPrototypes() {
 		panic(fmt.Sprintf("scripting: guarding __proto__: %v", err))
 	}
 }
+
+// noDynamicCodeProgram is noDynamicCode compiled once per process: a
+// Program is immutable and runs in any runtime, and the function it
+// defines keeps its Program, which every runtime then shares.
+var noDynamicCodeProgram = sync.OnceValue(func() *goja.Program {
+	return goja.MustCompile("", noDynamicCode, false)
+})
 
 // noDynamicCode replaces eval and every Function constructor with a
 // function that throws an EvalError, in properties a script cannot write.
