@@ -33,7 +33,7 @@ func (e *env) install() {
 	// Code built from strings at run time (eval, the Function
 	// constructors, reachable from any function's .constructor) would
 	// escape every check Compile makes on a script; rules do not need it.
-	if _, err := vm.RunString(noDynamicCode); err != nil {
+	if _, err := vm.RunProgram(noDynamicCodeProgram()); err != nil {
 		panic(fmt.Sprintf("scripting: disabling dynamic code: %v", err))
 	}
 	e.boundJSONParse()
@@ -67,22 +67,67 @@ func (c calls) add(name string, fn native) {
 }
 
 // global defines a read-only global object holding read-only functions.
+// It builds the object of each function when a script first reads it: a
+// function object costs a runtime about 600 bytes of heap that it keeps,
+// and a rule calls a few of the API's functions, not all of them.
 func (e *env) global(name string, fns calls) {
-	o := e.vm.NewObject()
 	names := make([]string, 0, len(fns))
 	for n := range fns {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	for _, n := range names {
-		f := e.vm.ToValue(fns[n]).(*goja.Object)
-		// ToValue names the function after the Go method; stacks should
-		// show the script's name.
-		_ = f.DefineDataProperty("name", e.vm.ToValue(n), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
-		_ = o.DefineDataProperty(n, f, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	api := &apiObject{vm: e.vm, names: names, fns: make([]native, len(names)), built: make([]*goja.Object, len(names))}
+	for i, n := range names {
+		api.fns[i] = fns[n]
 	}
+	o := e.vm.NewDynamicObject(api)
 	_ = e.vm.GlobalObject().DefineDataProperty(name, o, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 }
+
+// apiObject is a global object of functions (kreact, console), whose
+// properties cannot be set, defined or deleted, and which builds each
+// function's object the first time it is read, the same object every
+// time after.
+type apiObject struct {
+	vm    *goja.Runtime
+	names []string // sorted
+	fns   []native
+	built []*goja.Object
+}
+
+var _ goja.DynamicObject = (*apiObject)(nil)
+
+func (a *apiObject) index(key string) (int, bool) { return slices.BinarySearch(a.names, key) }
+
+func (a *apiObject) Get(key string) goja.Value {
+	i, ok := a.index(key)
+	if !ok {
+		return nil
+	}
+	if f := a.built[i]; f != nil {
+		return f
+	}
+	f := a.vm.ToValue(a.fns[i]).(*goja.Object)
+	// ToValue names the function after the Go method; stacks should
+	// show the script's name.
+	_ = f.DefineDataProperty("name", a.vm.ToValue(key), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	a.built[i] = f
+	return f
+}
+
+// Set refuses: the functions are read-only, and no property is added.
+func (a *apiObject) Set(string, goja.Value) bool { return false }
+
+func (a *apiObject) Has(key string) bool {
+	_, ok := a.index(key)
+	return ok
+}
+
+// Delete refuses for the functions, and succeeds for any other name, as
+// deleting a property an object does not have does.
+func (a *apiObject) Delete(key string) bool { return !a.Has(key) }
+
+func (a *apiObject) Keys() []string { return a.names }
 
 // enter starts every API function: a call that was abandoned after its
 // timeout must not reach the host any more.

@@ -773,3 +773,38 @@ func TestCallsInstalledTwice(t *testing.T) {
 	}()
 	c.add("get", nil)
 }
+
+// TestAPIFunctionsBuiltWhenRead: the kreact global builds a function's
+// object when a script first reads it, the same object at every read
+// after, named as the script calls it; its properties can be neither
+// replaced, defined nor deleted, and none can be added.
+func TestAPIFunctionsBuiltWhenRead(t *testing.T) {
+	src := `"use strict";
+function onAdd() {
+  const errs = [];
+  try { delete kreact.patch; } catch (e) { errs.push(e.name); }
+  try { Object.defineProperty(kreact, "patch", {value: 1}); } catch (e) { errs.push(e.name); }
+  try { kreact.extra = 1; } catch (e) { errs.push(e.name); }
+  kreact.log([kreact.patch === kreact.patch, kreact.patch.name, kreact.patch.length, typeof kreact.patch,
+    "patch" in kreact, kreact.nothing, delete kreact.nothing, Object.getOwnPropertyNames(console).join(" "),
+    errs.join(",")].join(" "));
+}`
+	h := newFakeHost()
+	r := mustRuntime(t, "rule.js", src, h, RuntimeOptions{})
+	a, ok := r.env.vm.Get("kreact").Export().(*apiObject)
+	if !ok {
+		t.Fatalf("kreact is a %T", r.env.vm.Get("kreact").Export())
+	}
+	for i, f := range a.built {
+		if f != nil {
+			t.Errorf("kreact.%s was built before the script read it", a.names[i])
+		}
+	}
+	if _, err := r.Call(addEvent); err != nil {
+		t.Fatal(err)
+	}
+	want := "true patch 0 function true  true debug error info log warn TypeError,TypeError,TypeError"
+	if got := h.messages(); len(got) != 1 || got[0] != want {
+		t.Errorf("logs = %q\nwant %q", got, want)
+	}
+}

@@ -210,26 +210,49 @@ func (e *env) capSymbolMethod(o *goja.Object, what string, sym *goja.Symbol, siz
 	}
 }
 
+// capped returns the wrapper of the built-in orig. It keeps orig's Go
+// function rather than orig: once the wrapper replaces it, nothing
+// reaches the original function object, and its properties (a Go map
+// for each function goja builds) are garbage rather than kept by every
+// runtime for each capped method. The wrapper is called by goja like
+// any native function, so calling the Go function from it is what
+// goja's own built-ins do with a callback.
 func (e *env) capped(orig goja.Value, what string, size sizer) *goja.Object {
-	fn, ok := goja.AssertFunction(orig)
-	if !ok {
+	call := nativeOf(orig)
+	if call == nil {
 		panic(fmt.Sprintf("scripting: %s is not a function", what))
 	}
 	origObj := orig.ToObject(e.vm)
-	f := e.vm.ToValue(func(call goja.FunctionCall) goja.Value {
-		if n := size(&call); n > e.cfg.opts.MemoryLimit {
+	name, length := origObj.Get("name"), origObj.Get("length")
+	f := e.vm.ToValue(func(c goja.FunctionCall) goja.Value {
+		if n := size(&c); n > e.cfg.opts.MemoryLimit {
 			e.throwMemory(what, n)
 		}
-		v, err := fn(call.This, call.Arguments...)
+		return call(c)
+	}).(*goja.Object)
+	_ = f.DefineDataProperty("name", name, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	_ = f.DefineDataProperty("length", length, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	return f
+}
+
+// nativeOf returns the Go function of the native function v (what goja's
+// Export gives for one), or, for any other function, a call of it
+// through goja; nil when v is not a function.
+func nativeOf(v goja.Value) func(goja.FunctionCall) goja.Value {
+	if f, ok := v.Export().(func(goja.FunctionCall) goja.Value); ok {
+		return f
+	}
+	fn, ok := goja.AssertFunction(v)
+	if !ok {
+		return nil
+	}
+	return func(c goja.FunctionCall) goja.Value {
+		v, err := fn(c.This, c.Arguments...)
 		if err != nil {
 			panic(err)
 		}
 		return v
-	}).(*goja.Object)
-	for _, p := range []string{"name", "length"} {
-		_ = f.DefineDataProperty(p, origObj.Get(p), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 	}
-	return f
 }
 
 // throwMemory throws the RangeError of a built-in refused up front. A

@@ -3,6 +3,7 @@ package scripting
 import (
 	"fmt"
 	"reflect"
+	"sync"
 
 	"github.com/dop251/goja"
 )
@@ -18,8 +19,9 @@ import (
 // MaxJSONNesting before goja's recursive parser sees it.
 func (e *env) boundJSONParse() {
 	json := e.vm.Get("JSON").ToObject(e.vm)
-	parse, ok := goja.AssertFunction(json.Get("parse"))
-	if !ok {
+	// The Go function, not the replaced object: see capped.
+	parse := nativeOf(json.Get("parse"))
+	if parse == nil {
 		panic("scripting: JSON.parse is not a function")
 	}
 	bounded := e.vm.ToValue(func(call goja.FunctionCall) goja.Value {
@@ -33,11 +35,7 @@ func (e *env) boundJSONParse() {
 			e.throwMemory("JSON.parse", n)
 		}
 		args := append([]goja.Value{textValue}, call.Arguments[min(1, len(call.Arguments)):]...)
-		v, err := parse(call.This, args...)
-		if err != nil {
-			panic(err)
-		}
-		return v
+		return parse(goja.FunctionCall{This: call.This, Arguments: args})
 	})
 	if err := json.DefineDataProperty("parse", bounded, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
 		panic(fmt.Sprintf("scripting: bounding JSON.parse: %v", err))
@@ -51,25 +49,18 @@ func (e *env) boundJSONParse() {
 // contents for every later reader of its prototype chain.
 func (e *env) lockViewPrototypes() {
 	vm := e.vm
-	views := map[reflect.Type]bool{
-		reflect.TypeFor[*objectView](): true, reflect.TypeFor[*arrayView](): true, reflect.TypeFor[*listView](): true,
-		reflect.TypeFor[*stringsView](): true, reflect.TypeFor[*ctxView](): true, reflect.TypeFor[*reqView](): true, strictViewType: true,
-	}
 	check := func(v goja.Value) {
-		if o, ok := v.(*goja.Object); ok && views[o.ExportType()] {
+		if o, ok := v.(*goja.Object); ok && isView(o.ExportType()) {
 			panic(vm.NewTypeError(readOnlyMessage))
 		}
 	}
 	// guard wraps fn, called with this and the arguments, after check of
 	// the value at of.
-	guard := func(name string, fn goja.Callable, of func(goja.FunctionCall) goja.Value) *goja.Object {
+	// The Go functions, not the replaced objects: see capped.
+	guard := func(name string, fn func(goja.FunctionCall) goja.Value, of func(goja.FunctionCall) goja.Value) *goja.Object {
 		f := vm.ToValue(func(call goja.FunctionCall) goja.Value {
 			check(of(call))
-			v, err := fn(call.This, call.Arguments...)
-			if err != nil {
-				panic(err)
-			}
-			return v
+			return fn(call)
 		}).(*goja.Object)
 		_ = f.DefineDataProperty("name", vm.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 		return f
@@ -78,8 +69,8 @@ func (e *env) lockViewPrototypes() {
 	this := func(call goja.FunctionCall) goja.Value { return call.This }
 	for _, global := range []string{"Object", "Reflect"} {
 		o := vm.Get(global).ToObject(vm)
-		fn, ok := goja.AssertFunction(o.Get("setPrototypeOf"))
-		if !ok {
+		fn := nativeOf(o.Get("setPrototypeOf"))
+		if fn == nil {
 			panic("scripting: " + global + ".setPrototypeOf is not a function")
 		}
 		if err := o.DefineDataProperty("setPrototypeOf", guard("setPrototypeOf", fn, first), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
@@ -93,14 +84,31 @@ func (e *env) lockViewPrototypes() {
 		panic(fmt.Sprintf("scripting: the __proto__ accessor: %v", err))
 	}
 	desc := d.ToObject(vm)
-	set, ok := goja.AssertFunction(desc.Get("set"))
-	if !ok {
+	set := nativeOf(desc.Get("set"))
+	if set == nil {
 		panic("scripting: Object.prototype.__proto__ has no setter")
 	}
 	if err := proto.DefineAccessorProperty("__proto__", desc.Get("get"), guard("set __proto__", set, this), goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
 		panic(fmt.Sprintf("scripting: guarding __proto__: %v", err))
 	}
 }
+
+// isView reports whether t is the type of a read-only view.
+func isView(t reflect.Type) bool {
+	switch t {
+	case reflect.TypeFor[*objectView](), reflect.TypeFor[*arrayView](), reflect.TypeFor[*listView](),
+		reflect.TypeFor[*stringsView](), reflect.TypeFor[*ctxView](), reflect.TypeFor[*reqView](), strictViewType:
+		return true
+	}
+	return false
+}
+
+// noDynamicCodeProgram is noDynamicCode compiled once per process: a
+// Program is immutable and runs in any runtime, and the function it
+// defines keeps its Program, which every runtime then shares.
+var noDynamicCodeProgram = sync.OnceValue(func() *goja.Program {
+	return goja.MustCompile("", noDynamicCode, false)
+})
 
 // noDynamicCode replaces eval and every Function constructor with a
 // function that throws an EvalError, in properties a script cannot write.
