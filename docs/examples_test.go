@@ -18,21 +18,12 @@ import (
 // ClusterRule) as `kreact validate -f` checks it offline, and wants no
 // problem at all, not even a warning: a reader copies them.
 func TestRuleExamplesValidate(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files = append(files, filepath.Join(root, "README.md"))
 	block := regexp.MustCompile("(?ms)^( *)```ya?ml\n(.*?)^ *```")
 	rule := regexp.MustCompile(`(?m)^apiVersion: kreact\.dev/v1alpha1\n(?:.*\n)*?kind: (?:Rule|ClusterRule)$`)
 	dir := t.TempDir()
 	found := 0
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		doc := string(data)
+	for _, d := range userDocs(t) {
+		doc := d.text
 		for _, m := range block.FindAllStringSubmatchIndex(doc, -1) {
 			indent := doc[m[2]:m[3]]
 			body := doc[m[4]:m[5]]
@@ -46,7 +37,7 @@ func TestRuleExamplesValidate(t *testing.T) {
 			}
 			found++
 			line := strings.Count(doc[:m[4]], "\n") + 1
-			name := fmt.Sprintf("%s:%d", filepath.ToSlash(f[len(root)+1:]), line)
+			name := fmt.Sprintf("%s:%d", d.name, line)
 			file := filepath.Join(dir, fmt.Sprintf("example-%d.yaml", found))
 			if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
 				t.Fatal(err)

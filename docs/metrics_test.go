@@ -56,24 +56,15 @@ func TestMetricsDocumented(t *testing.T) {
 // (kreact_rule_RULE), not metrics.
 func TestMetricNamesInDocs(t *testing.T) {
 	registered := registeredMetrics(t)
-	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files = append(files, filepath.Join(root, "README.md"))
 	name := regexp.MustCompile(`\bkreact_[a-z_]*[a-z]\b`)
 	// A histogram's series add these to its name.
 	suffix := regexp.MustCompile(`_(bucket|count|sum)$`)
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, line := range strings.Split(string(data), "\n") {
+	for _, d := range userDocs(t) {
+		for i, line := range strings.Split(d.text, "\n") {
 			for _, n := range name.FindAllString(line, -1) {
 				if _, ok := registered[n]; !ok {
 					if _, ok := registered[suffix.ReplaceAllString(n, "")]; !ok {
-						t.Errorf("%s:%d: %s is not a metric kreact registers", filepath.ToSlash(f[len(root)+1:]), i+1, n)
+						t.Errorf("%s:%d: %s is not a metric kreact registers", d.name, i+1, n)
 					}
 				}
 			}

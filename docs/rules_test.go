@@ -51,22 +51,13 @@ func TestRuleFieldNamesInDocs(t *testing.T) {
 	for _, f := range []string{"rules", "fixtures", "crds", "cases", "now"} {
 		known[f] = true
 	}
-	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files = append(files, filepath.Join(root, "README.md"))
 	ref := regexp.MustCompile("`spec\\.([a-zA-Z]+(?:\\[\\])?(?:\\.[a-zA-Z]+)?)")
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, line := range strings.Split(string(data), "\n") {
+	for _, d := range userDocs(t) {
+		for i, line := range strings.Split(d.text, "\n") {
 			for _, m := range ref.FindAllStringSubmatch(line, -1) {
 				name := strings.ReplaceAll(m[1], "[]", "")
 				if !known[name] {
-					t.Errorf("%s:%d: spec.%s is not a field of a rule", filepath.ToSlash(f[len(root)+1:]), i+1, m[1])
+					t.Errorf("%s:%d: spec.%s is not a field of a rule", d.name, i+1, m[1])
 				}
 			}
 		}

@@ -36,21 +36,11 @@ func TestNamedTestsExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	named := regexp.MustCompile("`(Test[A-Z]\\w*)`")
-	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files = append(files, filepath.Join(root, "README.md"), filepath.Join(root, "CONTRIBUTING.md"))
-	for _, path := range files {
-		file := filepath.ToSlash(path[len(root)+1:])
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, line := range strings.Split(string(data), "\n") {
+	for _, d := range userDocs(t, "CONTRIBUTING.md") {
+		for i, line := range strings.Split(d.text, "\n") {
 			for _, m := range named.FindAllStringSubmatch(line, -1) {
 				if !defined[m[1]] {
-					t.Errorf("%s:%d: %s is not a test of the repository", file, i+1, m[1])
+					t.Errorf("%s:%d: %s is not a test of the repository", d.name, i+1, m[1])
 				}
 			}
 		}

@@ -44,22 +44,13 @@ func TestTroubleshootingLogLines(t *testing.T) {
 // "logs `…`", "logged as `…`".
 func TestLogLinesInDocs(t *testing.T) {
 	code := productCode(t)
-	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files = append(files, filepath.Join(root, "README.md"))
 	// A quote may be broken across lines.
 	space := regexp.MustCompile(`\s*\n\s*`)
 	quoted := regexp.MustCompile("(?:log lines?|logs|logged as) `([^`]+)`")
 	checked := 0
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range quoted.FindAllStringSubmatch(space.ReplaceAllString(string(data), " "), -1) {
-			checked += checkLogLine(t, code, filepath.ToSlash(f[len(root)+1:]), m[1])
+	for _, d := range userDocs(t) {
+		for _, m := range quoted.FindAllStringSubmatch(space.ReplaceAllString(d.text, " "), -1) {
+			checked += checkLogLine(t, code, d.name, m[1])
 		}
 	}
 	if checked < 5 {
