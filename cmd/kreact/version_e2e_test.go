@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/kreact/kreact/internal/buildinfo"
 	"github.com/kreact/kreact/internal/testcluster"
 )
@@ -90,8 +92,16 @@ func TestMakeReleaseMakesCheckedArtifacts(t *testing.T) {
 	if out, err := check.CombinedOutput(); err != nil {
 		t.Errorf("sha256sum -c: %v\n%s", err, out)
 	}
-	out, err := exec.Command(filepath.Join(root, "bin", "helm"), "show", "chart", filepath.Join(dist, chart)).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "appVersion: "+version+"\n") {
+	out, err := exec.Command(filepath.Join(root, "bin", "helm"), "show", "chart", filepath.Join(dist, chart)).Output()
+	// Read as YAML: helm quotes an appVersion that would read as another
+	// type, as a commit like 3849e67 does (a float).
+	var meta struct {
+		AppVersion string `yaml:"appVersion"`
+	}
+	if err == nil {
+		err = yaml.Unmarshal(out, &meta)
+	}
+	if err != nil || meta.AppVersion != version {
 		t.Errorf("helm show chart %s: %v\n%s\nwant appVersion %s", chart, err, out, version)
 	}
 }
