@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -138,47 +137,40 @@ func (d *Core) finish(ctx context.Context, key objectKey, ev event.Event, asked 
 	return nil
 }
 
-// removeTries bounds how many times removeFinalizer patches one object,
-// and newerWait how long it waits each time for the cache to hold the
+// newerWait is how long removeFinalizer waits for the cache to hold the
 // state that refused its patch.
-const (
-	removeTries = 5
-	newerWait   = 5 * time.Second
-)
+const newerWait = 5 * time.Second
 
 // removeFinalizer removes the rule's finalizer from obj, the newest state
-// the cache held, once its onDelete succeeded. The patch is guarded by the
-// finalizer's place in the list (finalizers.RemovePatch), so the API server
-// refuses it (422, or 409) when another client changed the list first: a
-// controller removing its own finalizer from the same deleted object at the
-// same moment, or onDelete's own actions, whose watch events may not have
-// reached the cache yet. onDelete succeeded, and one delete is one
-// onDelete: the removal alone is tried again, from the state that refused
+// the cache held, once its onDelete succeeded (finalizers.Remove). The
+// patch is guarded by the finalizer's place in the list, so the API
+// server refuses it when another client changed the list first: a
+// controller removing its own finalizer from the same deleted object at
+// the same moment, or onDelete's own actions, whose watch events may not
+// have reached the cache yet. onDelete succeeded, and one delete is one
+// onDelete: the removal alone is made again, from the state that refused
 // it, once the cache holds it. Only when that state does not come (the
-// informer is behind by newerWait) does the error make the whole
+// informer is behind by newerWait) does the refusal make the whole
 // finalization fail and be retried, onDelete included.
 func (d *Core) removeFinalizer(ctx context.Context, key objectKey, res apiresource.Resource, obj *unstructured.Unstructured) error {
-	for try := 1; ; try++ {
-		patch := finalizers.RemovePatch(obj, d.fin.name)
-		if patch == nil {
-			return nil
-		}
-		err := d.run(ctx, []actions.Action{finalizers.Action(d.rule.Name, res, obj, patch)})
-		switch {
-		case err == nil, apierrors.IsNotFound(err):
-			return nil
-		case !apierrors.IsInvalid(err) && !apierrors.IsConflict(err), try == removeTries, d.opts.Cache == nil:
-			return err
+	patch := func(obj *unstructured.Unstructured, data []byte) error {
+		return d.run(ctx, []actions.Action{finalizers.Action(d.rule.Name, res, obj, data)})
+	}
+	newer := func(obj *unstructured.Unstructured, refused error) (*unstructured.Unstructured, error) {
+		if d.opts.Cache == nil {
+			return nil, refused
 		}
 		newer, gone := d.newerState(ctx, key, obj)
 		switch {
 		case gone:
-			return nil
+			return nil, nil
 		case newer == nil:
-			return err
+			return nil, refused
 		}
-		obj = newer
+		return newer, nil
 	}
+	_, err := finalizers.Remove(obj, d.fin.name, patch, newer)
+	return err
 }
 
 // newerState waits, up to newerWait, for the cache to hold another state of

@@ -9,7 +9,9 @@
 // meanwhile): adding appends to the list (or creates it, guarded by the
 // object's resourceVersion), removing tests that the entry at the index is
 // still ours. A test that fails makes the API server refuse the patch, and
-// the caller retries on the object's newer state.
+// the removal is made again from the object's newer state: Remove holds
+// that loop, for Release (which reads the newer state from the API
+// server) and for package delivery (from its informer's cache).
 //
 // Package delivery decides when to add and remove (it is the one place
 // that knows when onDelete has succeeded); Release removes a rule's

@@ -204,37 +204,66 @@ func Back(ctx context.Context, client dynamic.Interface, rule string, targets []
 	return back, err
 }
 
-// release removes f from one object, reading it again when the guarded
-// patch finds it changed. It returns the object released, or nil when
-// there was nothing to release.
-func release(ctx context.Context, ri dynamic.NamespaceableResourceInterface, obj *unstructured.Unstructured, f string) (*unstructured.Unstructured, error) {
-	var rc dynamic.ResourceInterface = ri
-	if ns := obj.GetNamespace(); ns != "" {
-		rc = ri.Namespace(ns)
-	}
-	for range 5 {
-		patch := RemovePatch(obj, f)
-		if patch == nil {
+// removeTries bounds how many times Remove patches one object.
+const removeTries = 5
+
+// Remove removes f from obj with patch, which sends a RemovePatch of the
+// state it is given. The patch names f's place in the list and tests it
+// first, so the API server refuses it (Invalid, or Conflict) when another
+// client changed the object meanwhile: then newer, told of the refusal,
+// returns the object's newer state (nil when the object is gone), and the
+// removal is made again from it, up to removeTries times. A refusal of
+// another kind, or newer's error, ends it. It returns the state f was
+// removed from, or nil when there was nothing to remove (f not carried,
+// or the object gone). Release reads the newer state from the API server;
+// package delivery, after an onDelete, from its informer's cache.
+func Remove(obj *unstructured.Unstructured, f string, patch func(obj *unstructured.Unstructured, data []byte) error,
+	newer func(obj *unstructured.Unstructured, refused error) (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
+	for range removeTries {
+		data := RemovePatch(obj, f)
+		if data == nil {
 			return nil, nil
 		}
-		_, err := rc.Patch(ctx, obj.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
+		err := patch(obj, data)
 		switch {
 		case err == nil:
 			return obj, nil
 		case apierrors.IsNotFound(err):
 			return nil, nil
 		case !apierrors.IsInvalid(err) && !apierrors.IsConflict(err):
-			return nil, fmt.Errorf("release %s: %w", ref(obj), err)
+			return nil, err
 		}
-		name := obj.GetName()
-		if obj, err = rc.Get(ctx, name, metav1.GetOptions{}); err != nil {
-			if apierrors.IsNotFound(err) {
-				return nil, nil
-			}
-			return nil, fmt.Errorf("release %s: %w", name, err)
+		if obj, err = newer(obj, err); err != nil || obj == nil {
+			return nil, err
 		}
 	}
 	return nil, fmt.Errorf("release %s: the object kept changing", ref(obj))
+}
+
+// release removes f from one object, reading it again from the API server
+// when the guarded patch finds it changed (Remove).
+func release(ctx context.Context, ri dynamic.NamespaceableResourceInterface, obj *unstructured.Unstructured, f string) (*unstructured.Unstructured, error) {
+	var rc dynamic.ResourceInterface = ri
+	if ns := obj.GetNamespace(); ns != "" {
+		rc = ri.Namespace(ns)
+	}
+	patch := func(obj *unstructured.Unstructured, data []byte) error {
+		if _, err := rc.Patch(ctx, obj.GetName(), types.JSONPatchType, data, metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("release %s: %w", ref(obj), err)
+		}
+		return nil
+	}
+	newer := func(obj *unstructured.Unstructured, _ error) (*unstructured.Unstructured, error) {
+		cur, err := rc.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, nil
+		case err != nil:
+			return nil, fmt.Errorf("release %s: %w", obj.GetName(), err)
+		}
+		return cur, nil
+	}
+	return Remove(obj, f, patch, newer)
 }
 
 // ref names obj as namespace/name, or name when it is cluster-scoped.
