@@ -86,7 +86,9 @@ func TestRemoveEndsWithNewersError(t *testing.T) {
 	refusal := apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "a", nil)
 	_, err := Remove(carrying("1", "kreact.dev/r"), "kreact.dev/r",
 		func(*unstructured.Unstructured, []byte) error { return refusal },
-		func(_ *unstructured.Unstructured, refused error) (*unstructured.Unstructured, error) { return nil, refused })
+		func(_ *unstructured.Unstructured, refused error) (*unstructured.Unstructured, error) {
+			return nil, refused
+		})
 	if !errors.Is(err, refusal) {
 		t.Errorf("err = %v, want the refusal", err)
 	}
